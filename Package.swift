@@ -1,0 +1,36 @@
+// swift-tools-version: 6.2
+// The reactor state service: one ReactorKit-style reactor per session, served over HTTP/1.1 and
+// Server-Sent Events by our own epoll server. No package dependencies, by design: only the toolchain.
+import PackageDescription
+
+let package = Package(
+    name: "reactor-server",
+    products: [
+        .library(name: "Reactors", targets: ["Reactors"]),
+        .library(name: "ReactorsTesting", targets: ["ReactorsTesting"]),
+        .library(name: "HTTPServer", targets: ["HTTPServer"]),
+        .library(name: "SessionService", targets: ["SessionService"]),
+        .library(name: "Examples", targets: ["Examples"]),
+        .executable(name: "reactor-server", targets: ["reactor-server"]),
+    ],
+    targets: [
+        // Linux headers Glibc does not expose to Swift: epoll, eventfd, timerfd, accept4.
+        .target(name: "CLinux"),
+        // A value-type logger over a tiny handler protocol; JSON lines on standard error.
+        .target(name: "Logs"),
+        // ReactorKit on Swift Concurrency; knows nothing of HTTP.
+        .target(name: "Reactors"),
+        .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
+        // Hand-written HTTP/1.1 + SSE server over epoll; knows nothing of reactors.
+        .target(name: "HTTPServer", dependencies: ["CLinux", "Logs"]),
+        // JSON parsing, writing and Codable bridging without Foundation on the hot path.
+        .target(name: "JSONCodec"),
+        // The demo reactors: counter, fruit, todo, search.
+        .target(name: "Examples", dependencies: ["Reactors"]),
+        // Glue between HTTP and Reactors: sessions, routes, admin, config.
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "JSONCodec", "Logs"]),
+        .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
+
+        .testTarget(name: "LogsTests", dependencies: ["Logs"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Examples: see the issue that builds this module.

@@ -1,0 +1,1 @@
+// HTTPServer: see the issue that builds this module.

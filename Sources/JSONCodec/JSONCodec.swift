@@ -1,0 +1,1 @@
+// JSONCodec: see the issue that builds this module.

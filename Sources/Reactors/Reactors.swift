@@ -1,0 +1,1 @@
+// Reactors: see the issue that builds this module.

@@ -1,0 +1,1 @@
+// ReactorsTesting: see the issue that builds this module.

@@ -1,0 +1,1 @@
+// SessionService: see the issue that builds this module.

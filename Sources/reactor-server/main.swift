@@ -1,0 +1,1 @@
+print("reactor-server: not built yet")
