@@ -31,6 +31,14 @@ let package = Package(
         .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "JSONCodec", "Logs"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
 
+        // Benchmarks: executables that print numbers (never timed tests).
+        .executableTarget(name: "reactors-bench", dependencies: ["Reactors", "Examples"]),
+        .executableTarget(name: "http-bench-server", dependencies: ["HTTPServer", "Logs"]),
+
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
+        .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "CLinux", "Logs"]),
+        .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
     ]
 )

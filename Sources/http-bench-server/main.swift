@@ -1,0 +1,1 @@
+print("http-bench-server: not built yet")

@@ -1,0 +1,1 @@
+print("reactors-bench: not built yet")

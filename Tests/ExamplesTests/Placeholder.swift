@@ -1,0 +1,3 @@
+import Testing
+
+// Replaced by the tests of the module under test.
