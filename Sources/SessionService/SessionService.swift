@@ -1,1 +1,0 @@
-// SessionService: see the issue that builds this module.
