@@ -1,0 +1,104 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logs
+
+/// Every setting the server reads, in the order `--help`, the README and `Config/server.json` list them.
+public enum ConfigurationSchema {
+    public static let settings: [ConfigurationSetting] = [
+        .string("http.host", \.http.host, expected: "an IPv4 or IPv6 address", "Address to listen on (0.0.0.0 for all IPv4 interfaces).", check: checkAddress),
+        .integer("http.port", \.http.port, 0...65535, "TCP port to listen on; 0 picks a free one."),
+        .integer("http.loops", \.http.loops, 0...256, "Event-loop threads; 0 means one per CPU the process may use."),
+        .integer("http.backlog", \.http.backlog, 1...65535, "Listen backlog for connections not yet accepted."),
+        .integer("http.maxRequestLineBytes", \.http.maxRequestLineBytes, 64...1 << 20, "Longest request line; longer gets 414."),
+        .integer("http.maxHeaderBytes", \.http.maxHeaderBytes, 256...1 << 22, "Largest header block; larger gets 431."),
+        .integer("http.maxHeaderCount", \.http.maxHeaderCount, 1...10_000, "Most header fields in one request; more gets 431."),
+        .integer("http.maxBodyBytes", \.http.maxBodyBytes, 0...1 << 30, "Largest request body; larger gets 413 body_too_large."),
+        .seconds("http.headTimeoutSeconds", \.http.headTimeoutSeconds, 0.1...3600, "Time allowed to send a complete request head."),
+        .seconds("http.idleTimeoutSeconds", \.http.idleTimeoutSeconds, 0.1...86_400, "Idle keep-alive connections close after this long."),
+        .seconds("http.bodyTimeoutSeconds", \.http.bodyTimeoutSeconds, 0.1...3600, "A request body that stops arriving for this long is cut off."),
+        .seconds("http.writeTimeoutSeconds", \.http.writeTimeoutSeconds, 0.1...3600, "A peer that stops reading a response for this long is cut off."),
+        .seconds("http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600, "On SIGTERM/SIGINT, in-flight work gets this long before the process exits."),
+        .seconds("sse.keepAliveSeconds", \.sse.keepAliveSeconds, 0.1...3600, "A quiet event stream gets a ': keep-alive' comment after this long."),
+        .integer("sse.subscriberBufferBytes", \.sse.subscriberBufferBytes, 4096...1 << 30, "Bytes queued for one subscriber before it counts as slow and skips states."),
+        .integer("sse.pulseBuffer", \.sse.pulseBuffer, 1...1_000_000, "Pulses held for a slow subscriber before its stream closes with event: error."),
+        .integer("sessions.limit", \.sessions.limit, 1...100_000_000, "Most sessions at once; more gets 503 too_many_sessions."),
+        .seconds("sessions.idleTTLSeconds", \.sessions.idleTTLSeconds, 0...31_536_000, "Sessions untouched (no request, no subscriber) this long are deleted; 0 never."),
+        .integer("sessions.actionLogLimit", \.sessions.actionLogLimit, 0...10_000_000, "Action-log entries kept per session; the oldest go first."),
+        .seconds("sessions.waitTimeoutSeconds", \.sessions.waitTimeoutSeconds, 0.001...3600, "Longest wait of POST …/actions?wait=true before 504 timeout."),
+        .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
+        .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
+        .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
+        .strings("cors.allowedOrigins", \.cors.allowedOrigins, "Origins browsers may call the API from (https://app.example:8443), or * for any.", check: checkOrigin),
+        .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
+        .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
+        .string("search.baseURL", \.search.baseURL, expected: "an http(s) URL", "Upstream of the search example reactor (GitHub's search API shape).", check: checkHTTPURL),
+        .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Timeout of one upstream search request."),
+        .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
+    ]
+
+    /// The setting with this dotted key.
+    public static func setting(_ key: String) -> ConfigurationSetting? {
+        settings.first { $0.key == key }
+    }
+
+    /// The closest known key, for "did you mean" hints.
+    static func suggestion(for key: String) -> String? {
+        let ranked = settings.map { ($0.key, editDistance($0.key.lowercased(), key.lowercased())) }.min { $0.1 < $1.1 }
+        guard let (best, distance) = ranked, distance <= max(2, key.count / 3) else { return nil }
+        return best
+    }
+
+    /// The configuration as the JSON document `Config/server.json` holds, sections in schema order.
+    public static func json(for configuration: ServerConfiguration) -> String {
+        var sections: [(String, [(String, ConfigurationValue)])] = []
+        for setting in settings {
+            let parts = setting.key.split(separator: ".", maxSplits: 1).map(String.init)
+            if sections.last?.0 != parts[0] { sections.append((parts[0], [])) }
+            sections[sections.count - 1].1.append((parts[1], setting.value(in: configuration)))
+        }
+        var out = "{\n"
+        for (index, (section, members)) in sections.enumerated() {
+            out += "  \"\(section)\": {\n"
+            for (memberIndex, (name, value)) in members.enumerated() {
+                out += "    \"\(name)\": \(value.json)" + (memberIndex == members.count - 1 ? "\n" : ",\n")
+            }
+            out += "  }" + (index == sections.count - 1 ? "\n" : ",\n")
+        }
+        return out + "}\n"
+    }
+
+    static func checkAddress(_ host: String) -> String? {
+        var v4 = in_addr()
+        var v6 = in6_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 { return nil }
+        return "expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0, got \(ConfigurationValue.quoted(host))"
+    }
+
+    static func checkOrigin(_ origin: String) -> String? {
+        if origin == "*" { return nil }
+        let valid =
+            (origin.hasPrefix("http://") || origin.hasPrefix("https://"))
+            && !origin.hasSuffix("/") && origin.split(separator: "/", omittingEmptySubsequences: false).count == 3
+            && !origin.contains(where: { $0.isWhitespace })
+        return valid ? nil : "an origin is scheme://host[:port] with no path (or *), got \(ConfigurationValue.quoted(origin))"
+    }
+
+    static func checkHTTPURL(_ url: String) -> String? {
+        let valid = (url.hasPrefix("http://") || url.hasPrefix("https://")) && url.count > 8 && !url.contains(where: { $0.isWhitespace })
+        return valid ? nil : "expected an http:// or https:// URL, got \(ConfigurationValue.quoted(url))"
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        var previous = Array(0...b.count)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return a.isEmpty ? b.count : previous[b.count]
+    }
+}

@@ -1,0 +1,89 @@
+/// Every setting of the server, with the embedded defaults that `swift run reactor-server` uses.
+///
+/// `Config/server.json` holds the same values; environment variables (`REACTOR_HTTP_PORT`, …) override
+/// the file, and command-line flags (`--port`, `--host`, …) override both. See ``ConfigurationSchema``
+/// for the list, ranges and help texts.
+public struct ServerConfiguration: Sendable, Equatable {
+    public var http = HTTP()
+    public var sse = SSE()
+    public var sessions = Sessions()
+    public var admin = Admin()
+    public var cors = CORS()
+    public var log = Log()
+    public var search = Search()
+    public var storage = Storage()
+
+    public init() {}
+
+    /// Listening and HTTP/1.1 protocol limits.
+    public struct HTTP: Sendable, Equatable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// Event loops; 0 means one per CPU the process may run on.
+        public var loops = 0
+        public var backlog = 1024
+        public var maxRequestLineBytes = 8 * 1024
+        public var maxHeaderBytes = 32 * 1024
+        public var maxHeaderCount = 100
+        public var maxBodyBytes = 1024 * 1024
+        public var headTimeoutSeconds = 10.0
+        public var idleTimeoutSeconds = 60.0
+        public var bodyTimeoutSeconds = 30.0
+        public var writeTimeoutSeconds = 30.0
+        public var shutdownDeadlineSeconds = 10.0
+    }
+
+    /// Server-Sent Event streams.
+    public struct SSE: Sendable, Equatable {
+        public var keepAliveSeconds = 15.0
+        /// Bytes queued for one subscriber before it counts as too slow (states are then coalesced).
+        public var subscriberBufferBytes = 256 * 1024
+        /// Pulses held for a too-slow subscriber before its stream is closed with `event: error`.
+        public var pulseBuffer = 256
+    }
+
+    /// Session lifetime and limits.
+    public struct Sessions: Sendable, Equatable {
+        public var limit = 100_000
+        /// Sessions with no request and no subscriber for this long are deleted; 0 keeps them forever.
+        public var idleTTLSeconds = 24 * 3600.0
+        /// Action-log entries kept per session (oldest dropped first).
+        public var actionLogLimit = 10_000
+        /// Longest `?wait=true` wait before 504.
+        public var waitTimeoutSeconds = 30.0
+        /// Actions recorded per session while stub mode is on.
+        public var stubRecordLimit = 1_000
+    }
+
+    /// Admin API authentication.
+    public struct Admin: Sendable, Equatable {
+        /// The bearer token; empty means: read `tokenFile`, else generate one at start.
+        public var token = ""
+        /// A file whose first line is the token (container secrets); empty for none.
+        public var tokenFile = ""
+    }
+
+    /// Cross-origin access for browsers.
+    public struct CORS: Sendable, Equatable {
+        /// Origins allowed to call the API (`https://app.example`), or `*` for any; empty for none.
+        public var allowedOrigins: [String] = []
+    }
+
+    /// Logging.
+    public struct Log: Sendable, Equatable {
+        public var level = "info"
+        /// One line per request (method, route, status, duration).
+        public var accessLog = false
+    }
+
+    /// The `search` example reactor's upstream.
+    public struct Search: Sendable, Equatable {
+        public var baseURL = "https://api.github.com"
+        public var timeoutSeconds = 10.0
+    }
+
+    /// Where sessions are persisted.
+    public struct Storage: Sendable, Equatable {
+        public var dataDir = "./data"
+    }
+}
