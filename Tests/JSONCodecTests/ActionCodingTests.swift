@@ -1,0 +1,103 @@
+import JSONCodec
+import Testing
+
+enum CounterAction: Codable, Sendable, Equatable {
+    case increase
+    case decrease
+    case follow(userID: Int)
+    case add(String, Int)
+    case rename(name: String, note: String?)
+}
+
+/// Hand-written Codable with a "type" key, as examples may write it.
+enum HandWrittenAction: Codable, Sendable, Equatable {
+    case increase
+    case setValue(Int)
+
+    enum CodingKeys: String, CodingKey { case type, value }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        switch try container.decode(String.self, forKey: .type) {
+        case "increase": self = .increase
+        case "setValue": self = .setValue(try container.decode(Int.self, forKey: .value))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(other)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        switch self {
+        case .increase: try container.encode("increase", forKey: .type)
+        case .setValue(let value):
+            try container.encode("setValue", forKey: .type)
+            try container.encode(value, forKey: .value)
+        }
+    }
+}
+
+/// Same wire shape but not Sendable-checked: exercises the general (uncached) overload.
+final class NonSendableBox: Decodable {
+    let type: String
+}
+
+@Suite struct ActionCodingTests {
+    @Test(arguments: [
+        (CounterAction.increase, #"{"type":"increase"}"#),
+        (.decrease, #"{"type":"decrease"}"#),
+        (.follow(userID: 7), #"{"type":"follow","userID":7}"#),
+        (.add("x", 2), #"{"type":"add","_0":"x","_1":2}"#),
+        (.rename(name: "a", note: nil), #"{"type":"rename","name":"a"}"#),
+        (.rename(name: "a", note: "n"), #"{"type":"rename","name":"a","note":"n"}"#),
+    ])
+    func synthesizedEnumRoundTripsInWireShape(action: CounterAction, wire: String) throws {
+        #expect(String(decoding: try encodeAction(action), as: UTF8.self) == wire)
+        #expect(try decodeAction(CounterAction.self, from: Array(wire.utf8)) == action)
+        // Twice: the second bare decode comes from the cache.
+        #expect(try decodeAction(CounterAction.self, from: Array(wire.utf8)) == action)
+    }
+
+    @Test func handWrittenCodableKeepsWorking() throws {
+        #expect(try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"setValue","value":3}"#.utf8)) == .setValue(3))
+        #expect(try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"increase"}"#.utf8)) == .increase)
+        #expect(String(decoding: try encodeAction(HandWrittenAction.setValue(3)), as: UTF8.self) == #"{"type":"setValue","value":3}"#)
+    }
+
+    @Test(arguments: [
+        (#"{"type":"jump"}"#, ActionDecodingError.unknownType("jump")),
+        (#"{"type":"jump","x":1}"#, .unknownType("jump")),
+        (#"{"kind":"increase"}"#, .missingType),
+        (#"{"type":3}"#, .typeNotString),
+        (#"[1]"#, .notAnObject),
+        (#"{"type":"follow"}"#, .invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)),
+        (#"{"type":"follow","userID":"x"}"#, .invalidPayload(type: "follow", field: "userID", message: #""userID": expected an integer, found "x""#)),
+    ])
+    func errorsNameTheTypeOrField(body: String, expected: ActionDecodingError) {
+        #expect(throws: expected) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
+    }
+
+    @Test func handWrittenUnknownTypeIsUnknownAction() {
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"jump"}"#.utf8))
+        }
+    }
+
+    @Test func invalidJSONKeepsParserError() throws {
+        let error = try #require(throws: ActionDecodingError.self) { try decodeAction(CounterAction.self, from: Array("{".utf8)) }
+        #expect(error.code == "invalid_json")
+        #expect(!error.isUnknownAction)
+    }
+
+    @Test func messagesAndCodes() {
+        #expect(ActionDecodingError.unknownType("jump").message == #"unknown action type "jump""#)
+        #expect(ActionDecodingError.unknownType("jump").code == "unknown_action")
+        let payload = ActionDecodingError.invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)
+        #expect(payload.message == #"invalid "follow" action: missing field "userID""#)
+        #expect(payload.code == "invalid_action")
+    }
+
+    @Test func nonSendableTypesDecodeThroughTheGeneralPath() throws {
+        #expect(try decodeAction(NonSendableBox.self, from: Array(#"{"type":"x"}"#.utf8)).type == "x")
+    }
+}
