@@ -1,0 +1,170 @@
+import JSONCodec
+import Testing
+
+private func parse(_ text: String, maxDepth: Int = 64, maxBytes: Int = 1 << 20) throws(JSONParseError) -> JSONValue {
+    try JSONParser(maxDepth: maxDepth, maxBytes: maxBytes).parse(Array(text.utf8))
+}
+
+private func parseError(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONParseError? {
+    do {
+        _ = try JSONParser(maxDepth: maxDepth).parse(bytes)
+        return nil
+    } catch {
+        return error
+    }
+}
+
+@Suite struct JSONParserTests {
+    @Test(arguments: [
+        ("null", JSONValue.null),
+        ("true", .bool(true)),
+        ("false", .bool(false)),
+        (" \t\r\n0 \n", .number(.int(0))),
+        ("\"\"", .string("")),
+        ("[]", .array([])),
+        ("{}", .object(JSONObject())),
+        ("[1,\"a\",null,true,{}]", .array([1, "a", nil, true, .object(JSONObject())])),
+        (#"{"a":{"b":[1,2]},"c":"d"}"#, ["a": ["b": [1, 2]], "c": "d"] as JSONValue),
+        (" { \"a\" : 1 , \"b\" : [ ] } ", ["a": 1, "b": []] as JSONValue),
+    ])
+    func acceptsValidDocuments(text: String, expected: JSONValue) throws {
+        #expect(try parse(text) == expected)
+    }
+
+    /// Each invalid document with the reason and the exact byte offset the parser must report.
+    @Test(arguments: [
+        ("", JSONParseError.Reason.unexpectedEnd, 0),
+        ("   ", .unexpectedEnd, 3),
+        ("}", .unexpectedByte, 0),
+        ("[1,]", .unexpectedByte, 3),
+        (#"{"a":1,}"#, .unexpectedByte, 7),
+        ("[1 2]", .unexpectedByte, 3),
+        (#"{"a" 1}"#, .unexpectedByte, 5),
+        (#"{a:1}"#, .unexpectedByte, 1),
+        (#"{"a":1 "b":2}"#, .unexpectedByte, 7),
+        ("[", .unexpectedEnd, 1),
+        ("[1", .unexpectedEnd, 2),
+        (#"{"a":"#, .unexpectedEnd, 5),
+        ("\"abc", .unexpectedEnd, 4),
+        ("tru", .unexpectedEnd, 3),
+        ("trUe", .unexpectedByte, 2),
+        ("nul", .unexpectedEnd, 3),
+        ("NaN", .unexpectedByte, 0),
+        ("Infinity", .unexpectedByte, 0),
+        ("-Infinity", .invalidNumber, 1),
+        ("01", .invalidNumber, 1),
+        ("-01", .invalidNumber, 2),
+        ("1.", .unexpectedEnd, 2),
+        ("1.e3", .invalidNumber, 2),
+        (".5", .unexpectedByte, 0),
+        ("+1", .unexpectedByte, 0),
+        ("1e", .unexpectedEnd, 2),
+        ("1e+", .unexpectedEnd, 3),
+        ("1ex", .invalidNumber, 2),
+        ("-", .unexpectedEnd, 1),
+        ("0x10", .trailingData, 1),
+        ("1 2", .trailingData, 2),
+        ("{} x", .trailingData, 3),
+        ("1e400", .numberOutOfRange, 0),
+        ("[-1e400]", .numberOutOfRange, 1),
+        (#""\x""#, .invalidEscape, 2),
+        (#""\u12G4""#, .invalidEscape, 5),
+        (#""\u12"#, .unexpectedEnd, 5),
+        (#""\uD800""#, .invalidSurrogate, 1),
+        (#""\uD800\u0041""#, .invalidSurrogate, 7),
+        (#""\uDC00""#, .invalidSurrogate, 1),
+        (#""ab\"#, .unexpectedEnd, 4),
+        ("\"a\tb\"", .controlCharacter, 2),
+        ("\"\n\"", .controlCharacter, 1),
+        (#"{"a":1,"a":2}"#, .duplicateKey, 7),
+        ("// c\n1", .unexpectedByte, 0),
+        ("[1]//", .trailingData, 3),
+        ("'a'", .unexpectedByte, 0),
+    ])
+    func rejectsInvalidDocuments(text: String, reason: JSONParseError.Reason, offset: Int) {
+        let error = parseError(Array(text.utf8))
+        #expect(error?.reason == reason)
+        #expect(error?.offset == offset)
+    }
+
+    @Test(arguments: [
+        ([0xEF, 0xBB, 0xBF, 0x31] as [UInt8], JSONParseError.Reason.unexpectedByte, 0),  // byte-order mark
+        ([0x22, 0xC3, 0x22] as [UInt8], .invalidUTF8, 2),  // truncated two-byte sequence
+        ([0x22, 0xC0, 0xAF, 0x22] as [UInt8], .invalidUTF8, 1),  // overlong '/'
+        ([0x22, 0xE0, 0x80, 0xAF, 0x22] as [UInt8], .invalidUTF8, 2),  // overlong three-byte
+        ([0x22, 0xED, 0xA0, 0x80, 0x22] as [UInt8], .invalidUTF8, 2),  // UTF-8-encoded surrogate
+        ([0x22, 0xF4, 0x90, 0x80, 0x80, 0x22] as [UInt8], .invalidUTF8, 2),  // beyond U+10FFFF
+        ([0x22, 0xFF, 0x22] as [UInt8], .invalidUTF8, 1),
+        ([0x22, 0x80, 0x22] as [UInt8], .invalidUTF8, 1),  // lone continuation byte
+        ([0x22, 0xE2, 0x82] as [UInt8], .unexpectedEnd, 3),
+        ([0x22, 0x61, 0x00, 0x22] as [UInt8], .controlCharacter, 2),
+        ([0x5B, 0xC3, 0xA9, 0x5D] as [UInt8], .unexpectedByte, 1),  // non-ASCII outside a string
+    ])
+    func rejectsInvalidBytes(bytes: [UInt8], reason: JSONParseError.Reason, offset: Int) {
+        let error = parseError(bytes)
+        #expect(error?.reason == reason)
+        #expect(error?.offset == offset)
+    }
+
+    @Test func everyProperPrefixOfAValidDocumentIsAnError() throws {
+        let document = #"{"a":[1,-2.5e3,true,false,null,"x\n\u00e9\ud83d\ude00"],"b":{"c":{}}}"#
+        let bytes = Array(document.utf8)
+        _ = try JSONParser().parse(bytes)
+        for end in 0..<bytes.count {
+            // "{"a":[1,-2.5e3" ... a prefix is never a complete document here, because the top level is an object.
+            #expect(parseError(Array(bytes[..<end])) != nil, "prefix of \(end) bytes parsed")
+        }
+    }
+
+    @Test(arguments: [
+        ("[}", "unexpected '}' at byte 1: expected a value"),
+        ("{\"a\":1,}", "unexpected '}' at byte 7: expected a member name (trailing commas are not allowed)"),
+        ("", "unexpected end of input at byte 0: expected a value"),
+        ("[1\n", "unexpected end of input at byte 3: expected ',' or ']'"),
+        ("[1\t2]", "unexpected '2' at byte 3: expected ',' or ']'"),
+        ("[\u{7}]", "unexpected byte 0x07 at byte 1: expected a value"),
+        ("{\"a\":1,\"a\":2}", "duplicate member \"a\" at byte 7: each name may appear once"),
+        ("01", "unexpected '1' at byte 1: leading zeros are not allowed in numbers"),
+        ("1e999", "number 1e999 at byte 0 is too large to represent"),
+    ])
+    func messagesSayWhatAndWhere(text: String, message: String) {
+        #expect(parseError(Array(text.utf8))?.message == message)
+    }
+
+    @Test func theEmptyArrayMessageMatchesTheBrief() {
+        // "unexpected '}' at byte 12: expected a value" is the brief's example shape.
+        #expect(parseError(Array(#"{"a":[1,2,3,}"#.utf8))?.message == "unexpected '}' at byte 12: expected a value")
+    }
+
+    @Test func depthLimit() throws {
+        let ok = String(repeating: "[", count: 64) + String(repeating: "]", count: 64)
+        #expect(try parse(ok) != .null)
+        let deep = String(repeating: "[", count: 65) + String(repeating: "]", count: 65)
+        let error = parseError(Array(deep.utf8))
+        #expect(error?.reason == .depthLimitExceeded)
+        #expect(error?.offset == 64)
+        #expect(parseError(Array(#"{"a":{"b":1}}"#.utf8), maxDepth: 1)?.reason == .depthLimitExceeded)
+        #expect(parseError(Array(#"{"a":1}"#.utf8), maxDepth: 1) == nil)
+        // A very deep document fails fast without exhausting the stack.
+        let hostile = String(repeating: "[", count: 1_000_000)
+        #expect(parseError(Array(hostile.utf8))?.reason == .depthLimitExceeded)
+    }
+
+    @Test func sizeLimit() {
+        #expect(throws: JSONParseError.self) { try parse("[1,2,3]", maxBytes: 6) }
+        #expect((try? parse("[1,2,3]", maxBytes: 7)) != nil)
+        do {
+            _ = try parse("    1", maxBytes: 4)
+            Issue.record("accepted a document over the limit")
+        } catch {
+            #expect(error.reason == .inputTooLarge)
+        }
+    }
+
+    @Test func parsesNonContiguousCollections() throws {
+        let bytes = #"{"a":[true]}"#.utf8  // String.UTF8View: not necessarily contiguous storage
+        #expect(try JSONParser().parse(bytes) == ["a": [true]])
+        #expect(try JSONParser().parse(Array(#"[1]"#.utf8)[...]) == [1])
+        #expect(try JSONParser().parse(Array(#"[1]"#.utf8).reversed().reversed()) == [1])
+    }
+}
