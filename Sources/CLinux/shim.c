@@ -1,1 +1,45 @@
+#define _GNU_SOURCE
 #include "CLinux.h"
+#include <sched.h>
+#include <string.h>
+
+int CLinux_epoll_create1(int flags) { return epoll_create1(flags); }
+
+int CLinux_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+int CLinux_epoll_wait(int epfd, uint32_t *events, uint64_t *datas, int maxevents, int timeout) {
+    struct epoll_event evs[256];
+    if (maxevents > 256) maxevents = 256;
+    int n = epoll_wait(epfd, evs, maxevents, timeout);
+    for (int i = 0; i < n; i++) {
+        events[i] = evs[i].events;
+        datas[i] = evs[i].data.u64;
+    }
+    return n;
+}
+
+int CLinux_eventfd(unsigned int initval, int flags) { return eventfd(initval, flags); }
+
+int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags) { return accept4(fd, addr, len, flags); }
+
+ssize_t CLinux_writev_nosignal(int fd, const struct iovec *iov, int iovcnt) {
+    struct msghdr msg;
+    memset(&msg, 0, sizeof msg);
+    msg.msg_iov = (struct iovec *)iov;
+    msg.msg_iovlen = (size_t)iovcnt;
+    return sendmsg(fd, &msg, MSG_NOSIGNAL);
+}
+
+int CLinux_affinity_cpu_count(void) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+    int n = CPU_COUNT(&set);
+    return n > 0 ? n : 1;
+}

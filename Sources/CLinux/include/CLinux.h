@@ -1,4 +1,37 @@
 #ifndef CLINUX_H
 #define CLINUX_H
-/* Filled in by the HTTP server work: epoll, eventfd, timerfd, accept4. */
+/* Linux interfaces Glibc does not expose to Swift: epoll, eventfd, accept4 and the CPU affinity
+   count. Thin inline wrappers so Swift sees plain functions and constants. */
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+static const uint32_t CLinux_EPOLLIN = EPOLLIN;
+static const uint32_t CLinux_EPOLLOUT = EPOLLOUT;
+static const uint32_t CLinux_EPOLLERR = EPOLLERR;
+static const uint32_t CLinux_EPOLLHUP = EPOLLHUP;
+static const uint32_t CLinux_EPOLLRDHUP = EPOLLRDHUP;
+static const uint32_t CLinux_EPOLLET = EPOLLET;
+static const int CLinux_EPOLL_CTL_ADD = EPOLL_CTL_ADD;
+static const int CLinux_EPOLL_CTL_MOD = EPOLL_CTL_MOD;
+static const int CLinux_EPOLL_CTL_DEL = EPOLL_CTL_DEL;
+static const int CLinux_EPOLL_CLOEXEC = EPOLL_CLOEXEC;
+static const int CLinux_EFD_CLOEXEC = EFD_CLOEXEC;
+static const int CLinux_EFD_NONBLOCK = EFD_NONBLOCK;
+static const int CLinux_SOCK_NONBLOCK = SOCK_NONBLOCK;
+static const int CLinux_SOCK_CLOEXEC = SOCK_CLOEXEC;
+static const int CLinux_MSG_NOSIGNAL = MSG_NOSIGNAL;
+
+int CLinux_epoll_create1(int flags);
+int CLinux_epoll_ctl(int epfd, int op, int fd, uint32_t events, uint64_t data);
+/* Fills events/datas (parallel arrays) so Swift never sees the packed epoll_event layout. */
+int CLinux_epoll_wait(int epfd, uint32_t *events, uint64_t *datas, int maxevents, int timeout);
+int CLinux_eventfd(unsigned int initval, int flags);
+int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
+/* sendmsg over an iovec array with MSG_NOSIGNAL: writev that never raises SIGPIPE. */
+ssize_t CLinux_writev_nosignal(int fd, const struct iovec *iov, int iovcnt);
+/* Number of CPUs in this thread's affinity mask (at least 1). */
+int CLinux_affinity_cpu_count(void);
 #endif

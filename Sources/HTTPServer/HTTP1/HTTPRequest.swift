@@ -1,0 +1,101 @@
+/// A parsed request, body included. Path, segments and query are derived from `target` on access.
+public struct HTTPRequest: Sendable {
+    public var method: HTTPMethod
+    public var version: HTTPVersion
+    /// The request target as sent (origin-form `/a/b?c=d`, or absolute-form `http://host/a`).
+    public var target: String
+    public var headers: HTTPHeaders
+    public var body: [UInt8]
+    /// The client's address, when known.
+    public var peer: SocketAddress?
+    /// Whether the connection stays open after the response (HTTP/1.1 default, HTTP/1.0 on request).
+    public var keepAlive: Bool
+
+    public init(
+        method: HTTPMethod, version: HTTPVersion = .http1_1, target: String, headers: HTTPHeaders = [:],
+        body: [UInt8] = [], peer: SocketAddress? = nil, keepAlive: Bool = true
+    ) {
+        self.method = method
+        self.version = version
+        self.target = target
+        self.headers = headers
+        self.body = body
+        self.peer = peer
+        self.keepAlive = keepAlive
+    }
+
+    /// The path part of the target, still percent-encoded (`/sessions/a%20b`); absolute-form
+    /// targets lose their scheme and authority.
+    public var path: String {
+        var rest = target[...]
+        if !rest.hasPrefix("/"), let colon = rest.firstIndex(of: ":") {
+            // absolute-form: drop "scheme://authority"
+            rest = rest[colon...].dropFirst(3)
+            rest = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+        }
+        if let question = rest.firstIndex(of: "?") { rest = rest[..<question] }
+        return String(rest)
+    }
+
+    /// The path split at `/`, each segment percent-decoded; empty segments are dropped (`/a//b/` → `["a", "b"]`).
+    public var pathSegments: [String] {
+        path.split(separator: "/", omittingEmptySubsequences: true).map { PercentDecoding.decode($0, plusIsSpace: false) }
+    }
+
+    /// The query string's name/value pairs, percent-decoded (`+` is a space), in order.
+    public var query: [(String, String)] {
+        guard let question = target.firstIndex(of: "?") else { return [] }
+        var query = target[target.index(after: question)...]
+        if let hash = query.firstIndex(of: "#") { query = query[..<hash] }
+        return query.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            let name = PercentDecoding.decode(parts[0], plusIsSpace: true)
+            let value = parts.count > 1 ? PercentDecoding.decode(parts[1], plusIsSpace: true) : ""
+            return (name, value)
+        }
+    }
+
+    /// The first query value named `name`, or nil.
+    public func queryValue(_ name: String) -> String? {
+        query.first(where: { $0.0 == name })?.1
+    }
+}
+
+/// Percent-decoding of URL components (RFC 3986 §2.1); malformed escapes are kept literally.
+enum PercentDecoding {
+    static func decode(_ text: Substring, plusIsSpace: Bool) -> String {
+        let utf8 = text.utf8
+        guard utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
+            return String(text)
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        var index = utf8.startIndex
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "%"),
+                let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex), high != utf8.endIndex,
+                let low = utf8.index(index, offsetBy: 2, limitedBy: utf8.endIndex), low != utf8.endIndex,
+                let h = hexValue(utf8[high]), let l = hexValue(utf8[low])
+            {
+                out.append(h << 4 | l)
+                index = utf8.index(after: low)
+                continue
+            }
+            out.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
+            index = utf8.index(after: index)
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The value of one hexadecimal digit, or nil.
+    @inline(__always)
+    static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

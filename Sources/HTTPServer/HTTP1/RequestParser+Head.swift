@@ -1,0 +1,185 @@
+extension RequestParser {
+    /// Parses a complete head (`head` ends with the empty line) and sets up body reading.
+    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int) -> Step {
+        let line = UnsafeBufferPointer(rebasing: head[0..<requestLineEnd])
+        guard let firstSpace = line.firstIndex(of: .space),
+            let secondSpace = line[(firstSpace + 1)...].firstIndex(of: .space),
+            firstSpace > 0, secondSpace > firstSpace + 1, secondSpace + 1 < line.count
+        else {
+            return reject(.malformedRequestLine, "the request line is not `METHOD target HTTP/x.y`")
+        }
+        let methodBytes = UnsafeBufferPointer(rebasing: line[0..<firstSpace])
+        let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
+        let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])
+
+        guard versionBytes.count == 8, versionBytes[0..<5].elementsEqual("HTTP/".utf8), versionBytes[6] == UInt8(ascii: "."),
+            let major = PercentDecoding.decimalDigit(versionBytes[5]), let minor = PercentDecoding.decimalDigit(versionBytes[7])
+        else {
+            if line[(secondSpace + 1)...].contains(where: { $0 < 0x20 || $0 == 0x7F }) {
+                return reject(.invalidCharacter, "control character in the request line")
+            }
+            return reject(.malformedRequestLine, "the request line does not end in HTTP/x.y")
+        }
+        guard major == 1 else {
+            return reject(.unsupportedVersion, "HTTP/\(major).\(minor) is not supported; use HTTP/1.1")
+        }
+        let version = HTTPVersion(major: 1, minor: Int(minor))
+        guard methodBytes.allSatisfy(\.isTokenCharacter) else {
+            return reject(.malformedRequestLine, "the method is not a token")
+        }
+        guard let method = HTTPMethod(bytes: methodBytes) else {
+            return reject(.unknownMethod, "method \(String(decoding: methodBytes, as: UTF8.self)) is not implemented")
+        }
+        for byte in targetBytes where byte <= 0x20 || byte >= 0x7F {
+            if byte < 0x20 || byte == 0x7F { return reject(.invalidCharacter, "control character in the request target") }
+            return reject(.malformedRequestLine, "the request target contains a byte that must be percent-encoded")
+        }
+        let target = String(decoding: targetBytes, as: UTF8.self)
+        if targetBytes[0] != UInt8(ascii: "/") {
+            let lower = target.lowercased()
+            let absolute = lower.hasPrefix("http://") || lower.hasPrefix("https://")
+            guard absolute || (target == "*" && method == .OPTIONS) else {
+                return reject(.malformedRequestLine, "the request target must start with / or be an absolute http URI")
+            }
+        }
+
+        var headers: [HTTPHeaders.Element] = []
+        var hosts = 0
+        var contentLength: Int? = nil
+        var transferEncodings: [String] = []
+        var connectionClose = false
+        var connectionKeepAlive = false
+        var expectContinue = false
+        var lineStart = requestLineEnd
+        // The request line ends in CRLF or LF.
+        lineStart += head[lineStart] == .cr ? 2 : 1
+        while lineStart < head.count {
+            var lineEnd = lineStart
+            while head[lineEnd] != .lf { lineEnd += 1 }
+            let next = lineEnd + 1
+            if lineEnd > lineStart && head[lineEnd - 1] == .cr { lineEnd -= 1 }
+            if lineEnd == lineStart { break }
+            let field = UnsafeBufferPointer(rebasing: head[lineStart..<lineEnd])
+            lineStart = next
+            if field[0] == .space || field[0] == .tab {
+                return reject(.obsoleteLineFolding, "obsolete line folding (a field line starting with whitespace)")
+            }
+            guard let colon = field.firstIndex(of: .colon), colon > 0 else {
+                return reject(.malformedHeader, "a header line has no field name and colon")
+            }
+            let nameBytes = UnsafeBufferPointer(rebasing: field[0..<colon])
+            if nameBytes.last == .space || nameBytes.last == .tab {
+                return reject(.malformedHeader, "whitespace between a field name and the colon")
+            }
+            for byte in nameBytes where !byte.isTokenCharacter {
+                if byte < 0x20 || byte == 0x7F { return reject(.invalidCharacter, "control character in a field name") }
+                return reject(.malformedHeader, "a field name contains a character that is not allowed")
+            }
+            var valueStart = colon + 1
+            var valueEnd = field.count
+            while valueStart < valueEnd && (field[valueStart] == .space || field[valueStart] == .tab) { valueStart += 1 }
+            while valueEnd > valueStart && (field[valueEnd - 1] == .space || field[valueEnd - 1] == .tab) { valueEnd -= 1 }
+            let valueBytes = UnsafeBufferPointer(rebasing: field[valueStart..<valueEnd])
+            for byte in valueBytes where (byte < 0x20 && byte != .tab) || byte == 0x7F {
+                return reject(.invalidCharacter, byte == 0 ? "NUL in a field value" : (byte == .cr ? "bare CR in a field value" : "control character in a field value"))
+            }
+            let name = String(decoding: nameBytes, as: UTF8.self)
+            let value = String(decoding: valueBytes, as: UTF8.self)
+            headers.append((name, value))
+
+            switch nameBytes.count {
+            case 4 where HTTPHeaders.same(name, "Host"):
+                hosts += 1
+            case 14 where HTTPHeaders.same(name, "Content-Length"):
+                for item in value.split(separator: ",", omittingEmptySubsequences: false) {
+                    guard let length = Self.parseLength(item.trimmingSpaces) else {
+                        return reject(.invalidContentLength, "Content-Length \"\(value)\" is not a non-negative decimal number")
+                    }
+                    if let earlier = contentLength, earlier != length {
+                        return reject(.invalidContentLength, "differing Content-Length values")
+                    }
+                    contentLength = length
+                }
+            case 17 where HTTPHeaders.same(name, "Transfer-Encoding"):
+                for item in value.split(separator: ",") {
+                    let coding = item.trimmingSpaces.lowercased()
+                    if !coding.isEmpty { transferEncodings.append(coding) }
+                }
+            case 10 where HTTPHeaders.same(name, "Connection"):
+                if headerValue(value, contains: "close") { connectionClose = true }
+                if headerValue(value, contains: "keep-alive") { connectionKeepAlive = true }
+            case 6 where HTTPHeaders.same(name, "Expect"):
+                if HTTPHeaders.same(value, "100-continue") { expectContinue = true }
+            default:
+                break
+            }
+        }
+
+        if version.minor >= 1 && hosts == 0 {
+            return reject(.missingHost, "an HTTP/1.1 request needs a Host header")
+        }
+        if hosts > 1 {
+            return reject(.malformedHeader, "more than one Host header")
+        }
+        var chunked = false
+        if !transferEncodings.isEmpty {
+            // RFC 9112 §6.1-6.3: both framings at once is a smuggling vector; refuse.
+            if contentLength != nil {
+                return reject(.conflictingFraming, "both Content-Length and Transfer-Encoding")
+            }
+            if version.minor == 0 {
+                return reject(.invalidTransferEncoding, "Transfer-Encoding in an HTTP/1.0 request")
+            }
+            if transferEncodings.last != "chunked" || transferEncodings.dropLast().contains("chunked") {
+                return reject(.invalidTransferEncoding, "chunked must be the final transfer coding, exactly once")
+            }
+            if transferEncodings.count > 1 {
+                return reject(.unsupportedTransferCoding, "transfer coding \(transferEncodings[0]) is not implemented")
+            }
+            chunked = true
+        }
+        if let contentLength, contentLength > limits.maxBodyBytes {
+            return reject(.bodyTooLarge, "the body (\(contentLength) bytes) is larger than \(limits.maxBodyBytes) bytes")
+        }
+
+        let keepAlive = version.minor >= 1 ? !connectionClose : (connectionKeepAlive && !connectionClose)
+        let request = HTTPRequest(
+            method: method, version: version, target: target, headers: HTTPHeaders(headers), keepAlive: keepAlive)
+        if chunked {
+            pending = request
+            phase = .chunked(.size(value: 0, digits: 0))
+            expectsContinue = expectContinue && version.minor >= 1
+            return .needMore
+        }
+        let length = contentLength ?? 0
+        if length == 0 {
+            pending = request
+            return finish()
+        }
+        pending = request
+        pending!.body.reserveCapacity(length)
+        phase = .fixedBody(remaining: length)
+        expectsContinue = expectContinue && version.minor >= 1
+        return .needMore
+    }
+
+    /// A `Content-Length` value: 1-18 decimal digits (so it never overflows), or nil.
+    static func parseLength(_ text: String) -> Int? {
+        let digits = text.utf8
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value = 0
+        for byte in digits {
+            guard let digit = PercentDecoding.decimalDigit(byte) else { return nil }
+            value = value * 10 + Int(digit)
+        }
+        return value
+    }
+}
+
+extension PercentDecoding {
+    /// The value of one decimal digit, or nil.
+    @inline(__always)
+    static func decimalDigit(_ byte: UInt8) -> UInt8? {
+        byte &- UInt8(ascii: "0") < 10 ? byte &- UInt8(ascii: "0") : nil
+    }
+}

@@ -1,1 +1,0 @@
-// HTTPServer: see the issue that builds this module.

@@ -1,0 +1,345 @@
+import CLinux
+import Logs
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One epoll loop on its own thread: owns a listener, its connections, their timers, and an
+/// inbox through which other threads hand it work (woken by an eventfd).
+///
+/// Everything not marked otherwise is touched only on the loop's thread.
+final class EventLoop: @unchecked Sendable {
+    /// Work handed to the loop from another thread.
+    enum Task {
+        case run(@Sendable () -> Void)
+        case flush(ServerSentEventStream)
+        case flushAll([ServerSentEventStream])
+    }
+
+    let index: Int
+    unowned let server: HTTPServer
+    let configuration: HTTPServer.Configuration
+    let logger: Logger
+    private let epoll: Epoll
+    private let wakeFD: Int32
+    private var listenerFD: Int32
+    private var thread = pthread_t()
+
+    private let inbox = Mutex<[Task]>([])
+    private let wakePending = Atomic<Bool>(false)
+
+    private var connections: [Connection?] = []
+    private var freeSlots: [Int] = []
+    private(set) var connectionCount = 0
+    private var timers = TimerHeap()
+    private var dirty: [Connection] = []
+    private var localStreams: [ServerSentEventStream] = []
+    private var acceptPausedUntil: Duration? = nil
+    private var shutdownDeadline: Duration? = nil
+    private var running = true
+    private var generationCounter: UInt32 = 0
+
+    /// The time at the start of this loop iteration.
+    private(set) var now: Duration = .zero
+    private var date = HTTPDate()
+    /// The `Date` header line for this iteration.
+    private(set) var dateLine: [UInt8] = []
+    /// Shared by every connection of this loop: bytes are parsed in place and only an incomplete
+    /// request's leftover is copied into the connection.
+    let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
+
+    private static let wakeToken = UInt64.max
+    private static let listenerToken = UInt64.max - 1
+
+    init(index: Int, listener: Int32, server: HTTPServer) throws(IOError) {
+        self.index = index
+        self.server = server
+        self.configuration = server.configuration
+        var logger = server.logger
+        logger[field: "loop"] = .int(index)
+        self.logger = logger
+        self.listenerFD = listener
+        epoll = try Epoll()
+        wakeFD = try Posix.eventfd()
+        do {
+            try epoll.add(wakeFD, [.readable, .edgeTriggered], token: Self.wakeToken)
+            try epoll.add(listener, [.readable, .edgeTriggered], token: Self.listenerToken)
+        } catch {
+            Posix.close(wakeFD)
+            throw error
+        }
+    }
+
+    deinit {
+        readBuffer.deallocate()
+        Posix.close(wakeFD)
+        if listenerFD >= 0 { Posix.close(listenerFD) }
+    }
+
+    // MARK: threads
+
+    /// Whether the caller runs on this loop's thread.
+    var inLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+
+    /// Starts the loop's thread; `onExit` runs on it after the loop ends.
+    func startThread(onExit: @escaping @Sendable () -> Void) {
+        final class Start: @unchecked Sendable {
+            let loop: EventLoop
+            let onExit: @Sendable () -> Void
+            init(_ loop: EventLoop, _ onExit: @escaping @Sendable () -> Void) {
+                self.loop = loop
+                self.onExit = onExit
+            }
+        }
+        let start = Unmanaged.passRetained(Start(self, onExit)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
+        var created = pthread_t()
+        let result = pthread_create(&created, &attributes, { raw in
+            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+            start.loop.thread = pthread_self()
+            start.loop.run()
+            start.onExit()
+            return nil
+        }, start)
+        pthread_attr_destroy(&attributes)
+        precondition(result == 0, "pthread_create failed with \(result)")
+    }
+
+    /// Runs `work` on the loop: now if called on it, else at its next wake-up.
+    func execute(_ work: @escaping @Sendable () -> Void) {
+        if inLoop {
+            work()
+        } else {
+            enqueue(.run(work))
+        }
+    }
+
+    /// Hands a task to the loop from any thread; one eventfd write per batch of wake-ups.
+    func enqueue(_ task: Task) {
+        inbox.withLock { $0.append(task) }
+        wakeUp()
+    }
+
+    /// Makes the loop run an iteration soon (its timers and inbox are checked).
+    func wakeUp() {
+        if !wakePending.exchange(true, ordering: .acquiringAndReleasing) {
+            Posix.signal(eventfd: wakeFD)
+        }
+    }
+
+    /// Asks for `stream`'s queued events to be written; called by the stream when it goes from
+    /// idle to having output.
+    func scheduleFlush(_ stream: ServerSentEventStream) {
+        if inLoop {
+            localStreams.append(stream)
+        } else {
+            enqueue(.flush(stream))
+        }
+    }
+
+    /// Like `scheduleFlush`, for a batch: one inbox lock and one wake-up for all of them.
+    func scheduleFlush(_ streams: [ServerSentEventStream]) {
+        if inLoop {
+            localStreams.append(contentsOf: streams)
+        } else {
+            enqueue(.flushAll(streams))
+        }
+    }
+
+    // MARK: the loop
+
+    private func run() {
+        var spare: [Task] = []
+        while running {
+            let timeout = waitTimeout()
+            let count: Int
+            do {
+                count = try epoll.wait(timeoutMilliseconds: timeout)
+            } catch {
+                logger.critical("epoll_wait failed; stopping this loop", ["error": .string(error.description)])
+                break
+            }
+            now = server.clock.now()
+            dateLine = date.current()
+            for position in 0..<count {
+                let (events, token) = epoll.event(at: position)
+                switch token {
+                case Self.wakeToken:
+                    Posix.drain(eventfd: wakeFD)
+                case Self.listenerToken:
+                    acceptConnections()
+                default:
+                    let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
+                    let generation = UInt32(truncatingIfNeeded: token >> 32)
+                    guard slot < connections.count, let connection = connections[slot], connection.generation == generation else {
+                        continue
+                    }
+                    connection.handle(events)
+                }
+            }
+            wakePending.store(false, ordering: .releasing)
+            inbox.withLock { swap(&spare, &$0) }
+            for task in spare {
+                switch task {
+                case .run(let work): work()
+                case .flush(let stream): stream.moveOutput()
+                case .flushAll(let streams): for stream in streams { stream.moveOutput() }
+                }
+            }
+            spare.removeAll(keepingCapacity: spare.capacity <= 1024)
+            runTimers()
+            flush()
+            if let deadline = shutdownDeadline {
+                if connectionCount == 0 { break }
+                if now >= deadline { forceCloseAll() }
+            }
+        }
+        running = false
+        forceCloseAll()
+        timers.removeAll()
+        closeListener()
+        logger.debug("loop stopped")
+    }
+
+    private func waitTimeout() -> Int32 {
+        var earliest = timers.earliest
+        if let paused = acceptPausedUntil { earliest = min(earliest ?? paused, paused) }
+        if let deadline = shutdownDeadline { earliest = min(earliest ?? deadline, deadline) }
+        // A manual clock moves only when a test advances it (which wakes the loop); an accept
+        // pause is real time either way.
+        if !server.clock.advancesByItself { return acceptPausedUntil == nil ? -1 : 100 }
+        guard let earliest else { return -1 }
+        let remaining = earliest - server.clock.now()
+        if remaining <= .zero { return 0 }
+        // Round up so a timer is never woken for a millisecond early and spun on.
+        return Int32(clamping: remaining.milliseconds + 1)
+    }
+
+    private func runTimers() {
+        if let paused = acceptPausedUntil, now >= paused || !server.clock.advancesByItself {
+            acceptPausedUntil = nil
+            acceptConnections()
+        }
+        while let entry = timers.popDue(at: now) {
+            entry.connection.timerFired(entry)
+        }
+    }
+
+    /// Writes every connection with pending output, after the `beforeWrite` hook.
+    private func flush() {
+        var rounds = 0
+        while !localStreams.isEmpty || !dirty.isEmpty {
+            rounds += 1
+            let streams = localStreams
+            localStreams.removeAll(keepingCapacity: true)
+            for stream in streams { stream.moveOutput() }
+            guard !dirty.isEmpty else { continue }
+            configuration.beforeWrite?(index)
+            let connections = dirty
+            dirty.removeAll(keepingCapacity: true)
+            for connection in connections { connection.flush() }
+            // Notices run during writes may queue more; later rounds pick that up, bounded so
+            // a producer that refills on every drain cannot starve the loop.
+            if rounds >= 4 { break }
+        }
+    }
+
+    // MARK: connections
+
+    /// A fresh generation for a new connection's epoll token.
+    func nextGeneration() -> UInt32 {
+        generationCounter &+= 1
+        return generationCounter
+    }
+
+    func markDirty(_ connection: Connection) {
+        dirty.append(connection)
+    }
+
+    /// (Re)arms a connection's timer entry.
+    func schedule(_ connection: Connection, at deadline: Duration, stamp: UInt64) {
+        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, connection: connection))
+    }
+
+    private func acceptConnections() {
+        guard listenerFD >= 0, acceptPausedUntil == nil else { return }
+        var address = sockaddr_storage()
+        while true {
+            let result: IOResult<Int32>
+            do {
+                result = try Posix.accept4(listenerFD, &address)
+            } catch {
+                switch error.errno {
+                case ECONNABORTED, EPROTO, EPERM:
+                    continue
+                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
+                    // Out of descriptors or memory: retry later instead of spinning on a listener
+                    // that stays readable.
+                    acceptPausedUntil = now + .milliseconds(100)
+                    logger.warning("accept paused for 100 ms", ["error": .string(error.description), "connections": .int(connectionCount)])
+                default:
+                    logger.error("accept failed", ["error": .string(error.description)])
+                }
+                return
+            }
+            guard case .processed(let fd) = result else { return }
+            // Responses are written whole, so Nagle only adds latency.
+            try? Posix.setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            let slot: Int
+            if let free = freeSlots.popLast() {
+                slot = free
+            } else {
+                slot = connections.count
+                connections.append(nil)
+            }
+            let connection = Connection(fd: fd, slot: slot, peer: SocketAddress(address), loop: self)
+            do {
+                try epoll.add(fd, [.readable, .writable, .readHangUp, .edgeTriggered], token: connection.token)
+            } catch {
+                logger.error("epoll_ctl add failed; dropping the connection", ["error": .string(error.description)])
+                Posix.close(fd)
+                freeSlots.append(slot)
+                continue
+            }
+            connections[slot] = connection
+            connectionCount += 1
+            connection.opened()
+        }
+    }
+
+    /// Forgets a closed connection (its descriptor is already closed).
+    func remove(_ connection: Connection) {
+        connections[connection.slot] = nil
+        freeSlots.append(connection.slot)
+        connectionCount -= 1
+    }
+
+    func closeListener() {
+        if listenerFD >= 0 {
+            Posix.close(listenerFD)
+            listenerFD = -1
+        }
+    }
+
+    /// Stops accepting; idle connections close now, the rest when their work is done.
+    func beginShutdown() {
+        guard shutdownDeadline == nil else { return }
+        shutdownDeadline = server.clock.now() + configuration.shutdownTimeout
+        closeListener()
+        for case let connection? in connections {
+            connection.shutdown()
+        }
+        if connectionCount == 0 { running = false }
+    }
+
+    var isShuttingDown: Bool { shutdownDeadline != nil }
+
+    private func forceCloseAll() {
+        for case let connection? in connections {
+            connection.close(reason: "server shutdown deadline passed")
+        }
+    }
+}

@@ -1,0 +1,31 @@
+/// What answers requests: the whole application plugs into the server through this.
+///
+/// ```swift
+/// struct Hello: HTTPResponder {
+///     func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
+///         writer.respond(status: 200, headers: ["Content-Type": "text/plain"], body: Array("hi\n".utf8))
+///     }
+/// }
+/// ```
+public protocol HTTPResponder: Sendable {
+    /// Called on the connection's loop for each complete request; must not block. Answer through
+    /// `writer` now or later, from any thread, exactly once (a response or an event stream).
+    func respond(to request: HTTPRequest, writer: HTTPResponseWriter)
+    /// The response for a request the parser refused; the connection closes after it.
+    func response(for rejection: HTTPRejection) -> HTTPResponse
+}
+
+extension HTTPResponder {
+    /// A plain-text body with the rejection's message.
+    public func response(for rejection: HTTPRejection) -> HTTPResponse {
+        HTTPResponse(status: rejection.status, text: rejection.message + "\n")
+    }
+}
+
+/// A notice to an event stream's producer, delivered on the connection's loop (do not block in it).
+public enum EventStreamNotice: Sendable, Equatable {
+    /// The output buffer emptied after a send reported `.overflow`: sending works again.
+    case drained
+    /// The stream ended without the producer closing it: peer gone, timeout, or server shutdown.
+    case closed(reason: String)
+}

@@ -1,0 +1,60 @@
+import Synchronization
+
+/// Answers one request: exactly one `respond` or `startEventStream`, once, from any thread.
+/// Later calls are ignored; a writer dropped without answering sends a 500.
+public final class HTTPResponseWriter: Sendable {
+    private let connection: Connection
+    private let number: UInt64
+    private let used = Atomic<Bool>(false)
+
+    init(connection: Connection, number: UInt64) {
+        self.connection = connection
+        self.number = number
+    }
+
+    deinit {
+        if !used.load(ordering: .acquiring) {
+            connection.loop.logger.error("a responder dropped a request without answering; sending 500")
+            let connection = connection
+            let number = number
+            connection.loop.execute {
+                connection.complete(HTTPResponse(status: 500, text: "The server did not produce a response.\n"), number: number)
+            }
+        }
+    }
+
+    /// Sends `response` (the server adds `Date`, `Content-Length` and `Connection` as needed).
+    public func respond(_ response: HTTPResponse) {
+        guard claim("respond") else { return }
+        let connection = connection
+        let number = number
+        connection.loop.execute { connection.complete(response, number: number) }
+    }
+
+    /// Sends a response built from its parts.
+    public func respond(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
+        respond(HTTPResponse(status: HTTPStatus(code: status), headers: headers, body: body))
+    }
+
+    /// Answers with `200 text/event-stream` and returns the stream to push events to. `onNotice`
+    /// runs on the connection's loop when the stream drains after an overflow or ends.
+    public func startEventStream(headers: HTTPHeaders = [:], onNotice: @escaping @Sendable (EventStreamNotice) -> Void) -> ServerSentEventStream {
+        let stream = ServerSentEventStream(connection: connection, onNotice: onNotice)
+        guard claim("startEventStream") else {
+            stream.connectionClosed(reason: "the request was already answered")
+            return stream
+        }
+        let connection = connection
+        let number = number
+        connection.loop.execute { connection.startStream(stream, headers: headers, number: number) }
+        return stream
+    }
+
+    private func claim(_ call: String) -> Bool {
+        if used.exchange(true, ordering: .acquiringAndReleasing) {
+            connection.loop.logger.error("\(call) called on a request that was already answered; ignored")
+            return false
+        }
+        return true
+    }
+}

@@ -1,0 +1,205 @@
+import Synchronization
+
+/// A Server-Sent Events response in progress. Push events from any thread; each connection
+/// buffers at most `eventStreamBufferLimit` bytes, and a send beyond that is refused with
+/// `.overflow` (the producer decides: coalesce to the latest state, or close with a reason).
+///
+/// ```swift
+/// let stream = writer.startEventStream { notice in if case .closed = notice { subscribers.remove(id) } }
+/// _ = stream.send(ServerSentEvent(event: "state", id: "1", data: json))
+/// ```
+public final class ServerSentEventStream: Sendable {
+    /// What happened to one `send`.
+    public enum SendResult: Sendable, Equatable {
+        /// The event will be written.
+        case queued
+        /// Over the buffer limit: nothing was queued; `.drained` is noticed when it empties.
+        case overflow
+        /// The stream has ended.
+        case closed
+    }
+
+    private struct State {
+        var pending = Pending.none
+        /// No more sends are accepted.
+        var closed = false
+        /// A flush is already on its way to the loop.
+        var scheduled = false
+        /// A send was refused since the buffer last emptied.
+        var overflowed = false
+        /// The producer closed the stream: close the connection after writing what is queued.
+        var finishing = false
+        /// The connection has ended (or is ending): no notices any more.
+        var ended = false
+    }
+
+    /// Queued chunks; one event (the common case) needs no array.
+    private enum Pending {
+        case none
+        case one([UInt8])
+        case many([[UInt8]])
+
+        mutating func append(_ bytes: [UInt8]) {
+            switch self {
+            case .none: self = .one(bytes)
+            case .one(let first): self = .many([first, bytes])
+            case .many(var all):
+                self = .none
+                all.append(bytes)
+                self = .many(all)
+            }
+        }
+
+        var chunks: [[UInt8]] {
+            switch self {
+            case .none: []
+            case .one(let bytes): [bytes]
+            case .many(let all): all
+            }
+        }
+    }
+
+    let connection: Connection
+    private let loop: EventLoop
+    private let limit: Int
+    private let onNotice: @Sendable (EventStreamNotice) -> Void
+    private let state = Mutex(State())
+    private let queued = Atomic<Int>(0)
+
+    init(connection: Connection, onNotice: @escaping @Sendable (EventStreamNotice) -> Void) {
+        self.connection = connection
+        self.loop = connection.loop
+        self.limit = connection.loop.configuration.eventStreamBufferLimit
+        self.onNotice = onNotice
+    }
+
+    /// Bytes accepted but not yet written to the socket.
+    public var queuedByteCount: Int { queued.load(ordering: .relaxed) }
+
+    /// Encodes and queues `event`.
+    public func send(_ event: ServerSentEvent) -> SendResult {
+        send(EncodedServerSentEvent(event))
+    }
+
+    /// Queues an already encoded event (shared, not copied).
+    public func send(_ event: EncodedServerSentEvent) -> SendResult {
+        let (result, schedule) = enqueue(event.bytes)
+        if schedule { loop.scheduleFlush(self) }
+        return result
+    }
+
+    /// Sends one event to many streams: each loop is woken once for all of its streams.
+    /// Returns the streams that refused it with `.overflow` (closed streams are skipped).
+    @discardableResult
+    public static func broadcast(_ event: EncodedServerSentEvent, to streams: [ServerSentEventStream]) -> [ServerSentEventStream] {
+        var overflowed: [ServerSentEventStream] = []
+        var batches: [(loop: EventLoop, streams: [ServerSentEventStream])] = []
+        var last = -1
+        for stream in streams {
+            let (result, schedule) = stream.enqueue(event.bytes)
+            if result == .overflow { overflowed.append(stream) }
+            guard schedule else { continue }
+            if last >= 0 && batches[last].loop === stream.loop {
+                batches[last].streams.append(stream)
+            } else if let index = batches.firstIndex(where: { $0.loop === stream.loop }) {
+                batches[index].streams.append(stream)
+                last = index
+            } else {
+                batches.append((stream.loop, [stream]))
+                last = batches.count - 1
+            }
+        }
+        for batch in batches { batch.loop.scheduleFlush(batch.streams) }
+        return overflowed
+    }
+
+    /// Ends the stream after what is queued (and `finalEvent`, if any) has been written.
+    public func close(with finalEvent: ServerSentEvent? = nil) {
+        let schedule = state.withLock { state -> Bool in
+            if state.closed { return false }
+            state.closed = true
+            state.finishing = true
+            if let finalEvent {
+                let bytes = finalEvent.bytes
+                queued.add(bytes.count, ordering: .relaxed)
+                state.pending.append(bytes)
+            }
+            if state.scheduled { return false }
+            state.scheduled = true
+            return true
+        }
+        if schedule { loop.scheduleFlush(self) }
+    }
+
+    private func enqueue(_ bytes: [UInt8]) -> (SendResult, schedule: Bool) {
+        state.withLock { state in
+            if state.closed { return (.closed, false) }
+            let current = queued.load(ordering: .relaxed)
+            // An event larger than the whole limit still goes out alone, or it could never be sent.
+            if current > 0 && current + bytes.count > limit {
+                state.overflowed = true
+                return (.overflow, false)
+            }
+            queued.add(bytes.count, ordering: .relaxed)
+            state.pending.append(bytes)
+            if state.scheduled { return (.queued, false) }
+            state.scheduled = true
+            return (.queued, true)
+        }
+    }
+
+    // MARK: on the loop
+
+    /// Moves queued events into the connection's output (the loop writes them this iteration).
+    func moveOutput() {
+        let (pending, finishing) = state.withLock { state in
+            state.scheduled = false
+            let pending = state.pending
+            state.pending = .none
+            return (pending, state.finishing)
+        }
+        guard case .streaming(let current) = connection.state, current === self else {
+            // Not started yet (startStream moves it then) or already gone.
+            if connection.isClosed { queued.store(0, ordering: .relaxed) }
+            return
+        }
+        connection.queueStream(pending.chunks, finish: finishing)
+    }
+
+    func addQueued(_ count: Int) { queued.add(count, ordering: .relaxed) }
+
+    func didWrite(_ count: Int) { queued.subtract(count, ordering: .relaxed) }
+
+    /// The connection wrote everything: report `.drained` if a send was refused meanwhile.
+    func outputDrained() {
+        let notify = state.withLock { state -> Bool in
+            guard state.overflowed, !state.ended, case .none = state.pending else { return false }
+            state.overflowed = false
+            return true
+        }
+        if notify { onNotice(.drained) }
+    }
+
+    /// The server is ending the stream (shutdown): no more sends; tell the producer.
+    func connectionClosing(reason: String) {
+        end(reason: reason)
+    }
+
+    /// The connection is gone.
+    func connectionClosed(reason: String) {
+        queued.store(0, ordering: .relaxed)
+        end(reason: reason)
+    }
+
+    private func end(reason: String) {
+        let notify = state.withLock { state -> Bool in
+            let producerClosed = state.finishing
+            let alreadyEnded = state.ended
+            state.closed = true
+            state.ended = true
+            state.pending = .none
+            return !producerClosed && !alreadyEnded
+        }
+        if notify { onNotice(.closed(reason: reason)) }
+    }
+}
