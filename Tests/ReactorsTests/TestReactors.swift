@@ -92,3 +92,91 @@ final class Recorder<State: Sendable>: Sendable {
         }
     }
 }
+
+extension ReactorRuntime {
+    /// Sends `action` and returns once everything it started has been reduced.
+    func sendAndWait(_ action: R.Action) async throws -> Snapshot<R.State> {
+        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot<R.State>, ReactorError>, Never>) in
+            do throws(ReactorError) {
+                try send(action) { continuation.resume(returning: $0) }
+            } catch {
+                continuation.resume(returning: .failure(error))
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// A one-shot signal an effect can wait on, so tests decide when it continues.
+final class Gate: Sendable {
+    private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let open = state.withLock { state in
+                if state.open { return true }
+                state.waiters.append(continuation)
+                return false
+            }
+            if open { continuation.resume() }
+        }
+    }
+
+    func open() {
+        let waiters = state.withLock { state in
+            state.open = true
+            defer { state.waiters = [] }
+            return state.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+struct TestFailure: Error, Equatable {
+    var reason: String
+}
+
+/// A reactor whose actions describe their effect, to exercise every `Effect` shape.
+struct ScriptReactor: Reactor {
+    enum Action: Sendable {
+        case effect(@Sendable (ReactorRuntimeBox) -> Effect<Mutation>)
+        case set(Int)
+    }
+
+    enum Mutation: Codable, Sendable, Equatable { case append(Int) }
+    struct State: Codable, Sendable, Equatable { var values: [Int] = [] }
+
+    let initialState = State()
+    let box: ReactorRuntimeBox
+
+    func mutate(action: Action) -> Effect<Mutation> {
+        switch action {
+        case .effect(let make): make(box)
+        case .set(let value): .just(.append(value))
+        }
+    }
+
+    func reduce(state: State, mutation: Mutation) -> State {
+        var state = state
+        if case .append(let value) = mutation { state.values.append(value) }
+        return state
+    }
+}
+
+extension ScriptReactor.Action: Decodable {
+    init(from decoder: any Decoder) throws { self = .set(try Int(from: decoder)) }
+}
+
+/// Lets a `ScriptReactor`'s effects reach their own runtime (to read `currentState` or send).
+final class ReactorRuntimeBox: Sendable {
+    private let storage = Mutex<ReactorRuntime<ScriptReactor>?>(nil)
+    var runtime: ReactorRuntime<ScriptReactor> { storage.withLock { $0! } }
+    func set(_ runtime: ReactorRuntime<ScriptReactor>) { storage.withLock { $0 = runtime } }
+
+    static func make() -> ReactorRuntime<ScriptReactor> {
+        let box = ReactorRuntimeBox()
+        let runtime = ReactorRuntime(ScriptReactor(box: box))
+        box.set(runtime)
+        return runtime
+    }
+}

@@ -1,0 +1,96 @@
+import Reactors
+import Synchronization
+import Testing
+
+@Suite struct FlowTests {
+    /// Follows a shared "current user" the way ReactorKit's README merges a global state.
+    struct ProfileReactor: Reactor {
+        enum Action: Codable, Sendable { case rename(String), ignored }
+        enum Mutation: Codable, Sendable { case setName(String), setUser(String) }
+        struct State: Codable, Sendable, Equatable {
+            var name = ""
+            var user = ""
+        }
+
+        let initialState = State()
+        let currentUser: SharedValue<String>
+
+        func mutate(action: Action) -> Effect<Mutation> {
+            switch action {
+            case .rename(let name): .just(.setName(name))
+            case .ignored: .just(.setName("must not happen"))
+            }
+        }
+
+        func reduce(state: State, mutation: Mutation) -> State {
+            var state = state
+            switch mutation {
+            case .setName(let name): state.name = name
+            case .setUser(let user): state.user = user
+            }
+            return state
+        }
+
+        func transform(action: Flow<Action>) -> Flow<Action> {
+            action.filter { if case .ignored = $0 { false } else { true } }
+        }
+
+        func transform(mutation: Flow<Mutation>) -> Flow<Mutation> {
+            mutation
+                .map { if case .setName(let name) = $0 { .setName(name.uppercased()) } else { $0 } }
+                .merge(with: currentUser.values.map { Mutation.setUser($0) })
+        }
+    }
+
+    @Test func sharedValueReachesEveryReactorMergingIt() async throws {
+        let currentUser = SharedValue("ada")
+        let runtimes = (0..<3).map { _ in ReactorRuntime(ProfileReactor(currentUser: currentUser)) }
+        let recorders = runtimes.map { _ in Recorder<ProfileReactor.State>() }
+        let tokens = zip(runtimes, recorders).map { runtime, recorder in runtime.observe(recorder.record) }
+        for recorder in recorders { await recorder.waitFor(2) }
+        for runtime in runtimes { #expect(runtime.currentState.user == "ada") }
+        currentUser.value = "grace"
+        for recorder in recorders { await recorder.waitFor(3) }
+        for runtime in runtimes { #expect(runtime.currentState.user == "grace") }
+        for runtime in runtimes { runtime.stop() }
+        _ = tokens
+    }
+
+    @Test func actionAndMutationTransformsApplyToOwnElements() throws {
+        let runtime = ReactorRuntime(ProfileReactor(currentUser: SharedValue("")))
+        try runtime.send(.ignored)
+        try runtime.send(.rename("bob"))
+        #expect(runtime.currentState.name == "BOB")
+        runtime.stop()
+    }
+
+    /// Merges a source that fails after one element.
+    struct FailingSourceReactor: Reactor {
+        enum Action: Codable, Sendable { case increase }
+        struct State: Codable, Sendable { var value = 0 }
+        let initialState = State()
+        let source: AsyncThrowingStream<Action, any Error>
+
+        func reduce(state: State, mutation: Action) -> State { State(value: state.value + 1) }
+
+        func transform(mutation: Flow<Action>) -> Flow<Action> { mutation.merge(with: source) }
+    }
+
+    @Test func aFailingMergedSourceNeverEndsTheReactor() async throws {
+        let (source, continuation) = AsyncThrowingStream<FailingSourceReactor.Action, any Error>.makeStream()
+        let runtime = ReactorRuntime(FailingSourceReactor(source: source))
+        let failed = Gate()
+        runtime.setErrorHandler { _ in failed.open() }
+        let recorder = Recorder<FailingSourceReactor.State>()
+        let token = runtime.observe(recorder.record)
+        continuation.yield(.increase)
+        continuation.finish(throwing: TestFailure(reason: "source down"))
+        await failed.wait()
+        await recorder.waitFor(2)
+        try runtime.send(.increase)
+        #expect(runtime.currentState.value == 2)
+        #expect(!runtime.isStopped)
+        token.cancel()
+        runtime.stop()
+    }
+}
