@@ -55,13 +55,14 @@ struct RequestParser: Sendable {
     }
 
     /// Parses as much of `buffer` as possible; `consumed` bytes must be dropped by the caller.
+    /// `.needMore` means every usable byte was consumed (an incomplete head is kept by the caller).
     mutating func parse(_ buffer: UnsafeBufferPointer<UInt8>) -> (consumed: Int, step: Step) {
         switch phase {
         case .head(let scan):
             return parseHead(buffer, scan)
         case .fixedBody(let remaining):
-            expectsContinue = false
             let take = min(remaining, buffer.count)
+            if take > 0 { expectsContinue = false }
             pending!.body.append(contentsOf: UnsafeBufferPointer(rebasing: buffer[0..<take]))
             if take == remaining {
                 return (take, finish())
@@ -121,17 +122,21 @@ struct RequestParser: Sendable {
             scan.scanned = newline + 1
             var lineEnd = newline
             if lineEnd > scan.lineStart && head[lineEnd - 1] == .cr { lineEnd -= 1 }
+            if scan.scanned > limits.maxHeaderBytes {
+                return (skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes"))
+            }
             if scan.requestLineEnd == nil {
                 if lineEnd - scan.lineStart > limits.maxRequestLineBytes {
                     return (skipped, reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes"))
                 }
                 scan.requestLineEnd = lineEnd
             } else if lineEnd == scan.lineStart {
-                if scan.scanned > limits.maxHeaderBytes {
-                    return (skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes"))
-                }
                 let step = parseCompleteHead(UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!)
-                return (skipped + scan.scanned, step)
+                let consumed = skipped + scan.scanned
+                guard case .needMore = step, consumed < buffer.count else { return (consumed, step) }
+                // The head announced a body: read what of it is already here.
+                let (bodyConsumed, bodyStep) = parse(UnsafeBufferPointer(rebasing: buffer[consumed...]))
+                return (consumed + bodyConsumed, bodyStep)
             } else {
                 scan.fieldLines += 1
                 if scan.fieldLines > limits.maxHeaderCount {

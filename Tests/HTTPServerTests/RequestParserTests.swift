@@ -1,0 +1,224 @@
+@testable import HTTPServer
+import Testing
+
+/// Feeds `input` in pieces cut at `cuts`, keeping unconsumed bytes as a connection does, and
+/// describes every outcome; stops at the first rejection.
+func parseOutcomes(_ input: [UInt8], cuts: [Int], limits: HTTPParserLimits = RequestParserTests.limits) -> [String] {
+    var parser = RequestParser(limits: limits)
+    var kept: [UInt8] = []
+    var outcomes: [String] = []
+    var start = 0
+    for end in cuts + [input.count] where end >= start {
+        kept.append(contentsOf: input[start..<end])
+        start = end
+        parsing: while true {
+            let (consumed, step) = kept.withUnsafeBufferPointer { parser.parse($0) }
+            kept.removeFirst(consumed)
+            switch step {
+            case .needMore:
+                break parsing
+            case .request(let request):
+                outcomes.append(describe(request))
+            case .rejected(let rejection):
+                outcomes.append("rejected \(rejection.status.code) \(rejection.kind)")
+                return outcomes
+            }
+        }
+    }
+    if parser.isMidRequest || !kept.isEmpty { outcomes.append("incomplete") }
+    return outcomes
+}
+
+func describe(_ request: HTTPRequest) -> String {
+    let headers = request.headers.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
+    return "\(request.method.rawValue) \(request.target) \(request.version) keepAlive=\(request.keepAlive) [\(headers)] body=\(String(decoding: request.body, as: UTF8.self))"
+}
+
+struct ParserCase: CustomTestStringConvertible, Sendable {
+    var name: String
+    var input: [UInt8]
+    var expected: [String]
+    var testDescription: String { name }
+
+    init(_ name: String, _ input: String, _ expected: [String]) {
+        self.name = name
+        self.input = Array(input.utf8)
+        self.expected = expected
+    }
+
+    init(_ name: String, bytes: [UInt8], _ expected: [String]) {
+        self.name = name
+        self.input = bytes
+        self.expected = expected
+    }
+}
+
+let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
+
+@Suite struct RequestParserTests {
+    static let limits: HTTPParserLimits = {
+        var limits = HTTPParserLimits()
+        limits.maxRequestLineBytes = 64
+        limits.maxHeaderBytes = 300
+        limits.maxHeaderCount = 6
+        limits.maxBodyBytes = 32
+        return limits
+    }()
+
+    static let cases: [ParserCase] = [
+        // Valid requests.
+        ParserCase("simple GET", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", [get]),
+        ParserCase("bare LF line endings", "GET / HTTP/1.1\nHost: a\n\n", [get]),
+        ParserCase("empty lines before the request line", "\r\n\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", [get]),
+        ParserCase("optional whitespace around values", "GET / HTTP/1.1\r\nHost: \t a \t\r\n\r\n", [get]),
+        ParserCase("empty value", "GET / HTTP/1.1\r\nHost: a\r\nX-Empty:\r\n\r\n", ["GET / HTTP/1.1 keepAlive=true [Host=a,X-Empty=] body="]),
+        ParserCase("obs-text in a value", bytes: Array("GET / HTTP/1.1\r\nHost: a\r\nX: ".utf8) + [0xC3, 0xA9] + Array("\r\n\r\n".utf8),
+                   ["GET / HTTP/1.1 keepAlive=true [Host=a,X=é] body="]),
+        ParserCase("content-length body", "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+                   ["POST /a HTTP/1.1 keepAlive=true [Host=a,Content-Length=5] body=hello"]),
+        ParserCase("identical duplicate content-length", "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi",
+                   ["POST /a HTTP/1.1 keepAlive=true [Host=a,Content-Length=2,Content-Length=2] body=hi"]),
+        ParserCase("content-length list of equal values", "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 2, 2\r\n\r\nhi",
+                   ["POST /a HTTP/1.1 keepAlive=true [Host=a,Content-Length=2, 2] body=hi"]),
+        ParserCase("content-length zero", "POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+                   ["POST /a HTTP/1.1 keepAlive=true [Host=a,Content-Length=0] body="]),
+        ParserCase("chunked with extensions and trailers",
+                   "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA ; x\r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n",
+                   ["POST /c HTTP/1.1 keepAlive=true [Host=a,Transfer-Encoding=chunked] body=hello, world!!!"]),
+        ParserCase("chunked, upper-case hex and LF-only lines",
+                   "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\nB\nhello world\n0\n\n",
+                   ["POST /c HTTP/1.1 keepAlive=true [Host=a,Transfer-Encoding=Chunked] body=hello world"]),
+        ParserCase("pipelined requests", "GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nxGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+                   [get, "POST /p HTTP/1.1 keepAlive=true [Host=a,Content-Length=1] body=x", get]),
+        ParserCase("HTTP/1.0 closes by default", "GET / HTTP/1.0\r\n\r\n", ["GET / HTTP/1.0 keepAlive=false [] body="]),
+        ParserCase("HTTP/1.0 keep-alive on request", "GET / HTTP/1.0\r\nConnection: Keep-Alive\r\n\r\n",
+                   ["GET / HTTP/1.0 keepAlive=true [Connection=Keep-Alive] body="]),
+        ParserCase("Connection: close", "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n",
+                   ["GET / HTTP/1.1 keepAlive=false [Host=a,Connection=close] body="]),
+        ParserCase("absolute-form target", "GET http://a/x?y=1 HTTP/1.1\r\nHost: a\r\n\r\n",
+                   ["GET http://a/x?y=1 HTTP/1.1 keepAlive=true [Host=a] body="]),
+        ParserCase("asterisk-form for OPTIONS", "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n", ["OPTIONS * HTTP/1.1 keepAlive=true [Host=a] body="]),
+        ParserCase("HEAD", "HEAD /h HTTP/1.1\r\nHost: a\r\n\r\n", ["HEAD /h HTTP/1.1 keepAlive=true [Host=a] body="]),
+        ParserCase("later HTTP/1.x minor version", "GET / HTTP/1.2\r\nHost: a\r\n\r\n", ["GET / HTTP/1.2 keepAlive=true [Host=a] body="]),
+        ParserCase("incomplete head", "GET / HTTP/1.1\r\nHost: a\r\n", ["incomplete"]),
+        ParserCase("incomplete body", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhel", ["incomplete"]),
+        ParserCase("body exactly at the limit", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 32\r\n\r\n" + String(repeating: "b", count: 32),
+                   ["POST / HTTP/1.1 keepAlive=true [Host=a,Content-Length=32] body=" + String(repeating: "b", count: 32)]),
+
+        // Framing that could smuggle a second request.
+        ParserCase("content-length with transfer-encoding", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                   ["rejected 400 conflictingFraming"]),
+        ParserCase("differing duplicate content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd",
+                   ["rejected 400 invalidContentLength"]),
+        ParserCase("differing content-length list", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3, 4\r\n\r\nabcd", ["rejected 400 invalidContentLength"]),
+        ParserCase("non-numeric content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: abc\r\n\r\n", ["rejected 400 invalidContentLength"]),
+        ParserCase("negative content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", ["rejected 400 invalidContentLength"]),
+        ParserCase("signed content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +1\r\n\r\nx", ["rejected 400 invalidContentLength"]),
+        ParserCase("overflowing content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+                   ["rejected 400 invalidContentLength"]),
+        ParserCase("empty content-length", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", ["rejected 400 invalidContentLength"]),
+        ParserCase("transfer coding other than chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n",
+                   ["rejected 400 invalidTransferEncoding"]),
+        ParserCase("chunked not final", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", ["rejected 400 invalidTransferEncoding"]),
+        ParserCase("chunked twice", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+                   ["rejected 400 invalidTransferEncoding"]),
+        ParserCase("unsupported coding before chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+                   ["rejected 501 unsupportedTransferCoding"]),
+        ParserCase("transfer-encoding in HTTP/1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", ["rejected 400 invalidTransferEncoding"]),
+        ParserCase("non-hex chunk size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", ["rejected 400 invalidChunk"]),
+        ParserCase("negative chunk size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n", ["rejected 400 invalidChunk"]),
+        ParserCase("overflowing chunk size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffff\r\n", ["rejected 400 invalidChunk"]),
+        ParserCase("chunk data longer than its size", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n0\r\n\r\n", ["rejected 400 invalidChunk"]),
+        ParserCase("bare CR in a chunk size line", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n2\rab\r\n0\r\n\r\n", ["rejected 400 invalidChunk"]),
+        ParserCase("chunked body over the limit", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n10\r\n0123456789abcdef\r\n11\r\n", ["rejected 413 bodyTooLarge"]),
+
+        // Malformed heads.
+        ParserCase("whitespace before the colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", ["rejected 400 malformedHeader"]),
+        ParserCase("obs-fold", "GET / HTTP/1.1\r\nHost: a\r\nX: b\r\n  c\r\n\r\n", ["rejected 400 obsoleteLineFolding"]),
+        ParserCase("NUL in a value", bytes: Array("GET / HTTP/1.1\r\nHost: a\u{0}b\r\n\r\n".utf8), ["rejected 400 invalidCharacter"]),
+        ParserCase("bare CR in a value", "GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("control byte in a value", "GET / HTTP/1.1\r\nHost: a\u{1}\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("DEL in a value", "GET / HTTP/1.1\r\nHost: a\u{7F}\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("control byte in a name", "GET / HTTP/1.1\r\nHo\u{1}st: a\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("NUL in the target", bytes: Array("GET /a\u{0}b HTTP/1.1\r\nHost: a\r\n\r\n".utf8), ["rejected 400 invalidCharacter"]),
+        ParserCase("bare CR in the request line", "GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("bare CR before the request line", "\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 invalidCharacter"]),
+        ParserCase("no colon", "GET / HTTP/1.1\r\nHost a\r\n\r\n", ["rejected 400 malformedHeader"]),
+        ParserCase("empty field name", "GET / HTTP/1.1\r\n: a\r\nHost: a\r\n\r\n", ["rejected 400 malformedHeader"]),
+        ParserCase("separator in a field name", "GET / HTTP/1.1\r\nHo(st: a\r\n\r\n", ["rejected 400 malformedHeader"]),
+        ParserCase("HTTP/1.1 without Host", "GET / HTTP/1.1\r\nX: a\r\n\r\n", ["rejected 400 missingHost"]),
+        ParserCase("two Host fields", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", ["rejected 400 malformedHeader"]),
+        ParserCase("unknown method", "BREW / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 501 unknownMethod"]),
+        ParserCase("lower-case method", "get / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 501 unknownMethod"]),
+        ParserCase("CONNECT", "CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 501 unknownMethod"]),
+        ParserCase("method that is not a token", "G(T / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("HTTP/2.0", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", ["rejected 505 unsupportedVersion"]),
+        ParserCase("HTTP/0.9-style version", "GET / HTTP/0.9\r\nHost: a\r\n\r\n", ["rejected 505 unsupportedVersion"]),
+        ParserCase("malformed version", "GET / HTTX/1.1\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("missing version", "GET /\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("double space", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("target without a slash", "GET foo HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("asterisk target for GET", "GET * HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 malformedRequestLine"]),
+        ParserCase("non-ASCII in the target", bytes: Array("GET /é HTTP/1.1\r\nHost: a\r\n\r\n".utf8), ["rejected 400 malformedRequestLine"]),
+
+        // Limits (64-byte request line, 300-byte head, 6 fields, 32-byte body in this table).
+        ParserCase("request line too long", "GET /" + String(repeating: "a", count: 64) + " HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 414 requestLineTooLong"]),
+        ParserCase("request line too long, never ended", "GET /" + String(repeating: "a", count: 100), ["rejected 414 requestLineTooLong"]),
+        ParserCase("header block too large", "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 300) + "\r\n\r\n", ["rejected 431 headerTooLarge"]),
+        ParserCase("too many fields", "GET / HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X: 1\r\n", count: 6) + "\r\n", ["rejected 431 tooManyHeaders"]),
+        ParserCase("declared body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 33\r\n\r\n", ["rejected 413 bodyTooLarge"]),
+        ParserCase("request after a good one is rejected alone", "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/9.9\r\n\r\n", [get, "rejected 505 unsupportedVersion"]),
+    ]
+
+    @Test(arguments: cases)
+    func wholeInput(_ testCase: ParserCase) {
+        #expect(parseOutcomes(testCase.input, cuts: []) == testCase.expected)
+    }
+
+    @Test(arguments: cases)
+    func byteByByte(_ testCase: ParserCase) {
+        #expect(parseOutcomes(testCase.input, cuts: Array(0..<testCase.input.count)) == testCase.expected)
+    }
+
+    @Test(arguments: cases)
+    func splitAtEveryOffset(_ testCase: ParserCase) {
+        for cut in 0...testCase.input.count {
+            #expect(parseOutcomes(testCase.input, cuts: [cut]) == testCase.expected, "split at \(cut)")
+        }
+    }
+
+    @Test func expectContinueIsReportedUntilTheBodyStarts() {
+        var parser = RequestParser()
+        let head = Array("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8)
+        let (consumed, step) = head.withUnsafeBufferPointer { parser.parse($0) }
+        #expect(consumed == head.count)
+        guard case .needMore = step else { Issue.record("expected needMore, got \(step)"); return }
+        #expect(parser.expectsContinue)
+        let body = Array("ok".utf8)
+        let (_, done) = body.withUnsafeBufferPointer { parser.parse($0) }
+        guard case .request(let request) = done else { Issue.record("expected a request, got \(done)"); return }
+        #expect(request.body == body)
+        #expect(!parser.expectsContinue)
+    }
+
+    @Test func incompleteHeadIsNotConsumedAndScanningResumes() {
+        var parser = RequestParser()
+        let part = Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8)
+        let (consumed, _) = part.withUnsafeBufferPointer { parser.parse($0) }
+        #expect(consumed == 0)
+        #expect(parser.isMidRequest)
+        let whole = part + Array("\r\n".utf8)
+        let (all, step) = whole.withUnsafeBufferPointer { parser.parse($0) }
+        #expect(all == whole.count)
+        guard case .request = step else { Issue.record("expected a request"); return }
+        #expect(!parser.isMidRequest)
+    }
+
+    @Test func defaultLimitsMatchTheDocumentedValues() {
+        let limits = HTTPParserLimits()
+        #expect(limits.maxRequestLineBytes == 8192)
+        #expect(limits.maxHeaderBytes == 32768)
+        #expect(limits.maxHeaderCount == 100)
+        #expect(limits.maxBodyBytes == 1_048_576)
+    }
+}
