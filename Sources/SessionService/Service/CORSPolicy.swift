@@ -1,0 +1,12 @@
+/// Which browser origins may call the API (`cors.allowedOrigins`).
+struct CORSPolicy: Sendable {
+    let origins: Set<String>
+    let allowsAny: Bool
+
+    init(allowedOrigins: [String]) {
+        origins = Set(allowedOrigins)
+        allowsAny = origins.contains("*")
+    }
+
+    func allows(_ origin: String) -> Bool { allowsAny || origins.contains(origin) }
+}

@@ -1,0 +1,50 @@
+import Reactors
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Wraps a reactor to time each `reduce` call into the reduce-latency histogram; everything else is
+/// passed through unchanged.
+@usableFromInline
+struct InstrumentedReactor<Base: Reactor>: Reactor {
+    @usableFromInline typealias Action = Base.Action
+    @usableFromInline typealias Mutation = Base.Mutation
+    @usableFromInline typealias State = Base.State
+
+    @usableFromInline let base: Base
+    @usableFromInline let histogram: Histogram
+
+    @inlinable
+    init(_ base: Base, histogram: Histogram) {
+        self.base = base
+        self.histogram = histogram
+    }
+
+    @inlinable var initialState: State { base.initialState }
+
+    @inlinable func mutate(action: Action) -> Effect<Mutation> { base.mutate(action: action) }
+
+    @inlinable func mutate(action: Action, state: State) -> Effect<Mutation> { base.mutate(action: action, state: state) }
+
+    @inlinable
+    func reduce(state: State, mutation: Mutation) -> State {
+        let start = Self.nanoseconds()
+        let next = base.reduce(state: state, mutation: mutation)
+        histogram.observe(nanoseconds: Self.nanoseconds() &- start)
+        return next
+    }
+
+    @inlinable func transform(action: Flow<Action>) -> Flow<Action> { base.transform(action: action) }
+
+    @inlinable func transform(mutation: Flow<Mutation>) -> Flow<Mutation> { base.transform(mutation: mutation) }
+
+    @inlinable func transform(state: State) -> State { base.transform(state: state) }
+
+    @inlinable
+    static func nanoseconds() -> UInt64 {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return UInt64(spec.tv_sec) &* 1_000_000_000 &+ UInt64(spec.tv_nsec)
+    }
+}
