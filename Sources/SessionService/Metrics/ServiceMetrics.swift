@@ -1,5 +1,3 @@
-import Synchronization
-
 /// The service's metrics, served at `GET /metrics` in the Prometheus text format.
 public final class ServiceMetrics: Sendable {
     public let actionsAccepted = Counter()
@@ -10,31 +8,26 @@ public final class ServiceMetrics: Sendable {
     public let subscribers = Gauge()
     /// Time one `reduce` call takes, measured around the reactor's own function.
     public let reduceLatency = Histogram()
-    private let requests = Mutex<[RequestKey: Int]>([:])
-
-    struct RequestKey: Hashable {
-        var route: String
-        var status: Int
-    }
+    private let requests = RequestCounters()
 
     public init() {}
 
     /// Counts one answered request.
-    public func countRequest(route: String, status: Int) {
-        requests.withLock { $0[RequestKey(route: route, status: status), default: 0] += 1 }
+    public func countRequest(route: Route?, status: Int) {
+        requests.count(route: route, status: status)
     }
 
-    /// How many requests were answered with this route label and status.
-    public func requestCount(route: String, status: Int) -> Int {
-        requests.withLock { $0[RequestKey(route: route, status: status)] ?? 0 }
+    /// How many requests were answered with this route (nil: unmatched) and status.
+    public func requestCount(route: Route?, status: Int) -> Int {
+        requests.value(route: route, status: status)
     }
 
     /// The exposition text.
     public func render() -> String {
         var text = PrometheusText()
         text.family("reactor_http_requests_total", type: "counter", help: "HTTP requests answered, by route and status.")
-        for (key, count) in requests.withLock({ $0 }).sorted(by: { ($0.key.route, $0.key.status) < ($1.key.route, $1.key.status) }) {
-            text.sample("reactor_http_requests_total", labels: ["route": key.route, "status": String(key.status)], value: count)
+        for sample in requests.samples() {
+            text.sample("reactor_http_requests_total", labels: ["route": sample.route, "status": sample.status], value: sample.count)
         }
         text.family("reactor_sessions", type: "gauge", help: "Sessions currently hosted.")
         text.sample("reactor_sessions", value: sessions.value)

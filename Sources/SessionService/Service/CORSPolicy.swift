@@ -8,5 +8,8 @@ struct CORSPolicy: Sendable {
         allowsAny = origins.contains("*")
     }
 
+    /// Whether any origin is allowed at all (else requests skip the `Origin` lookup).
+    var isEnabled: Bool { !origins.isEmpty }
+
     func allows(_ origin: String) -> Bool { allowsAny || origins.contains(origin) }
 }

@@ -32,22 +32,23 @@ final class Exchange: Sendable {
     }
 
     func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
-        var pairs = extra
-        if let contentType { pairs.append(("Content-Type", contentType)) }
-        pairs.append(contentsOf: corsHeaders())
-        writer.respond(status: status, headers: HTTPHeaders(pairs: pairs), body: body)
+        var headers = HTTPHeaders()
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        if let contentType { headers.add(name: "Content-Type", value: contentType) }
+        for (name, value) in corsHeaders() { headers.add(name: name, value: value) }
+        writer.respond(status: status, headers: headers, body: body)
         finished(status)
     }
 
     /// CORS response headers when the request came from an allowed origin.
     func corsHeaders() -> [(String, String)] {
-        guard let origin = request.headers["Origin"], service.cors.allows(origin) else { return [] }
+        guard service.cors.isEnabled, let origin = request.headers["Origin"], service.cors.allows(origin) else { return [] }
         return [("Access-Control-Allow-Origin", service.cors.allowsAny ? "*" : origin), ("Vary", "Origin")]
     }
 
     /// Counts the answer and writes the access-log line.
     func finished(_ status: Int) {
-        service.metrics.countRequest(route: routeLabel, status: status)
+        service.metrics.countRequest(route: route, status: status)
         if service.accessLog {
             let micros = (service.context.clock.monotonicNanoseconds() &- started) / 1000
             service.logger.info("request", ["method": .string(method), "route": .string(routeLabel), "status": .int(status), "micros": .int(Int(micros))])

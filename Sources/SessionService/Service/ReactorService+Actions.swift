@@ -4,7 +4,7 @@ import Synchronization
 extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
     func postAction(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id), let definition = definitions[session.reactorName] else { return exchange.fail(.unknownSession(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }
         let wait: Bool
@@ -16,7 +16,7 @@ extension ReactorService {
         }
         guard wait else {
             do {
-                let seq = try session.send(actionBody: body, completion: nil)
+                let seq = try definition.sendAction(session, body, nil)
                 var out = JSONWriter(capacity: 24)
                 out.raw("{\"seq\":")
                 out.integer(seq)
@@ -29,7 +29,7 @@ extension ReactorService {
         }
         let waiter = ActionWaiter(exchange: exchange)
         do {
-            let seq = try session.send(actionBody: body) { result in waiter.complete(result) }
+            let seq = try definition.sendAction(session, body) { result in waiter.complete(result) }
             waiter.accepted(seq: seq)
         } catch {
             return waiter.reject(error)

@@ -89,9 +89,28 @@ extension ReactorService {
 extension Exchange {
     /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
     var hasJSONContentType: Bool {
-        guard let type = request.headers["Content-Type"] else { return false }
-        let media = type.split(separator: ";", maxSplits: 1).first.map { $0.trimmingSpaces.lowercased() } ?? ""
-        return media == "application/json" || (media.hasPrefix("application/") && media.hasSuffix("+json"))
+        guard var type = request.headers["Content-Type"] else { return false }
+        return type.withUTF8(Self.isJSONMediaType)
+    }
+
+    /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.
+    static func isJSONMediaType(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var start = 0
+        var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        func matches(_ text: StaticString, at offset: Int) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard offset >= start, offset + count <= end else { return false }
+            let pattern = text.utf8Start
+            for i in 0..<count {
+                let byte = bytes[offset + i]
+                if (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) != pattern[i] { return false }
+            }
+            return true
+        }
+        if end - start == 16, matches("application/json", at: start) { return true }
+        return matches("application/", at: start) && end - start > 17 && matches("+json", at: end - 5)
     }
 
     /// Checks the content type and returns the body, or answers 415 and returns nil.
@@ -118,14 +137,5 @@ extension Exchange {
             return nil
         }
         return object
-    }
-}
-
-extension Substring {
-    var trimmingSpaces: Substring {
-        var slice = self
-        while slice.first == " " || slice.first == "\t" { slice = slice.dropFirst() }
-        while slice.last == " " || slice.last == "\t" { slice = slice.dropLast() }
-        return slice
     }
 }

@@ -13,6 +13,8 @@ public final class ReactorService: HTTPResponder {
     let configuration: ServerConfiguration
     let authenticator: AdminAuthenticator
     let router = Router()
+    /// Reactor definitions by name, for the specialized per-type entry points.
+    let definitions: [String: ReactorDefinition]
     let cors: CORSPolicy
     let openAPIDocument: [UInt8]
     let reactorsDocument: [UInt8]
@@ -25,6 +27,7 @@ public final class ReactorService: HTTPResponder {
 
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger) {
         self.catalog = catalog
+        definitions = Dictionary(catalog.definitions.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit
@@ -56,7 +59,7 @@ public final class ReactorService: HTTPResponder {
         if exchange.method == "OPTIONS" {
             return preflight(exchange)
         }
-        switch router.match(method: exchange.method, segments: request.pathSegments) {
+        switch router.match(method: exchange.method, target: request.target) {
         case .notFound:
             exchange.fail(.notFound(request.path))
         case .methodNotAllowed(let allowed):
@@ -113,7 +116,7 @@ public final class ReactorService: HTTPResponder {
     // MARK: CORS
 
     func preflight(_ exchange: Exchange) {
-        let methods = router.methods(for: exchange.request.pathSegments)
+        let methods = router.methods(for: exchange.request.target)
         guard !methods.isEmpty else { return exchange.fail(.notFound(exchange.request.path)) }
         let allow = (methods + (methods.contains("GET") ? ["HEAD"] : []) + ["OPTIONS"]).joined(separator: ", ")
         guard let origin = exchange.request.headers["Origin"] else {

@@ -11,14 +11,23 @@ public struct ReactorDefinition: Sendable {
     /// The initial state as JSON.
     public let initialState: [UInt8]
     @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext) -> any HostedSession
+    /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
+    /// code specialized for the concrete reactor; going through the protocol would run the generic,
+    /// many times slower code.
+    @usableFromInline let sendAction: SendAction
 
     @usableFromInline
-    init(name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession) {
+    typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+
+    @usableFromInline
+    init(name: String, summary: String, exampleActions: [String], initialState: [UInt8],
+         makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession, sendAction: @escaping SendAction) {
         self.name = name
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
         self.makeSession = makeSession
+        self.sendAction = sendAction
     }
 }
 
@@ -45,7 +54,10 @@ public struct ReactorCatalog: Sendable {
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
-            makeSession: { id, context in Session(id: id, name: name, reactor: make(), context: context) })
+            makeSession: { id, context in Session(id: id, name: name, reactor: make(), context: context) },
+            sendAction: { session, body, completion throws(APIError) in
+                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion)
+            })
         add(definition)
     }
 
