@@ -17,13 +17,13 @@ public enum Route: String, Sendable, CaseIterable {
             self.pattern = pattern
             self.route = route
             segments = pattern.split(separator: "/").map { part in
-                part.hasPrefix("{") ? .parameter : .literal(String(part))
+                part.hasPrefix("{") ? .parameter : .literal(Array(part.utf8))
             }
         }
     }
 
     enum Segment: Sendable, Equatable {
-        case literal(String)
+        case literal([UInt8])
         case parameter
     }
 

@@ -65,7 +65,8 @@ public struct Router: Sendable {
             guard part < pattern.count else { return nil }
             switch pattern[part] {
             case .literal(let literal):
-                guard literal.utf8.elementsEqual(path[index..<end]) else { return nil }
+                guard literal.count == end - index else { return nil }
+                for offset in 0..<literal.count where literal[offset] != path[index + offset] { return nil }
             case .parameter:
                 id = index..<end
             }
