@@ -63,7 +63,8 @@ public final class TestClock: Clock, Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (due, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                    if deadline <= state.now { return (true, []) }
+                    // A task cancelled before registering would never be woken by `onCancel`.
+                    if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return (false, state.takeSatisfiedWaiters())
                 }
