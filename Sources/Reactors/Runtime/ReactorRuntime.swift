@@ -30,7 +30,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                                  lastSeq: checkpoint?.lastSeq ?? 0))
         let actionFlow = reactor.transform(action: Flow())
         let mutationFlow = reactor.transform(mutation: Flow())
-        let pulses = PulseScanner.scanner(for: shown)
+        let pulses = PulseScanner.scanner(for: R.State.self)
         if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
             pipeline = nil
         } else {
