@@ -94,3 +94,40 @@ import Testing
         runtime.stop()
     }
 }
+
+@Suite struct MergedActionTests {
+    /// Merges a stream of actions (e.g. ticks from elsewhere) into its own.
+    struct TickReactor: Reactor {
+        enum Action: Codable, Sendable, Equatable { case tick, local }
+        struct State: Codable, Sendable { var ticks = 0 }
+        let initialState = State()
+        let ticks: AsyncStream<Action>
+
+        func reduce(state: State, mutation: Action) -> State { State(ticks: state.ticks + 1) }
+
+        func transform(action: Flow<Action>) -> Flow<Action> { action.merge(with: ticks) }
+    }
+
+    final class SeqLog: ReactorMiddleware, Sendable {
+        typealias R = TickReactor
+        let log = EventLog()
+        func didAccept(action: TickReactor.Action, seq: UInt64, isStubbed: Bool) { log.append("\(seq) \(action)") }
+    }
+
+    @Test func mergedActionsTakeSeqsAndRunLikeSentOnes() async throws {
+        let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
+        let runtime = ReactorRuntime(TickReactor(ticks: ticks))
+        let seqs = SeqLog()
+        runtime.addMiddleware(seqs)
+        let recorder = Recorder<TickReactor.State>()
+        let token = runtime.observe(recorder.record)
+        continuation.yield(.tick)
+        continuation.yield(.tick)
+        await recorder.waitFor(3)
+        #expect(try runtime.send(.local) == 3)
+        #expect(seqs.log.all == ["1 tick", "2 tick", "3 local"])
+        #expect(runtime.currentState.ticks == 3)
+        token.cancel()
+        runtime.stop()
+    }
+}
