@@ -47,7 +47,7 @@ public struct CounterReactor: Reactor {
     /// A counter at 0.
     public init() {}
 
-    public func reduce(state: State, mutation: Action) -> State {
+    @inlinable public func reduce(state: State, mutation: Action) -> State {
         var state = state
         switch mutation {
         case .increase: state.value &+= 1

@@ -30,18 +30,19 @@ func format2(_ value: Double) -> String {
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
 }
 
-/// Sends `total` `.increase` actions from `senders` threads and returns the elapsed time.
+/// Sends `total` actions from `senders` threads and returns the time until the last one was reduced.
 func measureSends<R: Reactor>(_ runtime: ReactorRuntime<R>, _ action: R.Action, total: Int, senders: Int) -> Duration {
     let perSender = total / senders
+    // Each sender's last action completes only after everything queued before it (FIFO), so once all
+    // last actions completed, every action has been reduced, even by a drain handed off to a task.
+    let done = DispatchSemaphore(value: 0)
     let clock = ContinuousClock()
     let start = clock.now
-    if senders == 1 {
-        for _ in 0..<perSender { _ = try? runtime.send(action) }
-    } else {
-        DispatchQueue.concurrentPerform(iterations: senders) { _ in
-            for _ in 0..<perSender { _ = try? runtime.send(action) }
-        }
+    DispatchQueue.concurrentPerform(iterations: senders) { _ in
+        for _ in 1..<perSender { _ = try? runtime.send(action) }
+        _ = try? runtime.send(action) { _ in done.signal() }
     }
+    for _ in 0..<senders { done.wait() }
     return clock.now - start
 }
 

@@ -25,14 +25,21 @@ extension ReactorRuntime {
         }
     }
 
+    /// How many items one caller drains before handing the rest to a task, so that a sender (an event loop)
+    /// is never held hostage by a queue other threads keep filling.
+    @inlinable static var drainBudget: Int { 4_096 }
+
     /// Processes queued work in batches until the queue is empty, then gives up the drain.
     @inlinable
     func drain(_ drain: inout DrainState<R>) {
         var batch = ContiguousArray<WorkItem<R>>()
+        var processed = 0
         while true {
+            let overBudget = processed >= Self.drainBudget
             let hasWork = core.withLock { core -> Bool in
-                if core.queue.isEmpty {
-                    core.isDraining = false
+                if core.queue.isEmpty || overBudget {
+                    // Over budget with work left, the drain stays owned and passes to `handOff`.
+                    core.isDraining = !core.queue.isEmpty
                     if batch.capacity > core.spare.capacity { swap(&batch, &core.spare) }
                     return false
                 }
@@ -44,9 +51,28 @@ extension ReactorRuntime {
                 drain.middlewares = core.extras?.middlewares ?? []
                 return true
             }
-            guard hasWork else { return }
+            guard hasWork else {
+                if overBudget { handOff(drain) }
+                return
+            }
+            processed += batch.count
             for item in batch { process(item, &drain) }
             batch.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// Continues a drain that is still owned (`isDraining`) in a new task, when the budget ran out but the
+    /// queue did not.
+    @inlinable
+    func handOff(_ drain: DrainState<R>) {
+        let isEmpty = core.withLock { core in
+            if core.queue.isEmpty { core.isDraining = false }
+            return core.queue.isEmpty
+        }
+        guard !isEmpty else { return }
+        Task {
+            var drain = drain
+            self.drain(&drain)
         }
     }
 
