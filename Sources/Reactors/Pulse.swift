@@ -48,10 +48,12 @@ public struct Pulse<Value: Codable & Sendable>: Sendable {
 }
 
 extension Pulse: Codable {
+    /// Decodes the bare value; the count starts at 0.
     public init(from decoder: any Decoder) throws {
         self.init(wrappedValue: try decoder.singleValueContainer().decode(Value.self))
     }
 
+    /// Encodes the value only, so clients see the plain property.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
