@@ -88,8 +88,8 @@ extension ReactorRuntime {
             guard let extras = core.extras else { return [] }
             extras.effects[ObjectIdentifier(token)] = nil
             guard extras.effects.isEmpty else { return [] }
-            defer { extras.effectWaiters = [] }
-            return extras.effectWaiters
+            defer { extras.effectWaiters = [:] }
+            return Array(extras.effectWaiters.values)
         }
         tracker?.release { [self] in
             core.withLock { core in

@@ -66,7 +66,8 @@ final class RuntimeExtras<R: Reactor> {
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
     var effects: [ObjectIdentifier: EffectToken] = [:]
-    var effectWaiters: [CheckedContinuation<Void, Never>] = []
+    var effectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiterID: UInt64 = 0
     var sourceTasks: [Task<Void, Never>] = []
 
     @usableFromInline init() {}
