@@ -41,6 +41,13 @@ import Testing
         let runtime = ReactorRuntime(CountingReactor())
         let recorder = Recorder<CountingReactor.State>()
         let token = runtime.observe(recorder.record)
+        // Observer calls for one runtime must never overlap, even when a drain is handed to a task.
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let guardToken = runtime.observe { _ in
+            if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+            inside.subtract(1, ordering: .acquiringAndReleasing)
+        }
         let seqs = await withTaskGroup(of: [UInt64].self) { group in
             for _ in 0..<8 {
                 group.addTask {
@@ -59,7 +66,9 @@ import Testing
         #expect(snapshots.count == 80_001)
         #expect(snapshots.indices.allSatisfy { snapshots[$0].version == UInt64($0) && snapshots[$0].state.value == $0 })
         #expect(seqs.sorted() == Array(1...80_000))
+        #expect(overlaps.load(ordering: .relaxed) == 0)
         token.cancel()
+        guardToken.cancel()
     }
 
     @Test func stopCancelsEffectsFinishesObserversAndRefusesActions() async throws {

@@ -36,12 +36,15 @@ extension ReactorRuntime {
         var processed = 0
         while true {
             let overBudget = processed >= Self.drainBudget
-            let hasWork = core.withLock { core -> Bool in
+            let next = core.withLock { core -> DrainStep in
                 if core.queue.isEmpty || overBudget {
-                    // Over budget with work left, the drain stays owned and passes to `handOff`.
-                    core.isDraining = !core.queue.isEmpty
                     if batch.capacity > core.spare.capacity { swap(&batch, &core.spare) }
-                    return false
+                    // Over budget with work left, this thread keeps owning the drain and passes it to a task.
+                    if core.queue.isEmpty {
+                        core.isDraining = false
+                        return .idle
+                    }
+                    return .handOff
                 }
                 if batch.capacity == 0 { swap(&batch, &core.spare) }
                 swap(&batch, &core.queue)
@@ -49,27 +52,25 @@ extension ReactorRuntime {
                 drain.isStubbed = core.isStubbed
                 drain.isStopped = drain.isStopped || core.isStopped
                 drain.middlewares = core.extras?.middlewares ?? []
-                return true
+                return .process
             }
-            guard hasWork else {
-                if overBudget { handOff(drain) }
+            switch next {
+            case .idle:
                 return
+            case .handOff:
+                handOff(drain)
+                return
+            case .process:
+                processed += batch.count
+                for item in batch { process(item, &drain) }
+                batch.removeAll(keepingCapacity: true)
             }
-            processed += batch.count
-            for item in batch { process(item, &drain) }
-            batch.removeAll(keepingCapacity: true)
         }
     }
 
-    /// Continues a drain that is still owned (`isDraining`) in a new task, when the budget ran out but the
-    /// queue did not.
+    /// Continues a drain this thread still owns in a new task, once the budget ran out but the queue did not.
     @inlinable
     func handOff(_ drain: DrainState<R>) {
-        let isEmpty = core.withLock { core in
-            if core.queue.isEmpty { core.isDraining = false }
-            return core.queue.isEmpty
-        }
-        guard !isEmpty else { return }
         Task {
             var drain = drain
             self.drain(&drain)

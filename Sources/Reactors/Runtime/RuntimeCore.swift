@@ -119,3 +119,14 @@ enum Admission<R: Reactor>: Sendable {
     /// The caller owns the drain now and must run it.
     case drain(DrainState<R>)
 }
+
+/// What the draining thread does next.
+@usableFromInline
+enum DrainStep: Sendable {
+    /// Process the batch just taken from the queue.
+    case process
+    /// The queue is empty; the drain was given up.
+    case idle
+    /// The budget ran out with work left; the drain is still owned and continues in a task.
+    case handOff
+}
