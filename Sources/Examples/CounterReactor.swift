@@ -6,12 +6,15 @@ import Reactors
 public struct CounterReactor: Reactor {
     /// What the counter can be asked to do.
     public enum Action: Codable, Sendable, Equatable {
+        /// Add one.
         case increase
+        /// Subtract one.
         case decrease
 
         /// Every case's wire name, in declaration order.
         public static let types = ["increase", "decrease"]
 
+        /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
         public init(from decoder: any Decoder) throws {
             let (type, container) = try decoder.actionContainer()
             switch type {
@@ -21,6 +24,7 @@ public struct CounterReactor: Reactor {
             }
         }
 
+        /// Encodes the same `{"type": …}` shape it decodes.
         public func encode(to encoder: any Encoder) throws {
             _ = try encoder.actionContainer(type: self == .increase ? "increase" : "decrease")
         }
@@ -42,12 +46,14 @@ public struct CounterReactor: Reactor {
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"increase"}"#, #"{"type":"decrease"}"#]
 
+    /// The state a new session starts with.
     public let initialState = State()
 
     /// A counter at 0.
     public init() {}
 
-    public func reduce(state: State, mutation: Action) -> State {
+    /// Folds one mutation into the state.
+    @inlinable public func reduce(state: State, mutation: Action) -> State {
         var state = state
         switch mutation {
         case .increase: state.value &+= 1

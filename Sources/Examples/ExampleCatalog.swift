@@ -2,8 +2,11 @@
 public enum ExampleCatalog {
     /// One hosted example: its name, a line describing it, and one JSON text per action case.
     public struct Entry: Sendable {
+        /// The name sessions use, e.g. `counter`.
         public var name: String
+        /// One line describing it.
         public var summary: String
+        /// One JSON action text per action case.
         public var exampleActions: [String]
     }
 

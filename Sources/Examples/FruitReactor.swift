@@ -7,10 +7,14 @@ import Reactors
 public struct FruitReactor: Reactor {
     /// A fruit button.
     public enum Action: String, Codable, Sendable, Equatable, CaseIterable {
+        /// Choose an apple.
         case apple
+        /// Choose a banana.
         case banana
+        /// Choose grapes.
         case grapes
 
+        /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
         public init(from decoder: any Decoder) throws {
             let (type, container) = try decoder.actionContainer()
             guard let action = Action(rawValue: type) else {
@@ -19,6 +23,7 @@ public struct FruitReactor: Reactor {
             self = action
         }
 
+        /// Encodes the same `{"type": …}` shape it decodes.
         public func encode(to encoder: any Encoder) throws {
             _ = try encoder.actionContainer(type: rawValue)
         }
@@ -35,7 +40,9 @@ public struct FruitReactor: Reactor {
 
     /// A change to the screen.
     public enum Mutation: Codable, Sendable, Equatable {
+        /// Show or hide the spinner.
         case setLoading(Bool)
+        /// Show this fruit's name.
         case setFruitName(String)
     }
 
@@ -63,6 +70,7 @@ public struct FruitReactor: Reactor {
     /// How long a choice takes.
     public static let loadingTime = Duration.milliseconds(500)
 
+    /// The state a new session starts with.
     public let initialState = State()
     private let clock: any Clock<Duration>
 
@@ -73,6 +81,7 @@ public struct FruitReactor: Reactor {
 
     // Unlike ReactorKit's sample, a new choice cancels the one in flight, so a slow earlier choice can
     // neither overwrite the later fruit nor hide the spinner early.
+    /// Turns an action into its effect.
     public func mutate(action: Action) -> Effect<Mutation> {
         Effect.concat([
             .just(.setLoading(true)),
@@ -81,6 +90,7 @@ public struct FruitReactor: Reactor {
         ]).cancellable(id: "choice", cancelInFlight: true)
     }
 
+    /// Folds one mutation into the state.
     public func reduce(state: State, mutation: Mutation) -> State {
         var state = state
         switch mutation {

@@ -11,12 +11,15 @@ public struct SearchReactor: Reactor {
 
     /// What the search screen can be asked to do.
     public enum Action: Codable, Sendable, Equatable {
+        /// Search for this text (nil or empty clears the results).
         case updateQuery(String?)
+        /// Append the next page of the current query, if there is one and nothing is loading.
         case loadNextPage
 
         /// Every case's wire name, in declaration order.
         public static let types = ["updateQuery", "loadNextPage"]
 
+        /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
         public init(from decoder: any Decoder) throws {
             let (type, container) = try decoder.actionContainer()
             switch type {
@@ -26,6 +29,7 @@ public struct SearchReactor: Reactor {
             }
         }
 
+        /// Encodes the same `{"type": …}` shape it decodes.
         public func encode(to encoder: any Encoder) throws {
             switch self {
             case .updateQuery(let query):
@@ -39,18 +43,25 @@ public struct SearchReactor: Reactor {
 
     /// A change to the screen; results carry their query so a stale one is ignored.
     public enum Mutation: Codable, Sendable, Equatable {
+        /// The query being searched.
         case setQuery(String?)
+        /// Show or hide the spinner.
         case setLoading(Bool)
+        /// The first page of `query`'s results.
         case setResults(query: String, items: [String], nextPage: Int?)
+        /// A further page of `query`'s results.
         case appendResults(query: String, items: [String], nextPage: Int?)
     }
 
     /// What the screen shows.
     public struct State: Codable, Sendable, Equatable {
+        /// The text searched for; nil before the first query.
         public var query: String?
+        /// The results so far, page after page.
         public var items: [String]
         /// The page `loadNextPage` fetches; nil when there is none.
         public var nextPage: Int?
+        /// True while a page is being fetched.
         public var isLoading: Bool
 
         /// A screen with the given query and results.
@@ -69,6 +80,7 @@ public struct SearchReactor: Reactor {
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"updateQuery","query":"swift"}"#, #"{"type":"loadNextPage"}"#]
 
+    /// The state a new session starts with.
     public let initialState = State()
     private let fetch: Fetch
 
@@ -77,6 +89,7 @@ public struct SearchReactor: Reactor {
         self.fetch = fetch
     }
 
+    /// Turns an action into its effect.
     public func mutate(action: Action, state: State) -> Effect<Mutation> {
         switch action {
         case .updateQuery(let query):
@@ -108,6 +121,7 @@ public struct SearchReactor: Reactor {
         }
     }
 
+    /// Folds one mutation into the state.
     public func reduce(state: State, mutation: Mutation) -> State {
         var state = state
         switch mutation {

@@ -8,14 +8,19 @@ import Reactors
 public struct TodoReactor: Reactor {
     /// What the list can be asked to do.
     public enum Action: Codable, Sendable, Equatable {
+        /// Add an item titled `title` (blank titles raise the alert).
         case add(title: String)
+        /// Mark the item done, or not done again.
         case toggle(id: Int)
+        /// Delete the item.
         case remove(id: Int)
+        /// Delete every done item.
         case clearCompleted
 
         /// Every case's wire name, in declaration order.
         public static let types = ["add", "toggle", "remove", "clearCompleted"]
 
+        /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
         public init(from decoder: any Decoder) throws {
             let (type, container) = try decoder.actionContainer()
             switch type {
@@ -27,6 +32,7 @@ public struct TodoReactor: Reactor {
             }
         }
 
+        /// Encodes the same `{"type": …}` shape it decodes.
         public func encode(to encoder: any Encoder) throws {
             switch self {
             case .add(let title):
@@ -46,8 +52,11 @@ public struct TodoReactor: Reactor {
 
     /// One entry of the list.
     public struct Item: Codable, Sendable, Equatable {
+        /// Unique within the list, never reused.
         public var id: Int
+        /// What to do.
         public var title: String
+        /// True once done.
         public var done: Bool
 
         /// An entry; new ones start not done.
@@ -60,7 +69,9 @@ public struct TodoReactor: Reactor {
 
     /// The list, the next id to hand out, and the last alert.
     public struct State: Codable, Sendable, Equatable {
+        /// The items in the order they were added.
         public var items: [Item]
+        /// The id the next added item gets.
         public var nextID: Int
         /// Why the last request was refused; sent to clients on every assignment, even of the same text.
         @Pulse public var alert: String?
@@ -83,11 +94,13 @@ public struct TodoReactor: Reactor {
         #"{"type":"clearCompleted"}"#,
     ]
 
+    /// The state a new session starts with.
     public let initialState = State()
 
     /// An empty list.
     public init() {}
 
+    /// Folds one mutation into the state.
     public func reduce(state: State, mutation: Action) -> State {
         var state = state
         switch mutation {

@@ -1,3 +1,4 @@
+@_spi(Reflection) import Swift
 import Synchronization
 
 /// A state property whose every assignment reaches observers, even of an equal value (ReactorKit's `@Pulse`):
@@ -47,10 +48,12 @@ public struct Pulse<Value: Codable & Sendable>: Sendable {
 }
 
 extension Pulse: Codable {
+    /// Decodes the bare value; the count starts at 0.
     public init(from decoder: any Decoder) throws {
         self.init(wrappedValue: try decoder.singleValueContainer().decode(Value.self))
     }
 
+    /// Encodes the value only, so clients see the plain property.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         try container.encode(value)
@@ -59,52 +62,75 @@ extension Pulse: Codable {
 
 extension Pulse: Equatable where Value: Equatable {}
 
-/// Lets the runtime read a pulse's count and value without knowing its `Value`.
-protocol AnyPulse {
-    var count: UInt64 { get }
-    var anyValue: any Encodable & Sendable { get }
+/// Lets the runtime read a pulse's count and value in place, without knowing its `Value`.
+protocol AnyPulse: SendableMetatype {
+    static func count(at pointer: UnsafeRawPointer) -> UInt64
+    static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable
 }
 
 extension Pulse: AnyPulse {
-    var anyValue: any Encodable & Sendable { value }
-}
-
-/// Finds the `@Pulse` properties of a state type once, and the ones a new state assigned.
-@usableFromInline
-struct PulseScanner: Sendable {
-    /// Property names (without the wrapper's underscore) in declaration order.
-    let names: [String]
-
-    private static let cache = Mutex<[ObjectIdentifier: [String]]>([:])
-
-    /// The scanner for `State`, or nil when it has no top-level `@Pulse` property (then pulses cost nothing).
-    static func scanner<State>(for state: State) -> PulseScanner? {
-        let key = ObjectIdentifier(State.self)
-        if let names = cache.withLock({ $0[key] }) {
-            return names.isEmpty ? nil : PulseScanner(names: names)
-        }
-        let names = pulses(in: state).map(\.name)
-        cache.withLock { $0[key] = names }
-        return names.isEmpty ? nil : PulseScanner(names: names)
+    static func count(at pointer: UnsafeRawPointer) -> UInt64 {
+        pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.count
     }
 
-    private static func pulses(in state: Any) -> [(name: String, pulse: any AnyPulse)] {
-        Mirror(reflecting: state).children.compactMap { child in
-            guard let pulse = child.value as? any AnyPulse, let label = child.label else { return nil }
-            let name = label.hasPrefix("_") ? String(label.dropFirst()) : label
-            return (name, pulse)
+    static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable {
+        pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.value
+    }
+}
+
+/// Finds the top-level `@Pulse` properties of a state type once (name, byte offset, type), then reads the
+/// counts of each new state in place: no `Mirror` per state, and nothing at all for states without pulses.
+@usableFromInline
+struct PulseScanner: Sendable {
+    struct Field: Sendable {
+        /// The property name without the wrapper's underscore.
+        var name: String
+        var offset: Int
+        var type: any AnyPulse.Type
+    }
+
+    let fields: [Field]
+
+    private static let cache = Mutex<[ObjectIdentifier: PulseScanner]>([:])
+
+    /// The scanner for `State`, or nil when it is not a struct with a top-level `@Pulse` property.
+    static func scanner<State>(for _: State.Type) -> PulseScanner? {
+        let key = ObjectIdentifier(State.self)
+        if let scanner = cache.withLock({ $0[key] }) {
+            return scanner.fields.isEmpty ? nil : scanner
         }
+        var fields: [Field] = []
+        // Offsets are only meaningful for a value laid out inline; a class state has none.
+        if !(State.self is AnyObject.Type) {
+            _ = _forEachField(of: State.self) { name, offset, type, _ in
+                if let pulse = type as? any AnyPulse.Type {
+                    let label = String(cString: name)
+                    fields.append(Field(name: label.hasPrefix("_") ? String(label.dropFirst()) : label,
+                                        offset: offset, type: pulse))
+                }
+                return true
+            }
+        }
+        let scanner = PulseScanner(fields: fields)
+        cache.withLock { $0[key] = scanner }
+        return fields.isEmpty ? nil : scanner
     }
 
     /// The pulses whose count differs between `old` and `new`.
     @usableFromInline
     func changes<State>(from old: State, to new: State) -> [PulseUpdate] {
-        let before = Self.pulses(in: old)
-        let after = Self.pulses(in: new)
-        var updates: [PulseUpdate] = []
-        for (index, entry) in after.enumerated() where index >= before.count || before[index].pulse.count != entry.pulse.count {
-            updates.append(PulseUpdate(name: entry.name, count: entry.pulse.count, value: entry.pulse.anyValue))
+        withUnsafeBytes(of: old) { before in
+            withUnsafeBytes(of: new) { after in
+                var updates: [PulseUpdate] = []
+                for field in fields {
+                    let count = field.type.count(at: after.baseAddress! + field.offset)
+                    if count != field.type.count(at: before.baseAddress! + field.offset) {
+                        updates.append(PulseUpdate(name: field.name, count: count,
+                                                   value: field.type.value(at: after.baseAddress! + field.offset)))
+                    }
+                }
+                return updates
+            }
         }
-        return updates
     }
 }

@@ -23,10 +23,12 @@ public struct ActionRejection: Error, Sendable, Equatable {
 }
 
 extension ActionRejection: CustomStringConvertible {
+    /// `code: message`, for logs.
     public var description: String { "\(code): \(message)" }
 }
 
 extension ReactorError: CustomStringConvertible {
+    /// A sentence saying what went wrong, for logs and API messages.
     public var description: String {
         switch self {
         case .stopped: "the reactor is stopped and takes no more actions"

@@ -19,9 +19,14 @@ public protocol ReactorMiddleware<R>: Sendable {
 }
 
 extension ReactorMiddleware {
+    /// Accepts every action.
     @inlinable public func intercept(action: R.Action, state: R.State) throws(ActionRejection) {}
+    /// Does nothing.
     @inlinable public func didAccept(action: R.Action, seq: UInt64, isStubbed: Bool) {}
+    /// Does nothing.
     @inlinable public func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {}
+    /// Does nothing.
     @inlinable public func didForce(state: R.State, version: UInt64) {}
+    /// Does nothing.
     @inlinable public func didFail(error: any Error) {}
 }

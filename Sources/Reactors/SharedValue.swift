@@ -36,8 +36,10 @@ public final class SharedValue<Value: Sendable>: Sendable {
         storage.withLock { storage in
             body(&storage.value)
             // Yielding under the lock keeps every subscriber's order equal to the order of updates.
-            for continuation in storage.subscribers.values {
-                continuation.yield(storage.value)
+            for (id, continuation) in storage.subscribers {
+                if case .terminated = continuation.yield(storage.value) {
+                    storage.subscribers[id] = nil
+                }
             }
         }
     }

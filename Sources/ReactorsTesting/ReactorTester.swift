@@ -116,15 +116,54 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         }
     }
 
-    /// Ends the test: fails if effects are still running or states went unasserted, then stops the runtime.
-    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
-        let running = runtime.inFlightEffectCount
-        if running > 0 {
-            Issue.record("\(running) effect(s) still running at the end of the test; await or cancel them",
+    /// Waits until no effect is running; fails (and returns false) if some still run after the timeout.
+    @discardableResult
+    public func waitForEffects(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
+        let finished = await firstOf(timeout: timeout) { [runtime] in await runtime.waitForEffects() }
+        if !finished {
+            Issue.record("\(runtime.inFlightEffectCount) effect(s) still running after \(timeout); await or cancel them",
                          sourceLocation: sourceLocation)
         }
-        expectNoUnassertedStates(sourceLocation: sourceLocation)
+        return finished
+    }
+
+    /// Ends the test: waits (bounded) for running effects, fails if some remain or states went unasserted,
+    /// then stops the runtime.
+    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
+        if await waitForEffects(sourceLocation: sourceLocation) {
+            expectNoUnassertedStates(sourceLocation: sourceLocation)
+        }
         runtime.stop()
         observation.withLock { $0 = nil }
+    }
+}
+
+/// Runs `body` in a task and returns true when it ends within `timeout`, false otherwise (leaving it running).
+func firstOf(timeout: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
+    let outcome = Outcome()
+    return await withCheckedContinuation { continuation in
+        outcome.set(continuation)
+        Task {
+            await body()
+            outcome.resume(true)
+        }
+        Task {
+            try? await Task.sleep(for: timeout)
+            outcome.resume(false)
+        }
+    }
+}
+
+/// A continuation resumed by whichever of two racing tasks gets there first.
+private final class Outcome: Sendable {
+    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
+
+    func set(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation.withLock { $0 = continuation } }
+
+    func resume(_ value: Bool) {
+        continuation.withLock { stored in
+            defer { stored = nil }
+            return stored
+        }?.resume(returning: value)
     }
 }

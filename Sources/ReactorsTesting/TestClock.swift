@@ -17,8 +17,11 @@ public final class TestClock: Clock, Sendable {
 
         /// A point `offset` after the clock's start.
         public init(offset: Duration = .zero) { self.offset = offset }
+        /// The instant `duration` later.
         public func advanced(by duration: Duration) -> Instant { Instant(offset: offset + duration) }
+        /// The time from this instant to `other`.
         public func duration(to other: Instant) -> Duration { other.offset - offset }
+        /// Earlier instants sort first.
         public static func < (lhs: Instant, rhs: Instant) -> Bool { lhs.offset < rhs.offset }
     }
 
@@ -63,7 +66,8 @@ public final class TestClock: Clock, Sendable {
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let (due, waiters) = state.withLock { state -> (Bool, [CheckedContinuation<Void, Never>]) in
-                    if deadline <= state.now { return (true, []) }
+                    // A task cancelled before registering would never be woken by `onCancel`.
+                    if deadline <= state.now || Task.isCancelled { return (true, []) }
                     state.sleepers.append(Sleeper(id: id, deadline: deadline, continuation: continuation))
                     return (false, state.takeSatisfiedWaiters())
                 }

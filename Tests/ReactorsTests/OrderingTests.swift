@@ -39,9 +39,14 @@ import Testing
 
     @Test func concurrentSendersReachExactCountWithGaplessVersions() async throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let versions = Mutex<[UInt64]>([])
-        let token = runtime.observe { event in
-            if case .state(let snapshot, _) = event { versions.withLock { $0.append(snapshot.version) } }
+        let recorder = Recorder<CountingReactor.State>()
+        let token = runtime.observe(recorder.record)
+        // Observer calls for one runtime must never overlap, even when a drain is handed to a task.
+        let inside = Atomic<Int>(0)
+        let overlaps = Atomic<Int>(0)
+        let guardToken = runtime.observe { _ in
+            if inside.add(1, ordering: .acquiringAndReleasing).newValue != 1 { overlaps.add(1, ordering: .relaxed) }
+            inside.subtract(1, ordering: .acquiringAndReleasing)
         }
         let seqs = await withTaskGroup(of: [UInt64].self) { group in
             for _ in 0..<8 {
@@ -54,10 +59,16 @@ import Testing
             }
             return await group.reduce(into: []) { $0 += $1 }
         }
+        // A drain that ran over its budget may still be finishing in a task.
+        await recorder.waitFor(80_001)
         #expect(runtime.currentSnapshot == Snapshot(version: 80_000, state: .init(value: 80_000)))
-        #expect(versions.withLock { $0 } == Array(0...80_000))
+        let snapshots = recorder.snapshots
+        #expect(snapshots.count == 80_001)
+        #expect(snapshots.indices.allSatisfy { snapshots[$0].version == UInt64($0) && snapshots[$0].state.value == $0 })
         #expect(seqs.sorted() == Array(1...80_000))
+        #expect(overlaps.load(ordering: .relaxed) == 0)
         token.cancel()
+        guardToken.cancel()
     }
 
     @Test func stopCancelsEffectsFinishesObserversAndRefusesActions() async throws {

@@ -36,3 +36,71 @@ import Testing
         #expect(recorder.snapshots.count == 2)
     }
 }
+
+@Suite struct ObserverTests {
+    @Test func currentStateIsUpdatedBeforeAnyObserverSeesTheState() throws {
+        let runtime = ReactorRuntime(CountingReactor())
+        let mismatches = EventLog()
+        let token = runtime.observe { [weak runtime] event in
+            guard case .state(let snapshot, _) = event, let runtime else { return }
+            if runtime.currentSnapshot != snapshot { mismatches.append("v\(snapshot.version)") }
+        }
+        try runtime.send(.increaseTwice)
+        try runtime.send(.decrease)
+        #expect(mismatches.all.isEmpty)
+        token.cancel()
+    }
+
+    @Test func everyObserverSeesEveryStateInOrder() throws {
+        let runtime = ReactorRuntime(CountingReactor())
+        let recorders = (0..<3).map { _ in Recorder<CountingReactor.State>() }
+        let tokens = recorders.map { runtime.observe($0.record) }
+        try runtime.send(.increase)
+        try runtime.send(.increaseTwice)
+        for recorder in recorders { #expect(recorder.snapshots.map(\.version) == [0, 1, 2, 3]) }
+        tokens.forEach { $0.cancel() }
+    }
+
+    @Test func anObserverAddedDuringADispatchStartsFromTheNextLatestState() throws {
+        let runtime = ReactorRuntime(CountingReactor())
+        let late = Recorder<CountingReactor.State>()
+        let lateToken = LockedToken()
+        let token = runtime.observe { [weak runtime] event in
+            guard case .state(let snapshot, _) = event, snapshot.version == 1, let runtime else { return }
+            lateToken.set(runtime.observe(late.record))
+            // Not delivered yet: subscribing is queued behind this dispatch.
+            if !late.events.isEmpty { lateToken.note("delivered during another observer's call") }
+        }
+        try runtime.send(.increase)
+        try runtime.send(.increase)
+        #expect(late.snapshots.map(\.version) == [1, 2])
+        #expect(lateToken.notes.isEmpty)
+        token.cancel()
+    }
+
+    @Test func droppingTheTokenEndsTheObservation() throws {
+        let runtime = ReactorRuntime(CountingReactor())
+        let recorder = Recorder<CountingReactor.State>()
+        do {
+            _ = runtime.observe(recorder.record)
+        }
+        try runtime.send(.increase)
+        #expect(recorder.snapshots.map(\.version) == [0])
+    }
+
+    @Test func theReactorRunsWithoutObservers() async throws {
+        let runtime = ReactorRuntimeBox.make()
+        try runtime.send(.effect { _ in .run { emit in await emit(.append(1)) } })
+        await runtime.waitForEffects()
+        #expect(runtime.currentSnapshot == Snapshot(version: 1, state: .init(values: [1])))
+    }
+}
+
+/// Holds a token created inside an observer, and notes anything odd seen there.
+final class LockedToken: Sendable {
+    private let token = Mutex<ObservationToken?>(nil)
+    private let log = EventLog()
+    func set(_ token: ObservationToken) { self.token.withLock { $0 = token } }
+    func note(_ text: String) { log.append(text) }
+    var notes: [String] { log.all }
+}

@@ -180,3 +180,8 @@ final class ReactorRuntimeBox: Sendable {
         return runtime
     }
 }
+
+extension ReactorRuntimeBox {
+    /// A `ScriptReactor` whose box is never filled, for effects that do not need their runtime.
+    static func makeReactor() -> ScriptReactor { ScriptReactor(box: ReactorRuntimeBox()) }
+}

@@ -25,16 +25,26 @@ extension ReactorRuntime {
         }
     }
 
+    /// How many items one caller drains before handing the rest to a task, so that a sender (an event loop)
+    /// is never held hostage by a queue other threads keep filling.
+    @inlinable static var drainBudget: Int { 4_096 }
+
     /// Processes queued work in batches until the queue is empty, then gives up the drain.
     @inlinable
     func drain(_ drain: inout DrainState<R>) {
         var batch = ContiguousArray<WorkItem<R>>()
+        var processed = 0
         while true {
-            let hasWork = core.withLock { core -> Bool in
-                if core.queue.isEmpty {
-                    core.isDraining = false
+            let overBudget = processed >= Self.drainBudget
+            let next = core.withLock { core -> DrainStep in
+                if core.queue.isEmpty || overBudget {
                     if batch.capacity > core.spare.capacity { swap(&batch, &core.spare) }
-                    return false
+                    // Over budget with work left, this thread keeps owning the drain and passes it to a task.
+                    if core.queue.isEmpty {
+                        core.isDraining = false
+                        return .idle
+                    }
+                    return .handOff
                 }
                 if batch.capacity == 0 { swap(&batch, &core.spare) }
                 swap(&batch, &core.queue)
@@ -42,11 +52,28 @@ extension ReactorRuntime {
                 drain.isStubbed = core.isStubbed
                 drain.isStopped = drain.isStopped || core.isStopped
                 drain.middlewares = core.extras?.middlewares ?? []
-                return true
+                return .process
             }
-            guard hasWork else { return }
-            for item in batch { process(item, &drain) }
-            batch.removeAll(keepingCapacity: true)
+            switch next {
+            case .idle:
+                return
+            case .handOff:
+                handOff(drain)
+                return
+            case .process:
+                processed += batch.count
+                for item in batch { process(item, &drain) }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Continues a drain this thread still owns in a new task, once the budget ran out but the queue did not.
+    @inlinable
+    func handOff(_ drain: DrainState<R>) {
+        Task {
+            var drain = drain
+            self.drain(&drain)
         }
     }
 

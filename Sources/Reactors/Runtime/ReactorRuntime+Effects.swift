@@ -88,8 +88,8 @@ extension ReactorRuntime {
             guard let extras = core.extras else { return [] }
             extras.effects[ObjectIdentifier(token)] = nil
             guard extras.effects.isEmpty else { return [] }
-            defer { extras.effectWaiters = [] }
-            return extras.effectWaiters
+            defer { extras.effectWaiters = [:] }
+            return Array(extras.effectWaiters.values)
         }
         tracker?.release { [self] in
             core.withLock { core in
@@ -123,9 +123,7 @@ extension ReactorRuntime {
             tasks.append(Task {
                 do {
                     try await source { action in
-                        guard let runtime = weak.runtime else { return }
-                        _ = runtime.admit(.action(action, seq: runtime.nextSeq(), completion: nil, isTransformed: true),
-                                          refuseWhenStopped: true)
+                        weak.runtime?.admitMerged(action)
                     }
                 } catch {
                     weak.runtime?.reportUnlessCancelled(error, token: nil)
@@ -144,11 +142,23 @@ extension ReactorRuntime {
         core.withLock { $0.ensureExtras().sourceTasks = tasks }
     }
 
-    /// Takes the next seq for an action that does not come through `send` (a merged source of actions).
-    func nextSeq() -> UInt64 {
-        core.withLock { core in
+    /// Queues an action from a merged source (already transformed, not intercepted), numbering it in arrival order.
+    func admitMerged(_ action: R.Action) {
+        var seq: UInt64 = 0
+        let admission = core.withLock { core -> Admission<R> in
+            if core.isStopped { return .refused(.stopped) }
             core.lastSeq &+= 1
-            return core.lastSeq
+            seq = core.lastSeq
+            if core.isDraining {
+                core.queue.append(.action(action, seq: seq, completion: nil, isTransformed: true))
+                return .queued
+            }
+            core.isDraining = true
+            return .drain(core.drainState())
+        }
+        if case .drain(var drain) = admission {
+            process(.action(action, seq: seq, completion: nil, isTransformed: true), &drain)
+            self.drain(&drain)
         }
     }
 }

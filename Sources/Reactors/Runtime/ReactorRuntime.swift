@@ -30,7 +30,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                                  lastSeq: checkpoint?.lastSeq ?? 0))
         let actionFlow = reactor.transform(action: Flow())
         let mutationFlow = reactor.transform(mutation: Flow())
-        let pulses = PulseScanner.scanner(for: shown)
+        let pulses = PulseScanner.scanner(for: R.State.self)
         if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
             pipeline = nil
         } else {
@@ -177,15 +177,25 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     /// How many effect tasks are running.
     public var inFlightEffectCount: Int { core.withLock { $0.extras?.effects.count ?? 0 } }
 
-    /// Returns once no effect task is running (every mutation they emitted has been reduced).
+    /// Returns once no effect task is running (every mutation they emitted has been reduced), or when the
+    /// calling task is cancelled.
     public func waitForEffects() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let idle = core.withLock { core -> Bool in
-                guard let extras = core.extras, !extras.effects.isEmpty else { return true }
-                extras.effectWaiters.append(continuation)
-                return false
+        let id = core.withLock { core in
+            let extras = core.ensureExtras()
+            extras.nextWaiterID &+= 1
+            return extras.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let idle = core.withLock { core -> Bool in
+                    guard let extras = core.extras, !extras.effects.isEmpty, !Task.isCancelled else { return true }
+                    extras.effectWaiters[id] = continuation
+                    return false
+                }
+                if idle { continuation.resume() }
             }
-            if idle { continuation.resume() }
+        } onCancel: {
+            core.withLock { $0.extras?.effectWaiters.removeValue(forKey: id) }?.resume()
         }
     }
 

@@ -66,7 +66,8 @@ final class RuntimeExtras<R: Reactor> {
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
     var effects: [ObjectIdentifier: EffectToken] = [:]
-    var effectWaiters: [CheckedContinuation<Void, Never>] = []
+    var effectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiterID: UInt64 = 0
     var sourceTasks: [Task<Void, Never>] = []
 
     @usableFromInline init() {}
@@ -117,4 +118,15 @@ enum Admission<R: Reactor>: Sendable {
     case queued
     /// The caller owns the drain now and must run it.
     case drain(DrainState<R>)
+}
+
+/// What the draining thread does next.
+@usableFromInline
+enum DrainStep: Sendable {
+    /// Process the batch just taken from the queue.
+    case process
+    /// The queue is empty; the drain was given up.
+    case idle
+    /// The budget ran out with work left; the drain is still owned and continues in a task.
+    case handOff
 }
