@@ -263,6 +263,7 @@ final class Connection: @unchecked Sendable {
         queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: currentIsHead))
         requestStartedAt = loop.now
         if keepAlive {
+            idleSince = loop.now
             state = .reading
             if !isProcessing { resume() }
         } else {
@@ -277,7 +278,6 @@ final class Connection: @unchecked Sendable {
         isProcessing = true
         if !inbound.isEmpty { parseInbound() }
         isProcessing = false
-        if inbound.isEmpty && !parser.isMidRequest, case .reading = state { idleSince = loop.now }
         if case .reading = state, unreadInput { readRequests() }
     }
 
