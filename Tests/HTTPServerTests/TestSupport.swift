@@ -118,11 +118,20 @@ final class TestClient {
     }
 
     private func find(_ needle: [UInt8]) -> Int? {
-        guard buffered.count >= needle.count else { return nil }
-        for start in 0...(buffered.count - needle.count) where buffered[start..<(start + needle.count)].elementsEqual(needle) {
-            return start + needle.count
+        buffered.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress, haystack.count >= needle.count else { return nil }
+                let first = Int32(needle[0])
+                var start = 0
+                while start + needle.count <= haystack.count {
+                    guard let hit = memchr(base + start, first, haystack.count - needle.count - start + 1) else { return nil }
+                    let offset = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(base + offset, needle.baseAddress!, needle.count) == 0 { return offset + needle.count }
+                    start = offset + 1
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// Reads one response (Content-Length framed, or to end of stream without one).
