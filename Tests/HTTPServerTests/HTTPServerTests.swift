@@ -1,5 +1,12 @@
+import Dispatch
 import HTTPServer
+import Logs
+import Synchronization
 import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite struct HTTPServerTests {
     @Test func answersAGetOverARealSocket() async throws {
@@ -9,7 +16,317 @@ import Testing
             let response = try client.readResponse()
             #expect(response.status == 200)
             #expect(response.text == "GET /hello/w%20rld 0")
-            #expect(response.header("Date") != nil)
+            #expect(response.header("Date")?.hasSuffix(" GMT") == true)
         }
+    }
+
+    @Test func decodesPathSegmentsAndQuery() async throws {
+        let seen = Mutex<[String]>([])
+        let responder = ClosureResponder { request, writer in
+            seen.withLock { $0 = request.pathSegments + ["|"] + request.query.map { "\($0.0)=\($0.1)" } + [request.queryValue("b") ?? "-"] }
+            writer.respond(status: 204)
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /a%2Fb/c%20d//e?x=1&b=two+words&b=3&e=%C3%A9 HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try client.readResponse().status == 204)
+        }
+        #expect(seen.withLock { $0 } == ["a/b", "c d", "e", "|", "x=1", "b=two words", "b=3", "e=é", "two words"])
+    }
+
+    @Test func keepsOneConnectionAliveForAThousandRequests() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            for index in 0..<1000 {
+                try client.send("GET /n/\(index) HTTP/1.1\r\nHost: a\r\n\r\n")
+                let response = try client.readResponse()
+                #expect(response.text == "GET /n/\(index) 0")
+                #expect(response.header("Connection") == nil)
+            }
+        }
+    }
+
+    @Test func answersTenPipelinedRequestsInOrderEvenWhenAnsweredOutOfOrder() async throws {
+        let responder = ClosureResponder { request, writer in
+            let index = Int(request.pathSegments.last ?? "") ?? 0
+            // Odd requests are answered later from another thread; order on the wire must still hold.
+            if index % 2 == 1 {
+                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5 * (10 - index))) {
+                    writer.respond(status: 200, body: Array("r\(index)".utf8))
+                }
+            } else {
+                writer.respond(status: 200, body: Array("r\(index)".utf8))
+            }
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send((0..<10).map { "GET /p/\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
+            for index in 0..<10 {
+                #expect(try client.readResponse().text == "r\(index)")
+            }
+        }
+    }
+
+    @Test func sendsContinueBeforeReadingAHeldBackBody() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send("POST /upload HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
+            let interim = try client.readResponse()
+            #expect(interim.status == 100)
+            try client.send("hello")
+            let response = try client.readResponse()
+            #expect(response.status == 200)
+            #expect(response.text == "POST /upload 5")
+        }
+    }
+
+    @Test func readsAChunkedUpload() async throws {
+        let bodies = Mutex<[UInt8]>([])
+        let responder = ClosureResponder { request, writer in
+            bodies.withLock { $0 = request.body }
+            writer.respond(status: 200)
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nWiki\r\n")
+            try client.send("5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nTrailer: ignored\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+        }
+        #expect(String(decoding: bodies.withLock { $0 }, as: UTF8.self) == "Wikipedia in\r\n\r\nchunks.")
+    }
+
+    @Test func answersHeadWithoutABody() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send("HEAD /h HTTP/1.1\r\nHost: a\r\n\r\nGET /after HTTP/1.1\r\nHost: a\r\n\r\n")
+            let head = try client.read(until: "\r\n\r\n")
+            #expect(head.contains("Content-Length: 9\r\n"))
+            #expect(try client.readResponse().text == "GET /after 0")
+        }
+    }
+
+    @Test func closesHTTP10ByDefaultAndKeepsItAliveOnRequest() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /old HTTP/1.0\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("Connection") == "close")
+            #expect(try client.waitForClose())
+
+            let keep = try TestClient(address)
+            try keep.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try keep.readResponse().text == "GET /a 0")
+            try keep.send("GET /b HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
+            #expect(try keep.readResponse().text == "GET /b 0")
+        }
+    }
+
+    @Test func honoursConnectionClose() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.header("Connection") == "close")
+            #expect(try client.waitForClose())
+        }
+    }
+
+    static let rejections: [(String, Int)] = [
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: x1\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 999999999999999999999999\r\n\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nxyz\r\n", 400),
+        ("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\nfffffffffffffffffffff\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost : a\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: 1\r\n 2\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a\u{0}\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a\rb\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\nHost: a\u{1b}\r\n\r\n", 400),
+        ("GET / HTTP/1.1\r\n\r\n", 400),
+        ("BREW / HTTP/1.1\r\nHost: a\r\n\r\n", 501),
+        ("GET / HTTP/2.0\r\nHost: a\r\n\r\n", 505),
+        ("GET /" + String(repeating: "a", count: 9000) + " HTTP/1.1\r\nHost: a\r\n\r\n", 414),
+        ("GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 33000) + "\r\n\r\n", 431),
+        ("GET / HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X: 1\r\n", count: 101) + "\r\n", 431),
+        ("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n", 413),
+    ]
+
+    @Test(arguments: rejections)
+    func rejectsAndClosesThenStillServesNewConnections(_ request: String, _ status: Int) async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send(request)
+            let response = try client.readResponse()
+            #expect(response.status == status)
+            #expect(response.header("Connection") == "close")
+            #expect(try client.waitForClose())
+
+            let fresh = try TestClient(address)
+            try fresh.send("GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try fresh.readResponse().text == "GET /ok 0")
+        }
+    }
+
+    @Test func rendersRejectionsThroughTheResponder() async throws {
+        struct JSONRejections: HTTPResponder {
+            func respond(to request: HTTPRequest, writer: HTTPResponseWriter) { writer.respond(status: 200) }
+            func response(for rejection: HTTPRejection) -> HTTPResponse {
+                HTTPResponse(status: rejection.status, headers: ["Content-Type": "application/json"], body: Array("{\"error\":\"\(rejection.kind)\"}".utf8))
+            }
+        }
+        try await withServer(JSONRejections()) { _, address in
+            let client = try TestClient(address)
+            try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n")
+            let response = try client.readResponse()
+            #expect(response.status == 413)
+            #expect(response.text == "{\"error\":\"bodyTooLarge\"}")
+        }
+    }
+
+    @Test func refusesAnOversizedBodyWithoutReadingIt() async throws {
+        try await withServer(configure: { $0.limits.maxBodyBytes = 1000 }) { _, address in
+            let client = try TestClient(address)
+            // Head only: the 413 must come before any of the body is sent.
+            try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n")
+            #expect(try client.readResponse().status == 413)
+            let chunked = try TestClient(address)
+            try chunked.send("POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n")
+            #expect(try chunked.readResponse().status == 413)
+        }
+    }
+
+    @Test func cutsOffASlowlorisHead() async throws {
+        let clock = ManualClock()
+        try await withServer(clock: clock) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET / HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+            let received = try client.advance(clock, by: .seconds(11))
+            #expect(received.hasPrefix("HTTP/1.1 408 "))
+        }
+    }
+
+    @Test func closesIdleKeepAliveConnections() async throws {
+        let clock = ManualClock()
+        try await withServer(clock: clock) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            // Past the head timeout but within the idle timeout, the connection still serves.
+            clock.advance(by: .seconds(11))
+            try client.send("GET /again HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try client.readResponse().status == 200)
+            let received = try client.advance(clock, by: .seconds(61))
+            #expect(received.isEmpty)
+        }
+    }
+
+    @Test func closesABodyThatStopsArriving() async throws {
+        let clock = ManualClock()
+        try await withServer(clock: clock) { _, address in
+            let client = try TestClient(address)
+            try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
+            let received = try client.advance(clock, by: .seconds(31))
+            #expect(received.hasPrefix("HTTP/1.1 408 "))
+        }
+    }
+
+    @Test func cutsOffAPeerThatStopsReading() async throws {
+        let clock = ManualClock()
+        let records = Recorder<LogRecord>()
+        let answered = Recorder<Int>()
+        let big = [UInt8](repeating: 0x61, count: 32 * 1024 * 1024)
+        let responder = ClosureResponder { _, writer in
+            writer.respond(status: 200, body: big)
+            answered.record(1)
+        }
+        var configuration = HTTPServer.Configuration()
+        configuration.port = 0
+        configuration.loopCount = 1
+        let server = HTTPServer(
+            configuration: configuration, responder: responder, clock: clock,
+            logger: Logger(label: "test", level: .trace, handler: ForwardingLogHandler(recorder: records)))
+        let address = try server.start()
+        defer {
+            server.shutdown()
+            server.waitUntilStopped()
+        }
+        let client = try TestClient(address)
+        try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
+        _ = try await answered.next()
+        // 32 MiB cannot fit in the socket buffers and the client never reads: once the clock
+        // passes the write timeout the server must give up on it.
+        clock.advance(by: .seconds(31))
+        let closed = try await records.next { $0.message == "connection closed" }
+        #expect(closed["reason"]?.description.contains("did not read") == true)
+    }
+
+    @Test func survivesAClientResetMidRequest() async throws {
+        try await withServer { _, address in
+            let client = try TestClient(address)
+            try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\npartial")
+            client.reset()
+            let fresh = try TestClient(address)
+            try fresh.send("GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try fresh.readResponse().text == "GET /ok 0")
+        }
+    }
+
+    @Test func callsBeforeWriteOncePerIterationWithTheLoopIndex() async throws {
+        let calls = Mutex<[Int]>([])
+        try await withServer(configure: { configuration in
+            configuration.loopCount = 1
+            configuration.beforeWrite = { index in calls.withLock { $0.append(index) } }
+        }) { _, address in
+            let client = try TestClient(address)
+            try client.send((0..<5).map { "GET /\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
+            for _ in 0..<5 { _ = try client.readResponse() }
+        }
+        let seen = calls.withLock { $0 }
+        #expect(!seen.isEmpty && seen.count <= 5)
+        #expect(seen.allSatisfy { $0 == 0 })
+    }
+
+    @Test func ignoresASecondAnswerAndAnswersADroppedWriterWith500() async throws {
+        let responder = ClosureResponder { request, writer in
+            if request.path == "/drop" { return }
+            writer.respond(status: 201)
+            writer.respond(status: 202)
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\nGET /twice HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try client.readResponse().status == 201)
+            #expect(try client.readResponse().status == 500)
+            #expect(try client.readResponse().status == 201)
+        }
+    }
+
+    @Test func answersWith503WhenTheResponderTakesTooLong() async throws {
+        let clock = ManualClock()
+        let held = Mutex<[HTTPResponseWriter]>([])
+        let responder = ClosureResponder { _, writer in held.withLock { $0.append(writer) } }
+        try await withServer(responder, clock: clock) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+            let received = try client.advance(clock, by: .seconds(61))
+            #expect(received.hasPrefix("HTTP/1.1 503 "))
+        }
+    }
+}
+
+/// Runs `body`, failing with `TimedOut` after `timeout`.
+func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: timeout)
+            throw TimedOut(description: "timed out after \(timeout)")
+        }
+        defer { group.cancelAll() }
+        return try await group.next()!
     }
 }

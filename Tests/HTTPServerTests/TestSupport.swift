@@ -118,11 +118,20 @@ final class TestClient {
     }
 
     private func find(_ needle: [UInt8]) -> Int? {
-        guard buffered.count >= needle.count else { return nil }
-        for start in 0...(buffered.count - needle.count) where buffered[start..<(start + needle.count)].elementsEqual(needle) {
-            return start + needle.count
+        buffered.withUnsafeBytes { haystack in
+            needle.withUnsafeBytes { needle in
+                guard let base = haystack.baseAddress, haystack.count >= needle.count else { return nil }
+                let first = Int32(needle[0])
+                var start = 0
+                while start + needle.count <= haystack.count {
+                    guard let hit = memchr(base + start, first, haystack.count - needle.count - start + 1) else { return nil }
+                    let offset = base.distance(to: UnsafeRawPointer(hit))
+                    if memcmp(base + offset, needle.baseAddress!, needle.count) == 0 { return offset + needle.count }
+                    start = offset + 1
+                }
+                return nil
+            }
         }
-        return nil
     }
 
     /// Reads one response (Content-Length framed, or to end of stream without one).
@@ -138,7 +147,7 @@ final class TestClient {
             headers.append((String(pair[0]), pair.count > 1 ? pair[1].trimmingCharacters(in: .whitespaces) : ""))
         }
         var response = TestResponse(status: status, headers: headers, body: [])
-        if status == 100 { return response }
+        if status == 100 || status == 204 || status == 304 { return response }
         if let length = response.header("Content-Length").flatMap(Int.init) {
             while buffered.count < length {
                 guard try fill() else { throw TestError("closed mid-body") }
@@ -167,4 +176,69 @@ struct TestResponse {
     var body: [UInt8]
     var text: String { String(decoding: body, as: UTF8.self) }
     func header(_ name: String) -> String? { headers.first(where: { $0.0.lowercased() == name.lowercased() })?.1 }
+}
+
+struct TimedOut: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// Values reported by the server (notices, log records) as they happen; `next` waits for the
+/// next one, failing only after a generous safety timeout.
+final class Recorder<Value: Sendable>: Sendable {
+    private let stream: AsyncStream<Value>
+    private let continuation: AsyncStream<Value>.Continuation
+
+    init() {
+        (stream, continuation) = AsyncStream<Value>.makeStream()
+    }
+
+    func record(_ value: Value) { continuation.yield(value) }
+
+    /// The next value satisfying `matching`, skipping others.
+    func next(timeout: Duration = .seconds(20), where matching: @escaping @Sendable (Value) -> Bool = { _ in true }) async throws -> Value {
+        let stream = self.stream
+        return try await withThrowingTaskGroup(of: Value.self) { group in
+            group.addTask {
+                for await value in stream where matching(value) { return value }
+                throw TimedOut(description: "stream ended")
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                throw TimedOut(description: "nothing recorded within \(timeout)")
+            }
+            defer { group.cancelAll() }
+            return try await group.next()!
+        }
+    }
+}
+
+/// A log handler feeding a `Recorder`, to wait for what the server logs.
+struct ForwardingLogHandler: LogHandler {
+    let recorder: Recorder<LogRecord>
+    func log(_ record: LogRecord) { recorder.record(record) }
+}
+
+extension TestClient {
+    /// Sets how long a read may wait before it fails.
+    func setReadTimeout(milliseconds: Int) {
+        var timeout = timeval(tv_sec: milliseconds / 1000, tv_usec: (milliseconds % 1000) * 1000)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+    }
+
+    /// Advances `clock` by `step` until the server closes the connection; returns what arrived meanwhile.
+    func advance(_ clock: ManualClock, by step: Duration, untilClosedWithin attempts: Int = 200) throws -> String {
+        setReadTimeout(milliseconds: 50)
+        var received: [UInt8] = []
+        for _ in 0..<attempts {
+            clock.advance(by: step)
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                if n > 0 { received.append(contentsOf: chunk[0..<n]); continue }
+                if n == 0 || errno == ECONNRESET { return String(decoding: received, as: UTF8.self) }
+                break
+            }
+        }
+        throw TestError("the server did not close the connection; received \(String(decoding: received, as: UTF8.self).debugDescription)")
+    }
 }

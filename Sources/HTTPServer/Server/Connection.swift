@@ -30,7 +30,7 @@ final class Connection: @unchecked Sendable {
     let slot: Int
     let generation: UInt32
     let peer: SocketAddress?
-    unowned let loop: EventLoop
+    let loop: EventLoop
     private(set) var state = State.reading
     private var parser: RequestParser
     /// Unparsed bytes of an incomplete request (empty most of the time).
@@ -240,14 +240,14 @@ final class Connection: @unchecked Sendable {
         keepAliveAfterResponse = request.keepAlive && !loop.isShuttingDown
         dispatchedAt = loop.now
         let writer = HTTPResponseWriter(connection: self, number: requestNumber)
-        loop.server.responder.respond(to: request, writer: writer)
+        loop.responder.respond(to: request, writer: writer)
     }
 
     private func reject(_ rejection: HTTPRejection) {
         if loop.logger.isEnabled(.debug) {
             loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
         }
-        let response = loop.server.responder.response(for: rejection)
+        let response = loop.responder.response(for: rejection)
         queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: false, isHead: false))
         closeAfterFlush = true
         state = .closing
@@ -263,6 +263,7 @@ final class Connection: @unchecked Sendable {
         queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: currentIsHead))
         requestStartedAt = loop.now
         if keepAlive {
+            idleSince = loop.now
             state = .reading
             if !isProcessing { resume() }
         } else {
@@ -277,7 +278,6 @@ final class Connection: @unchecked Sendable {
         isProcessing = true
         if !inbound.isEmpty { parseInbound() }
         isProcessing = false
-        if inbound.isEmpty && !parser.isMidRequest, case .reading = state { idleSince = loop.now }
         if case .reading = state, unreadInput { readRequests() }
     }
 

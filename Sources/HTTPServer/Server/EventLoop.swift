@@ -18,7 +18,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     let index: Int
-    unowned let server: HTTPServer
+    let responder: any HTTPResponder
+    let clock: any ServerClock
     let configuration: HTTPServer.Configuration
     let logger: Logger
     private let epoll: Epoll
@@ -54,7 +55,8 @@ final class EventLoop: @unchecked Sendable {
 
     init(index: Int, listener: Int32, server: HTTPServer) throws(IOError) {
         self.index = index
-        self.server = server
+        self.responder = server.responder
+        self.clock = server.clock
         self.configuration = server.configuration
         var logger = server.logger
         logger[field: "loop"] = .int(index)
@@ -162,7 +164,7 @@ final class EventLoop: @unchecked Sendable {
                 logger.critical("epoll_wait failed; stopping this loop", ["error": .string(error.description)])
                 break
             }
-            now = server.clock.now()
+            now = clock.now()
             dateLine = date.current()
             for position in 0..<count {
                 let (events, token) = epoll.event(at: position)
@@ -193,8 +195,8 @@ final class EventLoop: @unchecked Sendable {
             runTimers()
             flush()
             if let deadline = shutdownDeadline {
+                if now >= deadline || onlyLingeringConnectionsLeft { forceCloseAll() }
                 if connectionCount == 0 { break }
-                if now >= deadline { forceCloseAll() }
             }
         }
         running = false
@@ -210,16 +212,16 @@ final class EventLoop: @unchecked Sendable {
         if let deadline = shutdownDeadline { earliest = min(earliest ?? deadline, deadline) }
         // A manual clock moves only when a test advances it (which wakes the loop); an accept
         // pause is real time either way.
-        if !server.clock.advancesByItself { return acceptPausedUntil == nil ? -1 : 100 }
+        if !clock.advancesByItself { return acceptPausedUntil == nil ? -1 : 100 }
         guard let earliest else { return -1 }
-        let remaining = earliest - server.clock.now()
+        let remaining = earliest - clock.now()
         if remaining <= .zero { return 0 }
         // Round up so a timer is never woken for a millisecond early and spun on.
         return Int32(clamping: remaining.milliseconds + 1)
     }
 
     private func runTimers() {
-        if let paused = acceptPausedUntil, now >= paused || !server.clock.advancesByItself {
+        if let paused = acceptPausedUntil, now >= paused || !clock.advancesByItself {
             acceptPausedUntil = nil
             acceptConnections()
         }
@@ -327,7 +329,7 @@ final class EventLoop: @unchecked Sendable {
     /// Stops accepting; idle connections close now, the rest when their work is done.
     func beginShutdown() {
         guard shutdownDeadline == nil else { return }
-        shutdownDeadline = server.clock.now() + configuration.shutdownTimeout
+        shutdownDeadline = clock.now() + configuration.shutdownTimeout
         closeListener()
         for case let connection? in connections {
             connection.shutdown()
@@ -336,6 +338,15 @@ final class EventLoop: @unchecked Sendable {
     }
 
     var isShuttingDown: Bool { shutdownDeadline != nil }
+
+    /// During shutdown: every remaining connection has had its last byte written.
+    private var onlyLingeringConnectionsLeft: Bool {
+        connections.allSatisfy { connection in
+            guard let connection else { return true }
+            if case .lingering = connection.state { return true }
+            return false
+        }
+    }
 
     private func forceCloseAll() {
         for case let connection? in connections {
