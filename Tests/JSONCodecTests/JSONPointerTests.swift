@@ -48,4 +48,14 @@ import Testing
         #expect(pointer.description == "/a~1b/~0/0")
         #expect(try JSONPointer(pointer.description) == pointer)
     }
+
+    /// Found by the fuzzer: "~" followed by a combining mark is one Character but still needs escaping.
+    @Test func escapesTildeBeforeACombiningMark() throws {
+        let pointer = JSONPointer(tokens: ["~\u{36A}", "/\u{301}"])
+        #expect(pointer.description == "/~0\u{36A}/~1\u{301}")
+        #expect(try JSONPointer(pointer.description) == pointer)
+        let fuzzed = String(decoding: [0x2F, 0x69, 0x7E, 0x30, 0xCD, 0xAA, 0x7E, 0x31] as [UInt8], as: UTF8.self)
+        let parsed = try JSONPointer(fuzzed)
+        #expect(try JSONPointer(parsed.description) == parsed)
+    }
 }
