@@ -28,6 +28,14 @@ public struct JSONObject: Sendable {
         for (key, value) in pairs { self[key] = value }
     }
 
+    /// Members whose keys the caller has already checked to be unique (the parser, the encoder).
+    init(uniqueKeys keys: [String], values: [JSONValue]) {
+        keys_ = keys
+        values_ = values
+        index = nil
+        if keys.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     /// The number of members.
     public var count: Int { keys_.count }
 

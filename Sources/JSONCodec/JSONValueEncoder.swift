@@ -58,14 +58,7 @@ final class ObjectBuilder {
     }
 
     func finish() -> JSONObject {
-        var object = JSONObject()
-        object.keys_ = keys
-        object.values_ = slots.map { $0.finish() }
-        if keys.count > JSONObject.indexThreshold {
-            // Rebuilt through the public path so the index is consistent.
-            object = JSONObject(Array(zip(object.keys_, object.values_)))
-        }
-        return object
+        JSONObject(uniqueKeys: keys, values: slots.map { $0.finish() })
     }
 }
 
