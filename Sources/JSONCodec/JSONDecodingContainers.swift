@@ -28,7 +28,13 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var allKeys: [Key] {
         if let enumCase, let key = Key(stringValue: enumCase) { return [key] }
-        return object.keys.compactMap { Key(stringValue: $0) }
+        let keys = object.keys.compactMap { Key(stringValue: $0) }
+        // Synthesized enum decoding asks for exactly one key; when that fails, remember why in wire
+        // terms so the error can say `unknown case "x"` instead of "Invalid number of keys found".
+        if keys.count != 1, Key(stringValue: "type") == nil {
+            decoder.rootDecoder.enumMismatch = JSONDecoderImpl.EnumMismatch(path: codingPath, typeMember: object["type"])
+        }
+        return keys
     }
 
     func contains(_ key: Key) -> Bool {

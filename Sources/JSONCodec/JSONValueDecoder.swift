@@ -22,7 +22,7 @@ public struct JSONValueDecoder: Sendable {
         do {
             return try decoder.unbox(value, as: T.self, at: CodingPathRef(nil))
         } catch let error as DecodingError {
-            throw JSONDecodingError(error)
+            throw JSONDecodingError(error, enumMismatch: decoder.enumMismatch)
         }
     }
 
@@ -41,6 +41,14 @@ final class JSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     let userInfoStorage: [CodingUserInfoKey: any Sendable]
     /// Set when a top-level keyed container found a `"type"` its key type has no case for.
     var unmatchedCase: String?
+    /// The last object that an enum's synthesized decoding could not read as one of its cases.
+    var enumMismatch: EnumMismatch?
+
+    /// Where a wire-shaped enum failed to match, and what its `"type"` member held.
+    struct EnumMismatch {
+        let path: [any CodingKey]
+        let typeMember: JSONValue?
+    }
 
     init(value: JSONValue, path: CodingPathNode?, root: JSONDecoderImpl?, userInfo: [CodingUserInfoKey: any Sendable]) {
         self.value = value

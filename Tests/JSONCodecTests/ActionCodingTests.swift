@@ -37,6 +37,16 @@ enum HandWrittenAction: Codable, Sendable, Equatable {
     }
 }
 
+/// Hand-written with a catch-all decode: only `ActionCaseNames` tells unknown types apart.
+enum LenientAction: Decodable, Sendable, Equatable, ActionCaseNames {
+    case named(String)
+    static let actionCaseNames = ["start", "stop"]
+    enum CodingKeys: String, CodingKey { case type }
+    init(from decoder: any Decoder) throws {
+        self = .named(try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .type))
+    }
+}
+
 /// Same wire shape but not Sendable-checked: exercises the general (uncached) overload.
 final class NonSendableBox: Decodable {
     let type: String
@@ -99,5 +109,48 @@ final class NonSendableBox: Decodable {
 
     @Test func nonSendableTypesDecodeThroughTheGeneralPath() throws {
         #expect(try decodeAction(NonSendableBox.self, from: Array(#"{"type":"x"}"#.utf8)).type == "x")
+    }
+
+    @Test func caseNamesSeparateUnknownTypesBeforeDecoding() throws {
+        #expect(try decodeAction(LenientAction.self, from: Array(#"{"type":"start"}"#.utf8)) == .named("start"))
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(LenientAction.self, from: Array(#"{"type":"jump"}"#.utf8))
+        }
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(LenientAction.self, from: Array(#"{"type":"jump","x":[1]}"#.utf8))
+        }
+    }
+
+    @Test(arguments: [
+        " { \"type\" : \"increase\" } \n",
+        #"{"type":"incr\u0065ase"}"#,
+        #"{"type":"increase","extra":true}"#,
+        #"{"extra":null,"type":"increase"}"#,
+    ])
+    func bareActionsInOtherSpellings(body: String) throws {
+        #expect(try decodeAction(CounterAction.self, from: Array(body.utf8)) == .increase)
+        #expect(try decodeAction(CounterAction.self, from: body.utf8) == .increase)
+    }
+
+    @Test(arguments: [
+        #"{"type":"increase""#,
+        #"{"type":"increase"}}"#,
+        #"{"type":"increase",}"#,
+        "{\"type\":\"incr\u{1}ease\"}",
+        #"{"type":"increase","type":"decrease"}"#,
+    ])
+    func almostBareBodiesAreStillInvalidJSON(body: String) throws {
+        let error = try #require(throws: ActionDecodingError.self) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
+        #expect(error.code == "invalid_json")
+    }
+
+    @Test func decodesFromAParsedValue() throws {
+        let value: JSONValue = ["type": "rename", "name": "n"]
+        #expect(try decodeAction(CounterAction.self, from: value) == .rename(name: "n", note: nil))
+    }
+
+    @Test func encodeActionRefusesNonObjects() {
+        #expect(throws: EncodingError.self) { try encodeAction(5) }
+        #expect(throws: EncodingError.self) { try encodeAction(["type": 1]) }
     }
 }

@@ -89,6 +89,13 @@ final class Derived: Base {
     }
 }
 
+struct AnyKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
 @Suite struct JSONValueCodableTests {
     let encoder = JSONValueEncoder()
     let decoder = JSONValueDecoder()
@@ -209,6 +216,51 @@ final class Derived: Base {
             try decoder.decode(Shape.self, from: Array(#"{"kinds":[{"type":"circle","radius":"big"}]}"#.utf8))
         }
         #expect(error.message == #""kinds[0].radius": expected a number, found "big""#)
+    }
+
+    @Test(arguments: [
+        (#"{"kinds":[{"type":"hexagon"}]}"#, #""kinds[0].type": unknown case "hexagon""#),
+        (#"{"kinds":[{"radius":1}]}"#, #"missing field "kinds[0].type""#),
+        (#"{"kinds":[{"type":1}]}"#, #""kinds[0].type": expected a string naming the case, found 1"#),
+        (#"{"kinds":[],"current":{"type":"empty","extra":1}}"#, nil),
+        (#"{"kinds":[{"circle":{"radius":2}}]}"#, nil),
+    ])
+    func nestedEnumCaseErrorsSpeakTheWireShape(body: String, message: String?) throws {
+        if let message {
+            let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Shape.self, from: Array(body.utf8)) }
+            #expect(error.message == message)
+        } else {
+            // Extra members are ignored, and the old nested shape still reads: decoding is lenient, writing is canonical.
+            #expect(throws: Never.self) { try decoder.decode(Shape.self, from: Array(body.utf8)) }
+        }
+    }
+
+    @Test func payloadLabelledTypeCannotBeWritten() {
+        enum Clashing: Encodable { case set(type: String) }
+        #expect(throws: EncodingError.self) { try encoder.encode(Clashing.set(type: "x")) }
+    }
+
+    @Test func bigDictionariesEncodeAndDecode() throws {
+        let dictionary = Dictionary(uniqueKeysWithValues: (0..<500).map { ("key\($0)", $0) })
+        let bytes = try encoder.encode(dictionary)
+        #expect(try decoder.decode([String: Int].self, from: bytes) == dictionary)
+        #expect(try JSONParser().parse(bytes).objectValue?.count == 500)
+    }
+
+    @Test func repeatedKeysKeepTheLastValue() throws {
+        struct Twice: Encodable {
+            func encode(to encoder: any Encoder) throws {
+                var container = encoder.container(keyedBy: AnyKey.self)
+                for round in 0..<2 {
+                    for index in 0..<20 { try container.encode(round * 100 + index, forKey: AnyKey(stringValue: "k\(index)")) }
+                }
+            }
+        }
+        let value = try encoder.encodeValue(Twice())
+        #expect(value.objectValue?.count == 20)
+        #expect(value["k0"] == 100)
+        #expect(value["k19"] == 119)
+        #expect(value.objectValue?.keys.first == "k0")
     }
 
     @Test func decodingFromBytesReportsParseErrors() {
