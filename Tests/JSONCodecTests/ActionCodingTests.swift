@@ -52,6 +52,15 @@ final class NonSendableBox: Decodable {
     let type: String
 }
 
+/// How the service calls it: generic over a reactor's Action, with and without `Sendable` known.
+func decodeSendable<A: Decodable & Sendable>(_ type: A.Type, _ body: [UInt8]) throws(ActionDecodingError) -> A {
+    try decodeAction(type, from: body)
+}
+
+func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>) throws(ActionDecodingError) -> A {
+    try decodeAction(type, from: body)
+}
+
 @Suite struct ActionCodingTests {
     @Test(arguments: [
         (CounterAction.increase, #"{"type":"increase"}"#),
@@ -152,5 +161,33 @@ final class NonSendableBox: Decodable {
     @Test func encodeActionRefusesNonObjects() {
         #expect(throws: EncodingError.self) { try encodeAction(5) }
         #expect(throws: EncodingError.self) { try encodeAction(["type": 1]) }
+    }
+
+    @Test func genericCallersGetTheSameResults() throws {
+        #expect(try decodeSendable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)) == .decrease)
+        #expect(try decodeAnyDecodable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)[...]) == .decrease)
+        #expect(throws: ActionDecodingError.unknownType("x")) { try decodeSendable(CounterAction.self, Array(#"{"type":"x"}"#.utf8)) }
+    }
+
+    /// The bare-action cache is shared: many tasks decoding at once must each get the right case.
+    @Test func concurrentDecodesAgree() async throws {
+        let bodies: [(String, CounterAction)] = [
+            (#"{"type":"increase"}"#, .increase), (#"{"type":"decrease"}"#, .decrease),
+            (#"{"type":"follow","userID":3}"#, .follow(userID: 3)),
+        ]
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var mismatches = 0
+                    for round in 0..<500 {
+                        let (body, expected) = bodies[(task + round) % bodies.count]
+                        if (try? decodeAction(CounterAction.self, from: Array(body.utf8))) != expected { mismatches += 1 }
+                    }
+                    return mismatches
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
     }
 }
