@@ -78,7 +78,9 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        if let enumCase, key.stringValue == enumCase {
+        if let enumCase, key.stringValue == enumCase,
+            SynthesizedEnumKeys.isCasePayload(outer: Key.self, nested: NestedKey.self, caseName: enumCase)
+        {
             // The payload members sit beside "type"; the path stays the wire's (no case level).
             return KeyedDecodingContainer(
                 JSONKeyedDecodingContainer<NestedKey>(payloadOf: object, decoder: decoder, path: path))

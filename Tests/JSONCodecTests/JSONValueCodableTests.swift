@@ -235,6 +235,34 @@ struct AnyKey: CodingKey {
         }
     }
 
+    /// Only synthesized per-case keys open the payload; a struct's own nested member named like the "type" stays itself.
+    @Test func wireEnumDetectionLeavesStructsAlone() throws {
+        struct Inner: Codable, Equatable { var x: Int }
+        struct Holder: Decodable, Equatable {
+            var inner: Inner
+            enum CodingKeys: String, CodingKey { case inner }
+            enum InnerKeys: String, CodingKey { case x }
+            init(inner: Inner) { self.inner = inner }
+            init(from decoder: any Decoder) throws {
+                let container = try decoder.container(keyedBy: CodingKeys.self)
+                let nested = try container.nestedContainer(keyedBy: InnerKeys.self, forKey: .inner)
+                inner = Inner(x: try nested.decode(Int.self, forKey: .x))
+            }
+        }
+        let body = #"{"type":"inner","inner":{"x":5},"x":9}"#
+        #expect(try decoder.decode(Holder.self, from: Array(body.utf8)) == Holder(inner: Inner(x: 5)))
+        enum Wrapper: Codable, Equatable { case inner(inner: Inner) }
+        let wrapped = Wrapper.inner(inner: Inner(x: 1))
+        #expect(try text(wrapped) == #"{"type":"inner","inner":{"x":1}}"#)
+        #expect(try decoder.decode(Wrapper.self, from: try encoder.encode(wrapped)) == wrapped)
+    }
+
+    @Test func longStringsAreCutShortInMessages() throws {
+        let long = String(repeating: "a", count: 100)
+        let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Int.self, from: JSONValue.string(long)) }
+        #expect(error.message == "expected an integer, found \"" + String(repeating: "a", count: 40) + "…\"")
+    }
+
     @Test func payloadLabelledTypeCannotBeWritten() {
         enum Clashing: Encodable { case set(type: String) }
         #expect(throws: EncodingError.self) { try encoder.encode(Clashing.set(type: "x")) }
