@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Encodes `Encodable` types to compact JSON: one line, no spaces, keys in declaration order.
 ///
 /// Enums with associated values and synthesized `Codable` are written in the wire's shape,
@@ -206,21 +204,5 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Bool.self { return .value(.bool(value as! Bool)) }
         if T.self == JSONValue.self { return .value(value as! JSONValue) }
         return try JSONEncoderImpl(parent: self, key: key, userInfo: userInfoStorage).box(value)
-    }
-}
-
-/// Memo of which nested key types are the per-case keys of a synthesized enum `Codable`.
-enum SynthesizedEnumKeys {
-    static let memo = Mutex<[ObjectIdentifier: Bool]>([:])
-
-    /// Synthesized `Codable` for `case follow(userID:)` opens `nestedContainer(keyedBy: FollowCodingKeys.self, forKey: .follow)`
-    /// from a container keyed by `CodingKeys`; the generated names are the tell.
-    static func isCasePayload<Outer, Nested>(outer: Outer.Type, nested: Nested.Type, caseName: String) -> Bool {
-        let id = ObjectIdentifier(Nested.self)
-        if let known = memo.withLock({ $0[id] }) { return known }
-        let expected = caseName.prefix(1).uppercased() + caseName.dropFirst() + "CodingKeys"
-        let result = String(describing: Nested.self) == expected && String(describing: Outer.self) == "CodingKeys"
-        memo.withLock { $0[id] = result }
-        return result
     }
 }
