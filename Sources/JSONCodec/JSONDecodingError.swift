@@ -17,6 +17,7 @@ public struct JSONDecodingError: Error, Sendable, Hashable, CustomStringConverti
         self.message = message
     }
 
+    /// The same as `message`.
     public var description: String { message }
 
     /// Like `init(_:)`, but names the enum case problem when synthesized enum decoding failed on our wire shape.

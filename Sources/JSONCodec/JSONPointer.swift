@@ -81,6 +81,7 @@ public struct JSONPointerError: Error, Sendable, Hashable, CustomStringConvertib
     /// A sentence for people.
     public var message: String
 
+    /// The same as `message`.
     public var description: String { message }
 }
 
