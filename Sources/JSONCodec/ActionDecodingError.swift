@@ -43,5 +43,6 @@ public enum ActionDecodingError: Error, Sendable, Hashable, CustomStringConverti
         }
     }
 
+    /// The same as `message`.
     public var description: String { message }
 }

@@ -20,6 +20,22 @@ final class CodingPathNode {
     }
 }
 
+/// Where a value sits, without allocating: the node is built only when a decoder or an error needs it.
+struct CodingPathRef {
+    let parent: CodingPathNode?
+    let key: (any CodingKey)?
+
+    init(_ parent: CodingPathNode?, _ key: (any CodingKey)? = nil) {
+        self.parent = parent
+        self.key = key
+    }
+
+    var node: CodingPathNode? {
+        guard let key else { return parent }
+        return CodingPathNode(parent: parent, key: key)
+    }
+}
+
 /// An array position in a coding path; rendered as `[2]` in messages.
 struct IndexKey: CodingKey {
     let intValue: Int?

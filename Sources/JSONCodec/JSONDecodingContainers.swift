@@ -28,7 +28,13 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
 
     var allKeys: [Key] {
         if let enumCase, let key = Key(stringValue: enumCase) { return [key] }
-        return object.keys.compactMap { Key(stringValue: $0) }
+        let keys = object.keys.compactMap { Key(stringValue: $0) }
+        // Synthesized enum decoding asks for exactly one key; when that fails, remember why in wire
+        // terms so the error can say `unknown case "x"` instead of "Invalid number of keys found".
+        if keys.count != 1, Key(stringValue: "type") == nil {
+            decoder.rootDecoder.enumMismatch = JSONDecoderImpl.EnumMismatch(path: codingPath, typeMember: object["type"])
+        }
+        return keys
     }
 
     func contains(_ key: Key) -> Bool {
@@ -46,10 +52,10 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func child(_ key: Key) -> CodingPathNode { CodingPathNode(parent: path, key: key) }
 
     func decodeNil(forKey key: Key) throws -> Bool { try member(key).isNull }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.unboxBool(try member(key), path: child(key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.unboxString(try member(key), path: child(key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.unboxDouble(try member(key), path: child(key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.unboxFloat(try member(key), path: child(key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.unboxBool(try member(key), at: CodingPathRef(path, key)) }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.unboxString(try member(key), at: CodingPathRef(path, key)) }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.unboxDouble(try member(key), at: CodingPathRef(path, key)) }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.unboxFloat(try member(key), at: CodingPathRef(path, key)) }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -62,24 +68,26 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
     func integer<I: FixedWidthInteger>(_ key: Key) throws -> I {
-        try decoder.unboxInteger(try member(key), as: I.self, path: child(key))
+        try decoder.unboxInteger(try member(key), as: I.self, at: CodingPathRef(path, key))
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try decoder.unbox(try member(key), as: T.self, path: child(key))
+        try decoder.unbox(try member(key), as: T.self, at: CodingPathRef(path, key))
     }
 
     func nestedContainer<NestedKey: CodingKey>(
         keyedBy type: NestedKey.Type, forKey key: Key
     ) throws -> KeyedDecodingContainer<NestedKey> {
-        if let enumCase, key.stringValue == enumCase {
+        if let enumCase, key.stringValue == enumCase,
+            SynthesizedEnumKeys.isCasePayload(outer: Key.self, nested: NestedKey.self, caseName: enumCase)
+        {
             // The payload members sit beside "type"; the path stays the wire's (no case level).
             return KeyedDecodingContainer(
                 JSONKeyedDecodingContainer<NestedKey>(payloadOf: object, decoder: decoder, path: path))
         }
         let value = try member(key)
         guard case .object(let nested) = value else {
-            throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, path: child(key))
+            throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, at: CodingPathRef(path, key))
         }
         return KeyedDecodingContainer(JSONKeyedDecodingContainer<NestedKey>(object: nested, decoder: decoder, path: child(key)))
     }
@@ -87,7 +95,7 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try member(key)
         guard case .array(let array) = value else {
-            throw decoder.typeMismatch([JSONValue].self, expected: "an array", found: value, path: child(key))
+            throw decoder.typeMismatch([JSONValue].self, expected: "an array", found: value, at: CodingPathRef(path, key))
         }
         return JSONUnkeyedDecodingContainer(array: array, decoder: decoder, path: child(key))
     }
@@ -157,13 +165,13 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
 
     mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
         let (value, node) = try next(T.self)
-        return try decoder.unbox(value, as: T.self, path: node)
+        return try decoder.unbox(value, as: T.self, at: CodingPathRef(node))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
         let (value, node) = try next(JSONObject.self)
         guard case .object(let object) = value else {
-            throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, path: node)
+            throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, at: CodingPathRef(node))
         }
         return KeyedDecodingContainer(JSONKeyedDecodingContainer<NestedKey>(object: object, decoder: decoder, path: node))
     }
@@ -171,7 +179,7 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {
         let (value, node) = try next([JSONValue].self)
         guard case .array(let nested) = value else {
-            throw decoder.typeMismatch([JSONValue].self, expected: "an array", found: value, path: node)
+            throw decoder.typeMismatch([JSONValue].self, expected: "an array", found: value, at: CodingPathRef(node))
         }
         return JSONUnkeyedDecodingContainer(array: nested, decoder: decoder, path: node)
     }

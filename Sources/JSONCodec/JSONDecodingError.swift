@@ -17,7 +17,29 @@ public struct JSONDecodingError: Error, Sendable, Hashable, CustomStringConverti
         self.message = message
     }
 
+    /// The same as `message`.
     public var description: String { message }
+
+    /// Like `init(_:)`, but names the enum case problem when synthesized enum decoding failed on our wire shape.
+    init(_ error: DecodingError, enumMismatch: JSONDecoderImpl.EnumMismatch?) {
+        guard case .typeMismatch(_, let context) = error, let enumMismatch,
+            CodingPathFormat.render(context.codingPath) == CodingPathFormat.render(enumMismatch.path)
+        else {
+            self.init(error)
+            return
+        }
+        let field = CodingPathFormat.render(enumMismatch.path + [AnyKey("type")]) ?? "type"
+        switch enumMismatch.typeMember {
+        case nil:
+            self.init(field: field, problem: "missing field", message: "missing field \"\(field)\"")
+        case .string(let name)?:
+            let problem = "unknown case \(JSONValue.string(name).serializedString())"
+            self.init(field: field, problem: problem, message: "\"\(field)\": \(problem)")
+        case let other?:
+            let problem = "expected a string naming the case, found \(CodingPathFormat.describe(other))"
+            self.init(field: field, problem: problem, message: "\"\(field)\": \(problem)")
+        }
+    }
 
     /// Turns the standard library's `DecodingError` (ours, or one a hand-written `init(from:)` threw) into a message.
     init(_ error: DecodingError) {

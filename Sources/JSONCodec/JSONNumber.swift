@@ -60,6 +60,7 @@ extension JSONNumber {
 }
 
 extension JSONNumber: Hashable {
+    /// Numeric equality: the same number in any representation is equal.
     public static func == (lhs: JSONNumber, rhs: JSONNumber) -> Bool {
         switch (lhs, rhs) {
         case (.int(let a), .int(let b)): a == b
@@ -67,6 +68,7 @@ extension JSONNumber: Hashable {
         }
     }
 
+    /// Hashes the canonical form, so numerically equal values hash alike.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(canonical)
     }

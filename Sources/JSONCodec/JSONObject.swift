@@ -28,6 +28,14 @@ public struct JSONObject: Sendable {
         for (key, value) in pairs { self[key] = value }
     }
 
+    /// Members whose keys the caller has already checked to be unique (the parser, the encoder).
+    init(uniqueKeys keys: [String], values: [JSONValue]) {
+        keys_ = keys
+        values_ = values
+        index = nil
+        if keys.count > Self.indexThreshold { rebuildIndex() }
+    }
+
     /// The number of members.
     public var count: Int { keys_.count }
 
@@ -102,6 +110,7 @@ extension JSONObject: Sequence {
         let object: JSONObject
         var position = 0
 
+        /// The next member, or nil after the last.
         public mutating func next() -> Element? {
             guard position < object.keys_.count else { return nil }
             defer { position += 1 }
@@ -112,10 +121,12 @@ extension JSONObject: Sequence {
     /// Iterates members in order.
     public func makeIterator() -> Iterator { Iterator(object: self) }
 
+    /// The member count (exact).
     public var underestimatedCount: Int { keys_.count }
 }
 
 extension JSONObject: Hashable {
+    /// Same members with equal values, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
         if lhs.keys_ == rhs.keys_ { return lhs.values_ == rhs.values_ }
@@ -125,6 +136,7 @@ extension JSONObject: Hashable {
         return true
     }
 
+    /// Order-independent, consistent with `==`.
     public func hash(into hasher: inout Hasher) {
         // Order-independent: a commutative sum of per-member hashes.
         var sum = 0

@@ -42,6 +42,7 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
         self.message = message
     }
 
+    /// The same as `message`.
     public var description: String { message }
 }
 

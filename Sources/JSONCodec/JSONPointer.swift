@@ -55,12 +55,20 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
 
     /// The pointer as RFC 6901 text (tokens escaped).
     public var description: String {
-        var text = ""
+        // Escapes work on UTF-8 bytes, not Characters: "~" followed by a combining mark is one
+        // Character that is not equal to "~", yet its "~" byte still needs escaping.
+        var utf8: [UInt8] = []
         for token in tokens {
-            text += "/"
-            text += token.replacingAll("~", with: "~0").replacingAll("/", with: "~1")
+            utf8.append(UInt8(ascii: "/"))
+            for byte in token.utf8 {
+                switch byte {
+                case UInt8(ascii: "~"): utf8.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "0")])
+                case UInt8(ascii: "/"): utf8.append(contentsOf: [UInt8(ascii: "~"), UInt8(ascii: "1")])
+                default: utf8.append(byte)
+                }
+            }
         }
-        return text
+        return String(decoding: utf8, as: UTF8.self)
     }
 }
 
@@ -73,6 +81,7 @@ public struct JSONPointerError: Error, Sendable, Hashable, CustomStringConvertib
     /// A sentence for people.
     public var message: String
 
+    /// The same as `message`.
     public var description: String { message }
 }
 
@@ -106,17 +115,5 @@ extension JSONPointer {
         if first == UInt8(ascii: "0") { return utf8.count == 1 ? 0 : nil }
         guard utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
         return Int(token)
-    }
-}
-
-extension String {
-    /// Foundation-free replacement of every occurrence of a one-character string.
-    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
-        guard contains(target) else { return self }
-        var result = ""
-        for character in self {
-            if character == target { result += replacement } else { result.append(character) }
-        }
-        return result
     }
 }

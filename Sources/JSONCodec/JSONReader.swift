@@ -4,6 +4,10 @@ struct JSONReader {
     let maxDepth: Int
     var position = 0
     var depth = 0
+    // Members and elements of the open containers, innermost last: each container is copied out once,
+    // at its exact size, instead of growing its own arrays by doubling.
+    var keyStack: [String] = []
+    var valueStack: [JSONValue] = []
 
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
@@ -85,15 +89,16 @@ struct JSONReader {
     mutating func readArray() throws(JSONParseError) -> [JSONValue] {
         try enterContainer()
         position += 1
-        var elements: [JSONValue] = []
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "]") {
             position += 1
             depth -= 1
-            return elements
+            return []
         }
+        let base = valueStack.count
         while true {
-            elements.append(try readValue())
+            let element = try readValue()
+            valueStack.append(element)
             skipWhitespace()
             guard position < bytes.count else { throw unexpected(.unexpectedEnd, expected: "',' or ']'") }
             switch bytes[position] {
@@ -106,6 +111,8 @@ struct JSONReader {
             case UInt8(ascii: "]"):
                 position += 1
                 depth -= 1
+                let elements = Array(valueStack[base...])
+                valueStack.removeSubrange(base...)
                 return elements
             default:
                 throw unexpected(.unexpectedByte, expected: "',' or ']'")
@@ -116,24 +123,26 @@ struct JSONReader {
     mutating func readObject() throws(JSONParseError) -> JSONObject {
         try enterContainer()
         position += 1
-        var object = JSONObject()
         skipWhitespace()
         if position < bytes.count, bytes[position] == UInt8(ascii: "}") {
             position += 1
             depth -= 1
-            return object
+            return JSONObject()
         }
+        let base = keyStack.count
+        // Past a dozen members, duplicate checks switch from a scan to a set.
+        var seen: Set<String>? = nil
         while true {
             skipWhitespace()
             guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
-                if position < bytes.count, bytes[position] == UInt8(ascii: "}"), !object.isEmpty {
+                if position < bytes.count, bytes[position] == UInt8(ascii: "}"), keyStack.count > base {
                     throw unexpected(.unexpectedByte, expected: "a member name (trailing commas are not allowed)")
                 }
                 throw unexpected(.unexpectedByte, expected: "a member name in double quotes")
             }
             let keyOffset = position
             let key = try readString()
-            if object.position(of: key) != nil {
+            if isDuplicate(key, base: base, seen: &seen) {
                 throw failure(
                     .duplicateKey, at: keyOffset,
                     "duplicate member \"\(key)\" at byte \(keyOffset): each name may appear once")
@@ -143,7 +152,9 @@ struct JSONReader {
                 throw unexpected(.unexpectedByte, expected: "':' after member name \"\(key)\"")
             }
             position += 1
-            object.append(key, try readValue())
+            let value = try readValue()
+            keyStack.append(key)
+            valueStack.append(value)
             skipWhitespace()
             guard position < bytes.count else { throw unexpected(.unexpectedEnd, expected: "',' or '}'") }
             switch bytes[position] {
@@ -152,10 +163,24 @@ struct JSONReader {
             case UInt8(ascii: "}"):
                 position += 1
                 depth -= 1
+                let valueBase = valueStack.count - (keyStack.count - base)
+                let object = JSONObject(uniqueKeys: Array(keyStack[base...]), values: Array(valueStack[valueBase...]))
+                keyStack.removeSubrange(base...)
+                valueStack.removeSubrange(valueBase...)
                 return object
             default:
                 throw unexpected(.unexpectedByte, expected: "',' or '}'")
             }
         }
+    }
+
+    func isDuplicate(_ key: String, base: Int, seen: inout Set<String>?) -> Bool {
+        let count = keyStack.count - base
+        if count < JSONObject.indexThreshold {
+            for position in base..<keyStack.count where keyStack[position] == key { return true }
+            return false
+        }
+        if seen == nil { seen = Set(keyStack[base...]) }
+        return !seen!.insert(key).inserted
     }
 }

@@ -1,5 +1,3 @@
-import Synchronization
-
 /// Encodes `Encodable` types to compact JSON: one line, no spaces, keys in declaration order.
 ///
 /// Enums with associated values and synthesized `Codable` are written in the wire's shape,
@@ -18,7 +16,13 @@ public struct JSONValueEncoder: Sendable {
 
     /// The value as compact UTF-8 JSON.
     public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-        try encodeValue(value).serialized()
+        let encoder = JSONEncoderImpl(parent: nil, key: nil, userInfo: userInfo)
+        let slot = try encoder.box(value)
+        // Written straight from the builders: no intermediate JSONValue tree.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(128)
+        slot.write(to: &bytes)
+        return bytes
     }
 
     /// The value as a `JSONValue` tree (for embedding in a larger document, or for `JSONPointer`).
@@ -41,31 +45,60 @@ enum EncodedSlot {
         case .array(let builder): .array(builder.slots.map { $0.finish() })
         }
     }
+
+    func write(to bytes: inout [UInt8]) {
+        switch self {
+        case .value(let value): JSONWriter.append(value, to: &bytes)
+        case .object(let builder):
+            bytes.append(UInt8(ascii: "{"))
+            for position in builder.keys.indices {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                JSONWriter.appendString(builder.keys[position], to: &bytes)
+                bytes.append(UInt8(ascii: ":"))
+                builder.slots[position].write(to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "}"))
+        case .array(let builder):
+            bytes.append(UInt8(ascii: "["))
+            for position in builder.slots.indices {
+                if position > 0 { bytes.append(UInt8(ascii: ",")) }
+                builder.slots[position].write(to: &bytes)
+            }
+            bytes.append(UInt8(ascii: "]"))
+        }
+    }
 }
 
 final class ObjectBuilder {
     var keys: [String] = []
     var slots: [EncodedSlot] = []
+    /// Key positions once the object is big enough that scanning for repeats would be quadratic.
+    var index: [String: Int]?
 
     /// A key encoded twice keeps its first position and its last value (as Foundation's encoder does).
     func set(_ key: String, _ slot: EncodedSlot) {
-        if let position = keys.firstIndex(of: key) {
-            slots[position] = slot
+        if let index {
+            if let position = index[key] {
+                slots[position] = slot
+                return
+            }
         } else {
-            keys.append(key)
-            slots.append(slot)
+            for position in keys.indices where keys[position] == key {
+                slots[position] = slot
+                return
+            }
+        }
+        keys.append(key)
+        slots.append(slot)
+        if index != nil {
+            index![key] = keys.count - 1
+        } else if keys.count > JSONObject.indexThreshold {
+            index = Dictionary(uniqueKeysWithValues: zip(keys, keys.indices))
         }
     }
 
     func finish() -> JSONObject {
-        var object = JSONObject()
-        object.keys_ = keys
-        object.values_ = slots.map { $0.finish() }
-        if keys.count > JSONObject.indexThreshold {
-            // Rebuilt through the public path so the index is consistent.
-            object = JSONObject(Array(zip(object.keys_, object.values_)))
-        }
-        return object
+        JSONObject(uniqueKeys: keys, values: slots.map { $0.finish() })
     }
 }
 
@@ -171,21 +204,5 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == Bool.self { return .value(.bool(value as! Bool)) }
         if T.self == JSONValue.self { return .value(value as! JSONValue) }
         return try JSONEncoderImpl(parent: self, key: key, userInfo: userInfoStorage).box(value)
-    }
-}
-
-/// Memo of which nested key types are the per-case keys of a synthesized enum `Codable`.
-enum SynthesizedEnumKeys {
-    static let memo = Mutex<[ObjectIdentifier: Bool]>([:])
-
-    /// Synthesized `Codable` for `case follow(userID:)` opens `nestedContainer(keyedBy: FollowCodingKeys.self, forKey: .follow)`
-    /// from a container keyed by `CodingKeys`; the generated names are the tell.
-    static func isCasePayload<Outer, Nested>(outer: Outer.Type, nested: Nested.Type, caseName: String) -> Bool {
-        let id = ObjectIdentifier(Nested.self)
-        if let known = memo.withLock({ $0[id] }) { return known }
-        let expected = caseName.prefix(1).uppercased() + caseName.dropFirst() + "CodingKeys"
-        let result = String(describing: Nested.self) == expected && String(describing: Outer.self) == "CodingKeys"
-        memo.withLock { $0[id] = result }
-        return result
     }
 }

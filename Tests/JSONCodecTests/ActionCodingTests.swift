@@ -37,9 +37,28 @@ enum HandWrittenAction: Codable, Sendable, Equatable {
     }
 }
 
+/// Hand-written with a catch-all decode: only `ActionCaseNames` tells unknown types apart.
+enum LenientAction: Decodable, Sendable, Equatable, ActionCaseNames {
+    case named(String)
+    static let actionCaseNames = ["start", "stop"]
+    enum CodingKeys: String, CodingKey { case type }
+    init(from decoder: any Decoder) throws {
+        self = .named(try decoder.container(keyedBy: CodingKeys.self).decode(String.self, forKey: .type))
+    }
+}
+
 /// Same wire shape but not Sendable-checked: exercises the general (uncached) overload.
 final class NonSendableBox: Decodable {
     let type: String
+}
+
+/// How the service calls it: generic over a reactor's Action, with and without `Sendable` known.
+func decodeSendable<A: Decodable & Sendable>(_ type: A.Type, _ body: [UInt8]) throws(ActionDecodingError) -> A {
+    try decodeAction(type, from: body)
+}
+
+func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>) throws(ActionDecodingError) -> A {
+    try decodeAction(type, from: body)
 }
 
 @Suite struct ActionCodingTests {
@@ -99,5 +118,76 @@ final class NonSendableBox: Decodable {
 
     @Test func nonSendableTypesDecodeThroughTheGeneralPath() throws {
         #expect(try decodeAction(NonSendableBox.self, from: Array(#"{"type":"x"}"#.utf8)).type == "x")
+    }
+
+    @Test func caseNamesSeparateUnknownTypesBeforeDecoding() throws {
+        #expect(try decodeAction(LenientAction.self, from: Array(#"{"type":"start"}"#.utf8)) == .named("start"))
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(LenientAction.self, from: Array(#"{"type":"jump"}"#.utf8))
+        }
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(LenientAction.self, from: Array(#"{"type":"jump","x":[1]}"#.utf8))
+        }
+    }
+
+    @Test(arguments: [
+        " { \"type\" : \"increase\" } \n",
+        #"{"type":"incr\u0065ase"}"#,
+        #"{"type":"increase","extra":true}"#,
+        #"{"extra":null,"type":"increase"}"#,
+    ])
+    func bareActionsInOtherSpellings(body: String) throws {
+        #expect(try decodeAction(CounterAction.self, from: Array(body.utf8)) == .increase)
+        #expect(try decodeAction(CounterAction.self, from: body.utf8) == .increase)
+    }
+
+    @Test(arguments: [
+        #"{"type":"increase""#,
+        #"{"type":"increase"}}"#,
+        #"{"type":"increase",}"#,
+        "{\"type\":\"incr\u{1}ease\"}",
+        #"{"type":"increase","type":"decrease"}"#,
+    ])
+    func almostBareBodiesAreStillInvalidJSON(body: String) throws {
+        let error = try #require(throws: ActionDecodingError.self) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
+        #expect(error.code == "invalid_json")
+    }
+
+    @Test func decodesFromAParsedValue() throws {
+        let value: JSONValue = ["type": "rename", "name": "n"]
+        #expect(try decodeAction(CounterAction.self, from: value) == .rename(name: "n", note: nil))
+    }
+
+    @Test func encodeActionRefusesNonObjects() {
+        #expect(throws: EncodingError.self) { try encodeAction(5) }
+        #expect(throws: EncodingError.self) { try encodeAction(["type": 1]) }
+    }
+
+    @Test func genericCallersGetTheSameResults() throws {
+        #expect(try decodeSendable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)) == .decrease)
+        #expect(try decodeAnyDecodable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)[...]) == .decrease)
+        #expect(throws: ActionDecodingError.unknownType("x")) { try decodeSendable(CounterAction.self, Array(#"{"type":"x"}"#.utf8)) }
+    }
+
+    /// The bare-action cache is shared: many tasks decoding at once must each get the right case.
+    @Test func concurrentDecodesAgree() async throws {
+        let bodies: [(String, CounterAction)] = [
+            (#"{"type":"increase"}"#, .increase), (#"{"type":"decrease"}"#, .decrease),
+            (#"{"type":"follow","userID":3}"#, .follow(userID: 3)),
+        ]
+        let mismatches = await withTaskGroup(of: Int.self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var mismatches = 0
+                    for round in 0..<500 {
+                        let (body, expected) = bodies[(task + round) % bodies.count]
+                        if (try? decodeAction(CounterAction.self, from: Array(body.utf8))) != expected { mismatches += 1 }
+                    }
+                    return mismatches
+                }
+            }
+            return await group.reduce(0, +)
+        }
+        #expect(mismatches == 0)
     }
 }

@@ -167,4 +167,25 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONParseError?
         #expect(try JSONParser().parse(Array(#"[1]"#.utf8)[...]) == [1])
         #expect(try JSONParser().parse(Array(#"[1]"#.utf8).reversed().reversed()) == [1])
     }
+
+    /// Duplicate detection switches from a scan to a set past a dozen members: check both sides.
+    @Test(arguments: [1, 11, 12, 13, 14, 40])
+    func duplicateKeysAtEverySize(unique: Int) throws {
+        let members = (0..<unique).map { "\"k\($0)\":\($0)" }
+        let valid = "{" + members.joined(separator: ",") + "}"
+        #expect(try parse(valid).objectValue?.count == unique)
+        for repeated in [0, unique - 1] {
+            let text = "{" + (members + ["\"k\(repeated)\":0"]).joined(separator: ",") + "}"
+            let error = parseError(Array(text.utf8))
+            #expect(error?.reason == .duplicateKey)
+            #expect(error?.offset == text.utf8.count - "\"k\(repeated)\":0}".utf8.count)
+        }
+    }
+
+    @Test func nestedContainersKeepTheirOwnMembers() throws {
+        let text = #"{"a":{"b":1,"c":[{"d":2},[3,{"e":[]}]]},"f":[{"a":1}],"g":{}}"#
+        let value = try parse(text)
+        #expect(value.serializedString() == text)
+        #expect(value["a"]?["c"]?[1]?[1]?["e"] == [])
+    }
 }
