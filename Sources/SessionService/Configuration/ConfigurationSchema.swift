@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -66,6 +67,17 @@ public enum ConfigurationSchema {
             out += "  }" + (index == sections.count - 1 ? "\n" : ",\n")
         }
         return out + "}\n"
+    }
+
+    /// The README's configuration reference: one row per setting (a test keeps the README equal to it).
+    public static func markdownTable() -> String {
+        let defaults = ServerConfiguration()
+        var out = "| key | environment | default | meaning |\n| --- | --- | --- | --- |\n"
+        for setting in settings {
+            let help = setting.help.replacingOccurrences(of: "|", with: "\\|")
+            out += "| `\(setting.key)` | `\(setting.environmentName)` | `\(setting.value(in: defaults).json)` | \(help) (\(setting.expected)) |\n"
+        }
+        return out
     }
 
     static func checkAddress(_ host: String) -> String? {
