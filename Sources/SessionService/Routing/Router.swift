@@ -41,7 +41,8 @@ public struct Router: Sendable {
             case .literal(let literal): if literal != segment { return nil }
             case .parameter:
                 if segment.isEmpty { return nil }
-                id = segment
+                // The first parameter is the session id; handlers read later ones from the path.
+                if id.isEmpty { id = segment }
             }
         }
         return id
