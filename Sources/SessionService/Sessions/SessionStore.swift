@@ -48,7 +48,7 @@ public final class SessionStore: Sendable {
                 return nil
             }
         }
-        if loaded != nil { enforceResidentLimit() }
+        if loaded != nil { enforceResidentLimit(keeping: id) }
         return loaded
     }
 
@@ -71,7 +71,7 @@ public final class SessionStore: Sendable {
                 return session
             }
         }
-        enforceResidentLimit()
+        enforceResidentLimit(keeping: id)
         return session
     }
 
@@ -142,14 +142,15 @@ public final class SessionStore: Sendable {
     }
 
     /// Evicts the least recently used resident sessions beyond `maxResident`.
-    func enforceResidentLimit() {
+    func enforceResidentLimit(keeping kept: String) {
         guard storage != nil else { return }
         let excess = sessions.withLock { $0.count } - maxResident
         guard excess > 0 else { return }
         // Evict a little more than needed so a steady stream of loads does not sort on every one.
         let target = excess + max(0, min(maxResident / 100, 1000))
         let victims = sessions.withLock { sessions in
-            sessions.values.filter { $0.subscriberCount == 0 }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
+            // Never the session the caller is about to use.
+            sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
         }
         passivate(Array(victims))
     }
