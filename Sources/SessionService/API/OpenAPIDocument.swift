@@ -100,7 +100,7 @@ enum OpenAPIDocument {
       "get": {"summary": "Every session with version, subscribers and stub flag.", "security": [{"admin": []}],
         "responses": {"200": {"description": "Sessions.", "content": {"application/json": {"schema": {"type": "object", "properties": {"sessions": {"type": "array", "items": {"type": "object",
           "required": ["id", "reactor", "version", "subscribers", "stub"], "properties": {"id": {"type": "string"}, "reactor": {"type": "string"}, "version": {"type": "integer"}, "subscribers": {"type": "integer"}, "stub": {"type": "boolean"},
-          "idleSeconds": {"type": "integer"}, "subscriberDetails": {"type": "array", "items": {"type": "object", "properties": {"queuedBytes": {"type": "integer"}, "lastEventId": {"type": ["integer", "null"]}, "drops": {"type": "integer"}, "select": {"type": ["string", "null"]}}}}}}}}}}}},
+          "idleSeconds": {"type": "integer"}, "resident": {"type": "boolean"}, "unavailable": {"type": "string", "description": "Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."}, "subscriberDetails": {"type": "array", "items": {"type": "object", "properties": {"queuedBytes": {"type": "integer"}, "lastEventId": {"type": ["integer", "null"]}, "drops": {"type": "integer"}, "select": {"type": ["string", "null"]}}}}}}}}}}}},
           "401": {"$ref": "#/components/responses/Unauthorized"}}}
     },
     "/admin/sessions/{id}/actions": {
@@ -108,7 +108,7 @@ enum OpenAPIDocument {
       "get": {"summary": "The session's action log, oldest first.", "security": [{"admin": []}],
         "parameters": [{"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000}}],
         "responses": {"200": {"description": "Entries with seq > since; next when more remain.", "content": {"application/json": {"schema": {"type": "object", "properties": {
-          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"$ref": "#/components/schemas/Action"}, "stubbed": {"type": "boolean"}}}},
+          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"$ref": "#/components/schemas/Action"}, "stubbed": {"type": "boolean"}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."}}}},
           "next": {"type": "integer"}}}}}},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
     },
@@ -125,6 +125,20 @@ enum OpenAPIDocument {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {}}}},
         "responses": {"200": {"description": "The new version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"version": {"type": "integer"}, "state": {}}}}}},
           "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}
+    },
+    "/admin/sessions/{id}/versions/{version}": {
+      "parameters": [{"$ref": "#/components/parameters/id"}, {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}}],
+      "get": {"summary": "Time travel: the state at a past version, replayed from the journal (nearest snapshot at or below it, then its mutations).", "security": [{"admin": []}],
+        "responses": {"200": {"description": "The state at that version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}, "version": {"type": "integer"}, "state": {}}}}}},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
+          "410": {"description": "Older than the retained history (version_gone): compaction keeps the latest snapshot and what follows it.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+    },
+    "/admin/sessions/{id}/fork": {
+      "parameters": [{"$ref": "#/components/parameters/id"}],
+      "post": {"summary": "Fork a new session from a past version: its state is the source's state at that version and its version starts there.", "security": [{"admin": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["version"], "properties": {"version": {"type": "integer", "minimum": 0}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}}}}},
+        "responses": {"201": {"description": "The new session.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}
     }
   }
 }

@@ -32,7 +32,7 @@ public enum ConfigurationLoader {
         ("--port", "http.port"), ("--host", "http.host"), ("--data-dir", "storage.dataDir"),
         ("--log-level", "log.level"), ("--loops", "http.loops"),
     ]
-    static let otherFlags = ["--config", "--set", "--print-config", "--help", "-h"]
+    static let otherFlags = ["--config", "--set", "--print-config", "--help", "-h", "--memory-only"]
     /// Environment variables the server reads that are not settings.
     static let otherEnvironment: Set<String> = ["REACTOR_CONFIG"]
 
@@ -77,7 +77,10 @@ public enum ConfigurationLoader {
         }
 
         for (flag, value) in flags {
-            if let key = flagSettings.first(where: { $0.flag == flag })?.key, let value {
+            if flag == "--memory-only" {
+                options.configuration.storage.memoryOnly = true
+                options.sources["storage.memoryOnly"] = flag
+            } else if let key = flagSettings.first(where: { $0.flag == flag })?.key, let value {
                 try setting(key, source: flag).apply(text: value, from: flag, to: &options.configuration)
                 options.sources[key] = flag
             } else if flag == "--set", let value {
@@ -141,6 +144,7 @@ public enum ConfigurationLoader {
               --host ADDR         listen address (http.host; default 127.0.0.1)
               --config PATH       JSON config file (also REACTOR_CONFIG); see Config/server.json
               --data-dir PATH     where sessions are persisted (storage.dataDir; default ./data)
+              --memory-only       keep sessions in memory only; a restart forgets them (storage.memoryOnly)
               --log-level LEVEL   trace, debug, info, notice, warning, error or critical (log.level)
               --loops N           event-loop threads; 0 = one per CPU (http.loops)
               --set KEY=VALUE     set any setting below, e.g. --set sessions.limit=1000

@@ -3,7 +3,7 @@
 public enum Route: String, Sendable, CaseIterable {
     case page, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
-    case adminSessions, adminActions, adminStub, adminState
+    case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route.
     public struct Entry: Sendable {
@@ -43,12 +43,14 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("GET", "/admin/sessions/{id}/actions", .adminActions),
         Entry("PUT", "/admin/sessions/{id}/stub", .adminStub),
         Entry("PUT", "/admin/sessions/{id}/state", .adminState),
+        Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion),
+        Entry("POST", "/admin/sessions/{id}/fork", .adminFork),
     ]
 
     /// Whether the route needs the admin bearer token.
     public var isAdmin: Bool {
         switch self {
-        case .adminSessions, .adminActions, .adminStub, .adminState: true
+        case .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork: true
         default: false
         }
     }

@@ -68,7 +68,8 @@ public struct Router: Sendable {
                 guard literal.count == end - index else { return nil }
                 for offset in 0..<literal.count where literal[offset] != path[index + offset] { return nil }
             case .parameter:
-                id = index..<end
+                // The first parameter is the session id; handlers read later ones from the path.
+                if id == nil { id = index..<end }
             }
             part += 1
             index = end

@@ -20,14 +20,22 @@ public final class ReactorServer: Sendable {
     public let adminTokenGenerated: Bool
     let http: HTTPServer
     let logger: Logger
+    /// The journal, nil with `storage.memoryOnly`.
+    public let storage: SessionStorage?
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
         self.configuration = configuration
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
-        service = ReactorService(catalog: catalog, configuration: configuration, adminToken: adminToken, clock: clock, logger: logger.labeled("service"))
-        http = HTTPServer(configuration: Self.httpConfiguration(configuration), responder: service, logger: logger.labeled("http"))
+        storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
+        service = ReactorService(catalog: catalog, configuration: configuration, adminToken: adminToken, clock: clock, logger: logger.labeled("service"), storage: storage)
+        var http = Self.httpConfiguration(configuration)
+        if let storage {
+            // Group commit: whatever a response or event is about to show is in the journal first.
+            http.beforeWrite = { _ in storage.flushForOutput() }
+        }
+        self.http = HTTPServer(configuration: http, responder: service, logger: logger.labeled("http"))
     }
 
     /// Binds and starts serving; returns the bound address (port 0 picks a free port).
@@ -42,8 +50,27 @@ public final class ReactorServer: Sendable {
         http.shutdown()
     }
 
-    /// Blocks until the server has stopped.
-    public func waitUntilStopped() { http.waitUntilStopped() }
+    /// Blocks until the server has stopped, then syncs and closes the journal.
+    public func waitUntilStopped() {
+        http.waitUntilStopped()
+        storage?.close()
+    }
+
+    /// Opens the data directory and recovers the journal's index, unless memory-only.
+    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> SessionStorage? {
+        let settings = configuration.storage
+        guard !settings.memoryOnly else { return nil }
+        var options = SessionStorage.Options(directory: settings.dataDir)
+        options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
+        options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
+        options.snapshotEvery = settings.snapshotEvery
+        options.segmentBytes = settings.segmentBytes
+        do {
+            return try SessionStorage(options: options, logger: logger)
+        } catch {
+            throw ConfigurationError("storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)")
+        }
+    }
 
     /// The admin token: `admin.token` (or REACTOR_ADMIN_TOKEN), else the first line of `admin.tokenFile`,
     /// else a fresh random one.

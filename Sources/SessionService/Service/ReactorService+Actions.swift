@@ -4,7 +4,7 @@ import Synchronization
 extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
     func postAction(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id), let definition = definitions[session.reactorName] else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id), let definition = definitions[session.reactorName] else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }
         let wait: Bool

@@ -7,7 +7,8 @@ extension ReactorService {
     func adminSessions(_ exchange: Exchange) {
         var out = JSONWriter(capacity: 4096)
         out.raw("{\"sessions\":[")
-        for (index, session) in store.all().enumerated() {
+        let resident = store.all()
+        for (index, session) in resident.enumerated() {
             if index > 0 { out.raw(",") }
             let subscribers = session.subscriberInfo()
             out.raw("{\"id\":")
@@ -37,13 +38,14 @@ extension ReactorService {
             }
             out.raw("]}")
         }
+        storedSessionsJSON(&out, first: resident.isEmpty)
         out.raw("]}")
         exchange.reply(200, json: out.bytes)
     }
 
     /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
     func adminActions(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let since = exchange.integerQuery("since", default: 0, range: 0...UInt64.max),
             let limit = exchange.integerQuery("limit", default: 1000, range: 1...100_000)
         else { return }
@@ -60,6 +62,7 @@ extension ReactorService {
             out.raw(entry.action)
             out.raw(",\"stubbed\":")
             out.bool(entry.stubbed)
+            if entry.interrupted { out.raw(",\"interrupted\":true") }
             out.raw("}")
         }
         out.raw("]")
@@ -73,7 +76,7 @@ extension ReactorService {
 
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
     func adminStub(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject() else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
             return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must be {"enabled": true} or {"enabled": false}"#))
@@ -85,7 +88,7 @@ extension ReactorService {
 
     /// `PUT /admin/sessions/{id}/state` (stub mode only): forces a state, emitted as a new version.
     func adminState(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
         guard session.isStubEnabled else {
             return exchange.fail(APIError(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))

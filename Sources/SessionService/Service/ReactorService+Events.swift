@@ -4,7 +4,7 @@ import JSONCodec
 extension ReactorService {
     /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream.
     func subscribe(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         var pointer: JSONPointer?
         let selectText = exchange.request.queryValue("select")

@@ -37,9 +37,12 @@ extension ReactorService {
 
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
     func deleteSession(_ id: String, _ exchange: Exchange) {
-        guard let session = store.remove(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
         session.end()
         metrics.sessions.decrement()
+        if store.storage != nil {
+            logger.info("deleted a session and its journal; its records leave the disk when their segments are compacted", ["session": .string(id)])
+        }
         exchange.reply(204, body: [], contentType: nil)
     }
 

@@ -25,7 +25,7 @@ public final class ReactorService: HTTPResponder {
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
 
-    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger) {
+    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil) {
         self.catalog = catalog
         definitions = Dictionary(catalog.definitions.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
@@ -33,13 +33,14 @@ public final class ReactorService: HTTPResponder {
         limits.actionLogLimit = configuration.sessions.actionLogLimit
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
-        context = SessionContext(limits: limits, clock: clock, logger: logger)
-        store = SessionStore(limit: configuration.sessions.limit)
+        context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
+        store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
         authenticator = AdminAuthenticator(token: adminToken)
         cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
         accessLog = configuration.log.accessLog
+        attachStorage()
         scheduleIdleSweep()
     }
 
@@ -103,12 +104,14 @@ public final class ReactorService: HTTPResponder {
         case .adminActions: adminActions(id, exchange)
         case .adminStub: adminStub(id, exchange)
         case .adminState: adminState(id, exchange)
+        case .adminVersion: adminVersion(id, exchange)
+        case .adminFork: adminFork(id, exchange)
         }
     }
 
     /// Looks the session up (404 when unknown) and marks it active.
     func withSession(_ id: String, _ exchange: Exchange, _ body: (any HostedSession) -> Void) {
-        guard let session = store.session(id) else { return exchange.fail(.unknownSession(id)) }
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         body(session)
     }
@@ -137,11 +140,14 @@ public final class ReactorService: HTTPResponder {
 
     func scheduleIdleSweep() {
         let ttl = configuration.sessions.idleTTLSeconds
-        guard ttl > 0 else { return }
-        let interval = Duration.milliseconds(Int64(min(ttl / 4, 60) * 1000).clamped(to: 10...60_000))
+        let passivate = store.storage == nil ? 0 : configuration.sessions.passivateAfterSeconds
+        let periods = [ttl / 4, passivate / 4, store.storage == nil ? 0 : 5].filter { $0 > 0 }
+        guard let period = periods.min() else { return }
+        let interval = Duration.milliseconds(Int64(min(period, 60) * 1000).clamped(to: 10...60_000))
         let work = context.clock.schedule(after: interval) { [weak self] in
             guard let self else { return }
-            self.expireIdleSessions()
+            if ttl > 0 { self.expireIdleSessions() }
+            self.maintainStorage()
             self.scheduleIdleSweep()
         }
         sweep.withLock { $0 = work }

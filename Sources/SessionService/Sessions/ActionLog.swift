@@ -6,13 +6,16 @@ public struct ActionLogEntry: Sendable, Equatable {
     /// The action exactly as the client sent it (valid JSON: it decoded before it was accepted).
     public var action: [UInt8]
     public var stubbed: Bool
+    /// Accepted before a crash that stopped its effects before they finished; never re-run.
+    public var interrupted: Bool
 
     @inlinable
-    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool) {
+    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false) {
         self.seq = seq
         self.at = at
         self.action = action
         self.stubbed = stubbed
+        self.interrupted = interrupted
     }
 }
 
@@ -38,6 +41,12 @@ public struct ActionLog: Sendable {
     }
 
     public var count: Int { entries.count }
+
+    /// Every entry, oldest first.
+    public var all: [ActionLogEntry] {
+        guard entries.count == limit, head > 0 else { return entries }
+        return Array(entries[head...] + entries[..<head])
+    }
 
     /// Entries with `seq > since`, at most `limit` of them, and the `seq` to ask from next when more remain.
     public func entries(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) {

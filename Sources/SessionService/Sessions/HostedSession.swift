@@ -54,4 +54,17 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Ends the session: cancels effects, sends `event: end` to subscribers and closes their streams.
     func end()
+
+    /// Leaves memory after journaling a snapshot; false when it must stay resident.
+    func passivate() -> Bool
+    /// Whether enough mutations arrived since the last snapshot that one should be written.
+    var isSnapshotDue: Bool { get }
+    /// Journals a snapshot now.
+    func writeSnapshot()
+}
+
+extension HostedSession {
+    public func passivate() -> Bool { false }
+    public var isSnapshotDue: Bool { false }
+    public func writeSnapshot() {}
 }

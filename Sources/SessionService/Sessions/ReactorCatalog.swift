@@ -18,15 +18,25 @@ public struct ReactorDefinition: Sendable {
 
     @usableFromInline
     typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+    /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
+    @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
+    /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
+    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [JournalRecord], _ shown: Bool) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
-    init(name: String, summary: String, exampleActions: [String], initialState: [UInt8],
-         makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession, sendAction: @escaping SendAction) {
+    init(
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession,
+        restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
+        replay: @escaping @Sendable ([UInt8], [JournalRecord], Bool) throws(RestoreError) -> [UInt8],
+        sendAction: @escaping SendAction
+    ) {
         self.name = name
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
         self.makeSession = makeSession
+        self.restoreSession = restoreSession
+        self.replay = replay
         self.sendAction = sendAction
     }
 }
@@ -55,6 +65,10 @@ public struct ReactorCatalog: Sendable {
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
             makeSession: { id, context in Session(id: id, name: name, reactor: make(), context: context) },
+            restoreSession: { id, context, history, journal throws(RestoreError) in
+                try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)
+            },
+            replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
             sendAction: { session, body, completion throws(APIError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion)
             })

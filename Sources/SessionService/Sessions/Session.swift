@@ -20,6 +20,8 @@ final class Session<R: Reactor>: HostedSession {
     /// registers either before a version (and gets it) or after (and gets it as its first event).
     @usableFromInline let shared: Mutex<Shared>
     @usableFromInline let activity: Atomic<UInt64>
+    /// Where this session is journaled; nil in memory-only mode.
+    @usableFromInline let journal: SessionJournal?
 
     @usableFromInline
     struct Shared {
@@ -35,13 +37,16 @@ final class Session<R: Reactor>: HostedSession {
     }
 
     @inlinable
-    init(id: String, name: String, reactor: R, context: SessionContext, restoring checkpoint: Checkpoint<R.State>? = nil) {
+    init(id: String, name: String, reactor: R, context: SessionContext, restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil, actions: [ActionLogEntry] = []) {
         self.id = id
         reactorName = name
         self.context = context
         runtime = ReactorRuntime(InstrumentedReactor(reactor, histogram: context.metrics.reduceLatency), restoring: checkpoint)
         runtime.stubRecordLimit = context.limits.stubRecordLimit
-        log = Mutex(ActionLog(limit: context.limits.actionLogLimit))
+        var actionLog = ActionLog(limit: context.limits.actionLogLimit)
+        for entry in actions { actionLog.append(entry) }
+        log = Mutex(actionLog)
+        journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         let logger = context.logger
@@ -54,6 +59,7 @@ final class Session<R: Reactor>: HostedSession {
             self.publish(snapshot, pulses: pulses)
         }
         shared.withLock { $0.observation = token }
+        attachJournal()
     }
 
     // MARK: Actions
@@ -72,6 +78,19 @@ final class Session<R: Reactor>: HostedSession {
             seq = try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
                 let stubbed = runtime.isStubEnabled
                 let seq: UInt64
+                if let journal {
+                    let ticket = ActionTicket()
+                    seq = try runtime.send(action) { [weak self] result in
+                        journal.completed(ticket)
+                        guard let completion else { return }
+                        guard let self else { return completion(.failure(.sessionEnded)) }
+                        completion(self.encoded(result))
+                    }
+                    log.append(ActionLogEntry(seq: seq, at: at, action: actionBody, stubbed: stubbed))
+                    journal.accepted(ticket, seq: seq, at: at, stubbed: stubbed, body: actionBody)
+                    if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
+                    return seq
+                }
                 if let completion {
                     seq = try runtime.send(action) { [weak self] result in
                         guard let self else { return completion(.failure(.sessionEnded)) }
@@ -316,7 +335,11 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func setStub(enabled: Bool) {
         // Under the log lock: an action is logged as stubbed exactly when the runtime stubbed it.
-        log.withLock { _ in runtime.isStubEnabled = enabled }
+        log.withLock { log in
+            runtime.isStubEnabled = enabled
+            // The stub flag lives in snapshots, so a restart keeps it.
+            if journal != nil { writeSnapshot(&log, passivating: false) }
+        }
     }
 
     @usableFromInline

@@ -16,11 +16,14 @@ public final class SessionContext: Sendable {
     public let metrics: ServiceMetrics
     public let clock: any ServiceClock
     public let logger: Logger
+    /// The journal sessions are persisted in; nil in memory-only mode.
+    public let storage: SessionStorage?
 
-    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) {
+    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: SessionStorage? = nil) {
         self.limits = limits
         self.metrics = metrics
         self.clock = clock
         self.logger = logger
+        self.storage = storage
     }
 }

@@ -21,6 +21,8 @@ final class TestServer {
         configuration.http.loops = 2
         configuration.admin.token = Self.adminToken
         configuration.sse.keepAliveSeconds = 3600
+        // Tests that persist choose a temporary data directory themselves.
+        configuration.storage.memoryOnly = true
         configure(&configuration)
         let reactorClock = TestClock()
         self.reactorClock = reactorClock

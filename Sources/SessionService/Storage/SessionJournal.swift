@@ -1,0 +1,110 @@
+import JSONCodec
+import Reactors
+import Synchronization
+
+/// One resident session's side of the journal: its key, the order of its action records, and when its
+/// next snapshot is due.
+@usableFromInline
+final class SessionJournal: Sendable {
+    let storage: SessionStorage
+    let key: UInt32
+    let id: String
+    let reactor: String
+    /// Serializes the session's action records (accepts, completions, snapshots' action logs), so a
+    /// snapshot reflects exactly the action records before it.
+    let actions = Mutex<[UInt64: Void]>([:])
+    let sinceSnapshot = Atomic<Int>(0)
+    /// Asks the session for a snapshot now (compaction), set by the session.
+    let snapshotRequest = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(storage: SessionStorage, key: UInt32, id: String, reactor: String) {
+        self.storage = storage
+        self.key = key
+        self.id = id
+        self.reactor = reactor
+    }
+
+    /// Whether enough mutations have been journaled since the last snapshot.
+    @usableFromInline
+    var isSnapshotDue: Bool { sinceSnapshot.load(ordering: .relaxed) >= storage.options.snapshotEvery }
+
+    func journal(mutation json: [UInt8], version: UInt64) {
+        storage.append(kind: .mutation, key: key, number: version) { $0.append(contentsOf: json) }
+        sinceSnapshot.add(1, ordering: .relaxed)
+    }
+
+    func journal(forced json: [UInt8], version: UInt64) {
+        storage.append(kind: .forced, key: key, number: version) { $0.append(contentsOf: json) }
+        sinceSnapshot.add(1, ordering: .relaxed)
+    }
+
+    /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
+    @usableFromInline
+    func accepted(_ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, body: [UInt8]) {
+        actions.withLock { running in
+            let accept = StoredAccept(at: at, stubbed: stubbed, completed: ticket.done, body: body)
+            if !ticket.done {
+                ticket.seq = seq
+                running[seq] = ()
+            }
+            storage.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) }
+        }
+    }
+
+    /// Called when every mutation of the ticket's action has been reduced.
+    @usableFromInline
+    func completed(_ ticket: ActionTicket) {
+        actions.withLock { running in
+            guard let seq = ticket.seq else {
+                ticket.done = true
+                return
+            }
+            ticket.seq = nil
+            ticket.done = true
+            guard running.removeValue(forKey: seq) != nil else { return }
+            storage.append(kind: .complete, key: key, number: seq) { _ in }
+        }
+    }
+
+    /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions log: [ActionLogEntry], passivating: Bool) {
+        sinceSnapshot.store(0, ordering: .relaxed)
+        actions.withLock { running in
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: log, running: running.keys.sorted())
+            storage.appendSnapshot(key: key, snapshot, passivating: passivating)
+        }
+    }
+}
+
+/// Whether an accepted action has finished; only touched under its journal's `actions` lock.
+@usableFromInline
+final class ActionTicket: @unchecked Sendable {
+    var done = false
+    var seq: UInt64?
+
+    @usableFromInline init() {}
+}
+
+/// Journals every reduced mutation and forced state before any observer sees the state.
+struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
+    let journal: SessionJournal
+
+    func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
+        do {
+            journal.journal(mutation: try JSONValueEncoder().encode(mutation), version: version)
+        } catch {
+            // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
+            journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
+            journal.storage.logger.error("a mutation does not encode as JSON; a snapshot will cover it", ["session": .string(journal.id), "version": .int(Int(version)), "error": .string("\(error)")])
+        }
+    }
+
+    func didForce(state: R.State, version: UInt64) {
+        do {
+            journal.journal(forced: try JSONValueEncoder().encode(state), version: version)
+        } catch {
+            journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
+            journal.storage.logger.error("a forced state does not encode as JSON", ["session": .string(journal.id), "error": .string("\(error)")])
+        }
+    }
+}
