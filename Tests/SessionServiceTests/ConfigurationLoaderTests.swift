@@ -44,7 +44,7 @@ import Testing
         (["--prot", "1"], "unknown flag \"--prot\"; did you mean --port? (see --help)"),
         (["--set", "http.prot=1"], "http.prot (from --set): unknown setting; did you mean http.port?"),
         (["--set", "novalue"], "--set: expected KEY=VALUE such as http.port=9000, got \"novalue\""),
-        (["--log-level", "loud"], "log.level: expected one of trace, debug, info, notice, warning, error, critical, got \"loud\""),
+        (["--log-level", "loud"], "log.level (from --log-level): expected one of trace, debug, info, notice, warning, error, critical, got \"loud\""),
         (["--print-config=yes"], "--print-config takes no value"),
     ])
     func invalidFlagsNameTheProblem(arguments: [String], message: String) {
