@@ -1,6 +1,7 @@
 # reactor-server container: build with the Swift 6.3 toolchain, run on a slim Debian with only what
-# the static-stdlib binary still links dynamically (glibc, libstdc++, zlib, curl and xml2 for Foundation's
-# networking). A test (DockerRuntimeStageTests) checks that list against the release binary's ldd output.
+# the static-stdlib binary still links dynamically. A test (DockerRuntimeStageTests) checks the list
+# below against the release binary's NEEDED entries and starts the binary from a folder holding only
+# what this file copies.
 
 # --- build stage ---
 FROM swift:6.3-bookworm AS build
@@ -13,9 +14,12 @@ RUN swift build -c release --static-swift-stdlib --product reactor-server \
 
 # --- runtime stage ---
 FROM debian:bookworm-slim
-# RUNTIME-PACKAGES (kept in sync with the test): the shared libraries the binary needs besides glibc.
+# The shared libraries the binary needs besides glibc (libc6 is in the base image): libcurl4 for
+# URLSession (the search example's upstream), libstdc++6 and libgcc-s1 for the Swift runtime.
+ARG RUNTIME_LIBRARIES="libcurl4 libstdc++6 libgcc-s1"
+# ca-certificates for https upstreams; curl for the HEALTHCHECK.
 RUN apt-get update \
-    && apt-get install -y --no-install-recommends libstdc++6 libgcc-s1 zlib1g libcurl4 libxml2 ca-certificates curl \
+    && apt-get install -y --no-install-recommends $RUNTIME_LIBRARIES ca-certificates curl \
     && rm -rf /var/lib/apt/lists/* \
     && useradd --system --uid 10001 --home-dir /app --shell /usr/sbin/nologin reactor \
     && mkdir -p /app /data && chown reactor /data
