@@ -13,9 +13,13 @@ final class TestConnection {
         var description: String
     }
 
-    init(port: Int, timeoutSeconds: Int = 10) throws {
+    /// `receiveBuffer` shrinks the kernel's receive buffer (set before connecting), to make a slow reader.
+    init(port: Int, timeoutSeconds: Int = 10, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw Failure(description: "socket: errno \(errno)") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var address = sockaddr_in()
