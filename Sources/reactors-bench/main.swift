@@ -135,19 +135,18 @@ do {
     let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
     print("idle counter runtime: \(format2(perRuntime)) resident bytes each over \(instances) instances; "
           + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
-    // One that has sent and been observed keeps its buffers; measure that too.
-    var used: [ReactorRuntime<CounterReactor>] = []
+    // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
+    var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
     let count = instances / 10
     used.reserveCapacity(count)
     let beforeUsed = residentBytes()
     for _ in 0..<count {
         let runtime = ReactorRuntime(CounterReactor())
         _ = try? runtime.send(.increase)
-        runtime.observe { _ in }.cancel()
-        used.append(runtime)
+        used.append((runtime, runtime.observe { _ in }))
     }
     let afterUsed = residentBytes()
-    print("counter runtime after one send and one cancelled observer: "
-          + "\(format2(Double(afterUsed - beforeUsed) / Double(count))) resident bytes each over \(count) instances")
+    print("counter runtime with one observer and its token, after one send: "
+          + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes each over \(count) instances")
     withExtendedLifetime((runtimes, used)) {}
 }

@@ -117,10 +117,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     public func observe(_ handler: @escaping @Sendable (StateEvent<R.State>) -> Void) -> ObservationToken {
         let box = ObserverBox(handler)
         _ = admit(.subscribe(box), refuseWhenStopped: false)
-        return ObservationToken { [weak self] in
-            box.isActive.store(false, ordering: .relaxed)
-            self?.core.withLock { $0.observers.removeAll { $0 === box } }
-        }
+        return ObservationToken(box)
     }
 
     /// Adds a middleware after the existing ones.
