@@ -12,7 +12,7 @@ import Glibc
 struct LocalCounter: Reactor {
     enum Action: Codable, Sendable { case increase }
     struct State: Codable, Sendable { var value = 0 }
-    let initialState = State()
+    var initialState: State { State() }
     func reduce(state: State, mutation: Action) -> State { State(value: state.value &+ 1) }
 }
 
