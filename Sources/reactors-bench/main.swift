@@ -16,6 +16,15 @@ struct LocalCounter: Reactor {
     func reduce(state: State, mutation: Action) -> State { State(value: state.value &+ 1) }
 }
 
+/// A counter whose every action runs an async effect (one task per action), for comparison.
+struct AsyncCounter: Reactor {
+    enum Action: Codable, Sendable { case increase }
+    struct State: Codable, Sendable { var value = 0 }
+    var initialState: State { State() }
+    func mutate(action: Action) -> Effect<Action> { .run { emit in await emit(.increase) } }
+    func reduce(state: State, mutation: Action) -> State { State(value: state.value &+ 1) }
+}
+
 func seconds(_ duration: Duration) -> Double {
     Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
 }
@@ -114,6 +123,13 @@ do {
     report("counter with 1 observer, 1 sender", actions: total, measureSends(runtime, .increase, total: total, senders: 1))
     precondition(observed.load(ordering: .relaxed) == UInt64(total))
     token.cancel()
+}
+do {
+    let runtime = ReactorRuntime(AsyncCounter())
+    let count = total / 20
+    report("async effect (.run, one task per action), 1 sender", actions: count,
+           measureSends(runtime, .increase, total: count, senders: 1))
+    precondition(runtime.currentState.value == count)
 }
 do {
     let runtime = ReactorRuntime(TodoReactor())
