@@ -35,7 +35,7 @@ func report(_ label: String, actions: Int, _ elapsed: Duration) {
 }
 
 func format2(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
+    let hundredths = max(0, Int((value * 100).rounded()))
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
 }
 
@@ -89,6 +89,35 @@ let instances = arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
 
 print("reactors-bench: \(total) actions per run, \(instances) idle runtimes")
 
+// Footprint first, on a fresh heap: memory freed by the throughput runs would be reused and hide growth.
+// Heap bytes per idle counter runtime (no observer, never sent to).
+do {
+    var runtimes: [ReactorRuntime<CounterReactor>] = []
+    runtimes.reserveCapacity(instances)
+    let before = residentBytes()
+    for _ in 0..<instances { runtimes.append(ReactorRuntime(CounterReactor())) }
+    let after = residentBytes()
+    // Minus the 8-byte slot each runtime takes in `runtimes` itself.
+    let perRuntime = Double(after - before) / Double(instances) - 8
+    let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
+    print("idle counter runtime: \(format2(perRuntime)) resident bytes (array slot excluded) each over \(instances) instances; "
+          + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
+    // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
+    var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
+    let count = instances / 10
+    used.reserveCapacity(count)
+    let beforeUsed = residentBytes()
+    for _ in 0..<count {
+        let runtime = ReactorRuntime(CounterReactor())
+        _ = try? runtime.send(.increase)
+        used.append((runtime, runtime.observe { _ in }))
+    }
+    let afterUsed = residentBytes()
+    print("counter runtime with one observer and its token, after one send: "
+          + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes (array slot excluded) each over \(count) instances")
+    withExtendedLifetime((runtimes, used)) {}
+}
+
 // Warm up so the first measurement does not pay for page faults and lazy initialisation.
 _ = measureSends(ReactorRuntime(CounterReactor()), .increase, total: 100_000, senders: 1)
 
@@ -140,29 +169,3 @@ do {
     token.cancel()
 }
 
-// Footprint: heap bytes per idle counter runtime (no observer, never sent to).
-do {
-    var runtimes: [ReactorRuntime<CounterReactor>] = []
-    runtimes.reserveCapacity(instances)
-    let before = residentBytes()
-    for _ in 0..<instances { runtimes.append(ReactorRuntime(CounterReactor())) }
-    let after = residentBytes()
-    let perRuntime = Double(after - before) / Double(instances)
-    let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
-    print("idle counter runtime: \(format2(perRuntime)) resident bytes each over \(instances) instances; "
-          + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
-    // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
-    var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
-    let count = instances / 10
-    used.reserveCapacity(count)
-    let beforeUsed = residentBytes()
-    for _ in 0..<count {
-        let runtime = ReactorRuntime(CounterReactor())
-        _ = try? runtime.send(.increase)
-        used.append((runtime, runtime.observe { _ in }))
-    }
-    let afterUsed = residentBytes()
-    print("counter runtime with one observer and its token, after one send: "
-          + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes each over \(count) instances")
-    withExtendedLifetime((runtimes, used)) {}
-}
