@@ -46,8 +46,8 @@ public struct CounterReactor: Reactor {
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"increase"}"#, #"{"type":"decrease"}"#]
 
-    /// The state a new session starts with.
-    public let initialState = State()
+    /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
+    public var initialState: State { State() }
 
     /// A counter at 0.
     public init() {}

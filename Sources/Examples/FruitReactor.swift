@@ -70,8 +70,8 @@ public struct FruitReactor: Reactor {
     /// How long a choice takes.
     public static let loadingTime = Duration.milliseconds(500)
 
-    /// The state a new session starts with.
-    public let initialState = State()
+    /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
+    public var initialState: State { State() }
     private let clock: any Clock<Duration>
 
     /// A fruit picker whose delay runs on `clock` (a test clock in tests).

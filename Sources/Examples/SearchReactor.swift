@@ -80,8 +80,8 @@ public struct SearchReactor: Reactor {
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"updateQuery","query":"swift"}"#, #"{"type":"loadNextPage"}"#]
 
-    /// The state a new session starts with.
-    public let initialState = State()
+    /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
+    public var initialState: State { State() }
     private let fetch: Fetch
 
     /// A search screen that fetches through `fetch` (default: `SearchReactor.sampleFetch`, no network).

@@ -94,8 +94,8 @@ public struct TodoReactor: Reactor {
         #"{"type":"clearCompleted"}"#,
     ]
 
-    /// The state a new session starts with.
-    public let initialState = State()
+    /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
+    public var initialState: State { State() }
 
     /// An empty list.
     public init() {}

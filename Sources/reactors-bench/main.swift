@@ -12,7 +12,16 @@ import Glibc
 struct LocalCounter: Reactor {
     enum Action: Codable, Sendable { case increase }
     struct State: Codable, Sendable { var value = 0 }
-    let initialState = State()
+    var initialState: State { State() }
+    func reduce(state: State, mutation: Action) -> State { State(value: state.value &+ 1) }
+}
+
+/// A counter whose every action runs an async effect (one task per action), for comparison.
+struct AsyncCounter: Reactor {
+    enum Action: Codable, Sendable { case increase }
+    struct State: Codable, Sendable { var value = 0 }
+    var initialState: State { State() }
+    func mutate(action: Action) -> Effect<Action> { .run { emit in await emit(.increase) } }
     func reduce(state: State, mutation: Action) -> State { State(value: state.value &+ 1) }
 }
 
@@ -26,7 +35,7 @@ func report(_ label: String, actions: Int, _ elapsed: Duration) {
 }
 
 func format2(_ value: Double) -> String {
-    let hundredths = Int((value * 100).rounded())
+    let hundredths = max(0, Int((value * 100).rounded()))
     return "\(hundredths / 100).\(hundredths % 100 < 10 ? "0" : "")\(hundredths % 100)"
 }
 
@@ -80,6 +89,35 @@ let instances = arguments.dropFirst().first.flatMap(Int.init) ?? 1_000_000
 
 print("reactors-bench: \(total) actions per run, \(instances) idle runtimes")
 
+// Footprint first, on a fresh heap: memory freed by the throughput runs would be reused and hide growth.
+// Heap bytes per idle counter runtime (no observer, never sent to).
+do {
+    var runtimes: [ReactorRuntime<CounterReactor>] = []
+    runtimes.reserveCapacity(instances)
+    let before = residentBytes()
+    for _ in 0..<instances { runtimes.append(ReactorRuntime(CounterReactor())) }
+    let after = residentBytes()
+    // Minus the 8-byte slot each runtime takes in `runtimes` itself.
+    let perRuntime = Double(after - before) / Double(instances) - 8
+    let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
+    print("idle counter runtime: \(format2(perRuntime)) resident bytes (array slot excluded) each over \(instances) instances; "
+          + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
+    // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
+    var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
+    let count = instances / 10
+    used.reserveCapacity(count)
+    let beforeUsed = residentBytes()
+    for _ in 0..<count {
+        let runtime = ReactorRuntime(CounterReactor())
+        _ = try? runtime.send(.increase)
+        used.append((runtime, runtime.observe { _ in }))
+    }
+    let afterUsed = residentBytes()
+    print("counter runtime with one observer and its token, after one send: "
+          + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes (array slot excluded) each over \(count) instances")
+    withExtendedLifetime((runtimes, used)) {}
+}
+
 // Warm up so the first measurement does not pay for page faults and lazy initialisation.
 _ = measureSends(ReactorRuntime(CounterReactor()), .increase, total: 100_000, senders: 1)
 
@@ -116,6 +154,13 @@ do {
     token.cancel()
 }
 do {
+    let runtime = ReactorRuntime(AsyncCounter())
+    let count = total / 20
+    report("async effect (.run, one task per action), 1 sender", actions: count,
+           measureSends(runtime, .increase, total: count, senders: 1))
+    precondition(runtime.currentState.value == count)
+}
+do {
     let runtime = ReactorRuntime(TodoReactor())
     let token = runtime.observe { _ in }
     let count = total / 10
@@ -124,30 +169,3 @@ do {
     token.cancel()
 }
 
-// Footprint: heap bytes per idle counter runtime (no observer, never sent to).
-do {
-    var runtimes: [ReactorRuntime<CounterReactor>] = []
-    runtimes.reserveCapacity(instances)
-    let before = residentBytes()
-    for _ in 0..<instances { runtimes.append(ReactorRuntime(CounterReactor())) }
-    let after = residentBytes()
-    let perRuntime = Double(after - before) / Double(instances)
-    let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
-    print("idle counter runtime: \(format2(perRuntime)) resident bytes each over \(instances) instances; "
-          + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
-    // One that has sent and been observed keeps its buffers; measure that too.
-    var used: [ReactorRuntime<CounterReactor>] = []
-    let count = instances / 10
-    used.reserveCapacity(count)
-    let beforeUsed = residentBytes()
-    for _ in 0..<count {
-        let runtime = ReactorRuntime(CounterReactor())
-        _ = try? runtime.send(.increase)
-        runtime.observe { _ in }.cancel()
-        used.append(runtime)
-    }
-    let afterUsed = residentBytes()
-    print("counter runtime after one send and one cancelled observer: "
-          + "\(format2(Double(afterUsed - beforeUsed) / Double(count))) resident bytes each over \(count) instances")
-    withExtendedLifetime((runtimes, used)) {}
-}

@@ -137,3 +137,46 @@ import Testing
         #expect(second.currentSnapshot == Snapshot(version: 4, state: .init(value: 2)))
     }
 }
+
+@Suite struct ReentrancyTests {
+    @Test func stopFromAnObserverFinishesAfterTheCurrentDispatch() throws {
+        let runtime = ReactorRuntime(CountingReactor())
+        let recorder = Recorder<CountingReactor.State>()
+        let stopper = runtime.observe { [weak runtime] event in
+            if case .state(let snapshot, _) = event, snapshot.version == 1 { runtime?.stop() }
+        }
+        let token = runtime.observe(recorder.record)
+        try runtime.send(.increaseTwice)
+        #expect(recorder.snapshots.map(\.version) == [0, 1, 2])
+        #expect(recorder.isFinished)
+        #expect(runtime.isStopped)
+        stopper.cancel()
+        token.cancel()
+    }
+
+    @Test func aMiddlewareHookMaySendWithoutRecursion() throws {
+        struct Echo: ReactorMiddleware {
+            typealias R = CountingReactor
+            let runtime: Box
+            let log: EventLog
+            func didReduce(mutation: CountingReactor.Mutation, state: CountingReactor.State, version: UInt64) {
+                log.append("reduce v\(version)")
+                if version == 1 { _ = try? runtime.value?.send(.decrease) }
+                log.append("after v\(version)")
+            }
+        }
+        final class Box: Sendable {
+            let storage = Mutex<ReactorRuntime<CountingReactor>?>(nil)
+            var value: ReactorRuntime<CountingReactor>? { storage.withLock { $0 } }
+        }
+        let box = Box()
+        let log = EventLog()
+        let runtime = ReactorRuntime(CountingReactor())
+        box.storage.withLock { $0 = runtime }
+        runtime.addMiddleware(Echo(runtime: box, log: log))
+        try runtime.send(.increase)
+        #expect(log.all == ["reduce v1", "after v1", "reduce v2", "after v2"])
+        #expect(runtime.currentSnapshot == Snapshot(version: 2, state: .init(value: 0)))
+        box.storage.withLock { $0 = nil }
+    }
+}

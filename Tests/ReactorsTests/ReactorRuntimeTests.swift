@@ -88,6 +88,25 @@ import Testing
         #expect(recorder.snapshots.map(\.version) == [0])
     }
 
+    @Test func aDroppedObserverIsReleasedAtTheNextDispatch() throws {
+        final class Witness: Sendable {}
+        let runtime = ReactorRuntime(CountingReactor())
+        weak var released: Witness?
+        var token: ObservationToken?
+        do {
+            let witness = Witness()
+            released = witness
+            token = runtime.observe { _ in withExtendedLifetime(witness) {} }
+        }
+        let keep = runtime.observe { _ in }
+        #expect(released != nil && token != nil)
+        token = nil
+        #expect(released != nil)
+        try runtime.send(.increase)
+        #expect(released == nil)
+        keep.cancel()
+    }
+
     @Test func theReactorRunsWithoutObservers() async throws {
         let runtime = ReactorRuntimeBox.make()
         try runtime.send(.effect { _ in .run { emit in await emit(.append(1)) } })

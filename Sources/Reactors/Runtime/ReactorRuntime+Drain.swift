@@ -102,11 +102,10 @@ extension ReactorRuntime {
         case .finish:
             drain.isStopped = true
             let observers = core.withLock { core in
-                let observers = core.observers
-                core.observers = []
-                return observers
+                defer { core.observers = .empty }
+                return core.observers
             }
-            for observer in observers { observer.deliver(.finished) }
+            _ = observers.deliver(.finished)
         }
     }
 
@@ -224,11 +223,12 @@ extension ReactorRuntime {
 
     /// Hands the drain's current snapshot, with the pulses assigned since `previous`, to every observer.
     @inlinable
-    func notify(_ observers: ContiguousArray<ObserverBox<R.State>>, previous: R.State, _ drain: DrainState<R>) {
+    func notify(_ observers: ObserverList<R.State>, previous: R.State, _ drain: DrainState<R>) {
         guard !observers.isEmpty else { return }
         let pulses = pipeline?.pulses?.changes(from: previous, to: drain.shown) ?? []
-        let event = StateEvent.state(drain.snapshot, pulses: pulses)
-        for observer in observers { observer.deliver(event) }
+        if !observers.deliver(.state(drain.snapshot, pulses: pulses)) {
+            core.withLock { $0.observers.removeInactive() }
+        }
     }
 
     /// Keeps a stubbed action, dropping the oldest beyond the limit.

@@ -12,7 +12,8 @@ import Synchronization
 /// ```
 /// Whichever thread finds the runtime idle runs the work inline ("drains"); others only enqueue, so
 /// reduces and observer calls never overlap. Actions sent from an effect or an observer are queued, never
-/// reduced recursively.
+/// reduced recursively. A caller that has drained 4,096 items while others kept sending hands the rest
+/// to a task, so no sender is held for long. Effects hold the runtime until they end; `stop()` ends them.
 public final class ReactorRuntime<R: Reactor>: Sendable {
     /// Called when everything an action started has been reduced (or with why it was not).
     public typealias Completion = @Sendable (Result<Snapshot<R.State>, ReactorError>) -> Void
@@ -116,10 +117,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     public func observe(_ handler: @escaping @Sendable (StateEvent<R.State>) -> Void) -> ObservationToken {
         let box = ObserverBox(handler)
         _ = admit(.subscribe(box), refuseWhenStopped: false)
-        return ObservationToken { [weak self] in
-            box.isActive.store(false, ordering: .relaxed)
-            self?.core.withLock { $0.observers.removeAll { $0 === box } }
-        }
+        return ObservationToken(box)
     }
 
     /// Adds a middleware after the existing ones.

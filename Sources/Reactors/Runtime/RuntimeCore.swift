@@ -29,7 +29,7 @@ struct RuntimeCore<R: Reactor> {
     @usableFromInline var queue: ContiguousArray<WorkItem<R>> = []
     /// The drained batch's buffer, kept to avoid reallocating the queue on every batch.
     @usableFromInline var spare: ContiguousArray<WorkItem<R>> = []
-    @usableFromInline var observers: ContiguousArray<ObserverBox<R.State>> = []
+    @usableFromInline var observers: ObserverList<R.State> = .empty
     @usableFromInline var extras: RuntimeExtras<R>?
     /// True while one thread owns the drain; everyone else only enqueues.
     @usableFromInline var isDraining = false
