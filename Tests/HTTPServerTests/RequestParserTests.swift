@@ -167,6 +167,9 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
         ParserCase("header block too large", "GET / HTTP/1.1\r\nHost: a\r\nX: " + String(repeating: "v", count: 300) + "\r\n\r\n", ["rejected 431 headerTooLarge"]),
         ParserCase("too many fields", "GET / HTTP/1.1\r\nHost: a\r\n" + String(repeating: "X: 1\r\n", count: 6) + "\r\n", ["rejected 431 tooManyHeaders"]),
         ParserCase("declared body too large", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 33\r\n\r\n", ["rejected 413 bodyTooLarge"]),
+        // Found by the fuzzer: a request line longer than both limits is a 414 wherever the input is split.
+        ParserCase("request line longer than the whole head limit", "GET /" + String(repeating: "%", count: 520) + " HTTP/1.1\r\nHost: x\r\n\r\n",
+                   ["rejected 414 requestLineTooLong"]),
         ParserCase("request after a good one is rejected alone", "GET / HTTP/1.1\r\nHost: a\r\n\r\nGET / HTTP/9.9\r\n\r\n", [get, "rejected 505 unsupportedVersion"]),
     ]
 

@@ -122,13 +122,15 @@ struct RequestParser: Sendable {
             scan.scanned = newline + 1
             var lineEnd = newline
             if lineEnd > scan.lineStart && head[lineEnd - 1] == .cr { lineEnd -= 1 }
+            // The same checks in the same order as for an incomplete head below, so that where
+            // the input is split never changes the outcome.
+            if scan.requestLineEnd == nil && lineEnd - scan.lineStart > limits.maxRequestLineBytes {
+                return (skipped, reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes"))
+            }
             if scan.scanned > limits.maxHeaderBytes {
                 return (skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes"))
             }
             if scan.requestLineEnd == nil {
-                if lineEnd - scan.lineStart > limits.maxRequestLineBytes {
-                    return (skipped, reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes"))
-                }
                 scan.requestLineEnd = lineEnd
             } else if lineEnd == scan.lineStart {
                 let step = parseCompleteHead(UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!)
