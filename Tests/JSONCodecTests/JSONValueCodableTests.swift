@@ -167,6 +167,13 @@ struct AnyKey: CodingKey {
         #expect(try decoder.decode(Int.self, from: Array("1e3".utf8)) == 1000)
     }
 
+    @Test func floatsWriteTheirShortestText() throws {
+        struct Box: Codable, Equatable { var f: Float; var g: [Float] }
+        let box = Box(f: 0.1, g: [1.1, -3.4028235e38, .leastNonzeroMagnitude])
+        #expect(try text(box) == #"{"f":0.1,"g":[1.1,-3.4028235e+38,1e-45]}"#)
+        #expect(try decoder.decode(Box.self, from: try encoder.encode(box)) == box)
+    }
+
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteDoublesDoNotEncode(value: Double) {
         struct Box: Encodable { var x: Double }
