@@ -190,4 +190,11 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         }
         #expect(mismatches == 0)
     }
+
+    @Test func aCaseNamedTypeStillRoundTrips() throws {
+        enum Odd: Codable, Sendable, Equatable { case type(String), other }
+        #expect(String(decoding: try encodeAction(Odd.type("x")), as: UTF8.self) == #"{"type":"type","_0":"x"}"#)
+        #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.type("x"))) == .type("x"))
+        #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.other)) == .other)
+    }
 }
