@@ -29,6 +29,15 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONParseError?
     ])
     func acceptsValidDocuments(text: String, expected: JSONValue) throws {
         #expect(try parse(text) == expected)
+        // Every proper prefix that does not end inside a top-level number is incomplete, hence an error.
+        let bytes = Array(text.utf8)
+        let trimmedEnd = bytes.lastIndex { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }.map { $0 + 1 } ?? 0
+        guard case .number = expected else {
+            for end in 0..<trimmedEnd {
+                #expect(parseError(Array(bytes[..<end])) != nil, "prefix \(String(decoding: bytes[..<end], as: UTF8.self)) parsed")
+            }
+            return
+        }
     }
 
     /// Each invalid document with the reason and the exact byte offset the parser must report.
