@@ -12,14 +12,16 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         self.decoder = decoder
         self.path = path
         // Synthesized enum CodingKeys name the cases, so `"type": "follow"` selects the case when `Key` has
-        // `follow`. A hand-written type that reads "type" has it as a key too; then the value counts as a
-        // case only when no real member has that name (or the enum has a case called `type`).
+        // `follow`. Keys that accept any string (dictionaries, dynamic keys) never do: they read members
+        // as they are. A fixed key set with "type" in it is hand-written code reading "type", unless the
+        // enum has a case called `type`, or the value names a case that no member is called.
         guard case .string(let name)? = object["type"] else {
             enumCase = nil
             return
         }
         let typeIsKey = Key(stringValue: "type") != nil
-        if Key(stringValue: name) != nil, !typeIsKey || name == "type" || !object.contains(key: name) {
+        let acceptsAnyName = typeIsKey && Key(stringValue: "\u{0}") != nil
+        if !acceptsAnyName, Key(stringValue: name) != nil, !typeIsKey || name == "type" || !object.contains(key: name) {
             enumCase = name
         } else {
             enumCase = nil

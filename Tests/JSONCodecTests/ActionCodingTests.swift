@@ -47,6 +47,42 @@ enum LenientAction: Decodable, Sendable, Equatable, ActionCaseNames {
     }
 }
 
+/// The examples' style: a dynamic key type that accepts any member name.
+struct DynamicKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+enum DynamicKeyAction: Codable, Sendable, Equatable {
+    case add(title: String)
+    case clear
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: DynamicKey.self)
+        let type = try container.decode(String.self, forKey: DynamicKey("type"))
+        switch type {
+        case "add": self = .add(title: try container.decode(String.self, forKey: DynamicKey("title")))
+        case "clear": self = .clear
+        default:
+            throw DecodingError.dataCorruptedError(forKey: DynamicKey("type"), in: container, debugDescription: "unknown action type \(type)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: DynamicKey.self)
+        switch self {
+        case .add(let title):
+            try container.encode("add", forKey: DynamicKey("type"))
+            try container.encode(title, forKey: DynamicKey("title"))
+        case .clear:
+            try container.encode("clear", forKey: DynamicKey("type"))
+        }
+    }
+}
+
 /// Same wire shape but not Sendable-checked: exercises the general (uncached) overload.
 final class NonSendableBox: Decodable {
     let type: String
@@ -196,5 +232,17 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         #expect(String(decoding: try encodeAction(Odd.type("x")), as: UTF8.self) == #"{"type":"type","_0":"x"}"#)
         #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.type("x"))) == .type("x"))
         #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.other)) == .other)
+    }
+
+    @Test func dynamicKeyActionsDecodeAsWritten() throws {
+        #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add","title":"milk"}"#.utf8)) == .add(title: "milk"))
+        #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"clear"}"#.utf8)) == .clear)
+        #expect(String(decoding: try encodeAction(DynamicKeyAction.add(title: "m")), as: UTF8.self) == #"{"type":"add","title":"m"}"#)
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"jump"}"#.utf8))
+        }
+        #expect(throws: ActionDecodingError.invalidPayload(type: "add", field: "title", message: #"missing field "title""#)) {
+            try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add"}"#.utf8))
+        }
     }
 }

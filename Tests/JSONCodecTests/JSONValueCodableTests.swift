@@ -270,6 +270,15 @@ struct AnyKey: CodingKey {
         #expect(error.message == "expected an integer, found \"" + String(repeating: "a", count: 40) + "…\"")
     }
 
+    /// A dictionary (or any dynamic key type) with a "type" member reads every member as itself.
+    @Test(arguments: [#"{"type":"b","a":"1"}"#, #"{"type":"a","a":"1"}"#, #"{"type":"type"}"#, #"{"a":"x","type":"zz"}"#])
+    func dictionariesWithATypeMemberStayDictionaries(body: String) throws {
+        let expected = try #require(try JSONParser().parse(Array(body.utf8)).objectValue)
+        let decoded = try decoder.decode([String: String].self, from: Array(body.utf8))
+        #expect(decoded.count == expected.count)
+        for (key, value) in expected { #expect(decoded[key].map(JSONValue.string) == value) }
+    }
+
     @Test func payloadLabelledTypeCannotBeWritten() {
         enum Clashing: Encodable { case set(type: String) }
         #expect(throws: EncodingError.self) { try encoder.encode(Clashing.set(type: "x")) }
