@@ -2,7 +2,9 @@ import JSONCodec
 import Testing
 
 enum CounterAction: Codable, Sendable, Equatable {
+    enum Color: Codable, Sendable, Equatable { case rgb(red: UInt8, green: UInt8, blue: UInt8), named(String) }
     case increase
+    case paint(color: Color)
     case decrease
     case follow(userID: Int)
     case add(String, Int)
@@ -105,6 +107,8 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (.add("x", 2), #"{"type":"add","_0":"x","_1":2}"#),
         (.rename(name: "a", note: nil), #"{"type":"rename","name":"a"}"#),
         (.rename(name: "a", note: "n"), #"{"type":"rename","name":"a","note":"n"}"#),
+        (.paint(color: .rgb(red: 1, green: 2, blue: 3)), #"{"type":"paint","color":{"type":"rgb","red":1,"green":2,"blue":3}}"#),
+        (.paint(color: .named("teal")), #"{"type":"paint","color":{"type":"named","_0":"teal"}}"#),
     ])
     func synthesizedEnumRoundTripsInWireShape(action: CounterAction, wire: String) throws {
         #expect(String(decoding: try encodeAction(action), as: UTF8.self) == wire)
@@ -127,6 +131,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (#"[1]"#, .notAnObject),
         (#"{"type":"follow"}"#, .invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)),
         (#"{"type":"follow","userID":"x"}"#, .invalidPayload(type: "follow", field: "userID", message: #""userID": expected an integer, found "x""#)),
+        (#"{"type":"paint","color":{"type":"hsl"}}"#, .invalidPayload(type: "paint", field: "color.type", message: #""color.type": unknown case "hsl""#)),
+        (#"{"type":"paint","color":{"type":"rgb","red":1,"green":300,"blue":0}}"#,
+         .invalidPayload(type: "paint", field: "color.green", message: #""color.green": expected an integer in UInt8's range (0...255), found 300"#)),
     ])
     func errorsNameTheTypeOrField(body: String, expected: ActionDecodingError) {
         #expect(throws: expected) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
