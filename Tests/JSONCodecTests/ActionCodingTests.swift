@@ -252,4 +252,24 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
             try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add"}"#.utf8))
         }
     }
+
+    /// Renamed case keys and payload labels (SE-0295) keep the wire shape, with the renamed names.
+    @Test func renamedCaseKeysKeepTheWireShape() throws {
+        enum Renamed: Codable, Sendable, Equatable {
+            case setValue(newValue: Int)
+            case reset
+            enum CodingKeys: String, CodingKey {
+                case setValue = "set_value"
+                case reset
+            }
+            enum SetValueCodingKeys: String, CodingKey { case newValue = "new_value" }
+        }
+        let wire = #"{"type":"set_value","new_value":3}"#
+        #expect(String(decoding: try encodeAction(Renamed.setValue(newValue: 3)), as: UTF8.self) == wire)
+        #expect(try decodeAction(Renamed.self, from: Array(wire.utf8)) == .setValue(newValue: 3))
+        #expect(try decodeAction(Renamed.self, from: Array(#"{"type":"reset"}"#.utf8)) == .reset)
+        #expect(throws: ActionDecodingError.unknownType("setValue")) {
+            try decodeAction(Renamed.self, from: Array(#"{"type":"setValue","new_value":3}"#.utf8))
+        }
+    }
 }
