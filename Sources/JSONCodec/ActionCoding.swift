@@ -55,7 +55,7 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from value: JSONValue) th
         return try A(from: decoder)
     } catch let error as DecodingError {
         if decoder.unmatchedCase == name { throw .unknownType(name) }
-        let decodingError = JSONDecodingError(error)
+        let decodingError = JSONDecodingError(error, enumMismatch: decoder.enumMismatch)
         if decodingError.field == "type" { throw .unknownType(name) }
         throw .invalidPayload(type: name, field: decodingError.field, message: decodingError.message)
     } catch {

@@ -11,16 +11,21 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         self.object = object
         self.decoder = decoder
         self.path = path
-        // Synthesized enum CodingKeys name the cases; a hand-written type that reads "type" has it as a key.
-        if case .string(let name)? = object["type"], Key(stringValue: "type") == nil {
-            if Key(stringValue: name) != nil {
-                enumCase = name
-            } else {
-                enumCase = nil
-                if path == nil { decoder.rootDecoder.unmatchedCase = name }
-            }
+        // Synthesized enum CodingKeys name the cases, so `"type": "follow"` selects the case when `Key` has
+        // `follow`. Keys that accept any string (dictionaries, dynamic keys) never do: they read members
+        // as they are. A fixed key set with "type" in it is hand-written code reading "type", unless the
+        // enum has a case called `type`, or the value names a case that no member is called.
+        guard case .string(let name)? = object["type"] else {
+            enumCase = nil
+            return
+        }
+        let typeIsKey = Key(stringValue: "type") != nil
+        let acceptsAnyName = typeIsKey && Key(stringValue: "\u{0}") != nil
+        if !acceptsAnyName, Key(stringValue: name) != nil, !typeIsKey || name == "type" || !object.contains(key: name) {
+            enumCase = name
         } else {
             enumCase = nil
+            if path == nil, !typeIsKey { decoder.rootDecoder.unmatchedCase = name }
         }
     }
 
@@ -38,7 +43,7 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     }
 
     func contains(_ key: Key) -> Bool {
-        key.stringValue == enumCase || object.contains(key: key.stringValue)
+        object.contains(key: key.stringValue)
     }
 
     func member(_ key: Key) throws -> JSONValue {

@@ -24,7 +24,7 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encode(_ value: Bool, forKey key: Key) throws { try set(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws { try set(.string(value), key) }
     mutating func encode(_ value: Double, forKey key: Key) throws { try set(try float(value, key), key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try set(try float(Double(value), key), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { try set(try float(JSONEncoderImpl.widen(value), key), key) }
     mutating func encode(_ value: Int, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
@@ -47,7 +47,7 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     }
 
     func float(_ value: Double, _ key: Key) throws -> JSONValue {
-        try encoder.boxFloat(value, path: JSONEncoderImpl(parent: encoder, key: key, userInfo: [:]))
+        try encoder.boxFloat(value, path: encoder.codingPath + [key])
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(
@@ -98,7 +98,7 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
     mutating func encode(_ value: String) throws { builder.slots.append(.value(.string(value))) }
     mutating func encode(_ value: Int) throws { builder.slots.append(.value(.number(.int(Int64(value))))) }
     mutating func encode(_ value: Double) throws {
-        builder.slots.append(.value(try encoder.boxFloat(value, path: childEncoder())))
+        builder.slots.append(.value(try encoder.boxFloat(value, path: encoder.codingPath + [IndexKey(count)])))
     }
 
     mutating func encode<T: Encodable>(_ value: T) throws {

@@ -22,6 +22,8 @@ public struct JSONParser: Sendable {
 
     /// Parses exactly one JSON document (surrounding whitespace allowed).
     public func parse(_ bytes: some Collection<UInt8>) throws(JSONParseError) -> JSONValue {
+        // Checked before any copy of a non-contiguous input.
+        try checkSize(bytes.count)
         let contiguous = bytes.withContiguousStorageIfAvailable { buffer in
             Result { () throws(JSONParseError) in try parse(buffer: buffer) }
         }
@@ -32,12 +34,14 @@ public struct JSONParser: Sendable {
     }
 
     func parse(buffer: UnsafeBufferPointer<UInt8>) throws(JSONParseError) -> JSONValue {
-        if buffer.count > maxBytes {
-            throw JSONParseError(
-                offset: maxBytes, reason: .inputTooLarge,
-                message: "document of \(buffer.count) bytes exceeds the limit of \(maxBytes) bytes")
-        }
         var reader = JSONReader(bytes: buffer, maxDepth: maxDepth)
         return try reader.readDocument()
+    }
+
+    func checkSize(_ count: Int) throws(JSONParseError) {
+        guard count > maxBytes else { return }
+        throw JSONParseError(
+            offset: maxBytes, reason: .inputTooLarge,
+            message: "document of \(count) bytes exceeds the limit of \(maxBytes) bytes")
     }
 }

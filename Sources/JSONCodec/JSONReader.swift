@@ -12,6 +12,9 @@ struct JSONReader {
     init(bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int) {
         self.bytes = bytes
         self.maxDepth = maxDepth
+        // Actions and small states fit without regrowing; bigger documents double from here.
+        keyStack.reserveCapacity(8)
+        valueStack.reserveCapacity(8)
     }
 
     mutating func readDocument() throws(JSONParseError) -> JSONValue {

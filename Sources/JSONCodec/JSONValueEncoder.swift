@@ -3,6 +3,7 @@
 /// Enums with associated values and synthesized `Codable` are written in the wire's shape,
 /// `{"type": "follow", "userID": 7}`; a payload-less case is `{"type": "increase"}`.
 /// `nil` optionals are left out (as synthesized `encodeIfPresent` asks); non-finite floats throw.
+/// There are no Foundation special cases: `Date`, `Data` and `URL` write what their own `Codable` writes.
 ///
 /// ```swift
 /// let body = try JSONValueEncoder().encode(state)   // [UInt8]
@@ -154,8 +155,8 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
     func encodeNil() throws { slot = .value(.null) }
     func encode(_ value: Bool) throws { slot = .value(.bool(value)) }
     func encode(_ value: String) throws { slot = .value(.string(value)) }
-    func encode(_ value: Double) throws { slot = .value(try boxFloat(value, path: self)) }
-    func encode(_ value: Float) throws { slot = .value(try boxFloat(Double(value), path: self)) }
+    func encode(_ value: Double) throws { slot = .value(try boxFloat(value, path: self.codingPath)) }
+    func encode(_ value: Float) throws { slot = .value(try boxFloat(Self.widen(value), path: self.codingPath)) }
     func encode(_ value: Int) throws { slot = .value(.number(.int(Int64(value)))) }
     func encode(_ value: Int8) throws { slot = .value(.number(.int(Int64(value)))) }
     func encode(_ value: Int16) throws { slot = .value(.number(.int(Int64(value)))) }
@@ -170,17 +171,22 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     // MARK: Boxing
 
+    /// The double whose shortest text is the float's shortest text: `Float(0.1)` writes "0.1", not "0.10000000149011612".
+    static func widen(_ value: Float) -> Double {
+        guard value.isFinite else { return Double(value) }
+        return Double(value.description) ?? Double(value)
+    }
+
     static func boxUnsigned(_ value: UInt64) -> JSONValue {
         if let exact = Int64(exactly: value) { return .number(.int(exact)) }
         return .number(.uint(value))
     }
 
-    func boxFloat(_ value: Double, path: JSONEncoderImpl) throws -> JSONValue {
+    func boxFloat(_ value: Double, path: @autoclosure () -> [any CodingKey]) throws -> JSONValue {
         guard value.isFinite else {
             throw EncodingError.invalidValue(
                 value,
-                EncodingError.Context(
-                    codingPath: path.codingPath, debugDescription: "\(value) has no JSON representation"))
+                EncodingError.Context(codingPath: path(), debugDescription: "\(value) has no JSON representation"))
         }
         return .number(.double(value))
     }
@@ -190,7 +196,7 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
         if T.self == String.self { return .value(.string(value as! String)) }
         if T.self == Int.self { return .value(.number(.int(Int64(value as! Int)))) }
         if T.self == Bool.self { return .value(.bool(value as! Bool)) }
-        if T.self == Double.self { return .value(try boxFloat(value as! Double, path: self)) }
+        if T.self == Double.self { return .value(try boxFloat(value as! Double, path: self.codingPath)) }
         if T.self == JSONValue.self { return .value(value as! JSONValue) }
         if T.self == JSONObject.self { return .value(.object(value as! JSONObject)) }
         try value.encode(to: self)

@@ -5,12 +5,15 @@ enum SynthesizedEnumKeys {
     static let memo = Mutex<[ObjectIdentifier: Bool]>([:])
 
     /// Synthesized `Codable` for `case follow(userID:)` opens `nestedContainer(keyedBy: FollowCodingKeys.self, forKey: .follow)`
-    /// from a container keyed by `CodingKeys`; the generated names are the tell.
+    /// from a container keyed by `CodingKeys`; the generated names are the tell. The nested name comes from the
+    /// case's identifier, not its key, so only the suffix is checked: a renamed case key (`case follow = "fol"`)
+    /// still counts.
     static func isCasePayload<Outer, Nested>(outer: Outer.Type, nested: Nested.Type, caseName: String) -> Bool {
         let id = ObjectIdentifier(Nested.self)
         if let known = memo.withLock({ $0[id] }) { return known }
-        let expected = caseName.prefix(1).uppercased() + caseName.dropFirst() + "CodingKeys"
-        let result = String(describing: Nested.self) == expected && String(describing: Outer.self) == "CodingKeys"
+        let nestedName = String(describing: Nested.self)
+        let result = String(describing: Outer.self) == "CodingKeys" && nestedName != "CodingKeys"
+            && nestedName.hasSuffix("CodingKeys")
         memo.withLock { $0[id] = result }
         return result
     }

@@ -71,7 +71,7 @@ func measure(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
 }
 
 func row(_ name: String, ours: Double, foundation: Double?) {
-    let pad = name.padding(toLength: 46, withPad: " ", startingAt: 0)
+    let pad = name.padding(toLength: 50, withPad: " ", startingAt: 0)
     if let foundation {
         print("\(pad) ours \(String(format: "%9.1f", ours)) ns/op   Foundation \(String(format: "%9.1f", foundation)) ns/op   x\(String(format: "%.1f", foundation / ours))")
     } else {
@@ -95,9 +95,10 @@ let ourEncoder = JSONValueEncoder()
 let n = CommandLine.arguments.count > 1 ? Int(CommandLine.arguments[1]) ?? 200_000 : 200_000
 
 print("JSONCodec bench (\(n) iterations, best of 5)")
+let increaseOurs = try measure(n) { consume(try decodeAction(Action.self, from: increase)) }
 row(
     #"decode {"type":"increase"} (synthesized, cached)"#,
-    ours: try measure(n) { consume(try decodeAction(Action.self, from: increase)) },
+    ours: increaseOurs,
     foundation: try measure(n) { consume(try foundationDecoder.decode(HandAction.self, from: increaseData)) })
 row(
     #"decode {"type":"increase"} (hand-written)"#,
@@ -111,9 +112,10 @@ row(
     #"encode action follow(userID: 7)"#,
     ours: try measure(n) { consume(try encodeAction(Action.follow(userID: 7))) },
     foundation: try measure(n) { consume(try foundationEncoder.encode(HandAction.follow(userID: 7))) })
+let counterOurs = try measure(n) { consume(try ourEncoder.encode(CounterState(value: 42))) }
 row(
     #"encode state {"value":42}"#,
-    ours: try measure(n) { consume(try ourEncoder.encode(CounterState(value: 42))) },
+    ours: counterOurs,
     foundation: try measure(n) { consume(try foundationEncoder.encode(CounterState(value: 42))) })
 row(
     "encode todo state (20 todos, \(todoBytes.count) B)",
@@ -132,3 +134,5 @@ row(
     "serialize todo tree",
     ours: measure(n / 20) { consume(tree.serialized()) },
     foundation: nil)
+print("targets: decode {\"type\":\"increase\"} ≤ 500 ns: \(increaseOurs <= 500 ? "met" : "MISSED") (\(Int(increaseOurs)) ns); "
+    + "encode {\"value\":42} ≤ 1000 ns: \(counterOurs <= 1000 ? "met" : "MISSED") (\(Int(counterOurs)) ns)")

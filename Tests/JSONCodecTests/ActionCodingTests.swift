@@ -2,7 +2,9 @@ import JSONCodec
 import Testing
 
 enum CounterAction: Codable, Sendable, Equatable {
+    enum Color: Codable, Sendable, Equatable { case rgb(red: UInt8, green: UInt8, blue: UInt8), named(String) }
     case increase
+    case paint(color: Color)
     case decrease
     case follow(userID: Int)
     case add(String, Int)
@@ -47,6 +49,42 @@ enum LenientAction: Decodable, Sendable, Equatable, ActionCaseNames {
     }
 }
 
+/// The examples' style: a dynamic key type that accepts any member name.
+struct DynamicKey: CodingKey {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(_ name: String) { stringValue = name }
+    init?(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
+}
+
+enum DynamicKeyAction: Codable, Sendable, Equatable {
+    case add(title: String)
+    case clear
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: DynamicKey.self)
+        let type = try container.decode(String.self, forKey: DynamicKey("type"))
+        switch type {
+        case "add": self = .add(title: try container.decode(String.self, forKey: DynamicKey("title")))
+        case "clear": self = .clear
+        default:
+            throw DecodingError.dataCorruptedError(forKey: DynamicKey("type"), in: container, debugDescription: "unknown action type \(type)")
+        }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: DynamicKey.self)
+        switch self {
+        case .add(let title):
+            try container.encode("add", forKey: DynamicKey("type"))
+            try container.encode(title, forKey: DynamicKey("title"))
+        case .clear:
+            try container.encode("clear", forKey: DynamicKey("type"))
+        }
+    }
+}
+
 /// Same wire shape but not Sendable-checked: exercises the general (uncached) overload.
 final class NonSendableBox: Decodable {
     let type: String
@@ -69,6 +107,8 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (.add("x", 2), #"{"type":"add","_0":"x","_1":2}"#),
         (.rename(name: "a", note: nil), #"{"type":"rename","name":"a"}"#),
         (.rename(name: "a", note: "n"), #"{"type":"rename","name":"a","note":"n"}"#),
+        (.paint(color: .rgb(red: 1, green: 2, blue: 3)), #"{"type":"paint","color":{"type":"rgb","red":1,"green":2,"blue":3}}"#),
+        (.paint(color: .named("teal")), #"{"type":"paint","color":{"type":"named","_0":"teal"}}"#),
     ])
     func synthesizedEnumRoundTripsInWireShape(action: CounterAction, wire: String) throws {
         #expect(String(decoding: try encodeAction(action), as: UTF8.self) == wire)
@@ -91,6 +131,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (#"[1]"#, .notAnObject),
         (#"{"type":"follow"}"#, .invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)),
         (#"{"type":"follow","userID":"x"}"#, .invalidPayload(type: "follow", field: "userID", message: #""userID": expected an integer, found "x""#)),
+        (#"{"type":"paint","color":{"type":"hsl"}}"#, .invalidPayload(type: "paint", field: "color.type", message: #""color.type": unknown case "hsl""#)),
+        (#"{"type":"paint","color":{"type":"rgb","red":1,"green":300,"blue":0}}"#,
+         .invalidPayload(type: "paint", field: "color.green", message: #""color.green": expected an integer in UInt8's range (0...255), found 300"#)),
     ])
     func errorsNameTheTypeOrField(body: String, expected: ActionDecodingError) {
         #expect(throws: expected) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
@@ -189,5 +232,44 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
             return await group.reduce(0, +)
         }
         #expect(mismatches == 0)
+    }
+
+    @Test func aCaseNamedTypeStillRoundTrips() throws {
+        enum Odd: Codable, Sendable, Equatable { case type(String), other }
+        #expect(String(decoding: try encodeAction(Odd.type("x")), as: UTF8.self) == #"{"type":"type","_0":"x"}"#)
+        #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.type("x"))) == .type("x"))
+        #expect(try decodeAction(Odd.self, from: try encodeAction(Odd.other)) == .other)
+    }
+
+    @Test func dynamicKeyActionsDecodeAsWritten() throws {
+        #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add","title":"milk"}"#.utf8)) == .add(title: "milk"))
+        #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"clear"}"#.utf8)) == .clear)
+        #expect(String(decoding: try encodeAction(DynamicKeyAction.add(title: "m")), as: UTF8.self) == #"{"type":"add","title":"m"}"#)
+        #expect(throws: ActionDecodingError.unknownType("jump")) {
+            try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"jump"}"#.utf8))
+        }
+        #expect(throws: ActionDecodingError.invalidPayload(type: "add", field: "title", message: #"missing field "title""#)) {
+            try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add"}"#.utf8))
+        }
+    }
+
+    /// Renamed case keys and payload labels (SE-0295) keep the wire shape, with the renamed names.
+    @Test func renamedCaseKeysKeepTheWireShape() throws {
+        enum Renamed: Codable, Sendable, Equatable {
+            case setValue(newValue: Int)
+            case reset
+            enum CodingKeys: String, CodingKey {
+                case setValue = "set_value"
+                case reset
+            }
+            enum SetValueCodingKeys: String, CodingKey { case newValue = "new_value" }
+        }
+        let wire = #"{"type":"set_value","new_value":3}"#
+        #expect(String(decoding: try encodeAction(Renamed.setValue(newValue: 3)), as: UTF8.self) == wire)
+        #expect(try decodeAction(Renamed.self, from: Array(wire.utf8)) == .setValue(newValue: 3))
+        #expect(try decodeAction(Renamed.self, from: Array(#"{"type":"reset"}"#.utf8)) == .reset)
+        #expect(throws: ActionDecodingError.unknownType("setValue")) {
+            try decodeAction(Renamed.self, from: Array(#"{"type":"setValue","new_value":3}"#.utf8))
+        }
     }
 }

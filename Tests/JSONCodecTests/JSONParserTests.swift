@@ -29,6 +29,15 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONParseError?
     ])
     func acceptsValidDocuments(text: String, expected: JSONValue) throws {
         #expect(try parse(text) == expected)
+        // Every proper prefix that does not end inside a top-level number is incomplete, hence an error.
+        let bytes = Array(text.utf8)
+        let trimmedEnd = bytes.lastIndex { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 }.map { $0 + 1 } ?? 0
+        guard case .number = expected else {
+            for end in 0..<trimmedEnd {
+                #expect(parseError(Array(bytes[..<end])) != nil, "prefix \(String(decoding: bytes[..<end], as: UTF8.self)) parsed")
+            }
+            return
+        }
     }
 
     /// Each invalid document with the reason and the exact byte offset the parser must report.
@@ -187,5 +196,51 @@ private func parseError(_ bytes: [UInt8], maxDepth: Int = 64) -> JSONParseError?
         let value = try parse(text)
         #expect(value.serializedString() == text)
         #expect(value["a"]?["c"]?[1]?[1]?["e"] == [])
+    }
+
+    /// A sample of JSONTestSuite's y_ (must accept) cases.
+    @Test(arguments: [
+        #"[[]   ]"#, #"[""]"#, #"[]"#, #"["a"]"#, #"[false]"#, #"[null, 1, "1", {}]"#, #"[null]"#, "[1\n]", " [1]",
+        "[1,null,null,null,2]", "[2] ", #"[123e65]"#, #"[0e+1]"#, #"[0e1]"#, #"[ 4]"#, #"[-0.000000000000000000000000000000000000000000000000000000000000000000000000000001]"#,
+        #"[20e1]"#, #"[-0]"#, #"[-123]"#, #"[-1]"#, #"[1E22]"#, #"[1E-2]"#, #"[1E+2]"#, #"[123e45]"#, #"[123.456e78]"#,
+        #"[1e-2]"#, #"[1e+2]"#, #"[123]"#, #"[123.456789]"#, #"{"asd":"sdf", "dfg":"fgh"}"#, #"{"asd":"sdf"}"#,
+        #"{"a":[]}"#, #"{"title":"\u041f\u043e\u043b\u0442\u043e\u0440\u0430 \u0417\u0435\u043c\u043b\u0435\u043a\u043e\u043f\u0430" }"#,
+        "{\n\"a\": \"b\"\n}", #"["\u0060\u012a\u12AB"]"#, #"["\uD801\udc37"]"#, #"["\ud83d\ude39\ud83d\udc8d"]"#,
+        #"["\"\\\/\b\f\n\r\t"]"#, #"["\\u0000"]"#, #"["\""]"#, #"["a/*b*/c/*d//e"]"#, #"["\\a"]"#, #"["\\n"]"#,
+        #"["\u0012"]"#, #"["\uFFFF"]"#, #"["asd"]"#, #"[ "asd"]"#, #"["\uDBFF\uDFFF"]"#, #"["new\u00A0line"]"#,
+        "[\"\u{7F}\"]", #"["\u0000"]"#, #"["\u002c"]"#, #"["π"]"#, #"["𛿿"]"#, #"["asd "]"#, #"" ""#, #"["\uD834\uDd1e"]"#,
+        #"["\u0821"]"#, #"["\u0123"]"#, "[\"\u{2028}\"]", "[\"\u{2029}\"]", #"["\u0061\u30af\u30EA\u30b9"]"#,
+        #"["new\u000Aline"]"#, #"["\u200B"]"#, #"["\u2064"]"#, #"["\uFDD0"]"#, #"["\uFFFE"]"#, #"["\u005C"]"#, #"["⍂㈴⍂"]"#,
+        #"["\uD834\uDD1E"]"#, "false", "42", "-0.1", "null", #""asd""#, "true", #""""#, "[\"a\"]\n", "[true]", " [] ",
+    ])
+    func acceptsJSONTestSuiteSamples(text: String) {
+        #expect(parseError(Array(text.utf8)) == nil)
+    }
+
+    /// A sample of JSONTestSuite's n_ (must reject) cases.
+    @Test(arguments: [
+        "[1 true]", "[a\u{E5}]", #"["": 1]"#, #"[""],"#, "[,1]", "[1,,2]", #"["x",,]"#, #"["x"]]"#, #"["",]"#, #"["x""#,
+        "[x", "[3[4]]", "[\u{FF}]", "[1:2]", "[,]", "[-]", "[   , \"\"]", "[\"a\",\n4\n,1,", "[1,]", "[1,,]", "[\"\u{B}a\"\\f]",
+        "[*]", #"[""#, "[1,", "[1,\n1\n,1", #"[{}"#, "[fals]", "[nul]", "[tru]", "123\0", "[++1234]", "[+1]", "[+Inf]", "[-01]",
+        "[-1.0.]", "[-2.]", "[-NaN]", "[.-1]", "[.2e-3]", "[0.1.2]", "[0.3e+]", "[0.3e]", "[0.e1]", "[0E+]", "[0E]", "[0e+]",
+        "[0e]", "[1.0e+]", "[1.0e-]", "[1.0e]", "[1 000.0]", "[1eE2]", "[2.e+3]", "[2.e-3]", "[2.e3]", "[9.e+]", "[Inf]", "[NaN]",
+        "[\u{FF}\u{FE}]", "[1+2]", "[0x1]", "[0x42]", "[Infinity]", "[0e+-1]", "[-123.123foo]", "[123\u{E5}]", "[1e1\u{E5}]",
+        "[0\u{E5}]", "[-Infinity]", "[-foo]", "[- 1]", "[-012]", "[-.123]", "[-1x]", "[1ea]", "[1.]", "[.123]", "[1.2a-3]",
+        "[1.8011670033376514H-308]", "[012]", "[\"x\"", "[\u{3000}]",
+        #"{"x", null}"#, #"{"x"::"b"}"#, "{🇨🇭}", #"{"a" b}"#, "{:\"b\"}", #"{"a" "b"}"#, #"{"a":"a" 123}"#, "{key: 'value'}",
+        "{\"\u{B9}\":\"0\",}", #"{"a":"b"}/**/"#, #"{"a":"b"}/**//"#, #"{"a":"b"}//"#, #"{"a":"b"}/"#, #"{"a":"b",,"c":"d"}"#,
+        "{a: \"b\"}", #"{"a":"a"#, #"{"a":"b"} #"#, #"{"a":/*comment*/"b"}"#, #"{"a":"b"}#{}"#, "{[: \"x\"}\n", #"{"a":true} "x""#,
+        "{'a':0}", "{,}", #"{"a" "#, #"{"a""#, "{1:1}", "{9999E9999:1}", #"{"a":"b"#, #"{"a":"b", }"#,
+        "{\"a\":\"a", "{\"a\":", "{\"a\"", "{[", "{\"", "{'a'", "{\"a\":\"b\",}", "{\"x\":1,\"x\":2}",
+        #"["\uD800\"]"#, #"["\uD800\u"]"#, #"["\uD800\u1"]"#, #"["\uD800\u1x"]"#, #"[é]"#, #"["\x00"]"#, #"["\\\"]"#,
+        "[\"\\\t\"]", #"["\🌀"]"#, #"["\"]"#, #"["\u00A"]"#, #"["\uD834\uDd"]"#, #"["\uD800\uD800\x"]"#, #"["\a"]"#,
+        #"["\uqqqq"]"#, "[\\u0020\"asd\"]", #"[\n]"#, #""\"#, "\"\\u{0}\"", "[\"a\u{0}a\"]", "[\"new\nline\"]", "[\"\t\"]",
+        #""\UA66D""#, #""""x"#, "", " ", "[", "]", "{", "}", "\u{FEFF}", "<.>", "[<null>]", "[1]x", "[1]]", "[\"asd]", "aå",
+        "[True]", "1]", "{\"x\": true,", "[][]", "]", "\u{FEFF}{}", "[\u{0}]", "2@", "{}}", "{\"\":", "{\"a\":/*comment*/\"b\"}",
+        "{\"a\": true} \"x\"", "['", "[,", "[{", "[\"a", "[\"a\"", "{]", "{\"a\"}", "{\"a\":1", "[1, 2, 3,]", "\"\\uDFAA\"",
+        #"["\uDADA"]"#, #"["\uD888\u1234"]"#, #"["\ud800\ud800"]"#, #"["\ud800abc"]"#,
+    ])
+    func rejectsJSONTestSuiteSamples(text: String) {
+        #expect(parseError(Array(text.utf8)) != nil)
     }
 }

@@ -167,6 +167,13 @@ struct AnyKey: CodingKey {
         #expect(try decoder.decode(Int.self, from: Array("1e3".utf8)) == 1000)
     }
 
+    @Test func floatsWriteTheirShortestText() throws {
+        struct Box: Codable, Equatable { var f: Float; var g: [Float] }
+        let box = Box(f: 0.1, g: [1.1, -3.4028235e38, .leastNonzeroMagnitude])
+        #expect(try text(box) == #"{"f":0.1,"g":[1.1,-3.4028235e+38,1e-45]}"#)
+        #expect(try decoder.decode(Box.self, from: try encoder.encode(box)) == box)
+    }
+
     @Test(arguments: [Double.nan, .infinity, -.infinity])
     func nonFiniteDoublesDoNotEncode(value: Double) {
         struct Box: Encodable { var x: Double }
@@ -261,6 +268,15 @@ struct AnyKey: CodingKey {
         let long = String(repeating: "a", count: 100)
         let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Int.self, from: JSONValue.string(long)) }
         #expect(error.message == "expected an integer, found \"" + String(repeating: "a", count: 40) + "…\"")
+    }
+
+    /// A dictionary (or any dynamic key type) with a "type" member reads every member as itself.
+    @Test(arguments: [#"{"type":"b","a":"1"}"#, #"{"type":"a","a":"1"}"#, #"{"type":"type"}"#, #"{"a":"x","type":"zz"}"#])
+    func dictionariesWithATypeMemberStayDictionaries(body: String) throws {
+        let expected = try #require(try JSONParser().parse(Array(body.utf8)).objectValue)
+        let decoded = try decoder.decode([String: String].self, from: Array(body.utf8))
+        #expect(decoded.count == expected.count)
+        for (key, value) in expected { #expect(decoded[key].map(JSONValue.string) == value) }
     }
 
     @Test func payloadLabelledTypeCannotBeWritten() {

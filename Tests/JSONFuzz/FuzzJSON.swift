@@ -13,6 +13,7 @@ struct FuzzItem: Codable, Sendable, Equatable {
     var id: UInt8
     var title: String
     var tags: [String: Double]?
+    var labels: [String: String]?
 }
 
 struct FuzzState: Codable, Equatable {
@@ -48,6 +49,14 @@ func checkParser(_ bytes: UnsafeBufferPointer<UInt8>) {
     precondition(reparsed == value, "round trip changed the value: \(value) vs \(reparsed)")
     precondition(reparsed.serialized() == written, "writing is not a fixed point")
     precondition(reparsed.hashValue == value.hashValue)
+    // Any object reads as a dictionary of all its members, whatever its "type" member says.
+    if case .object(let object) = value {
+        guard let dictionary = try? JSONValueDecoder().decode([String: JSONValue].self, from: value) else {
+            preconditionFailure("object did not decode as a dictionary: \(value)")
+        }
+        precondition(dictionary.count == object.count, "dictionary lost members")
+        for (key, member) in object { precondition(dictionary[key] == member, "dictionary changed member \(key)") }
+    }
     if let state = try? JSONValueDecoder().decode(FuzzState.self, from: value) {
         let encoded = try! JSONValueEncoder().encode(state)
         precondition(try! JSONValueDecoder().decode(FuzzState.self, from: encoded) == state, "state round trip")
