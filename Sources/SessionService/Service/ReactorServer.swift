@@ -65,6 +65,7 @@ public final class ReactorServer: Sendable {
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
         options.snapshotEvery = settings.snapshotEvery
         options.segmentBytes = settings.segmentBytes
+        options.actionLogLimit = configuration.sessions.actionLogLimit
         do {
             return try SessionStorage(options: options, logger: logger)
         } catch {

@@ -42,6 +42,9 @@ public struct ActionLog: Sendable {
 
     public var count: Int { entries.count }
 
+    /// The seq of the oldest retained entry.
+    public var oldestSeq: UInt64? { entries.isEmpty ? nil : entries[entries.count == limit ? head : 0].seq }
+
     /// Every entry, oldest first.
     public var all: [ActionLogEntry] {
         guard entries.count == limit, head > 0 else { return entries }

@@ -12,6 +12,12 @@ struct TailRecord: Sendable, Equatable {
     var location: RecordLocation
 }
 
+/// Where one retained accept record lies.
+struct AcceptLocation: Sendable, Equatable {
+    var seq: UInt64
+    var location: RecordLocation
+}
+
 /// What the journal knows of one stored session, without decoding any JSON.
 struct IndexEntry: Sendable {
     var id: String
@@ -29,9 +35,99 @@ struct IndexEntry: Sendable {
     var resident: Bool
     /// Why the session cannot be served (quarantine), nil when fine.
     var unavailable: String?
+    /// The accept records of the retained action log (the newest `actionLogLimit`), oldest first from
+    /// `acceptsStart`; kept whether or not the session is resident, since snapshots do not hold the log.
+    var accepts: [AcceptLocation] = []
+    var acceptsStart = 0
+    /// The latest action-log record (compaction's copy of older entries) and the seq it covers.
+    var actionLog: RecordLocation?
+    var actionLogSeq: UInt64 = 0
+
+    /// The retained accept records, oldest first.
+    var retainedAccepts: ArraySlice<AcceptLocation> { accepts[acceptsStart...] }
 
     /// The oldest segment this session needs.
-    var oldestSegment: UInt32 { min(snapshot.segment, firstTailSegment ?? .max) }
+    var oldestSegment: UInt32 {
+        let accept = acceptsStart < accepts.count ? accepts[acceptsStart].location.segment : .max
+        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog?.segment ?? .max)
+    }
+
+    /// Applies one record of this session (not its creation or deletion).
+    mutating func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) {
+        if kind == .snapshot {
+            guard number >= snapshotVersion else { return }
+            snapshot = location
+            snapshotVersion = number
+            version = max(version, number)
+            // State records of later versions written before it stay; action records before it are in it.
+            if !tail.isEmpty {
+                tail.removeAll { $0.kind.isAction || $0.number <= number }
+                firstTailSegment = tail.map(\.location.segment).min()
+            } else {
+                firstTailSegment = nil
+            }
+            return
+        }
+        // A number seen before is a compaction copy: it replaces the original.
+        var repeated = kind == .complete
+        switch kind {
+        case .mutation, .forced:
+            guard number > snapshotVersion else { return }
+            repeated = number <= version
+            version = max(version, number)
+        case .accept:
+            repeated = number <= lastSeq
+            lastSeq = max(lastSeq, number)
+            retain(accept: number, at: location, limit: actionLogLimit)
+        case .actionLog:
+            retain(actionLog: location, upTo: number)
+            return
+        default:
+            break
+        }
+        if !resident {
+            let record = TailRecord(kind: kind, number: number, location: location)
+            if repeated, let same = tail.lastIndex(where: { $0.kind == kind && $0.number == number }) {
+                tail[same] = record
+                firstTailSegment = tail.map(\.location.segment).min()
+            } else {
+                tail.append(record)
+                firstTailSegment = min(firstTailSegment ?? .max, location.segment)
+            }
+        } else if firstTailSegment == nil {
+            firstTailSegment = location.segment
+        }
+    }
+
+    /// Keeps an accept record's location; a seq seen before (a compaction copy) replaces the original.
+    mutating func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) {
+        guard limit > 0, seq > actionLogSeq else { return }
+        if let last = accepts.last, last.seq >= seq {
+            if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) { accepts[same].location = location }
+            return
+        }
+        accepts.append(AcceptLocation(seq: seq, location: location))
+        if accepts.count - acceptsStart > limit { acceptsStart += 1 }
+        // Drop the dead prefix now and then, so trimming stays O(1) amortized.
+        if acceptsStart >= 64, acceptsStart * 2 >= accepts.count {
+            accepts.removeFirst(acceptsStart)
+            acceptsStart = 0
+        }
+        // Once the accepts alone fill the log, an older action-log record adds nothing.
+        if actionLog != nil, accepts.count - acceptsStart >= limit { actionLog = nil }
+    }
+
+    /// Notes an action-log record covering every entry up to `seq`.
+    mutating func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
+        guard seq >= actionLogSeq else { return }
+        actionLog = location
+        actionLogSeq = seq
+        while acceptsStart < accepts.count, accepts[acceptsStart].seq <= seq { acceptsStart += 1 }
+        if acceptsStart == accepts.count {
+            accepts = []
+            acceptsStart = 0
+        }
+    }
 }
 
 /// Every stored session by key and id, and how many sessions need each segment.
@@ -41,6 +137,8 @@ struct JournalIndex: Sendable {
     var nextKey: UInt32 = 1
     /// Segment → number of sessions whose oldest needed record lies in it.
     var pins: [UInt32: Int] = [:]
+    /// Accept records kept per session (`sessions.actionLogLimit`).
+    var actionLogLimit = 10_000
 
     /// Applies one record, as appended now or found by the start-up scan.
     mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?) {
@@ -51,59 +149,22 @@ struct JournalIndex: Sendable {
             if keys[entry.id] == key { keys.removeValue(forKey: entry.id) }
             return
         }
-        if kind == .snapshot {
-            guard var entry = entries[key] else {
-                // A snapshot of an unknown key starts a session (creation, or the scan's first sight of it).
-                guard let identity else { return }
-                if let previous = keys[identity.id], previous != key, let old = entries.removeValue(forKey: previous) {
-                    unpin(old.oldestSegment)
-                }
-                keys[identity.id] = key
-                entries[key] = IndexEntry(id: identity.id, reactor: identity.reactor, snapshot: location, snapshotVersion: number, version: number, lastSeq: 0, resident: false)
-                pin(location.segment)
-                return
+        if kind == .snapshot, entries[key] == nil {
+            // A snapshot of an unknown key starts a session (creation, or the scan's first sight of it).
+            guard let identity else { return }
+            if let previous = keys[identity.id], previous != key, let old = entries.removeValue(forKey: previous) {
+                unpin(old.oldestSegment)
             }
-            guard number >= entry.snapshotVersion else { return }
-            let before = entry.oldestSegment
-            entry.snapshot = location
-            entry.snapshotVersion = number
-            entry.version = max(entry.version, number)
-            // State records of later versions written before it stay; action records before it are in it.
-            entry.tail.removeAll { $0.kind.isAction || $0.number <= number }
-            entry.firstTailSegment = entry.tail.map(\.location.segment).min()
-            entries[key] = entry
-            repin(from: before, to: entry.oldestSegment)
+            keys[identity.id] = key
+            entries[key] = IndexEntry(id: identity.id, reactor: identity.reactor, snapshot: location, snapshotVersion: number, version: number, lastSeq: 0, resident: false)
+            pin(location.segment)
             return
         }
-        guard var entry = entries[key] else { return }
-        let before = entry.oldestSegment
-        // A number seen before is a compaction copy: it replaces the original.
-        var repeated = kind == .complete
-        switch kind {
-        case .mutation, .forced:
-            guard number > entry.snapshotVersion else { return }
-            repeated = number <= entry.version
-            entry.version = max(entry.version, number)
-        case .accept:
-            repeated = number <= entry.lastSeq
-            entry.lastSeq = max(entry.lastSeq, number)
-        default:
-            break
-        }
-        if !entry.resident {
-            let record = TailRecord(kind: kind, number: number, location: location)
-            if repeated, let same = entry.tail.lastIndex(where: { $0.kind == kind && $0.number == number }) {
-                entry.tail[same] = record
-                entry.firstTailSegment = entry.tail.map(\.location.segment).min()
-            } else {
-                entry.tail.append(record)
-                entry.firstTailSegment = min(entry.firstTailSegment ?? .max, location.segment)
-            }
-        } else if entry.firstTailSegment == nil {
-            entry.firstTailSegment = location.segment
-        }
-        entries[key] = entry
-        repin(from: before, to: entry.oldestSegment)
+        guard let slot = entries.index(forKey: key) else { return }
+        // Mutated in place: a copy of the entry would copy its tail and accepts on every record.
+        let before = entries.values[slot].oldestSegment
+        entries.values[slot].apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit)
+        repin(from: before, to: entries.values[slot].oldestSegment)
     }
 
     mutating func pin(_ segment: UInt32) { pins[segment, default: 0] += 1 }

@@ -6,7 +6,8 @@
 struct JournalRecord: Sendable, Equatable {
     /// What a record holds.
     enum Kind: UInt8, Sendable {
-        /// The whole session at a version: id, reactor, state, last seq, stub flag and action log.
+        /// The whole session at a version: id, reactor, state, last seq, stub flag and unfinished actions
+        /// (not the action log: that is rebuilt from accept records).
         case snapshot = 1
         /// A reduced mutation (JSON) producing version `number`.
         case mutation = 2
@@ -18,6 +19,9 @@ struct JournalRecord: Sendable, Equatable {
         case complete = 5
         /// The session was deleted; its earlier records are dead.
         case delete = 6
+        /// The retained action log up to seq `number`, copied forward by compaction so the accept
+        /// records it covers need not keep old segments alive.
+        case actionLog = 7
     }
 
     var kind: Kind

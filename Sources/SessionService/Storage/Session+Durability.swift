@@ -27,7 +27,7 @@ extension Session {
     func attachJournal() {
         guard let journal else { return }
         runtime.addMiddleware(JournalMiddleware<InstrumentedReactor<R>>(journal: journal))
-        journal.snapshotRequest.withLock { $0 = { [weak self] in self?.writeSnapshot() } }
+        journal.snapshotRequest.withLock { $0 = { [weak self] in self?.writeCompactionCheckpoint() } }
         journal.storage.register(journal)
     }
 
@@ -37,6 +37,14 @@ extension Session {
         log.withLock { writeSnapshot(&$0, passivating: false) }
     }
 
+    /// Journals a snapshot and the retained action log, so nothing of this session needs older segments.
+    func writeCompactionCheckpoint() {
+        log.withLock { log in
+            writeSnapshot(&log, passivating: false)
+            journal?.checkpoint(log.all)
+        }
+    }
+
     /// Journals a snapshot; the caller holds the action-log lock.
     @usableFromInline
     func writeSnapshot(_ log: inout ActionLog, passivating: Bool) {
@@ -44,7 +52,7 @@ extension Session {
         let checkpoint = runtime.checkpoint
         do {
             let state = try JSONValueEncoder().encode(checkpoint.state)
-            journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, actions: log.all, passivating: passivating)
+            journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, oldestRetained: log.oldestSeq, passivating: passivating)
         } catch {
             context.logger.error("a state does not encode as JSON; no snapshot written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
         }
@@ -93,6 +101,7 @@ extension Session {
             version = record.number
         }
         let checkpoint = Checkpoint(state: state, version: version, lastSeq: history.lastSeq)
+        journal.noteInterrupted(history.actions.filter(\.interrupted).map(\.seq))
         let session = Session(id: id, name: name, reactor: reactor, context: context, restoring: checkpoint, journal: journal, actions: history.actions)
         if history.snapshot.stub { session.runtime.isStubEnabled = true }
         return session

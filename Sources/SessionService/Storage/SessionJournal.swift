@@ -10,8 +10,9 @@ final class SessionJournal: Sendable {
     let key: UInt32
     let id: String
     let reactor: String
-    /// Serializes the session's action records (accepts, completions, snapshots' action logs), so a
-    /// snapshot reflects exactly the action records before it.
+    /// Serializes the session's action records (accepts, completions, snapshots), so a snapshot
+    /// reflects exactly the action records before it. Holds the seqs of unfinished actions: running
+    /// ones, and retained ones a crash interrupted (they never finish).
     let actions = Mutex<[UInt64: Void]>([:])
     let sinceSnapshot = Atomic<Int>(0)
     /// Asks the session for a snapshot now (compaction), set by the session.
@@ -66,12 +67,33 @@ final class SessionJournal: Sendable {
         }
     }
 
+    /// Notes the retained actions a crash interrupted, so later snapshots keep saying so.
+    func noteInterrupted(_ seqs: [UInt64]) {
+        actions.withLock { running in
+            for seq in seqs { running[seq] = () }
+        }
+    }
+
     /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
-    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions log: [ActionLogEntry], passivating: Bool) {
+    /// The action log is not in it (its accept records are kept alive instead); interrupted actions
+    /// older than `oldestRetained` are forgotten.
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], oldestRetained: UInt64?, passivating: Bool) {
         sinceSnapshot.store(0, ordering: .relaxed)
         actions.withLock { running in
-            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: log, running: running.keys.sorted())
+            if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
+                running = running.filter { $0.key >= oldestRetained }
+            }
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted())
             storage.appendSnapshot(key: key, snapshot, passivating: passivating)
+        }
+    }
+
+    /// Journals the retained action log as one record (compaction), so the accept records it covers
+    /// no longer keep old segments alive.
+    func checkpoint(_ log: [ActionLogEntry]) {
+        guard let last = log.last?.seq else { return }
+        actions.withLock { _ in
+            storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
         }
     }
 }

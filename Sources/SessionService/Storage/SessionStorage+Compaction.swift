@@ -56,11 +56,25 @@ extension SessionStorage {
             state.withLock { state in
                 for key in keys {
                     guard let entry = state.index.entries[key], !entry.resident else { continue }
+                    var reader = SegmentReader(storage: self)
+                    defer { reader.close() }
                     do {
-                        var records = [try readRecord(entry.snapshot)]
-                        for record in entry.tail { records.append(try readRecord(record.location)) }
+                        var records = [try reader.read(entry.snapshot)]
+                        for record in entry.tail { records.append(try reader.read(record.location)) }
+                        // The retained action log goes forward as one action-log record.
+                        var log: [ActionLogEntry] = []
+                        if let location = entry.actionLog { log = (try? StoredActionLog.decode(payload: try reader.read(location).payload)) ?? [] }
+                        for accept in entry.retainedAccepts {
+                            let record = try reader.read(accept.location)
+                            if let stored = try? StoredAccept(payload: record.payload) {
+                                log.append(ActionLogEntry(seq: record.number, at: stored.at, action: stored.body, stubbed: stored.stubbed))
+                            }
+                        }
                         for record in records {
                             _ = append(&state, kind: record.kind, key: key, number: record.number, identity: nil) { $0.append(contentsOf: record.payload) }
+                        }
+                        if let last = log.last?.seq {
+                            _ = append(&state, kind: .actionLog, key: key, number: last, identity: nil) { StoredActionLog.encode(log, into: &$0) }
                         }
                     } catch {
                         logger.error("cannot copy a session forward during compaction", ["session": .string(entry.id), "error": .string("\(error)")])

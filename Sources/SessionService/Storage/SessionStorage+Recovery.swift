@@ -16,6 +16,7 @@ extension SessionStorage {
     func recover() throws(StorageError) {
         let segments = try segmentNumbers()
         var recovered = State()
+        recovered.index.actionLogLimit = options.actionLogLimit
         var records = 0
         var bytes = 0
         for segment in segments {

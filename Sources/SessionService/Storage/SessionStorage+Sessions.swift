@@ -90,20 +90,35 @@ extension SessionStorage {
     /// The key of a stored session.
     func key(for id: String) -> UInt32? { state.withLock { $0.index.keys[id] } }
 
-    /// Reads a stored session back: latest snapshot plus the records after it.
+    /// The records a stored session is rebuilt from.
+    struct StoredRecords {
+        var key: UInt32
+        var snapshot: JournalRecord
+        var tail: [JournalRecord]
+        var actionLog: JournalRecord?
+        var accepts: [JournalRecord]
+    }
+
+    /// Reads a stored session back: latest snapshot, the records after it, and its retained action log.
     func load(id: String) -> LoadResult {
-        let read = io.withLock { io -> Result<(UInt32, JournalRecord, [JournalRecord]), LoadFailure> in
+        let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
             // Everything buffered goes to the files first, so the records can be read back from them.
             writeOut(&io)
             return state.withLock { state in
                 guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
+                var reader = SegmentReader(storage: self)
+                defer { reader.close() }
                 do {
-                    let snapshot = try readRecord(entry.snapshot)
+                    let snapshot = try reader.read(entry.snapshot)
                     var tail: [JournalRecord] = []
                     tail.reserveCapacity(entry.tail.count)
-                    for record in entry.tail { tail.append(try readRecord(record.location)) }
-                    return .success((key, snapshot, tail))
+                    for record in entry.tail { tail.append(try reader.read(record.location)) }
+                    let actionLog = try entry.actionLog.map { location throws(StorageError) in try reader.read(location) }
+                    var accepts: [JournalRecord] = []
+                    accepts.reserveCapacity(entry.retainedAccepts.count)
+                    for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
+                    return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
                 } catch {
                     return .failure(.unavailable("its journal cannot be read back: \(error)"))
                 }
@@ -112,11 +127,11 @@ extension SessionStorage {
         switch read {
         case .failure(.missing): return .missing
         case .failure(.unavailable(let reason)): return .unavailable(reason)
-        case .success(let (key, snapshotRecord, tail)):
-            switch Self.history(key: key, snapshotRecord: snapshotRecord, tail: tail) {
+        case .success(let records):
+            switch Self.history(records) {
             case .success(let history): return .loaded(history)
             case .failure(let failure):
-                quarantine(key: key, reason: failure.reason)
+                quarantine(key: records.key, reason: failure.reason)
                 logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
                 return .unavailable(failure.reason)
             }
@@ -133,8 +148,9 @@ extension SessionStorage {
         }
     }
 
-    /// Checks and merges a snapshot and its tail.
-    static func history(key: UInt32, snapshotRecord: JournalRecord, tail: [JournalRecord]) -> Result<StoredHistory, LoadFailure> {
+    /// Checks and merges a snapshot, its tail and its action log.
+    static func history(_ records: StoredRecords) -> Result<StoredHistory, LoadFailure> {
+        let (key, snapshotRecord, tail) = (records.key, records.snapshot, records.tail)
         let snapshot: StoredSnapshot
         do {
             snapshot = try StoredSnapshot(version: snapshotRecord.number, payload: snapshotRecord.payload)
@@ -149,18 +165,34 @@ extension SessionStorage {
             }
             expected += 1
         }
-        var actions = snapshot.actions
+        // Older entries first (a legacy snapshot's embedded log, compaction's action-log copy), then
+        // the retained accept records; a seq seen again replaces the earlier entry.
+        var bySeq: [UInt64: ActionLogEntry] = [:]
+        for entry in snapshot.actions { bySeq[entry.seq] = entry }
+        if let record = records.actionLog {
+            guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
+                return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
+            }
+            for entry in entries { bySeq[entry.seq] = entry }
+        }
         var running = Set(snapshot.running)
         var lastSeq = snapshot.lastSeq
-        let known = Set(actions.map(\.seq))
+        for record in records.accepts where bySeq[record.number] == nil {
+            guard let accept = try? StoredAccept(payload: record.payload) else {
+                return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
+            }
+            bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+            lastSeq = max(lastSeq, record.number)
+        }
         for record in tail {
             switch record.kind {
             case .accept:
-                guard !known.contains(record.number) else { continue }
                 guard let accept = try? StoredAccept(payload: record.payload) else {
                     return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
                 }
-                actions.append(ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed))
+                if bySeq[record.number] == nil {
+                    bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+                }
                 if !accept.completed { running.insert(record.number) }
                 lastSeq = max(lastSeq, record.number)
             case .complete:
@@ -169,7 +201,7 @@ extension SessionStorage {
                 break
             }
         }
-        actions.sort { $0.seq < $1.seq }
+        var actions = bySeq.values.sorted { $0.seq < $1.seq }
         for index in actions.indices where running.contains(actions[index].seq) {
             actions[index].interrupted = true
         }
@@ -178,15 +210,9 @@ extension SessionStorage {
 
     /// Reads one record back from its segment (the buffer must be written out).
     func readRecord(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
-        let path = segmentPath(location.segment)
-        let fd = try StorageFiles.openForReading(path)
-        defer { Glibc.close(fd) }
-        let bytes = try StorageFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
-        let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
-        guard case .record(let record, _) = parsed else {
-            throw StorageError(message: "the record at \(path) offset \(location.offset) no longer reads back (\(parsed))")
-        }
-        return record
+        var reader = SegmentReader(storage: self)
+        defer { reader.close() }
+        return try reader.read(location)
     }
 
     /// Registers a resident session's journal so compaction can ask it for a fresh snapshot.
@@ -206,5 +232,35 @@ extension SessionStorage {
             guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return nil }
             return StoredSessionInfo(id: entry.id, reactor: entry.reactor, version: entry.version, resident: entry.resident, unavailable: entry.unavailable)
         }
+    }
+}
+
+/// Reads records back from segments, keeping each segment open across the reads of one load.
+struct SegmentReader {
+    let storage: SessionStorage
+    var open: [UInt32: Int32] = [:]
+
+    init(storage: SessionStorage) { self.storage = storage }
+
+    mutating func read(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+        let path = storage.segmentPath(location.segment)
+        let fd: Int32
+        if let existing = open[location.segment] {
+            fd = existing
+        } else {
+            fd = try StorageFiles.openForReading(path)
+            open[location.segment] = fd
+        }
+        let bytes = try StorageFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
+        let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
+        guard case .record(let record, _) = parsed else {
+            throw StorageError(message: "the record at \(path) offset \(location.offset) no longer reads back (\(parsed))")
+        }
+        return record
+    }
+
+    mutating func close() {
+        for fd in open.values { Glibc.close(fd) }
+        open = [:]
     }
 }

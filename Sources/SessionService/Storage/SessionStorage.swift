@@ -32,6 +32,8 @@ public final class SessionStorage: Sendable {
         public var segmentBytes = 64 << 20
         /// A session writes a snapshot after this many mutations since its last one.
         public var snapshotEvery = 1000
+        /// Accept records kept alive per session (`sessions.actionLogLimit`): the action log is rebuilt from them.
+        public var actionLogLimit = 10_000
 
         public init(directory: String) { self.directory = directory }
     }

@@ -7,9 +7,11 @@ struct StoredSnapshot: Sendable, Equatable {
     var stub: Bool
     /// The reducer's accumulator (the untransformed state) as JSON.
     var state: [UInt8]
-    /// The retained action log, oldest first.
+    /// Always empty in snapshots written now (the log lives in accept and action-log records); read
+    /// from snapshots of earlier versions, which embedded it.
     var actions: [ActionLogEntry]
-    /// Seqs of actions whose effects were still running when the snapshot was taken.
+    /// Seqs of actions whose effects were still running when the snapshot was taken, and of retained
+    /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
     var running: [UInt64]
 
     func encode(into buffer: inout [UInt8]) {
@@ -20,13 +22,7 @@ struct StoredSnapshot: Sendable, Equatable {
         buffer.appendBlob(state)
         buffer.appendLittleEndian(UInt32(running.count))
         for seq in running { buffer.appendLittleEndian(seq) }
-        buffer.appendLittleEndian(UInt32(actions.count))
-        for entry in actions {
-            buffer.appendLittleEndian(entry.seq)
-            buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0))
-            buffer.appendBlob(entry.action)
-        }
+        StoredActionLog.encode(actions, into: &buffer)
     }
 
     init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry], running: [UInt64]) {
@@ -51,16 +47,7 @@ struct StoredSnapshot: Sendable, Equatable {
         let runningCount = Int(try reader.integer(UInt32.self))
         running = []
         for _ in 0..<runningCount { running.append(try reader.integer(UInt64.self)) }
-        let count = Int(try reader.integer(UInt32.self))
-        actions = []
-        actions.reserveCapacity(min(count, 100_000))
-        for _ in 0..<count {
-            let seq = try reader.integer(UInt64.self)
-            let at = try reader.integer(Int64.self)
-            let flags = try reader.integer(UInt8.self)
-            let action = try reader.blob()
-            actions.append(ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0))
-        }
+        actions = try StoredActionLog.decode(&reader)
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).
@@ -104,5 +91,37 @@ struct StoredAccept: Sendable, Equatable {
         stubbed = flags & 1 != 0
         completed = flags & 2 != 0
         body = reader.rest()
+    }
+}
+
+/// The payload of an action-log record (and the tail of legacy snapshots): entries, oldest first.
+enum StoredActionLog {
+    static func encode(_ entries: [ActionLogEntry], into buffer: inout [UInt8]) {
+        buffer.appendLittleEndian(UInt32(entries.count))
+        for entry in entries {
+            buffer.appendLittleEndian(entry.seq)
+            buffer.appendLittleEndian(entry.at)
+            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0))
+            buffer.appendBlob(entry.action)
+        }
+    }
+
+    static func decode(_ reader: inout PayloadReader) throws(PayloadReader.PayloadError) -> [ActionLogEntry] {
+        let count = Int(try reader.integer(UInt32.self))
+        var entries: [ActionLogEntry] = []
+        entries.reserveCapacity(min(count, 100_000))
+        for _ in 0..<count {
+            let seq = try reader.integer(UInt64.self)
+            let at = try reader.integer(Int64.self)
+            let flags = try reader.integer(UInt8.self)
+            let action = try reader.blob()
+            entries.append(ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0))
+        }
+        return entries
+    }
+
+    static func decode(payload: [UInt8]) throws(PayloadReader.PayloadError) -> [ActionLogEntry] {
+        var reader = PayloadReader(payload)
+        return try decode(&reader)
     }
 }
