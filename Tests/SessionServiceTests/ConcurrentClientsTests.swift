@@ -4,7 +4,7 @@ import Testing
 
 /// 100 concurrent clients, each creating a session and sending 100 actions with `?wait=true`.
 @Suite struct ConcurrentClientsTests {
-    @Test func everyFinalStateIsExactAndEveryLogInOrder() throws {
+    @Test func everyFinalStateIsExactAndEveryLogInOrder() async throws {
         let server = try TestServer { $0.http.loops = 2 }
         let port = server.port
         let clients = 100
@@ -37,7 +37,7 @@ import Testing
                 }
             }
         }
-        finished.wait()
+        try await offPool { finished.wait() }
         #expect(failures.withLock { $0 } == [])
 
         let admin = try server.connect()

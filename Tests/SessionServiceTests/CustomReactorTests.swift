@@ -40,6 +40,7 @@ struct ScoreboardReactor: Reactor {
         var configuration = ServerConfiguration()
         configuration.http.port = 0
         configuration.admin.token = "t"
+        configuration.storage.memoryOnly = true
         let server = try ReactorServer(catalog: catalog, configuration: configuration)
         let port = try server.start().port
         defer {

@@ -25,7 +25,7 @@ import Testing
         }
     }
 
-    @Test func searchesThroughURLSessionAndPages() throws {
+    @Test func searchesThroughURLSessionAndPages() async throws {
         let upstream = FakeGitHub()
         var upstreamConfiguration = HTTPServer.Configuration()
         upstreamConfiguration.port = 0
@@ -44,22 +44,27 @@ import Testing
             }
         })
         let id = try server.createSession("search")
-        let first = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"updateQuery","query":"swift"}"#).json()
+        let port = server.port
+        // The effects run on the cooperative pool: wait for answers off it.
+        @Sendable func post(_ body: String) async throws -> TestResponse {
+            try await offPool { try TestConnection(port: port).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
+        }
+        let first = try await post(#"{"type":"updateQuery","query":"swift"}"#).json()
         let state = try #require(first["state"] as? [String: Any])
         #expect(state["query"] as? String == "swift")
         #expect(state["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2"])
         #expect(state["isLoading"] as? Bool == false)
         #expect(state["nextPage"] as? Int == 2)
 
-        let next = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"loadNextPage"}"#).json()
+        let next = try await post(#"{"type":"loadNextPage"}"#).json()
         #expect((next["state"] as? [String: Any])?["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2", "swift/repo-2-1", "swift/repo-2-2"])
         #expect(upstream.seen.withLock { $0 } == ["/search/repositories?q=swift&page=1", "/search/repositories?q=swift&page=2"])
 
         // An upstream failure ends only that effect: the session keeps its state and keeps working.
-        let failed = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"updateQuery","query":"broken"}"#)
+        let failed = try await post(#"{"type":"updateQuery","query":"broken"}"#)
         #expect(failed.status == 200)
         #expect(server.logs.records.contains { $0.message.contains("effect failed") })
-        let after = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"updateQuery","query":"vapor"}"#).json()
+        let after = try await post(#"{"type":"updateQuery","query":"vapor"}"#).json()
         #expect((after["state"] as? [String: Any])?["items"] as? [String] == ["vapor/repo-1-1", "vapor/repo-1-2"])
     }
 }

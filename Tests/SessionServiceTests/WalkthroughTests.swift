@@ -33,7 +33,9 @@ import Testing
         #expect(steps.count >= 10)
         let start = try #require(steps.first)
         #expect(start.command == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
-        let server = try ServerProcess(environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent("walkthrough-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let server = try ServerProcess(arguments: ["--data-dir", data.path], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
         var environment = ProcessInfo.processInfo.environment
         environment["BASE"] = "http://127.0.0.1:\(server.port)"
 
