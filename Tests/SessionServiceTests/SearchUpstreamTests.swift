@@ -37,17 +37,18 @@ import Testing
             fake.waitUntilStopped()
         }
 
-        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)/", timeout: 5)
-        let server = try TestServer(catalog: { catalog in
+        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)/", timeout: 60)
+        let server = try TestServer(configure: { $0.sessions.waitTimeoutSeconds = 120 }, catalog: { catalog in
             catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
                 SearchReactor(fetch: client.search)
             }
         })
         let id = try server.createSession("search")
         let port = server.port
-        // The effects run on the cooperative pool: wait for answers off it.
+        // The effects run on the cooperative pool, where the other tests of this process queue too:
+        // wait for answers off it, and patiently (the effect may queue behind many tests).
         @Sendable func post(_ body: String) async throws -> TestResponse {
-            try await offPool { try TestConnection(port: port).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
+            try await offPool { try TestConnection(port: port, timeoutSeconds: 120).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
         }
         let first = try await post(#"{"type":"updateQuery","query":"swift"}"#).json()
         let state = try #require(first["state"] as? [String: Any])

@@ -4,7 +4,8 @@ import Reactors
 import Glibc
 #endif
 
-/// Wraps a reactor to time each `reduce` call into the reduce-latency histogram; everything else is
+/// Wraps a reactor to time each `reduce` call into the reduce-latency histogram (and count the states
+/// it makes); everything else is
 /// passed through unchanged.
 @usableFromInline
 struct InstrumentedReactor<Base: Reactor>: Reactor {
@@ -14,11 +15,14 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
 
     @usableFromInline let base: Base
     @usableFromInline let histogram: Histogram
+    /// Counts new states: each reduce makes exactly one.
+    @usableFromInline let states: Counter
 
     @inlinable
-    init(_ base: Base, histogram: Histogram) {
+    init(_ base: Base, histogram: Histogram, states: Counter) {
         self.base = base
         self.histogram = histogram
+        self.states = states
     }
 
     @inlinable var initialState: State { base.initialState }
@@ -32,6 +36,7 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
         let start = Self.nanoseconds()
         let next = base.reduce(state: state, mutation: mutation)
         histogram.observe(nanoseconds: Self.nanoseconds() &- start)
+        states.increment()
         return next
     }
 

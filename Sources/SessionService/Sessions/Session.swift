@@ -25,11 +25,15 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     struct Shared {
+        /// The latest state the observer delivered; valid once `observed` (the observer starts with the
+        /// first subscriber: an idle session carries no observer, which is most of its memory).
         @usableFromInline var latest: Snapshot<R.State>
-        @usableFromInline var stateEvent: (version: UInt64, event: EncodedServerSentEvent)?
-        @usableFromInline var stateValue: (version: UInt64, value: JSONValue)?
+        @usableFromInline var observed = false
+        /// Encodings of `latest`, made once per version for all subscribers.
+        @usableFromInline var cache: EncodingCache?
         @usableFromInline var subscribers: [Subscriber] = []
         @usableFromInline var observation: ObservationToken?
+        @usableFromInline var observing = false
         @usableFromInline var ended = false
 
         @inlinable
@@ -41,8 +45,9 @@ final class Session<R: Reactor>: HostedSession {
         self.id = id
         reactorName = name
         self.context = context
-        runtime = ReactorRuntime(InstrumentedReactor(reactor, histogram: context.metrics.reduceLatency), restoring: checkpoint)
-        runtime.stubRecordLimit = context.limits.stubRecordLimit
+        runtime = ReactorRuntime(InstrumentedReactor(reactor, histogram: context.metrics.reduceLatency, states: context.metrics.statesEmitted), restoring: checkpoint)
+        // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
+        if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
@@ -54,11 +59,6 @@ final class Session<R: Reactor>: HostedSession {
         runtime.setErrorHandler { error in
             logger.warning("an effect failed; the session goes on", ["session": .string(sessionID), "error": .string("\(error)")])
         }
-        let token = runtime.observe { [weak self] event in
-            guard let self, case .state(let snapshot, let pulses) = event else { return }
-            self.publish(snapshot, pulses: pulses)
-        }
-        shared.withLock { $0.observation = token }
         attachJournal()
     }
 
@@ -125,7 +125,7 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func snapshot() -> EncodedSnapshot {
-        let latest = shared.withLock { $0.latest }
+        let latest = runtime.currentSnapshot
         return (try? encoded(.success(latest)).get()) ?? EncodedSnapshot(version: latest.version, state: Array("null".utf8))
     }
 
@@ -135,8 +135,8 @@ final class Session<R: Reactor>: HostedSession {
     @inlinable
     func publish(_ snapshot: Snapshot<R.State>, pulses: [PulseUpdate]) {
         shared.withLock { shared in
-            if snapshot.version > shared.latest.version { context.metrics.statesEmitted.increment() }
             shared.latest = snapshot
+            shared.observed = true
             guard !shared.subscribers.isEmpty else { return }
             let pulseEvents = pulses.compactMap { encodePulse($0) }
             var anyClosed = false
@@ -177,8 +177,13 @@ final class Session<R: Reactor>: HostedSession {
     /// Sends the latest state if the subscriber has not seen it (and, with `select`, if the selected
     /// value changed); marks it behind on overflow.
     func sendLatest(to subscriber: Subscriber, stream: ServerSentEventStream, shared: inout Shared) {
+        guard shared.observed else { return }  // the observer's first event delivers it
         let version = shared.latest.version
-        if let last = subscriber.lastSentVersion, last >= version { return }
+        if let last = subscriber.lastSentVersion, last >= version {
+            // A Last-Event-ID from the future (another server's history) must not hide new states.
+            if last > version { subscriber.lastSentVersion = version }
+            return
+        }
         let event: EncodedServerSentEvent
         if let pointer = subscriber.select {
             guard let value = stateValue(&shared) else { return }
@@ -226,11 +231,11 @@ final class Session<R: Reactor>: HostedSession {
     /// The SSE event of the latest state, encoded once per version.
     func stateEvent(_ shared: inout Shared) -> EncodedServerSentEvent? {
         let version = shared.latest.version
-        if let cached = shared.stateEvent, cached.version == version { return cached.event }
+        if let cache = shared.cache, cache.version == version, let event = cache.event { return event }
         do {
             let json = try JSONValueEncoder().encode(shared.latest.state)
             let event = EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(version), data: String(decoding: json, as: UTF8.self)))
-            shared.stateEvent = (version, event)
+            shared.cache(version).event = event
             return event
         } catch {
             context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(version)), "error": .string("\(error)")])
@@ -241,9 +246,9 @@ final class Session<R: Reactor>: HostedSession {
     /// The latest state as a JSON value (for `select`), computed once per version.
     func stateValue(_ shared: inout Shared) -> JSONValue? {
         let version = shared.latest.version
-        if let cached = shared.stateValue, cached.version == version { return cached.value }
+        if let cache = shared.cache, cache.version == version, let value = cache.value { return value }
         guard let value = try? JSONValueEncoder().encodeValue(shared.latest.state) else { return nil }
-        shared.stateValue = (version, value)
+        shared.cache(version).value = value
         return value
     }
 
@@ -279,17 +284,36 @@ final class Session<R: Reactor>: HostedSession {
         let stream = writer.startEventStream(headers: headers) { [weak self, subscriber] notice in
             self?.handle(notice, for: subscriber)
         }
+        var startObserving = false
         let accepted = shared.withLock { shared -> Bool in
             guard !shared.ended else { return false }
             subscriber.stream = stream
-            if let lastEventID { subscriber.lastSentVersion = min(lastEventID, shared.latest.version) }
+            subscriber.lastSentVersion = lastEventID
             shared.subscribers.append(subscriber)
             context.metrics.subscribers.increment()
-            sendLatest(to: subscriber, stream: stream, shared: &shared)
-            if subscriber.closed { removeClosed(&shared) }
+            if shared.observing {
+                sendLatest(to: subscriber, stream: stream, shared: &shared)
+                if subscriber.closed { removeClosed(&shared) }
+            } else {
+                shared.observing = true
+                startObserving = true
+            }
             return true
         }
-        if !accepted { stream.close(with: Self.endEvent) }
+        guard accepted else { return stream.close(with: Self.endEvent) }
+        if startObserving {
+            // Outside the lock: the runtime may call the handler right here, with the latest state,
+            // which then goes to every subscriber registered so far.
+            let token = runtime.observe { [weak self] event in
+                guard let self, case .state(let snapshot, let pulses) = event else { return }
+                self.publish(snapshot, pulses: pulses)
+            }
+            let ended = shared.withLock { shared -> Bool in
+                shared.observation = token
+                return shared.ended
+            }
+            if ended { token.cancel() }
+        }
     }
 
     func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
@@ -352,6 +376,7 @@ final class Session<R: Reactor>: HostedSession {
         }
         do {
             try runtime.forceState(state) { [weak self] snapshot in
+                self?.context.metrics.statesEmitted.increment()
                 guard let self else { return reply(.failure(.sessionEnded)) }
                 reply(self.encoded(.success(snapshot)))
             }
@@ -387,6 +412,26 @@ final class Session<R: Reactor>: HostedSession {
         }
         runtime.stop()
         for subscriber in subscribers { subscriber.stream?.close(with: Self.endEvent) }
+    }
+}
+
+/// The latest state's encodings for subscribers, made at most once per version.
+@usableFromInline
+final class EncodingCache: @unchecked Sendable {
+    @usableFromInline let version: UInt64
+    @usableFromInline var event: EncodedServerSentEvent?
+    @usableFromInline var value: JSONValue?
+
+    init(version: UInt64) { self.version = version }
+}
+
+extension Session.Shared {
+    /// The cache for `version`, replacing one for an older version.
+    mutating func cache(_ version: UInt64) -> EncodingCache {
+        if let cache, cache.version == version { return cache }
+        let fresh = EncodingCache(version: version)
+        cache = fresh
+        return fresh
     }
 }
 

@@ -11,6 +11,8 @@ final class ServerProcess {
     let process = Process()
     let port: Int
     private let errorOutput: Output
+    /// Signalled when standard error reaches its end (the process exited).
+    private let errorEnded = DispatchSemaphore(value: 0)
 
     /// Collected standard error, readable while the process runs.
     final class Output: Sendable {
@@ -65,10 +67,14 @@ final class ServerProcess {
             throw Failure(description: "reactor-server did not start (exit \(process.terminationStatus)): \(output.value)")
         }
         self.port = port
+        let ended = errorEnded
         Thread.detachNewThread {
             while true {
                 let data = handle.availableData
-                if data.isEmpty { return }
+                if data.isEmpty {
+                    ended.signal()
+                    return
+                }
                 output.append(String(decoding: data, as: UTF8.self))
             }
         }
@@ -90,6 +96,7 @@ final class ServerProcess {
     func stop(signal: Int32 = SIGTERM) -> Int32 {
         kill(process.processIdentifier, signal)
         process.waitUntilExit()
+        errorEnded.wait()  // everything it wrote is in `standardError`
         return process.terminationStatus
     }
 
