@@ -40,6 +40,9 @@ public protocol Reactor: Sendable {
     func transform(mutation: Flow<Mutation>) -> Flow<Mutation>
     /// Shapes what observers and `currentState` see; `reduce` keeps its own untransformed accumulator. Default: identity.
     func transform(state: State) -> State
+    /// Called when an effect or merged source throws (never for cancellation): that effect ends, the
+    /// reactor lives on. Default: nothing (the runtime's error handler, if any, is told too).
+    func effectDidFail(_ error: any Error)
 }
 
 extension Reactor {
@@ -55,6 +58,8 @@ extension Reactor {
     @inlinable public func transform(mutation: Flow<Mutation>) -> Flow<Mutation> { mutation }
     /// Identity.
     @inlinable public func transform(state: State) -> State { state }
+    /// Nothing.
+    @inlinable public func effectDidFail(_ error: any Error) {}
 }
 
 extension Reactor where Mutation == Action {

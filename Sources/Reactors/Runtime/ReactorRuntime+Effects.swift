@@ -105,11 +105,12 @@ extension ReactorRuntime {
         report(error)
     }
 
-    /// Tells middlewares and the error handler about `error`.
+    /// Tells the reactor, middlewares and the error handler about `error`.
     func report(_ error: any Error) {
         let (middlewares, handler) = core.withLock { core in
             (core.extras?.middlewares ?? [], core.extras?.errorHandler)
         }
+        reactor.effectDidFail(error)
         for middleware in middlewares { middleware.didFail(error: error) }
         handler?(error)
     }

@@ -1,3 +1,4 @@
+import Logs
 import Reactors
 
 #if canImport(Glibc)
@@ -17,12 +18,18 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @usableFromInline let histogram: Histogram
     /// Counts new states: each reduce makes exactly one.
     @usableFromInline let states: Counter
+    /// Where failed effects are logged, with the session's id (kept here rather than in a per-session
+    /// error-handler closure, which would cost each session two more heap blocks).
+    @usableFromInline let context: SessionContext
+    @usableFromInline let sessionID: String
 
     @inlinable
-    init(_ base: Base, histogram: Histogram, states: Counter) {
+    init(_ base: Base, context: SessionContext, sessionID: String) {
         self.base = base
-        self.histogram = histogram
-        self.states = states
+        histogram = context.metrics.reduceLatency
+        states = context.metrics.statesEmitted
+        self.context = context
+        self.sessionID = sessionID
     }
 
     @inlinable var initialState: State { base.initialState }
@@ -45,6 +52,12 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @inlinable func transform(mutation: Flow<Mutation>) -> Flow<Mutation> { base.transform(mutation: mutation) }
 
     @inlinable func transform(state: State) -> State { base.transform(state: state) }
+
+    @usableFromInline
+    func effectDidFail(_ error: any Error) {
+        base.effectDidFail(error)
+        context.logger.warning("an effect failed; the session goes on", ["session": .string(sessionID), "error": .string("\(error)")])
+    }
 
     @inlinable
     static func nanoseconds() -> UInt64 {

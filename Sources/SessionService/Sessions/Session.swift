@@ -45,7 +45,7 @@ final class Session<R: Reactor>: HostedSession {
         self.id = id
         reactorName = name
         self.context = context
-        runtime = ReactorRuntime(InstrumentedReactor(reactor, histogram: context.metrics.reduceLatency, states: context.metrics.statesEmitted), restoring: checkpoint)
+        runtime = ReactorRuntime(InstrumentedReactor(reactor, context: context, sessionID: id), restoring: checkpoint)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit)
@@ -54,11 +54,6 @@ final class Session<R: Reactor>: HostedSession {
         journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
-        let logger = context.logger
-        let sessionID = id
-        runtime.setErrorHandler { error in
-            logger.warning("an effect failed; the session goes on", ["session": .string(sessionID), "error": .string("\(error)")])
-        }
         attachJournal()
     }
 
