@@ -67,7 +67,12 @@ enum ResponseEncoder {
 
     /// Appends `text`, replacing CR, LF and NUL with spaces so an application value can never split a header.
     static func appendSanitized(_ text: String, to out: inout [UInt8]) {
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 == .cr || $0 == .lf || $0 == 0 }) {
+            out.append(contentsOf: utf8)
+            return
+        }
+        for byte in utf8 {
             out.append(byte == .cr || byte == .lf || byte == 0 ? .space : byte)
         }
     }

@@ -77,7 +77,7 @@ final class Connection: @unchecked Sendable {
         return false
     }
 
-    private var configuration: HTTPServer.Configuration { loop.configuration }
+    private var configuration: EventLoop.Timeouts { loop.timeouts }
 
     func opened() {
         requestStartedAt = loop.now
@@ -300,13 +300,19 @@ final class Connection: @unchecked Sendable {
         if !isProcessing { refreshDeadline() }
     }
 
-    /// Queues stream bytes moved out of the stream's buffer; `finish` closes after writing them.
-    func queueStream(_ chunks: [[UInt8]], finish: Bool) {
+    /// Queues stream bytes moved out of the stream's buffer.
+    func queueStream(_ chunk: [UInt8]) {
         guard case .streaming = state else { return }
         if output.isEmpty { writeProgressAt = loop.now }
-        output.append(contentsOf: chunks)
+        output.append(chunk)
         markDirty()
-        if finish { closeAfterFlush = true }
+    }
+
+    /// Closes the stream's connection once everything queued is written.
+    func finishStream() {
+        guard case .streaming = state else { return }
+        closeAfterFlush = true
+        markDirty()
     }
 
     private func queue(_ bytes: [UInt8]) {
@@ -366,7 +372,7 @@ final class Connection: @unchecked Sendable {
 
     /// Works out which deadline applies now and arms it.
     func refreshDeadline() {
-        let c = configuration
+        let c = loop.timeouts
         var next: (at: Duration, kind: Deadline)?
         func consider(_ at: Duration, _ kind: Deadline) {
             if next == nil || at < next!.at { next = (at, kind) }

@@ -21,6 +21,8 @@ final class EventLoop: @unchecked Sendable {
     let responder: any HTTPResponder
     let clock: any ServerClock
     let configuration: HTTPServer.Configuration
+    /// The configured durations, copied out so the hot path does not copy the whole configuration.
+    let timeouts: Timeouts
     let logger: Logger
     private let epoll: Epoll
     private let wakeFD: Int32
@@ -50,6 +52,21 @@ final class EventLoop: @unchecked Sendable {
     /// request's leftover is copied into the connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
+    /// Every timeout a connection arms, as plain values.
+    struct Timeouts {
+        let requestHeadTimeout, bodyTimeout, idleTimeout, writeTimeout, responseTimeout: Duration
+        let eventStreamKeepAliveInterval: Duration
+
+        init(_ configuration: HTTPServer.Configuration) {
+            requestHeadTimeout = configuration.requestHeadTimeout
+            bodyTimeout = configuration.bodyTimeout
+            idleTimeout = configuration.idleTimeout
+            writeTimeout = configuration.writeTimeout
+            responseTimeout = configuration.responseTimeout
+            eventStreamKeepAliveInterval = configuration.eventStreamKeepAliveInterval
+        }
+    }
+
     private static let wakeToken = UInt64.max
     private static let listenerToken = UInt64.max - 1
 
@@ -58,6 +75,7 @@ final class EventLoop: @unchecked Sendable {
         self.responder = server.responder
         self.clock = server.clock
         self.configuration = server.configuration
+        self.timeouts = Timeouts(server.configuration)
         var logger = server.logger
         logger[field: "loop"] = .int(index)
         self.logger = logger
