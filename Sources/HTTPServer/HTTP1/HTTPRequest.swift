@@ -27,6 +27,8 @@ public struct HTTPRequest: Sendable {
     /// The path part of the target, still percent-encoded (`/sessions/a%20b`); absolute-form
     /// targets lose their scheme and authority.
     public var path: String {
+        // Origin-form without a query (most requests): the target is the path.
+        if target.utf8.first == UInt8(ascii: "/") && !target.utf8.contains(UInt8(ascii: "?")) { return target }
         var rest = target[...]
         if !rest.hasPrefix("/"), let colon = rest.firstIndex(of: ":") {
             // absolute-form: drop "scheme://authority"
