@@ -385,7 +385,13 @@ final class Connection: @unchecked Sendable {
         case .closing:
             consider(writeProgressAt + c.writeTimeout, .write)
         case .streaming:
-            consider(writeProgressAt + c.eventStreamKeepAliveInterval, .keepAlive)
+            if output.isEmpty {
+                consider(writeProgressAt + c.eventStreamKeepAliveInterval, .keepAlive)
+            } else {
+                // A subscriber that stops reading is cut off like any other reader; its
+                // producer gets `.closed` and the buffered events are freed.
+                consider(writeProgressAt + c.writeTimeout, .write)
+            }
         case .awaitingResponse:
             consider(dispatchedAt + c.responseTimeout, .response)
             if !output.isEmpty { consider(writeProgressAt + c.writeTimeout, .write) }
@@ -426,7 +432,6 @@ final class Connection: @unchecked Sendable {
                 stream.addQueued(bytes.count)
                 queue(bytes)
             }
-            writeProgressAt = loop.now
         case .requestHead:
             timedOut("request head not complete within \(c(configuration.requestHeadTimeout))", status: 408)
         case .body:
@@ -438,7 +443,7 @@ final class Connection: @unchecked Sendable {
         case .idle:
             close(reason: "idle for \(c(configuration.idleTimeout))")
         case .write:
-            close(reason: "peer did not read its response for \(c(configuration.writeTimeout))")
+            close(reason: "peer did not read for \(c(configuration.writeTimeout))")
         case .linger:
             close(reason: "closed after the last response")
         }

@@ -251,13 +251,17 @@ final class EventLoop: @unchecked Sendable {
     /// Writes every connection with pending output, after the `beforeWrite` hook.
     private func flush() {
         var rounds = 0
+        var hookCalled = false
         while !localStreams.isEmpty || !dirty.isEmpty {
             rounds += 1
             let streams = localStreams
             localStreams.removeAll(keepingCapacity: true)
             for stream in streams { stream.moveOutput() }
             guard !dirty.isEmpty else { continue }
-            configuration.beforeWrite?(index)
+            if !hookCalled {
+                hookCalled = true
+                configuration.beforeWrite?(index)
+            }
             let connections = dirty
             dirty.removeAll(keepingCapacity: true)
             for connection in connections { connection.flush() }
