@@ -247,8 +247,7 @@ final class Connection: @unchecked Sendable {
         if loop.logger.isEnabled(.debug) {
             loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
         }
-        let response = loop.responder.response(for: rejection)
-        queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: false, isHead: false))
+        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false)
         closeAfterFlush = true
         state = .closing
     }
@@ -260,7 +259,7 @@ final class Connection: @unchecked Sendable {
         guard case .awaitingResponse = state, number == requestNumber else { return }
         var keepAlive = keepAliveAfterResponse
         if let connection = response.headers["Connection"], headerValue(connection, contains: "close") { keepAlive = false }
-        queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: currentIsHead))
+        queue(response, keepAlive: keepAlive, isHead: currentIsHead)
         requestStartedAt = loop.now
         if keepAlive {
             idleSince = loop.now
@@ -313,6 +312,12 @@ final class Connection: @unchecked Sendable {
         guard case .streaming = state else { return }
         closeAfterFlush = true
         markDirty()
+    }
+
+    private func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
+        let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
+        queue(head)
+        if let body { queue(body) }
     }
 
     private func queue(_ bytes: [UInt8]) {
@@ -458,7 +463,7 @@ final class Connection: @unchecked Sendable {
             loop.logger.debug("connection timed out", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
         }
         if output.isEmpty, parser.isMidRequest {
-            queue(ResponseEncoder.encode(HTTPResponse(status: HTTPStatus(code: status), text: reason + "\n"), date: loop.dateLine, keepAlive: false, isHead: false))
+            queue(HTTPResponse(status: HTTPStatus(code: status), text: reason + "\n"), keepAlive: false, isHead: false)
             closeAfterFlush = true
             state = .closing
         } else {
