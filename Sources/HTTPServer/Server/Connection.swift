@@ -41,6 +41,8 @@ final class Connection: @unchecked Sendable {
     /// The socket may hold input we stopped reading because a response was pending.
     private var unreadInput = false
     private var closeAfterFlush = false
+    /// The peer has sent its FIN (EPOLLRDHUP): input ends after what is buffered.
+    private var peerFinished = false
     private var keepAliveAfterResponse = true
     private var currentIsHead = false
     private var sentContinue = false
@@ -94,7 +96,11 @@ final class Connection: @unchecked Sendable {
         if events.contains(.writable) && !output.isEmpty {
             flush()
         }
-        if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) {
+        if events.contains(.readHangUp) || events.contains(.hangUp) {
+            // The peer's FIN is queued behind any data: read on to the end even after a short read.
+            peerFinished = true
+        }
+        if events.contains(.readable) || peerFinished {
             readable()
         }
         refreshDeadline()
@@ -139,7 +145,7 @@ final class Connection: @unchecked Sendable {
                 return
             case .processed(let count):
                 ingest(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
-                if count < buffer.count {
+                if count < buffer.count && !peerFinished {
                     // A short read emptied the socket; edge-triggered epoll reports new data.
                     unreadInput = false
                     return
@@ -186,7 +192,12 @@ final class Connection: @unchecked Sendable {
         }
         if inbound.isEmpty {
             let consumed = parseRequests(bytes)
-            if consumed < bytes.count, !isClosed {
+            let keepsParsing: Bool
+            switch state {
+            case .reading, .awaitingResponse: keepsParsing = true
+            default: keepsParsing = false
+            }
+            if consumed < bytes.count, keepsParsing {
                 inbound = Array(UnsafeBufferPointer(rebasing: bytes[consumed...]))
             }
         } else {
@@ -335,10 +346,16 @@ final class Connection: @unchecked Sendable {
 
     // MARK: writing
 
+    /// Flushes if output was queued since the last flush.
+    func flushIfDirty() {
+        if isDirty { flush() }
+    }
+
     /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
     func flush() {
         isDirty = false
         if isClosed { return }
+        if !output.isEmpty { loop.willWrite() }
         while !output.isEmpty {
             let result: IOResult<Int>
             do {

@@ -38,6 +38,10 @@ final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var dirty: [Connection] = []
     private var localStreams: [ServerSentEventStream] = []
+    private var flushingStreams: [ServerSentEventStream] = []
+    private var flushingConnections: [Connection] = []
+    /// Whether `beforeWrite` ran in this iteration.
+    private var hookCalled = false
     private var acceptPausedUntil: Duration? = nil
     private var shutdownDeadline: Duration? = nil
     private var running = true
@@ -184,6 +188,7 @@ final class EventLoop: @unchecked Sendable {
             }
             now = clock.now()
             dateLine = date.current()
+            hookCalled = false
             for position in 0..<count {
                 let (events, token) = epoll.event(at: position)
                 switch token {
@@ -248,26 +253,32 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Writes every connection with pending output, after the `beforeWrite` hook.
+    /// Writes every connection with pending output. Stream output is written as soon as it is
+    /// moved, so the first subscriber is not kept waiting for the last one's bookkeeping.
     private func flush() {
         var rounds = 0
-        var hookCalled = false
         while !localStreams.isEmpty || !dirty.isEmpty {
             rounds += 1
-            let streams = localStreams
-            localStreams.removeAll(keepingCapacity: true)
-            for stream in streams { stream.moveOutput() }
-            guard !dirty.isEmpty else { continue }
-            if !hookCalled {
-                hookCalled = true
-                configuration.beforeWrite?(index)
+            swap(&localStreams, &flushingStreams)
+            for stream in flushingStreams {
+                stream.moveOutput()
+                stream.connection.flushIfDirty()
             }
-            let connections = dirty
-            dirty.removeAll(keepingCapacity: true)
-            for connection in connections { connection.flush() }
+            flushingStreams.removeAll(keepingCapacity: true)
+            swap(&dirty, &flushingConnections)
+            for connection in flushingConnections { connection.flushIfDirty() }
+            flushingConnections.removeAll(keepingCapacity: true)
             // Notices run during writes may queue more; later rounds pick that up, bounded so
             // a producer that refills on every drain cannot starve the loop.
             if rounds >= 4 { break }
+        }
+    }
+
+    /// Called by a connection right before it writes: runs the `beforeWrite` hook once per iteration.
+    func willWrite() {
+        if !hookCalled {
+            hookCalled = true
+            configuration.beforeWrite?(index)
         }
     }
 
