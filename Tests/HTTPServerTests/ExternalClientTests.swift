@@ -120,4 +120,41 @@ struct CurlApp: HTTPResponder {
         #expect(try await finished.next(timeout: .seconds(20)) == 0)
         #expect(try stream.waitForClose())
     }
+
+    @Test func backsOffWhenOutOfFileDescriptorsAndRecovers() async throws {
+        let binary = try #require(Self.benchServer, "build it first: swift build --build-tests builds http-bench-server too")
+        let port = 20_000 + Int.random(in: 0..<10_000)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // A hard limit of 32 descriptors: a few dozen clients exhaust it.
+        process.arguments = ["-c", "ulimit -n 32 && exec \"$0\" --port \(port) --loops 1", binary]
+        let stderr = Pipe()
+        process.standardError = stderr
+        let finished = Recorder<Int32>()
+        process.terminationHandler = { finished.record($0.terminationStatus) }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let log = Recorder<String>()
+        Task.detached {
+            while true {
+                let data = stderr.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                log.record(String(decoding: data, as: UTF8.self))
+            }
+        }
+        _ = try await log.next { $0.contains("\"listening\"") }
+
+        let address = SocketAddress(host: "127.0.0.1", port: port)
+        var clients: [TestClient] = []
+        for _ in 0..<40 { clients.append(try TestClient(address)) }
+        _ = try await log.next { $0.contains("accept paused") }
+        #expect(process.isRunning)
+
+        clients.removeAll()
+        let fresh = try TestClient(address)
+        try fresh.send("GET /fixed HTTP/1.1\r\nHost: a\r\n\r\n")
+        #expect(try fresh.readResponse().status == 200)
+        kill(process.processIdentifier, SIGTERM)
+        #expect(try await finished.next(timeout: .seconds(20)) == 0)
+    }
 }

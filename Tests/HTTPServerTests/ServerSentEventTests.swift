@@ -122,9 +122,7 @@ final class StreamHub: HTTPResponder {
     @Test func reportsOverflowAndThenDrained() async throws {
         let hub = StreamHub()
         try await withServer(hub, configure: { $0.eventStreamBufferLimit = 64 * 1024 }) { _, address in
-            let client = try TestClient(address)
-            var size: Int32 = 4096
-            setsockopt(client.fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+            let client = try TestClient(address, receiveBuffer: 4096)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next()
             let event = EncodedServerSentEvent(ServerSentEvent(data: String(repeating: "x", count: 8000)))
@@ -142,6 +140,31 @@ final class StreamHub: HTTPResponder {
             #expect(try await hub.notices.next() == .drained)
             #expect(stream.send(ServerSentEvent(data: "again")) == .queued)
             #expect(try client.read(until: "\n\n") == "data: again\n\n")
+        }
+    }
+
+    @Test func cutsOffASubscriberThatStopsReading() async throws {
+        let hub = StreamHub()
+        let clock = ManualClock()
+        try await withServer(hub, clock: clock, configure: { $0.eventStreamBufferLimit = 64 * 1024 }) { _, address in
+            let client = try TestClient(address, receiveBuffer: 4096)
+            try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
+            let stream = try await hub.streams.next()
+            let event = EncodedServerSentEvent(ServerSentEvent(data: String(repeating: "x", count: 8000)))
+            // Fill the stream buffer and, behind it, the kernel's socket buffers (the server
+            // writes until they are full and reports `.drained`; then fill again).
+            var closed: EventStreamNotice?
+            for _ in 0..<200 where closed == nil {
+                var sends = 0
+                while stream.send(event) == .queued && sends < 10_000 { sends += 1 }
+                clock.advance(by: .seconds(31))
+                if let notice = try? await hub.notices.next(timeout: .milliseconds(200)), notice != .drained {
+                    closed = notice
+                }
+            }
+            #expect(closed == .closed(reason: "peer did not read for 30000 ms"))
+            withExtendedLifetime(client) {}
+            #expect(stream.queuedByteCount == 0)
         }
     }
 

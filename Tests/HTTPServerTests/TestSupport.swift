@@ -56,9 +56,14 @@ final class TestClient {
     let fd: Int32
     private var buffered: [UInt8] = []
 
-    init(_ address: SocketAddress, timeoutSeconds: Int = 10) throws {
+    /// Connects; `receiveBuffer` shrinks the kernel's receive buffer first (so a client that does
+    /// not read backs the server up quickly).
+    init(_ address: SocketAddress, timeoutSeconds: Int = 10, receiveBuffer: Int32? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestError("socket failed") }
+        if var size = receiveBuffer {
+            setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        }
         var timeout = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
@@ -183,31 +188,59 @@ struct TimedOut: Error, CustomStringConvertible {
 }
 
 /// Values reported by the server (notices, log records) as they happen; `next` waits for the
-/// next one, failing only after a generous safety timeout.
+/// next one (resumed by `record` itself), failing only after a generous safety timeout.
 final class Recorder<Value: Sendable>: Sendable {
-    private let stream: AsyncStream<Value>
-    private let continuation: AsyncStream<Value>.Continuation
+    private struct Waiter {
+        let id: Int
+        let matching: @Sendable (Value) -> Bool
+        let continuation: CheckedContinuation<Value, any Error>
+    }
+    private struct State {
+        var values: [Value] = []
+        var waiter: Waiter?
+        var nextID = 0
+    }
+    private let state = Mutex(State())
 
-    init() {
-        (stream, continuation) = AsyncStream<Value>.makeStream()
+    init() {}
+
+    func record(_ value: Value) {
+        let waiter = state.withLock { state -> Waiter? in
+            if let waiter = state.waiter, waiter.matching(value) {
+                state.waiter = nil
+                return waiter
+            }
+            state.values.append(value)
+            return nil
+        }
+        waiter?.continuation.resume(returning: value)
     }
 
-    func record(_ value: Value) { continuation.yield(value) }
-
-    /// The next value satisfying `matching`, skipping others.
+    /// The next value satisfying `matching`; earlier values that do not match are dropped.
     func next(timeout: Duration = .seconds(20), where matching: @escaping @Sendable (Value) -> Bool = { _ in true }) async throws -> Value {
-        let stream = self.stream
-        return try await withThrowingTaskGroup(of: Value.self) { group in
-            group.addTask {
-                for await value in stream where matching(value) { return value }
-                throw TimedOut(description: "stream ended")
+        try await withCheckedThrowingContinuation { continuation in
+            let id = state.withLock { state -> Int? in
+                if let index = state.values.firstIndex(where: matching) {
+                    let value = state.values[index]
+                    state.values.removeFirst(index + 1)
+                    continuation.resume(returning: value)
+                    return nil
+                }
+                state.values.removeAll()
+                state.nextID += 1
+                state.waiter = Waiter(id: state.nextID, matching: matching, continuation: continuation)
+                return state.nextID
             }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw TimedOut(description: "nothing recorded within \(timeout)")
+            guard let id else { return }
+            Task { [self] in
+                try? await Task.sleep(for: timeout)
+                let expired = state.withLock { state -> Waiter? in
+                    guard let waiter = state.waiter, waiter.id == id else { return nil }
+                    state.waiter = nil
+                    return waiter
+                }
+                expired?.continuation.resume(throwing: TimedOut(description: "nothing recorded within \(timeout)"))
             }
-            defer { group.cancelAll() }
-            return try await group.next()!
         }
     }
 }

@@ -5,10 +5,12 @@
 /// headers["content-type"]  // "application/json"
 /// ```
 public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAccessCollection, Equatable {
+    /// One field.
     public typealias Element = (name: String, value: String)
     /// The fields, in order.
     public private(set) var fields: [Element]
 
+    /// Headers written as a literal: `["Content-Type": "text/plain"]` (order kept).
     public init(dictionaryLiteral elements: (String, String)...) {
         fields = elements.map { (name: $0.0, value: $0.1) }
     }
@@ -16,8 +18,11 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
     /// Headers from name/value pairs.
     public init(_ fields: [Element] = []) { self.fields = fields }
 
+    /// Collection conformance: the first field's position.
     public var startIndex: Int { fields.startIndex }
+    /// Collection conformance: one past the last field.
     public var endIndex: Int { fields.endIndex }
+    /// The field at `position`.
     public subscript(position: Int) -> Element { fields[position] }
 
     /// The first value of `name`, or nil; setting replaces every field of that name (nil removes them).
@@ -40,6 +45,7 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
     /// Appends a field, keeping any others of the same name.
     public mutating func add(name: String, value: String) { fields.append((name, value)) }
 
+    /// Same fields in the same order (names compared exactly).
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
         lhs.fields.elementsEqual(rhs.fields, by: { $0.name == $1.name && $0.value == $1.value })
     }

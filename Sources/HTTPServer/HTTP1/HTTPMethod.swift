@@ -21,16 +21,22 @@ public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
 
 /// An HTTP version (`HTTP/1.1` is `major: 1, minor: 1`).
 public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
+    /// The major version (always 1 for requests this server accepts).
     public var major: Int
+    /// The minor version.
     public var minor: Int
 
+    /// A version from its two numbers.
     public init(major: Int, minor: Int) {
         self.major = major
         self.minor = minor
     }
 
+    /// HTTP/1.0.
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
+    /// HTTP/1.1.
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
 
+    /// `HTTP/1.1`.
     public var description: String { "HTTP/\(major).\(minor)" }
 }

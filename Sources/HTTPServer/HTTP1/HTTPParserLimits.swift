@@ -9,5 +9,6 @@ public struct HTTPParserLimits: Sendable, Equatable {
     /// Largest request body (declared or, when chunked, received) → 413 without reading the rest.
     public var maxBodyBytes = 1024 * 1024
 
+    /// The defaults: 8 KiB line, 32 KiB head, 100 fields, 1 MiB body.
     public init() {}
 }

@@ -10,10 +10,12 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         case requestTimeout
     }
 
+    /// What went wrong; decides the status.
     public var kind: Kind
     /// What was wrong, for the client and the log.
     public var message: String
 
+    /// A rejection of `kind` explained by `message`.
     public init(_ kind: Kind, _ message: String) {
         self.kind = kind
         self.message = message
@@ -34,5 +36,6 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         }
     }
 
+    /// `413 bodyTooLarge: …`, for logs.
     public var description: String { "\(status.code) \(kind.rawValue): \(message)" }
 }

@@ -1,16 +1,21 @@
 /// A parsed request, body included. Path, segments and query are derived from `target` on access.
 public struct HTTPRequest: Sendable {
+    /// The request method.
     public var method: HTTPMethod
+    /// The HTTP version the client spoke.
     public var version: HTTPVersion
     /// The request target as sent (origin-form `/a/b?c=d`, or absolute-form `http://host/a`).
     public var target: String
+    /// Header fields in order.
     public var headers: HTTPHeaders
+    /// The body bytes (de-chunked for requests).
     public var body: [UInt8]
     /// The client's address, when known.
     public var peer: SocketAddress?
     /// Whether the connection stays open after the response (HTTP/1.1 default, HTTP/1.0 on request).
     public var keepAlive: Bool
 
+    /// A request built by hand (tests, in-process callers).
     public init(
         method: HTTPMethod, version: HTTPVersion = .http1_1, target: String, headers: HTTPHeaders = [:],
         body: [UInt8] = [], peer: SocketAddress? = nil, keepAlive: Bool = true
@@ -26,7 +31,11 @@ public struct HTTPRequest: Sendable {
 
     /// The path part of the target, still percent-encoded (`/sessions/a%20b`); absolute-form
     /// targets lose their scheme and authority.
-    public var path: String { String(pathBytes) }
+    public var path: String {
+        // Origin-form without a query (most requests): the target is the path.
+        if target.utf8.first == UInt8(ascii: "/") && !target.utf8.contains(UInt8(ascii: "?")) { return target }
+        return String(pathBytes)
+    }
 
     /// The path as a slice of `target` (scanned as bytes: `Character`-based searching of a `String`
     /// does grapheme breaking and costs several times more on every request).

@@ -1,6 +1,8 @@
 /// A response status: code and reason phrase.
 public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+    /// The three-digit status code.
     public var code: Int
+    /// The reason phrase on the status line.
     public var reasonPhrase: String
 
     /// A status with an explicit reason phrase.
@@ -12,15 +14,20 @@ public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, Custo
     /// A status with the standard reason phrase for `code`.
     public init(code: Int) { self.init(code: code, reasonPhrase: Self.standardReason(code)) }
 
+    /// `200`, `404`, … with the standard reason phrase.
     public init(integerLiteral value: Int) { self.init(code: value) }
 
+    /// `404 Not Found`.
     public var description: String { "\(code) \(reasonPhrase)" }
 
     /// Whether a response with this status never has a body (1xx, 204, 304).
     var forbidsBody: Bool { (100..<200).contains(code) || code == 204 || code == 304 }
 
+    /// 200 OK.
     public static let ok: HTTPStatus = 200
+    /// 400 Bad Request.
     public static let badRequest: HTTPStatus = 400
+    /// 404 Not Found.
     public static let notFound: HTTPStatus = 404
 
     /// The RFC 9110 reason phrase for `code` ("Unknown" for codes it does not name).

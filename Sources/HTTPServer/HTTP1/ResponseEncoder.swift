@@ -1,20 +1,35 @@
 /// Serializes response heads and bodies into bytes; pure.
 enum ResponseEncoder {
-    /// The whole response as one byte array: status line, headers (plus `Date`, `Content-Length`
-    /// and `Connection` when missing), blank line and, unless `isHead`, the body.
-    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> [UInt8] {
+    /// Bodies up to this size are copied behind the head so the response leaves in one `send`;
+    /// larger ones are queued by reference (no copy) and leave with the head in one `writev`.
+    static let inlineBodyLimit = 16 * 1024
+
+    /// The response as bytes: status line, headers, `Date`, `Content-Length` (always computed from
+    /// the body, so an application can never break the framing; HEAD keeps an application's
+    /// value), `Connection: close` when closing, blank line, and unless `isHead` the body, which
+    /// is returned apart (`separateBody`) when it is large.
+    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (head: [UInt8], separateBody: [UInt8]?) {
+        let sendsBody = !isHead && !response.status.forbidsBody
+        let inline = sendsBody && response.body.count <= inlineBodyLimit
         var out: [UInt8] = []
-        out.reserveCapacity(128 + response.headers.count * 40 + (isHead ? 0 : response.body.count))
+        out.reserveCapacity(128 + response.headers.count * 40 + (inline ? response.body.count : 0))
         appendStatusLine(response.status, to: &out)
-        var hasLength = false
         var hasDate = false
-        var hasConnection = false
+        var hasLength = false
         for (name, value) in response.headers {
             switch name.utf8.count {
-            case 14 where HTTPHeaders.same(name, "Content-Length"): hasLength = true
-            case 4 where HTTPHeaders.same(name, "Date"): hasDate = true
-            case 10 where HTTPHeaders.same(name, "Connection"): hasConnection = true
-            default: break
+            case 14 where HTTPHeaders.same(name, "Content-Length"):
+                guard isHead && !hasLength else { continue }
+                hasLength = true
+            case 17 where HTTPHeaders.same(name, "Transfer-Encoding"):
+                continue
+            case 10 where HTTPHeaders.same(name, "Connection"):
+                // The server decides persistence; `close` from the application was applied by the caller.
+                continue
+            case 4 where HTTPHeaders.same(name, "Date"):
+                hasDate = true
+            default:
+                break
             }
             appendField(name, value, to: &out)
         }
@@ -24,10 +39,10 @@ enum ResponseEncoder {
             appendDecimal(response.body.count, to: &out)
             out.append(contentsOf: "\r\n".utf8)
         }
-        if !hasConnection && !keepAlive { out.append(contentsOf: "Connection: close\r\n".utf8) }
+        if !keepAlive { out.append(contentsOf: "Connection: close\r\n".utf8) }
         out.append(contentsOf: "\r\n".utf8)
-        if !isHead && !response.status.forbidsBody { out.append(contentsOf: response.body) }
-        return out
+        if inline { out.append(contentsOf: response.body) }
+        return (out, sendsBody && !inline ? response.body : nil)
     }
 
     /// The head of a streaming (Server-Sent Events) response: its body ends when the connection closes.
@@ -67,7 +82,12 @@ enum ResponseEncoder {
 
     /// Appends `text`, replacing CR, LF and NUL with spaces so an application value can never split a header.
     static func appendSanitized(_ text: String, to out: inout [UInt8]) {
-        for byte in text.utf8 {
+        let utf8 = text.utf8
+        if !utf8.contains(where: { $0 == .cr || $0 == .lf || $0 == 0 }) {
+            out.append(contentsOf: utf8)
+            return
+        }
+        for byte in utf8 {
             out.append(byte == .cr || byte == .lf || byte == 0 ? .space : byte)
         }
     }

@@ -1,12 +1,18 @@
 /// One Server-Sent Event (WHATWG HTML §9.2): `event`, `id`, `data` (split into one `data:` line
 /// per line), `retry` in milliseconds, and an optional comment line sent before the fields.
 public struct ServerSentEvent: Sendable, Equatable {
+    /// The `event:` type; nil sends none (clients treat it as `message`).
     public var event: String?
+    /// The `id:` a reconnecting client sends back as `Last-Event-ID`.
     public var id: String?
+    /// The payload; each line becomes its own `data:` line.
     public var data: String
+    /// The `retry:` reconnection delay in milliseconds.
     public var retry: Int?
+    /// A comment line (`: …`) sent before the fields; ignored by clients.
     public var comment: String?
 
+    /// An event from its fields.
     public init(event: String? = nil, id: String? = nil, data: String = "", retry: Int? = nil, comment: String? = nil) {
         self.event = event
         self.id = id

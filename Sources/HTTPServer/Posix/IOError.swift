@@ -15,6 +15,7 @@ public struct IOError: Error, Sendable, Equatable, CustomStringConvertible {
         self.errno = errno
     }
 
+    /// A human-readable form, for logs and error messages.
     public var description: String {
         "\(call) failed: \(String(cString: strerror(errno))) (errno \(errno))"
     }

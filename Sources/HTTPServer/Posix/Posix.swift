@@ -55,6 +55,11 @@ enum Posix {
         try syscall("writev") { CLinux_writev_nosignal(fd, iov, count) }
     }
 
+    /// `send(2)` without `SIGPIPE`.
+    static func send(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) throws(IOError) -> IOResult<Int> {
+        try syscall("send") { Glibc.send(fd, bytes.baseAddress, bytes.count, CLinux_MSG_NOSIGNAL) }
+    }
+
     /// `accept4(2)` with the new descriptor non-blocking and close-on-exec.
     static func accept4(_ fd: Int32, _ address: inout sockaddr_storage) throws(IOError) -> IOResult<Int32> {
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)

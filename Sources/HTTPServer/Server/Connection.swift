@@ -41,6 +41,8 @@ final class Connection: @unchecked Sendable {
     /// The socket may hold input we stopped reading because a response was pending.
     private var unreadInput = false
     private var closeAfterFlush = false
+    /// The peer has sent its FIN (EPOLLRDHUP): input ends after what is buffered.
+    private var peerFinished = false
     private var keepAliveAfterResponse = true
     private var currentIsHead = false
     private var sentContinue = false
@@ -77,7 +79,7 @@ final class Connection: @unchecked Sendable {
         return false
     }
 
-    private var configuration: HTTPServer.Configuration { loop.configuration }
+    private var configuration: EventLoop.Timeouts { loop.timeouts }
 
     func opened() {
         requestStartedAt = loop.now
@@ -94,7 +96,11 @@ final class Connection: @unchecked Sendable {
         if events.contains(.writable) && !output.isEmpty {
             flush()
         }
-        if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) {
+        if events.contains(.readHangUp) || events.contains(.hangUp) {
+            // The peer's FIN is queued behind any data: read on to the end even after a short read.
+            peerFinished = true
+        }
+        if events.contains(.readable) || peerFinished {
             readable()
         }
         refreshDeadline()
@@ -139,7 +145,7 @@ final class Connection: @unchecked Sendable {
                 return
             case .processed(let count):
                 ingest(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
-                if count < buffer.count {
+                if count < buffer.count && !peerFinished {
                     // A short read emptied the socket; edge-triggered epoll reports new data.
                     unreadInput = false
                     return
@@ -186,7 +192,12 @@ final class Connection: @unchecked Sendable {
         }
         if inbound.isEmpty {
             let consumed = parseRequests(bytes)
-            if consumed < bytes.count, !isClosed {
+            let keepsParsing: Bool
+            switch state {
+            case .reading, .awaitingResponse: keepsParsing = true
+            default: keepsParsing = false
+            }
+            if consumed < bytes.count, keepsParsing {
                 inbound = Array(UnsafeBufferPointer(rebasing: bytes[consumed...]))
             }
         } else {
@@ -247,8 +258,7 @@ final class Connection: @unchecked Sendable {
         if loop.logger.isEnabled(.debug) {
             loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
         }
-        let response = loop.responder.response(for: rejection)
-        queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: false, isHead: false))
+        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false)
         closeAfterFlush = true
         state = .closing
     }
@@ -260,7 +270,7 @@ final class Connection: @unchecked Sendable {
         guard case .awaitingResponse = state, number == requestNumber else { return }
         var keepAlive = keepAliveAfterResponse
         if let connection = response.headers["Connection"], headerValue(connection, contains: "close") { keepAlive = false }
-        queue(ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: currentIsHead))
+        queue(response, keepAlive: keepAlive, isHead: currentIsHead)
         requestStartedAt = loop.now
         if keepAlive {
             idleSince = loop.now
@@ -300,13 +310,25 @@ final class Connection: @unchecked Sendable {
         if !isProcessing { refreshDeadline() }
     }
 
-    /// Queues stream bytes moved out of the stream's buffer; `finish` closes after writing them.
-    func queueStream(_ chunks: [[UInt8]], finish: Bool) {
+    /// Queues stream bytes moved out of the stream's buffer.
+    func queueStream(_ chunk: [UInt8]) {
         guard case .streaming = state else { return }
         if output.isEmpty { writeProgressAt = loop.now }
-        output.append(contentsOf: chunks)
+        output.append(chunk)
         markDirty()
-        if finish { closeAfterFlush = true }
+    }
+
+    /// Closes the stream's connection once everything queued is written.
+    func finishStream() {
+        guard case .streaming = state else { return }
+        closeAfterFlush = true
+        markDirty()
+    }
+
+    private func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
+        let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
+        queue(head)
+        if let body { queue(body) }
     }
 
     private func queue(_ bytes: [UInt8]) {
@@ -324,10 +346,16 @@ final class Connection: @unchecked Sendable {
 
     // MARK: writing
 
+    /// Flushes if output was queued since the last flush.
+    func flushIfDirty() {
+        if isDirty { flush() }
+    }
+
     /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
     func flush() {
         isDirty = false
         if isClosed { return }
+        if !output.isEmpty { loop.willWrite() }
         while !output.isEmpty {
             let result: IOResult<Int>
             do {
@@ -366,7 +394,7 @@ final class Connection: @unchecked Sendable {
 
     /// Works out which deadline applies now and arms it.
     func refreshDeadline() {
-        let c = configuration
+        let c = loop.timeouts
         var next: (at: Duration, kind: Deadline)?
         func consider(_ at: Duration, _ kind: Deadline) {
             if next == nil || at < next!.at { next = (at, kind) }
@@ -379,7 +407,13 @@ final class Connection: @unchecked Sendable {
         case .closing:
             consider(writeProgressAt + c.writeTimeout, .write)
         case .streaming:
-            consider(writeProgressAt + c.eventStreamKeepAliveInterval, .keepAlive)
+            if output.isEmpty {
+                consider(writeProgressAt + c.eventStreamKeepAliveInterval, .keepAlive)
+            } else {
+                // A subscriber that stops reading is cut off like any other reader; its
+                // producer gets `.closed` and the buffered events are freed.
+                consider(writeProgressAt + c.writeTimeout, .write)
+            }
         case .awaitingResponse:
             consider(dispatchedAt + c.responseTimeout, .response)
             if !output.isEmpty { consider(writeProgressAt + c.writeTimeout, .write) }
@@ -420,7 +454,6 @@ final class Connection: @unchecked Sendable {
                 stream.addQueued(bytes.count)
                 queue(bytes)
             }
-            writeProgressAt = loop.now
         case .requestHead:
             timedOut("request head not complete within \(c(configuration.requestHeadTimeout))", status: 408)
         case .body:
@@ -432,7 +465,7 @@ final class Connection: @unchecked Sendable {
         case .idle:
             close(reason: "idle for \(c(configuration.idleTimeout))")
         case .write:
-            close(reason: "peer did not read its response for \(c(configuration.writeTimeout))")
+            close(reason: "peer did not read for \(c(configuration.writeTimeout))")
         case .linger:
             close(reason: "closed after the last response")
         }
@@ -447,7 +480,7 @@ final class Connection: @unchecked Sendable {
             loop.logger.debug("connection timed out", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
         }
         if output.isEmpty, parser.isMidRequest {
-            queue(ResponseEncoder.encode(HTTPResponse(status: HTTPStatus(code: status), text: reason + "\n"), date: loop.dateLine, keepAlive: false, isHead: false))
+            queue(HTTPResponse(status: HTTPStatus(code: status), text: reason + "\n"), keepAlive: false, isHead: false)
             closeAfterFlush = true
             state = .closing
         } else {

@@ -21,6 +21,8 @@ final class EventLoop: @unchecked Sendable {
     let responder: any HTTPResponder
     let clock: any ServerClock
     let configuration: HTTPServer.Configuration
+    /// The configured durations, copied out so the hot path does not copy the whole configuration.
+    let timeouts: Timeouts
     let logger: Logger
     private let epoll: Epoll
     private let wakeFD: Int32
@@ -36,6 +38,10 @@ final class EventLoop: @unchecked Sendable {
     private var timers = TimerHeap()
     private var dirty: [Connection] = []
     private var localStreams: [ServerSentEventStream] = []
+    private var flushingStreams: [ServerSentEventStream] = []
+    private var flushingConnections: [Connection] = []
+    /// Whether `beforeWrite` ran in this iteration.
+    private var hookCalled = false
     private var acceptPausedUntil: Duration? = nil
     private var shutdownDeadline: Duration? = nil
     private var running = true
@@ -50,6 +56,21 @@ final class EventLoop: @unchecked Sendable {
     /// request's leftover is copied into the connection.
     let readBuffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 * 1024, alignment: 16)
 
+    /// Every timeout a connection arms, as plain values.
+    struct Timeouts {
+        let requestHeadTimeout, bodyTimeout, idleTimeout, writeTimeout, responseTimeout: Duration
+        let eventStreamKeepAliveInterval: Duration
+
+        init(_ configuration: HTTPServer.Configuration) {
+            requestHeadTimeout = configuration.requestHeadTimeout
+            bodyTimeout = configuration.bodyTimeout
+            idleTimeout = configuration.idleTimeout
+            writeTimeout = configuration.writeTimeout
+            responseTimeout = configuration.responseTimeout
+            eventStreamKeepAliveInterval = configuration.eventStreamKeepAliveInterval
+        }
+    }
+
     private static let wakeToken = UInt64.max
     private static let listenerToken = UInt64.max - 1
 
@@ -58,6 +79,7 @@ final class EventLoop: @unchecked Sendable {
         self.responder = server.responder
         self.clock = server.clock
         self.configuration = server.configuration
+        self.timeouts = Timeouts(server.configuration)
         var logger = server.logger
         logger[field: "loop"] = .int(index)
         self.logger = logger
@@ -166,6 +188,7 @@ final class EventLoop: @unchecked Sendable {
             }
             now = clock.now()
             dateLine = date.current()
+            hookCalled = false
             for position in 0..<count {
                 let (events, token) = epoll.event(at: position)
                 switch token {
@@ -230,22 +253,32 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Writes every connection with pending output, after the `beforeWrite` hook.
+    /// Writes every connection with pending output. Stream output is written as soon as it is
+    /// moved, so the first subscriber is not kept waiting for the last one's bookkeeping.
     private func flush() {
         var rounds = 0
         while !localStreams.isEmpty || !dirty.isEmpty {
             rounds += 1
-            let streams = localStreams
-            localStreams.removeAll(keepingCapacity: true)
-            for stream in streams { stream.moveOutput() }
-            guard !dirty.isEmpty else { continue }
-            configuration.beforeWrite?(index)
-            let connections = dirty
-            dirty.removeAll(keepingCapacity: true)
-            for connection in connections { connection.flush() }
+            swap(&localStreams, &flushingStreams)
+            for stream in flushingStreams {
+                stream.moveOutput()
+                stream.connection.flushIfDirty()
+            }
+            flushingStreams.removeAll(keepingCapacity: true)
+            swap(&dirty, &flushingConnections)
+            for connection in flushingConnections { connection.flushIfDirty() }
+            flushingConnections.removeAll(keepingCapacity: true)
             // Notices run during writes may queue more; later rounds pick that up, bounded so
             // a producer that refills on every drain cannot starve the loop.
             if rounds >= 4 { break }
+        }
+    }
+
+    /// Called by a connection right before it writes: runs the `beforeWrite` hook once per iteration.
+    func willWrite() {
+        if !hookCalled {
+            hookCalled = true
+            configuration.beforeWrite?(index)
         }
     }
 

@@ -28,7 +28,12 @@ public final class HTTPResponseWriter: Sendable {
         guard claim("respond") else { return }
         let connection = connection
         let number = number
-        connection.loop.execute { connection.complete(response, number: number) }
+        if connection.loop.inLoop {
+            // Answered inside respond(to:writer:): no closure, no hand-off.
+            connection.complete(response, number: number)
+        } else {
+            connection.loop.enqueue(.run { connection.complete(response, number: number) })
+        }
     }
 
     /// Sends a response built from its parts.

@@ -31,6 +31,7 @@ extension HTTPServer {
         /// output, so a journal can group-commit what the responses about to leave depend on.
         public var beforeWrite: (@Sendable (Int) -> Void)? = nil
 
+        /// The defaults documented on each field.
         public init() {}
     }
 }

@@ -15,14 +15,18 @@ public protocol ServerClock: Sendable {
 }
 
 extension ServerClock {
+    /// Real clocks move on their own.
     public var advancesByItself: Bool { true }
+    /// Real clocks need no nudging: loops compute their own waits.
     public func onAdvance(_ action: @escaping @Sendable () -> Void) {}
 }
 
 /// `CLOCK_MONOTONIC`: never jumps with wall-clock changes.
 public struct MonotonicClock: ServerClock {
+    /// The system's monotonic clock.
     public init() {}
 
+    /// Time since an arbitrary point (boot), from `CLOCK_MONOTONIC`.
     public func now() -> Duration {
         var spec = timespec()
         clock_gettime(CLOCK_MONOTONIC, &spec)
@@ -44,12 +48,16 @@ public final class ManualClock: ServerClock {
     }
     private let state = Mutex(State())
 
+    /// A clock at time zero.
     public init() {}
 
+    /// The time the tests have advanced to.
     public func now() -> Duration { state.withLock { $0.now } }
 
+    /// Only `advance(by:)` moves it.
     public var advancesByItself: Bool { false }
 
+    /// Registers an action run after each `advance(by:)`.
     public func onAdvance(_ action: @escaping @Sendable () -> Void) {
         state.withLock { $0.actions.append(action) }
     }

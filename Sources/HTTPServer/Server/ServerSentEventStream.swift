@@ -50,13 +50,6 @@ public final class ServerSentEventStream: Sendable {
             }
         }
 
-        var chunks: [[UInt8]] {
-            switch self {
-            case .none: []
-            case .one(let bytes): [bytes]
-            case .many(let all): all
-            }
-        }
     }
 
     let connection: Connection
@@ -163,7 +156,12 @@ public final class ServerSentEventStream: Sendable {
             if connection.isClosed { queued.store(0, ordering: .relaxed) }
             return
         }
-        connection.queueStream(pending.chunks, finish: finishing)
+        switch pending {
+        case .none: break
+        case .one(let bytes): connection.queueStream(bytes)
+        case .many(let all): for bytes in all { connection.queueStream(bytes) }
+        }
+        if finishing { connection.finishStream() }
     }
 
     func addQueued(_ count: Int) { queued.add(count, ordering: .relaxed) }
