@@ -18,8 +18,10 @@ struct AcceptLocation: Sendable, Equatable {
     var location: RecordLocation
 }
 
-/// What the journal knows of one stored session, without decoding any JSON.
-struct IndexEntry: Sendable {
+/// What the journal knows of one stored session, without decoding any JSON. A class, mutated in place:
+/// a struct in the dictionary was copied (with its arrays) on every record. Only touched under the
+/// storage's state lock.
+final class IndexEntry: @unchecked Sendable {
     var id: String
     var reactor: String
     var snapshot: RecordLocation
@@ -43,6 +45,16 @@ struct IndexEntry: Sendable {
     var actionLog: RecordLocation?
     var actionLogSeq: UInt64 = 0
 
+    init(id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64, lastSeq: UInt64, resident: Bool) {
+        self.id = id
+        self.reactor = reactor
+        self.snapshot = snapshot
+        self.snapshotVersion = snapshotVersion
+        self.version = version
+        self.lastSeq = lastSeq
+        self.resident = resident
+    }
+
     /// The retained accept records, oldest first.
     var retainedAccepts: ArraySlice<AcceptLocation> { accepts[acceptsStart...] }
 
@@ -53,7 +65,7 @@ struct IndexEntry: Sendable {
     }
 
     /// Applies one record of this session (not its creation or deletion).
-    mutating func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) {
+    func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) {
         if kind == .snapshot {
             guard number >= snapshotVersion else { return }
             snapshot = location
@@ -100,7 +112,7 @@ struct IndexEntry: Sendable {
     }
 
     /// Keeps an accept record's location; a seq seen before (a compaction copy) replaces the original.
-    mutating func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) {
+    func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) {
         guard limit > 0, seq > actionLogSeq else { return }
         if let last = accepts.last, last.seq >= seq {
             if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) { accepts[same].location = location }
@@ -118,7 +130,7 @@ struct IndexEntry: Sendable {
     }
 
     /// Notes an action-log record covering every entry up to `seq`.
-    mutating func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
+    func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
         guard seq >= actionLogSeq else { return }
         actionLog = location
         actionLogSeq = seq
@@ -160,11 +172,10 @@ struct JournalIndex: Sendable {
             pin(location.segment)
             return
         }
-        guard let slot = entries.index(forKey: key) else { return }
-        // Mutated in place: a copy of the entry would copy its tail and accepts on every record.
-        let before = entries.values[slot].oldestSegment
-        entries.values[slot].apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit)
-        repin(from: before, to: entries.values[slot].oldestSegment)
+        guard let entry = entries[key] else { return }
+        let before = entry.oldestSegment
+        entry.apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit)
+        repin(from: before, to: entry.oldestSegment)
     }
 
     mutating func pin(_ segment: UInt32) { pins[segment, default: 0] += 1 }
