@@ -18,8 +18,10 @@ struct AcceptLocation: Sendable, Equatable {
     var location: RecordLocation
 }
 
-/// What the journal knows of one stored session, without decoding any JSON.
-struct IndexEntry: Sendable {
+/// What the journal knows of one stored session, without decoding any JSON. A class, mutated in place:
+/// a struct in the dictionary was copied (with its arrays) on every record. Only touched under the
+/// storage's state lock.
+final class IndexEntry: @unchecked Sendable {
     var id: String
     var reactor: String
     var snapshot: RecordLocation
@@ -42,6 +44,19 @@ struct IndexEntry: Sendable {
     /// The latest action-log record (compaction's copy of older entries) and the seq it covers.
     var actionLog: RecordLocation?
     var actionLogSeq: UInt64 = 0
+    /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
+    var pinned: UInt32
+
+    init(id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64, lastSeq: UInt64, resident: Bool) {
+        self.id = id
+        self.reactor = reactor
+        self.snapshot = snapshot
+        self.snapshotVersion = snapshotVersion
+        self.version = version
+        self.lastSeq = lastSeq
+        self.resident = resident
+        pinned = snapshot.segment
+    }
 
     /// The retained accept records, oldest first.
     var retainedAccepts: ArraySlice<AcceptLocation> { accepts[acceptsStart...] }
@@ -52,10 +67,11 @@ struct IndexEntry: Sendable {
         return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog?.segment ?? .max)
     }
 
-    /// Applies one record of this session (not its creation or deletion).
-    mutating func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) {
+    /// Applies one record of this session (not its creation or deletion); returns whether its oldest
+    /// needed segment may have changed.
+    func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) -> Bool {
         if kind == .snapshot {
-            guard number >= snapshotVersion else { return }
+            guard number >= snapshotVersion else { return false }
             snapshot = location
             snapshotVersion = number
             version = max(version, number)
@@ -66,22 +82,23 @@ struct IndexEntry: Sendable {
             } else {
                 firstTailSegment = nil
             }
-            return
+            return true
         }
         // A number seen before is a compaction copy: it replaces the original.
         var repeated = kind == .complete
+        var moved = false
         switch kind {
         case .mutation, .forced:
-            guard number > snapshotVersion else { return }
+            guard number > snapshotVersion else { return false }
             repeated = number <= version
             version = max(version, number)
         case .accept:
             repeated = number <= lastSeq
             lastSeq = max(lastSeq, number)
-            retain(accept: number, at: location, limit: actionLogLimit)
+            moved = retain(accept: number, at: location, limit: actionLogLimit)
         case .actionLog:
             retain(actionLog: location, upTo: number)
-            return
+            return true
         default:
             break
         }
@@ -94,31 +111,44 @@ struct IndexEntry: Sendable {
                 tail.append(record)
                 firstTailSegment = min(firstTailSegment ?? .max, location.segment)
             }
+            return true
         } else if firstTailSegment == nil {
             firstTailSegment = location.segment
+            return true
         }
+        return moved
     }
 
     /// Keeps an accept record's location; a seq seen before (a compaction copy) replaces the original.
-    mutating func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) {
-        guard limit > 0, seq > actionLogSeq else { return }
+    /// Returns whether the oldest retained accept changed.
+    @discardableResult
+    func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) -> Bool {
+        guard limit > 0, seq > actionLogSeq else { return false }
         if let last = accepts.last, last.seq >= seq {
             if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) { accepts[same].location = location }
-            return
+            return true
         }
+        var moved = acceptsStart == accepts.count
         accepts.append(AcceptLocation(seq: seq, location: location))
-        if accepts.count - acceptsStart > limit { acceptsStart += 1 }
+        if accepts.count - acceptsStart > limit {
+            acceptsStart += 1
+            moved = true
+        }
         // Drop the dead prefix now and then, so trimming stays O(1) amortized.
         if acceptsStart >= 64, acceptsStart * 2 >= accepts.count {
             accepts.removeFirst(acceptsStart)
             acceptsStart = 0
         }
         // Once the accepts alone fill the log, an older action-log record adds nothing.
-        if actionLog != nil, accepts.count - acceptsStart >= limit { actionLog = nil }
+        if actionLog != nil, accepts.count - acceptsStart >= limit {
+            actionLog = nil
+            moved = true
+        }
+        return moved
     }
 
     /// Notes an action-log record covering every entry up to `seq`.
-    mutating func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
+    func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
         guard seq >= actionLogSeq else { return }
         actionLog = location
         actionLogSeq = seq
@@ -145,7 +175,7 @@ struct JournalIndex: Sendable {
         nextKey = max(nextKey, key &+ 1)
         if kind == .delete {
             guard let entry = entries.removeValue(forKey: key) else { return }
-            unpin(entry.oldestSegment)
+            unpin(entry.pinned)
             if keys[entry.id] == key { keys.removeValue(forKey: entry.id) }
             return
         }
@@ -153,18 +183,17 @@ struct JournalIndex: Sendable {
             // A snapshot of an unknown key starts a session (creation, or the scan's first sight of it).
             guard let identity else { return }
             if let previous = keys[identity.id], previous != key, let old = entries.removeValue(forKey: previous) {
-                unpin(old.oldestSegment)
+                unpin(old.pinned)
             }
             keys[identity.id] = key
             entries[key] = IndexEntry(id: identity.id, reactor: identity.reactor, snapshot: location, snapshotVersion: number, version: number, lastSeq: 0, resident: false)
             pin(location.segment)
             return
         }
-        guard let slot = entries.index(forKey: key) else { return }
-        // Mutated in place: a copy of the entry would copy its tail and accepts on every record.
-        let before = entries.values[slot].oldestSegment
-        entries.values[slot].apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit)
-        repin(from: before, to: entries.values[slot].oldestSegment)
+        guard let entry = entries[key], entry.apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit) else { return }
+        let oldest = entry.oldestSegment
+        repin(from: entry.pinned, to: oldest)
+        entry.pinned = oldest
     }
 
     mutating func pin(_ segment: UInt32) { pins[segment, default: 0] += 1 }

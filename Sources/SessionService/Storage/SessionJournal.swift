@@ -110,10 +110,11 @@ final class ActionTicket: @unchecked Sendable {
 /// Journals every reduced mutation and forced state before any observer sees the state.
 struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
     let journal: SessionJournal
+    let encodings = MutationEncodings()
 
     func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
         do {
-            journal.journal(mutation: try JSONValueEncoder().encode(mutation), version: version)
+            journal.journal(mutation: try encodings.encode(mutation), version: version)
         } catch {
             // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
             journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
@@ -128,5 +129,30 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
             journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
             journal.storage.logger.error("a forced state does not encode as JSON", ["session": .string(journal.id), "error": .string("\(error)")])
         }
+    }
+}
+
+/// The JSON of recent mutations of a plain-bits type (a payload-less enum, a small trivial struct), by
+/// their bits: equal bits are the same value, so the same JSON. Encoding through `Codable` is the
+/// largest cost of journaling a mutation; most reactors' mutations repeat a handful of cases.
+final class MutationEncodings: Sendable {
+    static let capacity = 64
+    private let cache = Mutex<[UInt64: [UInt8]]>([:])
+
+    func encode<M: Encodable>(_ mutation: M) throws -> [UInt8] {
+        guard _isPOD(M.self), MemoryLayout<M>.size <= 8 else { return try JSONValueEncoder().encode(mutation) }
+        var key: UInt64 = 0
+        withUnsafeBytes(of: mutation) { bits in
+            withUnsafeMutableBytes(of: &key) { $0.copyMemory(from: bits) }
+        }
+        // The size is part of the key, so a 1-byte value never collides with a wider one.
+        key = key ^ (UInt64(MemoryLayout<M>.size) << 60)
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let json = try JSONValueEncoder().encode(mutation)
+        cache.withLock { cache in
+            if cache.count >= Self.capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = json
+        }
+        return json
     }
 }
