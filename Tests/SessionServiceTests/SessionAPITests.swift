@@ -189,3 +189,20 @@ import Testing
         #expect(try server.request("GET", "/sessions/\(busy)").status == 200)
     }
 }
+
+@Suite struct AccessLogTests {
+    @Test func accessLogWritesOneLinePerRequestWithoutSecrets() throws {
+        let server = try TestServer { $0.log.accessLog = true }
+        let id = try server.createSession("counter")
+        _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#)
+        _ = try server.request("GET", "/admin/sessions", headers: server.admin)
+        _ = try server.request("GET", "/nowhere")
+        let lines = server.logs.records.filter { $0.message == "request" }
+        let summary = lines.map { record in
+            record.fields.filter { ["method", "route", "status"].contains($0.key) }.map { "\($0.value)" }.joined(separator: " ")
+        }
+        #expect(summary == ["POST POST /sessions 201", "POST POST /sessions/{id}/actions 202", "GET GET /admin/sessions 200", "GET unmatched 404"])
+        #expect(lines.allSatisfy { $0.fields.contains { $0.key == "micros" } })
+        #expect(!server.logs.records.contains { record in record.fields.contains { "\($0.value)".contains(TestServer.adminToken) } || record.message.contains(TestServer.adminToken) })
+    }
+}
