@@ -20,6 +20,16 @@ import Glibc
         }
     }
 
+    @Test func refusesAPortSomeoneElseListensOn() async throws {
+        try await withServer { _, address in
+            var configuration = HTTPServer.Configuration()
+            configuration.port = address.port
+            configuration.loopCount = 2
+            let second = HTTPServer(configuration: configuration, responder: echoResponder, logger: .disabled)
+            #expect(throws: IOError(call: "bind", errno: EADDRINUSE)) { _ = try second.start() }
+        }
+    }
+
     @Test func decodesPathSegmentsAndQuery() async throws {
         let seen = Mutex<[String]>([])
         let responder = ClosureResponder { request, writer in
