@@ -9,7 +9,8 @@ enum ListeningSocket {
     /// Fails with `EADDRINUSE` when something already listens on `address`, even a process that
     /// also set `SO_REUSEPORT` (which would otherwise silently share the port with us).
     static func ensureFree(_ address: SocketAddress) throws(IOError) {
-        guard address.port != 0, var (storage, length) = address.storage() else { return }
+        guard address.port != 0, let (initial, length) = address.storage() else { return }
+        var storage = initial
         let fd = try Posix.blocking("socket") {
             Glibc.socket(address.isIPv6 ? AF_INET6 : AF_INET, Int32(SOCK_STREAM.rawValue) | CLinux_SOCK_CLOEXEC, 0)
         }
