@@ -249,7 +249,10 @@ final class EventLoop: @unchecked Sendable {
             acceptConnections()
         }
         while let entry = timers.popDue(at: now) {
-            entry.connection.timerFired(entry)
+            guard entry.slot < connections.count, let connection = connections[entry.slot], connection.generation == entry.generation else {
+                continue
+            }
+            connection.timerFired(entry)
         }
     }
 
@@ -296,7 +299,7 @@ final class EventLoop: @unchecked Sendable {
 
     /// (Re)arms a connection's timer entry.
     func schedule(_ connection: Connection, at deadline: Duration, stamp: UInt64) {
-        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, connection: connection))
+        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, slot: connection.slot, generation: connection.generation))
     }
 
     private func acceptConnections() {
