@@ -20,6 +20,17 @@ import Glibc
         }
     }
 
+    @Test func servesManyShortConnectionsReusingSlots() async throws {
+        try await withServer { _, address in
+            for index in 0..<500 {
+                let client = try TestClient(address)
+                try client.send("GET /c/\(index) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+                #expect(try client.readResponse().text == "GET /c/\(index) 0")
+                if index % 2 == 0 { client.reset() }
+            }
+        }
+    }
+
     @Test func refusesAPortSomeoneElseListensOn() async throws {
         try await withServer { _, address in
             var configuration = HTTPServer.Configuration()
