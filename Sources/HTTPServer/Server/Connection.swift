@@ -35,6 +35,9 @@ final class Connection: @unchecked Sendable {
     private var parser: RequestParser
     /// Unparsed bytes of an incomplete request (empty most of the time).
     private var inbound: [UInt8] = []
+    /// Bytes at the front of `inbound` already parsed (dropped lazily: pipelined requests answered
+    /// one by one would otherwise copy the rest of the buffer once per request).
+    private var inboundOffset = 0
     private var output = OutputQueue()
     private var isDirty = false
     private var isProcessing = false
@@ -201,6 +204,10 @@ final class Connection: @unchecked Sendable {
                 inbound = Array(UnsafeBufferPointer(rebasing: bytes[consumed...]))
             }
         } else {
+            if inboundOffset > 0 {
+                inbound.removeFirst(inboundOffset)
+                inboundOffset = 0
+            }
             inbound.append(contentsOf: bytes)
             parseInbound()
         }
@@ -210,12 +217,14 @@ final class Connection: @unchecked Sendable {
     /// Parses the kept bytes (after more arrived, or after a pending response let parsing resume).
     private func parseInbound() {
         let pending = inbound
-        let consumed = pending.withUnsafeBufferPointer { parseRequests($0) }
+        let start = inboundOffset
+        let consumed = pending.withUnsafeBufferPointer { parseRequests(UnsafeBufferPointer(rebasing: $0[start...])) }
         if isClosed { return }
-        if consumed == pending.count {
+        if start + consumed == pending.count {
             inbound = []
-        } else if consumed > 0 {
-            inbound = Array(pending[consumed...])
+            inboundOffset = 0
+        } else {
+            inboundOffset = start + consumed
         }
     }
 
@@ -299,6 +308,7 @@ final class Connection: @unchecked Sendable {
         }
         state = .streaming(stream)
         inbound = []
+        inboundOffset = 0
         let head = ResponseEncoder.encodeStreamHead(headers: headers, date: loop.dateLine)
         stream.addQueued(head.count)
         queue(head)
