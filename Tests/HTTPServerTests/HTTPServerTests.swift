@@ -88,6 +88,19 @@ import Glibc
         }
     }
 
+    @Test func answersAThousandPipelinedRequestsAllAnsweredFromAnotherThread() async throws {
+        let responder = ClosureResponder { request, writer in
+            DispatchQueue.global().async { writer.respond(status: 200, body: Array(request.path.utf8)) }
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send((0..<1000).map { "GET /\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
+            for index in 0..<1000 {
+                #expect(try client.readResponse().text == "/\(index)")
+            }
+        }
+    }
+
     @Test func sendsContinueBeforeReadingAHeldBackBody() async throws {
         try await withServer { _, address in
             let client = try TestClient(address)
