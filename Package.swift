@@ -40,6 +40,8 @@ let package = Package(
         .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
-        .testTarget(name: "SessionServiceTests", dependencies: ["SessionService", "Logs"]),
+        .testTarget(
+            name: "SessionServiceTests",
+            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),
     ]
 )

@@ -1,1 +1,18 @@
-print("reactor-server: not built yet")
+import Examples
+import Foundation
+import Reactors
+import SessionService
+
+// reactor-server: the example reactors behind the full command line (see --help).
+let status = ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { configuration in
+    let search = GitHubSearchClient(baseURL: configuration.search.baseURL, timeout: configuration.search.timeoutSeconds)
+    var catalog = ReactorCatalog()
+    catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions) { CounterReactor() }
+    catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions) { FruitReactor(clock: ContinuousClock()) }
+    catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions) { TodoReactor() }
+    catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
+        SearchReactor(fetch: search.search)
+    }
+    return catalog
+}
+exit(status)

@@ -52,6 +52,7 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 
     /// ASCII case-insensitive equality of two field names.
     static func same(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
         var a = a.utf8.makeIterator()
         var b = b.utf8.makeIterator()
         while true {

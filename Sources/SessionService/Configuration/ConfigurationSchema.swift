@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +28,8 @@ public enum ConfigurationSchema {
         .integer("sessions.actionLogLimit", \.sessions.actionLogLimit, 0...10_000_000, "Action-log entries kept per session; the oldest go first."),
         .seconds("sessions.waitTimeoutSeconds", \.sessions.waitTimeoutSeconds, 0.001...3600, "Longest wait of POST …/actions?wait=true before 504 timeout."),
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
+        .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
+        .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
         .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
         .strings("cors.allowedOrigins", \.cors.allowedOrigins, "Origins browsers may call the API from (https://app.example:8443), or * for any.", check: checkOrigin),
@@ -35,6 +38,11 @@ public enum ConfigurationSchema {
         .string("search.baseURL", \.search.baseURL, expected: "an http(s) URL", "Upstream of the search example reactor (GitHub's search API shape).", check: checkHTTPURL),
         .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Timeout of one upstream search request."),
         .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
+        .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
+        .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
+        .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),
+        .integer("storage.snapshotEvery", \.storage.snapshotEvery, 1...10_000_000, "Mutations of one session between two snapshots (recovery replays at most this many)."),
+        .integer("storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31, "Journal segment size; compaction deletes whole segments once snapshots cover them."),
     ]
 
     /// The setting with this dotted key.
@@ -66,6 +74,17 @@ public enum ConfigurationSchema {
             out += "  }" + (index == sections.count - 1 ? "\n" : ",\n")
         }
         return out + "}\n"
+    }
+
+    /// The README's configuration reference: one row per setting (a test keeps the README equal to it).
+    public static func markdownTable() -> String {
+        let defaults = ServerConfiguration()
+        var out = "| key | environment | default | meaning |\n| --- | --- | --- | --- |\n"
+        for setting in settings {
+            let help = setting.help.replacingOccurrences(of: "|", with: "\\|")
+            out += "| `\(setting.key)` | `\(setting.environmentName)` | `\(setting.value(in: defaults).json)` | \(help) (\(setting.expected)) |\n"
+        }
+        return out
     }
 
     static func checkAddress(_ host: String) -> String? {

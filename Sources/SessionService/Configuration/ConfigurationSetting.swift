@@ -46,7 +46,14 @@ public struct ConfigurationSetting: Sendable {
         guard let value = parse(text) else {
             throw ConfigurationError("\(key) (from \(source)): expected \(expected), got \(ConfigurationValue.quoted(text))")
         }
-        try write(&configuration, value)
+        do {
+            try write(&configuration, value)
+        } catch {
+            // Name where the value came from: "http.port (from --port): …".
+            let prefix = "\(key): "
+            let detail = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : error.message
+            throw ConfigurationError("\(key) (from \(source)): \(detail)")
+        }
     }
 }
 

@@ -20,22 +20,7 @@ public enum ConfigurationValue: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { json }
 
-    static func quoted(_ string: String) -> String {
-        var out = "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case let s where s.value < 0x20:
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quoted(_ string: String) -> String { JSONWriter.quoted(string) }
 }
 
 /// Invalid configuration: names the setting (or flag) and what is wrong with it. Exit code 2.

@@ -53,6 +53,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var waitTimeoutSeconds = 30.0
         /// Actions recorded per session while stub mode is on.
         public var stubRecordLimit = 1_000
+        /// Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never.
+        public var passivateAfterSeconds = 600.0
+        /// Most sessions in memory at once; beyond it the least recently used leave (with storage).
+        public var maxResident = 100_000
     }
 
     /// Admin API authentication.
@@ -85,5 +89,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Where sessions are persisted.
     public struct Storage: Sendable, Equatable {
         public var dataDir = "./data"
+        /// Keep sessions in memory only: nothing is written, a restart forgets every session.
+        public var memoryOnly = false
+        /// `always`, `batch` or `never` (see ``FsyncPolicy``).
+        public var fsync = "batch"
+        /// With `batch`: how often the journal is synced to disk.
+        public var fsyncWindowMilliseconds = 50
+        /// Mutations of one session between two snapshots.
+        public var snapshotEvery = 1000
+        /// Journal segment size; compaction deletes whole segments.
+        public var segmentBytes = 64 << 20
     }
 }

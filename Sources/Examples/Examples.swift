@@ -1,1 +1,0 @@
-// Examples: see the issue that builds this module.

@@ -1,0 +1,102 @@
+import Reactors
+
+/// ReactorKit's fruit example: choosing a fruit shows a spinner, and 500 ms later (on the injected clock) its name.
+///
+/// Actions on the wire: `{"type": "apple"}`, `{"type": "banana"}`, `{"type": "grapes"}`;
+/// state: `{"fruitName": "", "isLoading": false}`.
+public struct FruitReactor: Reactor {
+    /// A fruit button.
+    public enum Action: String, Codable, Sendable, Equatable, CaseIterable {
+        /// Choose an apple.
+        case apple
+        /// Choose a banana.
+        case banana
+        /// Choose grapes.
+        case grapes
+
+        /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
+        public init(from decoder: any Decoder) throws {
+            let (type, container) = try decoder.actionContainer()
+            guard let action = Action(rawValue: type) else {
+                throw container.unknownType(type, expected: Self.allCases.map(\.rawValue))
+            }
+            self = action
+        }
+
+        /// Encodes the same `{"type": …}` shape it decodes.
+        public func encode(to encoder: any Encoder) throws {
+            _ = try encoder.actionContainer(type: rawValue)
+        }
+
+        /// The name shown once the fruit is chosen.
+        public var fruitName: String {
+            switch self {
+            case .apple: "Apple"
+            case .banana: "Banana"
+            case .grapes: "Grapes"
+            }
+        }
+    }
+
+    /// A change to the screen.
+    public enum Mutation: Codable, Sendable, Equatable {
+        /// Show or hide the spinner.
+        case setLoading(Bool)
+        /// Show this fruit's name.
+        case setFruitName(String)
+    }
+
+    /// What the screen shows.
+    public struct State: Codable, Sendable, Equatable {
+        /// The chosen fruit's name; empty before the first choice.
+        public var fruitName: String
+        /// True while a choice is in progress.
+        public var isLoading: Bool
+
+        /// A screen showing `fruitName`, with or without the spinner.
+        public init(fruitName: String = "", isLoading: Bool = false) {
+            self.fruitName = fruitName
+            self.isLoading = isLoading
+        }
+    }
+
+    /// `fruit`: the name the service hosts this reactor under.
+    public static let name = "fruit"
+    /// One line for the browser page.
+    public static let summary = "Pick a fruit: a spinner shows for 500 ms, then its name (ReactorKit's example)."
+    /// One JSON text per action case, for buttons.
+    public static let exampleActions = Action.allCases.map { #"{"type":"\#($0.rawValue)"}"# }
+
+    /// How long a choice takes.
+    public static let loadingTime = Duration.milliseconds(500)
+
+    /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
+    public var initialState: State { State() }
+    private let clock: any Clock<Duration>
+
+    /// A fruit picker whose delay runs on `clock` (a test clock in tests).
+    public init(clock: any Clock<Duration> = ContinuousClock()) {
+        self.clock = clock
+    }
+
+    // Unlike ReactorKit's sample, a new choice cancels the one in flight, so a slow earlier choice can
+    // neither overwrite the later fruit nor hide the spinner early.
+    /// Turns an action into its effect.
+    public func mutate(action: Action) -> Effect<Mutation> {
+        Effect.concat([
+            .just(.setLoading(true)),
+            Effect.just(.setFruitName(action.fruitName)).delay(for: Self.loadingTime, clock: clock),
+            .just(.setLoading(false)),
+        ]).cancellable(id: "choice", cancelInFlight: true)
+    }
+
+    /// Folds one mutation into the state.
+    public func reduce(state: State, mutation: Mutation) -> State {
+        var state = state
+        switch mutation {
+        case .setLoading(let isLoading): state.isLoading = isLoading
+        case .setFruitName(let name): state.fruitName = name
+        }
+        return state
+    }
+}

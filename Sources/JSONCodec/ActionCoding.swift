@@ -1,0 +1,79 @@
+/// Decodes one action from a request body in the wire shape `{"type": "<case>", …payload}`.
+///
+/// Works for synthesized enum `Codable` (see `JSONValueDecoder`) and for hand-written `Codable` that reads
+/// `"type"`. An unknown `"type"` is `.unknownType` when the type is a synthesized enum, adopts
+/// `ActionCaseNames`, or its decoder fails on the `"type"` field itself; everything else is `.invalidPayload`.
+///
+/// ```swift
+/// do { let action = try decodeAction(Counter.Action.self, from: body) }
+/// catch { respond(422, code: error.code, message: error.message) }
+/// ```
+public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+    let value: JSONValue
+    do {
+        value = try JSONParser().parse(bytes)
+    } catch {
+        throw .invalidJSON(error)
+    }
+    return try decodeAction(type, from: value)
+}
+
+/// Decodes one action, reusing the decoded value for bodies that are exactly `{"type": "<case>"}`.
+///
+/// Chosen over the general overload when `A: Sendable`, so the hot path (`{"type":"increase"}`) skips
+/// parsing and decoding after the first time. Assumes decoding is deterministic, as synthesized `Codable` is.
+public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+    let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil
+    guard let bare else {
+        let value: JSONValue
+        do {
+            value = try JSONParser().parse(bytes)
+        } catch {
+            throw .invalidJSON(error)
+        }
+        return try decodeAction(type, from: value)
+    }
+    let key = BareAction.Key(type: ObjectIdentifier(A.self), name: bare)
+    if let cached = BareAction.cache.withLock({ $0[key] }) as? A { return cached }
+    let action = try decodeAction(type, from: .object(JSONObject([("type", .string(bare))])))
+    BareAction.cache.withLock { cache in
+        if cache.count < BareAction.capacity { cache[key] = action }
+    }
+    return action
+}
+
+/// Decodes one action from an already parsed body.
+public func decodeAction<A: Decodable>(_ type: A.Type, from value: JSONValue) throws(ActionDecodingError) -> A {
+    guard case .object(let object) = value else { throw .notAnObject }
+    guard let typeMember = object["type"] else { throw .missingType }
+    guard case .string(let name) = typeMember else { throw .typeNotString }
+    if let named = A.self as? any ActionCaseNames.Type, !ActionCaseNameTable.names(of: named).contains(name) {
+        throw .unknownType(name)
+    }
+    let decoder = JSONDecoderImpl(value: value, path: nil, root: nil, userInfo: [:])
+    do {
+        return try A(from: decoder)
+    } catch let error as DecodingError {
+        if decoder.unmatchedCase == name { throw .unknownType(name) }
+        let decodingError = JSONDecodingError(error, enumMismatch: decoder.enumMismatch)
+        if decodingError.field == "type" { throw .unknownType(name) }
+        throw .invalidPayload(type: name, field: decodingError.field, message: decodingError.message)
+    } catch {
+        throw .invalidPayload(type: name, field: nil, message: "\(error)")
+    }
+}
+
+/// Encodes one action in the wire shape `{"type": "<case>", …payload}` as compact UTF-8 JSON.
+///
+/// Throws `EncodingError.invalidValue` when the value does not encode as an object with a string `"type"`.
+public func encodeAction<A: Encodable>(_ action: A) throws -> [UInt8] {
+    let value = try JSONValueEncoder().encodeValue(action)
+    guard case .object(let object) = value, case .string? = object["type"] else {
+        throw EncodingError.invalidValue(
+            action,
+            EncodingError.Context(
+                codingPath: [],
+                debugDescription: "\(A.self) encodes as \(CodingPathFormat.describe(value)), not an object with a string \"type\""))
+    }
+    return value.serialized()
+}

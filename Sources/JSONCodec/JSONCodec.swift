@@ -1,1 +1,0 @@
-// JSONCodec: see the issue that builds this module.

@@ -1,0 +1,136 @@
+@_spi(Reflection) import Swift
+import Synchronization
+
+/// A state property whose every assignment reaches observers, even of an equal value (ReactorKit's `@Pulse`):
+/// an alert shown twice with the same text must show twice.
+///
+/// ```swift
+/// struct State: Codable, Sendable {
+///     var items: [Item] = []
+///     @Pulse var alert: String? = nil
+/// }
+/// ```
+/// The runtime compares update counts between consecutive states and reports the properties that were
+/// assigned as `PulseUpdate`s. It encodes as its value only; a decoded pulse starts at count 0.
+@propertyWrapper
+public struct Pulse<Value: Codable & Sendable>: Sendable {
+    /// The last assigned value.
+    public var value: Value
+    /// How many times the value has been assigned; wraps on overflow.
+    public private(set) var count: UInt64
+
+    /// Starts with `wrappedValue` and count 0.
+    public init(wrappedValue: Value) {
+        value = wrappedValue
+        count = 0
+    }
+
+    /// The value; every assignment adds 1 to `count`.
+    public var wrappedValue: Value {
+        get { value }
+        set {
+            value = newValue
+            count &+= 1
+        }
+    }
+
+    /// `$property` gives the pulse itself, to read `count`.
+    public var projectedValue: Pulse<Value> {
+        get { self }
+        set { self = newValue }
+    }
+
+    /// For tests of wrapping: a pulse that has already been assigned `count` times.
+    public init(value: Value, count: UInt64) {
+        self.value = value
+        self.count = count
+    }
+}
+
+extension Pulse: Codable {
+    /// Decodes the bare value; the count starts at 0.
+    public init(from decoder: any Decoder) throws {
+        self.init(wrappedValue: try decoder.singleValueContainer().decode(Value.self))
+    }
+
+    /// Encodes the value only, so clients see the plain property.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(value)
+    }
+}
+
+extension Pulse: Equatable where Value: Equatable {}
+
+/// Lets the runtime read a pulse's count and value in place, without knowing its `Value`.
+protocol AnyPulse: SendableMetatype {
+    static func count(at pointer: UnsafeRawPointer) -> UInt64
+    static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable
+}
+
+extension Pulse: AnyPulse {
+    static func count(at pointer: UnsafeRawPointer) -> UInt64 {
+        pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.count
+    }
+
+    static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable {
+        pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.value
+    }
+}
+
+/// Finds the top-level `@Pulse` properties of a state type once (name, byte offset, type), then reads the
+/// counts of each new state in place: no `Mirror` per state, and nothing at all for states without pulses.
+@usableFromInline
+struct PulseScanner: Sendable {
+    struct Field: Sendable {
+        /// The property name without the wrapper's underscore.
+        var name: String
+        var offset: Int
+        var type: any AnyPulse.Type
+    }
+
+    let fields: [Field]
+
+    private static let cache = Mutex<[ObjectIdentifier: PulseScanner]>([:])
+
+    /// The scanner for `State`, or nil when it is not a struct with a top-level `@Pulse` property.
+    static func scanner<State>(for _: State.Type) -> PulseScanner? {
+        let key = ObjectIdentifier(State.self)
+        if let scanner = cache.withLock({ $0[key] }) {
+            return scanner.fields.isEmpty ? nil : scanner
+        }
+        var fields: [Field] = []
+        // Offsets are only meaningful for a value laid out inline; a class state has none.
+        if !(State.self is AnyObject.Type) {
+            _ = _forEachField(of: State.self) { name, offset, type, _ in
+                if let pulse = type as? any AnyPulse.Type {
+                    let label = String(cString: name)
+                    fields.append(Field(name: label.hasPrefix("_") ? String(label.dropFirst()) : label,
+                                        offset: offset, type: pulse))
+                }
+                return true
+            }
+        }
+        let scanner = PulseScanner(fields: fields)
+        cache.withLock { $0[key] = scanner }
+        return fields.isEmpty ? nil : scanner
+    }
+
+    /// The pulses whose count differs between `old` and `new`.
+    @usableFromInline
+    func changes<State>(from old: State, to new: State) -> [PulseUpdate] {
+        withUnsafeBytes(of: old) { before in
+            withUnsafeBytes(of: new) { after in
+                var updates: [PulseUpdate] = []
+                for field in fields {
+                    let count = field.type.count(at: after.baseAddress! + field.offset)
+                    if count != field.type.count(at: before.baseAddress! + field.offset) {
+                        updates.append(PulseUpdate(name: field.name, count: count,
+                                                   value: field.type.value(at: after.baseAddress! + field.offset)))
+                    }
+                }
+                return updates
+            }
+        }
+    }
+}

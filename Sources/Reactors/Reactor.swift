@@ -1,0 +1,68 @@
+/// A ReactorKit-shaped unit of behaviour: actions become mutations (`mutate`), mutations fold into state (`reduce`).
+///
+/// ```swift
+/// struct CounterReactor: Reactor {
+///     enum Action: Codable, Sendable { case increase, decrease }
+///     struct State: Codable, Sendable { var value = 0 }
+///     let initialState = State()
+///     func reduce(state: State, mutation: Action) -> State {
+///         var state = state
+///         switch mutation {
+///         case .increase: state.value += 1
+///         case .decrease: state.value -= 1
+///         }
+///         return state
+///     }
+/// }
+/// let runtime = ReactorRuntime(CounterReactor())
+/// try runtime.send(.increase)
+/// ```
+/// Every hook except `initialState` is optional and defaults to ReactorKit's behaviour.
+public protocol Reactor: Sendable {
+    /// What a user (or the HTTP client) asks for.
+    associatedtype Action: Decodable & Sendable
+    /// A change to apply to the state; defaults to `Action`.
+    associatedtype Mutation: Codable & Sendable = Action
+    /// What observers see; `Codable` so it can be sent, journaled and forced.
+    associatedtype State: Codable & Sendable
+
+    /// The state before any mutation, version 0.
+    var initialState: State { get }
+    /// Turns an action into an effect producing mutations; default: `.just(action)` when `Mutation == Action`, else `.none`.
+    func mutate(action: Action) -> Effect<Mutation>
+    /// Like `mutate(action:)` but also given the current (transformed) state; default: calls `mutate(action:)`.
+    func mutate(action: Action, state: State) -> Effect<Mutation>
+    /// Folds one mutation into the state; must be pure. Default: returns `state` unchanged.
+    func reduce(state: State, mutation: Mutation) -> State
+    /// Shapes the stream of actions before `mutate` (map, filter, merge a source of actions); default: identity.
+    func transform(action: Flow<Action>) -> Flow<Action>
+    /// Shapes the stream of mutations before `reduce`; merge a `SharedValue` here for global state. Default: identity.
+    func transform(mutation: Flow<Mutation>) -> Flow<Mutation>
+    /// Shapes what observers and `currentState` see; `reduce` keeps its own untransformed accumulator. Default: identity.
+    func transform(state: State) -> State
+    /// Called when an effect or merged source throws (never for cancellation): that effect ends, the
+    /// reactor lives on. Default: nothing (the runtime's error handler, if any, is told too).
+    func effectDidFail(_ error: any Error)
+}
+
+extension Reactor {
+    /// ReactorKit's default: an action that is not handled produces nothing.
+    @inlinable public func mutate(action: Action) -> Effect<Mutation> { .none }
+    /// Calls `mutate(action:)`; override to read the state without capturing the runtime.
+    @inlinable public func mutate(action: Action, state: State) -> Effect<Mutation> { mutate(action: action) }
+    /// Leaves the state unchanged.
+    @inlinable public func reduce(state: State, mutation: Mutation) -> State { state }
+    /// Identity.
+    @inlinable public func transform(action: Flow<Action>) -> Flow<Action> { action }
+    /// Identity.
+    @inlinable public func transform(mutation: Flow<Mutation>) -> Flow<Mutation> { mutation }
+    /// Identity.
+    @inlinable public func transform(state: State) -> State { state }
+    /// Nothing.
+    @inlinable public func effectDidFail(_ error: any Error) {}
+}
+
+extension Reactor where Mutation == Action {
+    /// When mutations are the actions themselves, every action passes straight to `reduce`.
+    @inlinable public func mutate(action: Action) -> Effect<Mutation> { .just(action) }
+}

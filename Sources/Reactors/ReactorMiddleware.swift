@@ -1,0 +1,32 @@
+/// Hooks around a runtime's pipeline, called in the order they were added; every method defaults to a no-op.
+///
+/// The service builds its action log (`didAccept`), journal (`didReduce`, `didForce`) and metrics on these.
+/// `intercept` runs on the sending thread; every other hook runs on the thread that drains the runtime,
+/// serially and in order, and must not block.
+public protocol ReactorMiddleware<R>: Sendable {
+    /// The reactor type this middleware understands.
+    associatedtype R: Reactor
+    /// Called by `send` with the current state before the action is queued; throwing refuses the action.
+    func intercept(action: R.Action, state: R.State) throws(ActionRejection)
+    /// Called once per accepted action, in seq order, as it is taken from the queue (`isStubbed`: it will not run).
+    func didAccept(action: R.Action, seq: UInt64, isStubbed: Bool)
+    /// Called after each reduce with the untransformed state (what a `Checkpoint` holds), before any observer sees it.
+    func didReduce(mutation: R.Mutation, state: R.State, version: UInt64)
+    /// Called when stub mode forced a state, before any observer sees it.
+    func didForce(state: R.State, version: UInt64)
+    /// Called when an effect or a merged source threw; the runtime lives on.
+    func didFail(error: any Error)
+}
+
+extension ReactorMiddleware {
+    /// Accepts every action.
+    @inlinable public func intercept(action: R.Action, state: R.State) throws(ActionRejection) {}
+    /// Does nothing.
+    @inlinable public func didAccept(action: R.Action, seq: UInt64, isStubbed: Bool) {}
+    /// Does nothing.
+    @inlinable public func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {}
+    /// Does nothing.
+    @inlinable public func didForce(state: R.State, version: UInt64) {}
+    /// Does nothing.
+    @inlinable public func didFail(error: any Error) {}
+}

@@ -1,1 +1,0 @@
-// Reactors: see the issue that builds this module.

@@ -1,0 +1,246 @@
+import Synchronization
+
+// The serial drain: whichever thread finds the runtime idle processes work until the queue is empty.
+extension ReactorRuntime {
+    /// Queues `item`, or processes it inline (and everything queued meanwhile) when the runtime is idle.
+    /// Returns false, doing nothing, when the runtime is stopped and `refuseWhenStopped`.
+    @inlinable
+    func admit(_ item: WorkItem<R>, refuseWhenStopped: Bool) -> Bool {
+        let admission = core.withLock { core -> Admission<R> in
+            if refuseWhenStopped, core.isStopped { return .refused(.stopped) }
+            if core.isDraining {
+                core.queue.append(item)
+                return .queued
+            }
+            core.isDraining = true
+            return .drain(core.drainState())
+        }
+        switch admission {
+        case .refused: return false
+        case .queued: return true
+        case .drain(var drain):
+            process(item, &drain)
+            self.drain(&drain)
+            return true
+        }
+    }
+
+    /// How many items one caller drains before handing the rest to a task, so that a sender (an event loop)
+    /// is never held hostage by a queue other threads keep filling.
+    @inlinable static var drainBudget: Int { 4_096 }
+
+    /// Processes queued work in batches until the queue is empty, then gives up the drain.
+    @inlinable
+    func drain(_ drain: inout DrainState<R>) {
+        var batch = ContiguousArray<WorkItem<R>>()
+        var processed = 0
+        while true {
+            let overBudget = processed >= Self.drainBudget
+            let next = core.withLock { core -> DrainStep in
+                if core.queue.isEmpty || overBudget {
+                    if batch.capacity > core.spare.capacity { swap(&batch, &core.spare) }
+                    // Over budget with work left, this thread keeps owning the drain and passes it to a task.
+                    if core.queue.isEmpty {
+                        core.isDraining = false
+                        return .idle
+                    }
+                    return .handOff
+                }
+                if batch.capacity == 0 { swap(&batch, &core.spare) }
+                swap(&batch, &core.queue)
+                // Stub, stop and middlewares may have changed while this thread was busy.
+                drain.isStubbed = core.isStubbed
+                drain.isStopped = drain.isStopped || core.isStopped
+                drain.middlewares = core.extras?.middlewares ?? []
+                return .process
+            }
+            switch next {
+            case .idle:
+                return
+            case .handOff:
+                handOff(drain)
+                return
+            case .process:
+                processed += batch.count
+                for item in batch { process(item, &drain) }
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+    }
+
+    /// Continues a drain this thread still owns in a new task, once the budget ran out but the queue did not.
+    @inlinable
+    func handOff(_ drain: DrainState<R>) {
+        Task {
+            var drain = drain
+            self.drain(&drain)
+        }
+    }
+
+    /// Runs one unit of work on the draining thread.
+    @inlinable
+    func process(_ item: WorkItem<R>, _ drain: inout DrainState<R>) {
+        switch item {
+        case .action(let action, let seq, let completion, let isTransformed):
+            process(action: action, seq: seq, completion: completion, isTransformed: isTransformed, &drain)
+        case .mutation(let mutation, let token, let isTransformed, let resume):
+            if !drain.isStopped, !drain.isStubbed, !(token?.isCancelled ?? false) {
+                apply(mutation, isTransformed: isTransformed, &drain)
+            }
+            resume?.resume()
+        case .force(let state, let completion):
+            if !drain.isStopped { force(state, &drain) }
+            completion?(drain.snapshot)
+        case .subscribe(let observer):
+            if drain.isStopped {
+                observer.deliver(.state(drain.snapshot, pulses: []))
+                observer.deliver(.finished)
+            } else {
+                core.withLock { $0.observers.append(observer) }
+                observer.deliver(.state(drain.snapshot, pulses: []))
+            }
+        case .finish:
+            drain.isStopped = true
+            let observers = core.withLock { core in
+                defer { core.observers = .empty }
+                return core.observers
+            }
+            _ = observers.deliver(.finished)
+        }
+    }
+
+    /// Takes one action: log it, then (unless stubbed) transform, mutate, and run its effect.
+    @inlinable
+    func process(action: R.Action, seq: UInt64, completion: Completion?, isTransformed: Bool, _ drain: inout DrainState<R>) {
+        if drain.isStopped {
+            completion?(.failure(.stopped))
+            return
+        }
+        for middleware in drain.middlewares {
+            middleware.didAccept(action: action, seq: seq, isStubbed: drain.isStubbed)
+        }
+        if drain.isStubbed {
+            recordStubbed(action)
+            completion?(.success(drain.snapshot))
+            return
+        }
+        var action = action
+        if !isTransformed, let transform = pipeline?.actionTransform {
+            guard let transformed = transform(action) else {
+                completion?(.success(drain.snapshot))
+                return
+            }
+            action = transformed
+        }
+        let effect = reactor.mutate(action: action, state: drain.shown)
+        if effect.isSynchronous {
+            run(effect, id: nil, tracker: nil, &drain)
+            completion?(.success(drain.snapshot))
+        } else {
+            let tracker = completion.map { CompletionTracker($0) }
+            run(effect, id: nil, tracker: tracker, &drain)
+            let snapshot = drain.snapshot
+            tracker?.release { .success(snapshot) }
+        }
+    }
+
+    /// Runs the synchronous parts of `effect` inline and starts a task for each asynchronous part.
+    @inlinable
+    func run(_ effect: Effect<R.Mutation>, id: EffectID?, tracker: CompletionTracker<R.State>?, _ drain: inout DrainState<R>) {
+        switch effect.kind {
+        case .none:
+            break
+        case .just(let mutation):
+            apply(mutation, isTransformed: false, &drain)
+        case .concat(let effects):
+            for index in effects.indices {
+                let effect = effects[index]
+                if effect.isSynchronous {
+                    run(effect, id: id, tracker: tracker, &drain)
+                } else {
+                    // The rest must wait for this asynchronous part, so it all continues in one task.
+                    spawn(Effect(.concat(Array(effects[index...])), isSynchronous: false), id: id, tracker: tracker)
+                    return
+                }
+            }
+        case .merge(let effects):
+            for effect in effects { run(effect, id: id, tracker: tracker, &drain) }
+        case .run, .delay:
+            spawn(effect, id: id, tracker: tracker)
+        case .cancellable(let effect, let newID, let cancelInFlight):
+            if cancelInFlight { cancelEffects(id: newID) }
+            run(effect, id: newID, tracker: tracker, &drain)
+        case .cancel(let cancelled):
+            cancelEffects(id: cancelled)
+        }
+    }
+
+    /// Reduces one mutation, publishes the new state, then tells middlewares and observers.
+    @inlinable
+    func apply(_ mutation: R.Mutation, isTransformed: Bool, _ drain: inout DrainState<R>) {
+        var mutation = mutation
+        if !isTransformed, let transform = pipeline?.mutationTransform {
+            guard let transformed = transform(mutation) else { return }
+            mutation = transformed
+        }
+        let state = reactor.reduce(state: drain.state, mutation: mutation)
+        let shown = reactor.transform(state: state)
+        let previous = drain.shown
+        drain.state = state
+        drain.shown = shown
+        drain.version &+= 1
+        let observers = core.withLock { core in
+            core.state = state
+            core.shown = shown
+            core.version &+= 1
+            return core.observers
+        }
+        for middleware in drain.middlewares {
+            middleware.didReduce(mutation: mutation, state: state, version: drain.version)
+        }
+        notify(observers, previous: previous, drain)
+    }
+
+    /// Emits a forced (stub) state as a new version.
+    @inlinable
+    func force(_ state: R.State, _ drain: inout DrainState<R>) {
+        let shown = reactor.transform(state: state)
+        let previous = drain.shown
+        drain.state = state
+        drain.shown = shown
+        drain.version &+= 1
+        let observers = core.withLock { core in
+            core.state = state
+            core.shown = shown
+            core.version &+= 1
+            return core.observers
+        }
+        for middleware in drain.middlewares {
+            middleware.didForce(state: state, version: drain.version)
+        }
+        notify(observers, previous: previous, drain)
+    }
+
+    /// Hands the drain's current snapshot, with the pulses assigned since `previous`, to every observer.
+    @inlinable
+    func notify(_ observers: ObserverList<R.State>, previous: R.State, _ drain: DrainState<R>) {
+        guard !observers.isEmpty else { return }
+        let pulses = pipeline?.pulses?.changes(from: previous, to: drain.shown) ?? []
+        if !observers.deliver(.state(drain.snapshot, pulses: pulses)) {
+            core.withLock { $0.observers.removeInactive() }
+        }
+    }
+
+    /// Keeps a stubbed action, dropping the oldest beyond the limit.
+    @usableFromInline
+    func recordStubbed(_ action: R.Action) {
+        core.withLock { core in
+            let extras = core.ensureExtras()
+            guard extras.stubRecordLimit > 0 else { return }
+            if extras.stubbedActions.count >= extras.stubRecordLimit {
+                extras.stubbedActions.removeFirst(extras.stubbedActions.count - extras.stubRecordLimit + 1)
+            }
+            extras.stubbedActions.append(action)
+        }
+    }
+}

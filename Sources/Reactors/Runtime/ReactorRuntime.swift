@@ -1,0 +1,221 @@
+import Synchronization
+
+/// Runs one reactor instance: takes actions in arrival order, reduces serially, versions every state and
+/// tells observers, without a task for synchronous effects.
+///
+/// ```swift
+/// let runtime = ReactorRuntime(CounterReactor())
+/// let token = runtime.observe { event in
+///     if case .state(let snapshot, _) = event { print(snapshot.version, snapshot.state.value) }
+/// }
+/// try runtime.send(.increase)   // prints "0 0" at observe, then "1 1"
+/// ```
+/// Whichever thread finds the runtime idle runs the work inline ("drains"); others only enqueue, so
+/// reduces and observer calls never overlap. Actions sent from an effect or an observer are queued, never
+/// reduced recursively. A caller that has drained 4,096 items while others kept sending hands the rest
+/// to a task, so no sender is held for long. Effects hold the runtime until they end; `stop()` ends them.
+public final class ReactorRuntime<R: Reactor>: Sendable {
+    /// Called when everything an action started has been reduced (or with why it was not).
+    public typealias Completion = @Sendable (Result<Snapshot<R.State>, ReactorError>) -> Void
+
+    @usableFromInline let reactor: R
+    @usableFromInline let core: Mutex<RuntimeCore<R>>
+    @usableFromInline let pipeline: Pipeline<R>?
+
+    /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
+    public init(_ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil) {
+        self.reactor = reactor
+        let state = checkpoint?.state ?? reactor.initialState
+        let shown = reactor.transform(state: state)
+        core = Mutex(RuntimeCore(state: state, shown: shown, version: checkpoint?.version ?? 0,
+                                 lastSeq: checkpoint?.lastSeq ?? 0))
+        let actionFlow = reactor.transform(action: Flow())
+        let mutationFlow = reactor.transform(mutation: Flow())
+        let pulses = PulseScanner.scanner(for: R.State.self)
+        if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
+            pipeline = nil
+        } else {
+            pipeline = Pipeline(actionTransform: actionFlow.transform, mutationTransform: mutationFlow.transform,
+                                pulses: pulses)
+        }
+        startSources(actions: actionFlow.sources, mutations: mutationFlow.sources)
+    }
+
+    deinit {
+        for task in core.withLock({ $0.extras?.sourceTasks ?? [] }) { task.cancel() }
+    }
+
+    /// Queues `action` (or runs it inline when idle) and returns its seq (1, 2, … continuing from a checkpoint).
+    ///
+    /// Middlewares' `intercept` runs first, on this thread, with the current state; a rejection throws
+    /// `.rejected` and takes no seq. `completion` fires once every mutation the action produced, including
+    /// those of its async effects, has been reduced, with the snapshot then; at once when stubbed.
+    @inlinable @discardableResult
+    public func send(_ action: R.Action, completion: Completion? = nil) throws(ReactorError) -> UInt64 {
+        var intercepted = false
+        while true {
+            var seq: UInt64 = 0
+            let admission = core.withLock { core -> Admission<R>? in
+                if core.isStopped { return .refused(.stopped) }
+                if !intercepted, !core.isStubbed, let extras = core.extras, !extras.middlewares.isEmpty {
+                    return nil
+                }
+                core.lastSeq &+= 1
+                seq = core.lastSeq
+                if core.isDraining {
+                    core.queue.append(.action(action, seq: seq, completion: completion, isTransformed: false))
+                    return .queued
+                }
+                core.isDraining = true
+                return .drain(core.drainState())
+            }
+            switch admission {
+            case nil:
+                try intercept(action)
+                intercepted = true
+            case .refused(let error):
+                throw error
+            case .queued:
+                return seq
+            case .drain(var drain):
+                process(.action(action, seq: seq, completion: completion, isTransformed: false), &drain)
+                self.drain(&drain)
+                return seq
+            }
+        }
+    }
+
+    /// Runs every middleware's `intercept` with the current state.
+    @usableFromInline func intercept(_ action: R.Action) throws(ReactorError) {
+        let (middlewares, state) = core.withLock { ($0.extras?.middlewares ?? [], $0.shown) }
+        for middleware in middlewares {
+            do {
+                try middleware.intercept(action: action, state: state)
+            } catch {
+                throw .rejected(error)
+            }
+        }
+    }
+
+    /// The latest state as observers see it.
+    @inlinable public var currentState: R.State { core.withLock { $0.shown } }
+    /// The version of `currentState` (0 = initial state).
+    @inlinable public var currentVersion: UInt64 { core.withLock { $0.version } }
+    /// `currentState` with its version, read together.
+    @inlinable public var currentSnapshot: Snapshot<R.State> {
+        core.withLock { Snapshot(version: $0.version, state: $0.shown) }
+    }
+    /// What to persist to resume this runtime later with `init(_:restoring:)`.
+    public var checkpoint: Checkpoint<R.State> {
+        core.withLock { Checkpoint(state: $0.state, version: $0.version, lastSeq: $0.lastSeq) }
+    }
+
+    /// Calls `handler` with the latest snapshot (pulses: []), then with every later one, then `.finished` at stop.
+    ///
+    /// Handlers run synchronously on the thread that reduced, in version order, never concurrently for one
+    /// runtime; they must not block. Keep the token: dropping it cancels the observation.
+    public func observe(_ handler: @escaping @Sendable (StateEvent<R.State>) -> Void) -> ObservationToken {
+        let box = ObserverBox(handler)
+        _ = admit(.subscribe(box), refuseWhenStopped: false)
+        return ObservationToken(box)
+    }
+
+    /// Adds a middleware after the existing ones.
+    public func addMiddleware(_ middleware: some ReactorMiddleware<R>) {
+        core.withLock { $0.ensureExtras().middlewares.append(middleware) }
+    }
+
+    /// Receives errors thrown by effects and merged sources (the runtime lives on).
+    public func setErrorHandler(_ handler: @escaping @Sendable (any Error) -> Void) {
+        core.withLock { $0.ensureExtras().errorHandler = handler }
+    }
+
+    /// Stub mode: actions are recorded (and logged by middlewares as stubbed) but neither `mutate` nor `reduce` runs.
+    ///
+    /// Unlike ReactorKit, enabling keeps the current state instead of resetting to the initial one: a live
+    /// session watched by subscribers must never jump back. Enabling cancels every in-flight effect.
+    public var isStubEnabled: Bool {
+        get { core.withLock { $0.isStubbed } }
+        set {
+            let running = core.withLock { core -> [EffectToken] in
+                core.isStubbed = newValue
+                guard newValue, let extras = core.extras else { return [] }
+                return Array(extras.effects.values)
+            }
+            for token in running { token.cancel() }
+        }
+    }
+
+    /// The actions received while stubbed, oldest first, at most `stubRecordLimit` of the latest.
+    public var stubbedActions: [R.Action] { core.withLock { $0.extras?.stubbedActions ?? [] } }
+
+    /// How many stubbed actions are kept (default 1,000); lowering it drops the oldest.
+    public var stubRecordLimit: Int {
+        get { core.withLock { $0.extras?.stubRecordLimit ?? 1_000 } }
+        set {
+            core.withLock { core in
+                let extras = core.ensureExtras()
+                extras.stubRecordLimit = max(0, newValue)
+                extras.stubbedActions.removeFirst(max(0, extras.stubbedActions.count - extras.stubRecordLimit))
+            }
+        }
+    }
+
+    /// Emits `state` as a new version (even if equal to the current one); only while stubbed.
+    /// `completion` gets the resulting snapshot once observers have seen it.
+    public func forceState(_ state: R.State, completion: (@Sendable (Snapshot<R.State>) -> Void)? = nil) throws(ReactorError) {
+        let refusal = core.withLock { core -> ReactorError? in
+            if core.isStopped { return .stopped }
+            return core.isStubbed ? nil : .stubDisabled
+        }
+        if let refusal { throw refusal }
+        guard admit(.force(state, completion: completion), refuseWhenStopped: true) else { throw .stopped }
+    }
+
+    /// How many effect tasks are running.
+    public var inFlightEffectCount: Int { core.withLock { $0.extras?.effects.count ?? 0 } }
+
+    /// Returns once no effect task is running (every mutation they emitted has been reduced), or when the
+    /// calling task is cancelled.
+    public func waitForEffects() async {
+        let id = core.withLock { core in
+            let extras = core.ensureExtras()
+            extras.nextWaiterID &+= 1
+            return extras.nextWaiterID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let idle = core.withLock { core -> Bool in
+                    guard let extras = core.extras, !extras.effects.isEmpty, !Task.isCancelled else { return true }
+                    extras.effectWaiters[id] = continuation
+                    return false
+                }
+                if idle { continuation.resume() }
+            }
+        } onCancel: {
+            core.withLock { $0.extras?.effectWaiters.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Cancels every in-flight effect and merged source, refuses later actions, and sends observers `.finished`.
+    public func stop() {
+        let work = core.withLock { core -> (tokens: [EffectToken], sources: [Task<Void, Never>], drain: DrainState<R>?)? in
+            if core.isStopped { return nil }
+            core.isStopped = true
+            let tokens = core.extras.map { Array($0.effects.values) } ?? []
+            let sources = core.extras?.sourceTasks ?? []
+            core.extras?.sourceTasks = []
+            core.queue.append(.finish)
+            if core.isDraining { return (tokens, sources, nil) }
+            core.isDraining = true
+            return (tokens, sources, core.drainState())
+        }
+        guard let work else { return }
+        for token in work.tokens { token.cancel() }
+        for task in work.sources { task.cancel() }
+        if var drain = work.drain { self.drain(&drain) }
+    }
+
+    /// True once `stop()` was called.
+    public var isStopped: Bool { core.withLock { $0.isStopped } }
+}

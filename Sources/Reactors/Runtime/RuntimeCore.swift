@@ -1,0 +1,132 @@
+/// One unit of work for the runtime's serial drain, in arrival order.
+@usableFromInline
+enum WorkItem<R: Reactor>: Sendable {
+    /// A sent action; `isTransformed` when it came from a merged source and already went through `transform(action:)`.
+    case action(R.Action, seq: UInt64, completion: ReactorRuntime<R>.Completion?, isTransformed: Bool)
+    /// A mutation emitted by an effect (`token`) or a merged source (`isTransformed`); `resume` wakes the emitter.
+    case mutation(R.Mutation, token: EffectToken?, isTransformed: Bool, resume: UnsafeContinuation<Void, Never>?)
+    /// A stub state to emit as a new version.
+    case force(R.State, completion: (@Sendable (Snapshot<R.State>) -> Void)?)
+    /// A new observer, to be handed the latest snapshot before any later one.
+    case subscribe(ObserverBox<R.State>)
+    /// The runtime stopped: finish every observer.
+    case finish
+}
+
+/// Everything a runtime shares between threads, guarded by its one lock.
+///
+/// Kept small on purpose (an idle session must fit in a few hundred bytes): rarely used parts live in
+/// `RuntimeExtras`, allocated on first use.
+@usableFromInline
+struct RuntimeCore<R: Reactor> {
+    /// The accumulator `reduce` receives (before `transform(state:)`).
+    @usableFromInline var state: R.State
+    /// `transform(state:)` of `state`: what observers and `currentState` see.
+    @usableFromInline var shown: R.State
+    @usableFromInline var version: UInt64
+    @usableFromInline var lastSeq: UInt64
+    /// Work waiting for the thread that is draining.
+    @usableFromInline var queue: ContiguousArray<WorkItem<R>> = []
+    /// The drained batch's buffer, kept to avoid reallocating the queue on every batch.
+    @usableFromInline var spare: ContiguousArray<WorkItem<R>> = []
+    @usableFromInline var observers: ObserverList<R.State> = .empty
+    @usableFromInline var extras: RuntimeExtras<R>?
+    /// True while one thread owns the drain; everyone else only enqueues.
+    @usableFromInline var isDraining = false
+    @usableFromInline var isStopped = false
+    @usableFromInline var isStubbed = false
+
+    @usableFromInline init(state: R.State, shown: R.State, version: UInt64, lastSeq: UInt64) {
+        self.state = state
+        self.shown = shown
+        self.version = version
+        self.lastSeq = lastSeq
+    }
+
+    /// What the thread that takes over the drain works with.
+    @inlinable func drainState() -> DrainState<R> {
+        DrainState(state: state, shown: shown, version: version, isStubbed: isStubbed, isStopped: isStopped,
+                   middlewares: extras?.middlewares ?? [])
+    }
+
+    /// The extras, allocated on first use.
+    @usableFromInline mutating func ensureExtras() -> RuntimeExtras<R> {
+        if let extras { return extras }
+        let created = RuntimeExtras<R>()
+        extras = created
+        return created
+    }
+}
+
+/// The parts of a runtime most sessions never use; only touched under the runtime's lock.
+@usableFromInline
+final class RuntimeExtras<R: Reactor> {
+    @usableFromInline var middlewares: [any ReactorMiddleware<R>] = []
+    var errorHandler: (@Sendable (any Error) -> Void)?
+    var stubbedActions: [R.Action] = []
+    var stubRecordLimit = 1_000
+    var effects: [ObjectIdentifier: EffectToken] = [:]
+    var effectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var nextWaiterID: UInt64 = 0
+    var sourceTasks: [Task<Void, Never>] = []
+
+    @usableFromInline init() {}
+}
+
+/// The drain's private copy of the state; only the draining thread writes the state, so it reads from here.
+@usableFromInline
+struct DrainState<R: Reactor>: Sendable {
+    @usableFromInline var state: R.State
+    @usableFromInline var shown: R.State
+    @usableFromInline var version: UInt64
+    @usableFromInline var isStubbed: Bool
+    @usableFromInline var isStopped: Bool
+    @usableFromInline var middlewares: [any ReactorMiddleware<R>]
+
+    @inlinable init(state: R.State, shown: R.State, version: UInt64, isStubbed: Bool, isStopped: Bool,
+                    middlewares: [any ReactorMiddleware<R>]) {
+        self.state = state
+        self.shown = shown
+        self.version = version
+        self.isStubbed = isStubbed
+        self.isStopped = isStopped
+        self.middlewares = middlewares
+    }
+
+    @inlinable var snapshot: Snapshot<R.State> { Snapshot(version: version, state: shown) }
+}
+
+/// What the reactor's `transform` hooks and state type ask of the runtime; nil for plain reactors.
+@usableFromInline
+final class Pipeline<R: Reactor>: Sendable {
+    @usableFromInline let actionTransform: (@Sendable (R.Action) -> R.Action?)?
+    @usableFromInline let mutationTransform: (@Sendable (R.Mutation) -> R.Mutation?)?
+    @usableFromInline let pulses: PulseScanner?
+
+    init(actionTransform: (@Sendable (R.Action) -> R.Action?)?, mutationTransform: (@Sendable (R.Mutation) -> R.Mutation?)?,
+         pulses: PulseScanner?) {
+        self.actionTransform = actionTransform
+        self.mutationTransform = mutationTransform
+        self.pulses = pulses
+    }
+}
+
+/// What the lock decided for a caller that brought work.
+@usableFromInline
+enum Admission<R: Reactor>: Sendable {
+    case refused(ReactorError)
+    case queued
+    /// The caller owns the drain now and must run it.
+    case drain(DrainState<R>)
+}
+
+/// What the draining thread does next.
+@usableFromInline
+enum DrainStep: Sendable {
+    /// Process the batch just taken from the queue.
+    case process
+    /// The queue is empty; the drain was given up.
+    case idle
+    /// The budget ran out with work left; the drain is still owned and continues in a task.
+    case handOff
+}

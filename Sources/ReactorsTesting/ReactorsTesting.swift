@@ -1,1 +1,0 @@
-// ReactorsTesting: see the issue that builds this module.

@@ -1,0 +1,34 @@
+import JSONCodec
+import Reactors
+
+extension APIError {
+    /// Maps a rejected action body to `invalid_json` (400), `unknown_action` or `invalid_action` (422).
+    @usableFromInline
+    static func action(_ error: ActionDecodingError, reactor: String) -> APIError {
+        switch error {
+        case .invalidJSON(let parse):
+            return .invalidJSON(parse.message)
+        case .notAnObject, .missingType, .typeNotString, .unknownType:
+            return APIError(status: 422, code: "unknown_action", message: "\(error.message) (reactor \(JSONWriter.quoted(reactor)); GET /reactors lists its actions)")
+        case .invalidPayload:
+            return APIError(status: 422, code: "invalid_action", message: error.message)
+        }
+    }
+
+    /// Maps a runtime refusal: a stopped reactor is a session that just ended; a middleware rejection
+    /// keeps its own code.
+    @usableFromInline
+    static func reactor(_ error: ReactorError) -> APIError {
+        switch error {
+        case .rejected(let rejection):
+            return APIError(status: 422, code: rejection.code, message: rejection.message)
+        case .stopped:
+            return .sessionEnded
+        default:
+            return .internal("\(error)")
+        }
+    }
+
+    @usableFromInline
+    static let sessionEnded = APIError(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
+}

@@ -1,0 +1,47 @@
+/// The service's metrics, served at `GET /metrics` in the Prometheus text format.
+public final class ServiceMetrics: Sendable {
+    public let actionsAccepted = Counter()
+    public let statesEmitted = Counter()
+    public let subscriberDrops = Counter()
+    public let subscribersClosedSlow = Counter()
+    public let sessions = Gauge()
+    public let subscribers = Gauge()
+    /// Time one `reduce` call takes, measured around the reactor's own function.
+    public let reduceLatency = Histogram()
+    private let requests = RequestCounters()
+
+    public init() {}
+
+    /// Counts one answered request.
+    public func countRequest(route: Route?, status: Int) {
+        requests.count(route: route, status: status)
+    }
+
+    /// How many requests were answered with this route (nil: unmatched) and status.
+    public func requestCount(route: Route?, status: Int) -> Int {
+        requests.value(route: route, status: status)
+    }
+
+    /// The exposition text.
+    public func render() -> String {
+        var text = PrometheusText()
+        text.family("reactor_http_requests_total", type: "counter", help: "HTTP requests answered, by route and status.")
+        for sample in requests.samples() {
+            text.sample("reactor_http_requests_total", labels: ["route": sample.route, "status": sample.status], value: sample.count)
+        }
+        text.family("reactor_sessions", type: "gauge", help: "Sessions currently hosted.")
+        text.sample("reactor_sessions", value: sessions.value)
+        text.family("reactor_subscribers", type: "gauge", help: "Open Server-Sent Event subscriptions.")
+        text.sample("reactor_subscribers", value: subscribers.value)
+        text.family("reactor_actions_accepted_total", type: "counter", help: "Actions accepted (202 or 200 with wait).")
+        text.sample("reactor_actions_accepted_total", value: actionsAccepted.value)
+        text.family("reactor_states_emitted_total", type: "counter", help: "New state versions produced by reducers or forced by stub mode.")
+        text.sample("reactor_states_emitted_total", value: statesEmitted.value)
+        text.family("reactor_subscriber_drops_total", type: "counter", help: "States skipped for subscribers too slow to read them (they get the latest later).")
+        text.sample("reactor_subscriber_drops_total", value: subscriberDrops.value)
+        text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
+        text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
+        text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
+        return text.output
+    }
+}

@@ -1,0 +1,108 @@
+/// Matches a request's method and path against ``Route/table``, on the target's bytes: it runs on
+/// every request, so it neither splits into `String`s nor decodes segments other than the id.
+public struct Router: Sendable {
+    /// What a path and method resolve to.
+    public enum Match: Sendable, Equatable {
+        /// A route, with the `{id}` parameter (percent-decoded) when the pattern has one.
+        case route(Route, id: String?)
+        /// The path exists but not for this method; `allowed` goes into the `Allow` header.
+        case methodNotAllowed(allowed: [String])
+        case notFound
+    }
+
+    public init() {}
+
+    /// Resolves a request target (`/sessions/abc/actions?wait=true`); `HEAD` matches `GET` routes.
+    public func match(method: String, target: String) -> Match {
+        var target = target
+        return target.withUTF8 { bytes in
+            let path = Self.path(of: bytes)
+            var allowed: [String] = []
+            for entry in Route.table {
+                guard let id = Self.matches(entry.segments, path) else { continue }
+                if entry.method == method || (method == "HEAD" && entry.method == "GET") {
+                    return .route(entry.route, id: id.map { Self.decode(path[$0]) })
+                }
+                allowed.append(entry.method)
+            }
+            if allowed.isEmpty { return .notFound }
+            if allowed.contains("GET") { allowed.append("HEAD") }
+            allowed.append("OPTIONS")
+            return .methodNotAllowed(allowed: allowed)
+        }
+    }
+
+    /// The methods a path accepts (for CORS preflight and `OPTIONS`), empty when it does not exist.
+    public func methods(for target: String) -> [String] {
+        var target = target
+        return target.withUTF8 { bytes in
+            let path = Self.path(of: bytes)
+            return Route.table.filter { Self.matches($0.segments, path) != nil }.map(\.method)
+        }
+    }
+
+    /// The path of an origin-form target (absolute-form: after the authority), without query.
+    static func path(of target: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
+        var start = 0
+        if target.first != UInt8(ascii: "/"), let colon = target.firstIndex(of: UInt8(ascii: ":")) {
+            let authority = min(colon + 3, target.count)
+            start = target[authority...].firstIndex(of: UInt8(ascii: "/")) ?? target.count
+        }
+        let end = target[start...].firstIndex { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? target.count
+        return target[start..<end]
+    }
+
+    /// Whether the path fits the pattern: `.some(range of the id segment or nil)`, or nil when not.
+    static func matches(_ pattern: [Route.Segment], _ path: Slice<UnsafeBufferPointer<UInt8>>) -> Range<Int>?? {
+        var id: Range<Int>?
+        var index = path.startIndex
+        var part = 0
+        while true {
+            while index < path.endIndex, path[index] == UInt8(ascii: "/") { index += 1 }  // empty segments do not count
+            if index == path.endIndex { break }
+            var end = index
+            while end < path.endIndex, path[end] != UInt8(ascii: "/") { end += 1 }
+            guard part < pattern.count else { return nil }
+            switch pattern[part] {
+            case .literal(let literal):
+                guard literal.count == end - index else { return nil }
+                for offset in 0..<literal.count where literal[offset] != path[index + offset] { return nil }
+            case .parameter:
+                // The first parameter is the session id; handlers read later ones from the path.
+                if id == nil { id = index..<end }
+            }
+            part += 1
+            index = end
+        }
+        guard part == pattern.count else { return nil }
+        return .some(id)
+    }
+
+    /// Percent-decodes one path segment (malformed escapes are kept literally).
+    static func decode(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> String {
+        guard segment.contains(UInt8(ascii: "%")) else { return String(decoding: segment, as: UTF8.self) }
+        var out: [UInt8] = []
+        var index = segment.startIndex
+        while index < segment.endIndex {
+            if segment[index] == UInt8(ascii: "%"), index + 2 < segment.endIndex,
+                let high = hex(segment[index + 1]), let low = hex(segment[index + 2])
+            {
+                out.append(high << 4 | low)
+                index += 3
+            } else {
+                out.append(segment[index])
+                index += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hex(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

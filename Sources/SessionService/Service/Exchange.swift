@@ -1,0 +1,57 @@
+import HTTPServer
+
+/// One request being answered: the request, its writer, the matched route, and the helpers that
+/// render JSON answers with CORS headers, count them in metrics and write the access log.
+final class Exchange: Sendable {
+    let request: HTTPRequest
+    let writer: HTTPResponseWriter
+    unowned let service: ReactorService
+    let method: String
+    let started: UInt64
+    /// Set once routed; unrouted requests count under "unmatched".
+    nonisolated(unsafe) var route: Route?
+
+    init(request: HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
+        self.request = request
+        self.writer = writer
+        self.service = service
+        method = request.methodName
+        started = service.accessLog ? service.context.clock.monotonicNanoseconds() : 0
+    }
+
+    var routeLabel: String { route?.label ?? "unmatched" }
+
+    /// Answers with a JSON body.
+    func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
+        reply(status, body: json, contentType: "application/json; charset=utf-8", headers: headers)
+    }
+
+    /// Answers with an API error.
+    func fail(_ error: APIError) {
+        reply(error.status, json: error.body, headers: error.headers)
+    }
+
+    func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
+        var headers = HTTPHeaders()
+        for (name, value) in extra { headers.add(name: name, value: value) }
+        if let contentType { headers.add(name: "Content-Type", value: contentType) }
+        for (name, value) in corsHeaders() { headers.add(name: name, value: value) }
+        writer.respond(status: status, headers: headers, body: body)
+        finished(status)
+    }
+
+    /// CORS response headers when the request came from an allowed origin.
+    func corsHeaders() -> [(String, String)] {
+        guard service.cors.isEnabled, let origin = request.headers["Origin"], service.cors.allows(origin) else { return [] }
+        return [("Access-Control-Allow-Origin", service.cors.allowsAny ? "*" : origin), ("Vary", "Origin")]
+    }
+
+    /// Counts the answer and writes the access-log line.
+    func finished(_ status: Int) {
+        service.metrics.countRequest(route: route, status: status)
+        if service.accessLog {
+            let micros = (service.context.clock.monotonicNanoseconds() &- started) / 1000
+            service.logger.info("request", ["method": .string(method), "route": .string(routeLabel), "status": .int(status), "micros": .int(Int(micros))])
+        }
+    }
+}

@@ -1,0 +1,107 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HTTPServer
+import Logs
+
+/// The `reactor-server` command line: flags and environment → configuration → a running server until
+/// SIGTERM/SIGINT. Your own executable can host your reactors with the same command line:
+///
+/// ```swift
+/// exit(ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { _ in
+///     var catalog = ReactorCatalog()
+///     catalog.register("counter") { CounterReactor() }
+///     return catalog
+/// })
+/// ```
+public enum ReactorServerCommand {
+    /// Exit code for invalid configuration.
+    public static let configurationExitCode: Int32 = 2
+
+    /// Runs the server until it is signalled; returns the process exit code.
+    public static func run(
+        arguments: [String], environment: [String: String],
+        catalog makeCatalog: (ServerConfiguration) -> ReactorCatalog
+    ) -> Int32 {
+        let options: LaunchOptions
+        do {
+            options = try ConfigurationLoader.load(arguments: Array(arguments.dropFirst()), environment: environment)
+        } catch {
+            writeStandardError("reactor-server: invalid configuration: \(error.message)\n")
+            return configurationExitCode
+        }
+        switch options.command {
+        case .help:
+            writeStandardOutput(ConfigurationLoader.helpText)
+            return 0
+        case .printConfiguration:
+            writeStandardOutput(ConfigurationSchema.json(for: options.configuration.redacted))
+            return 0
+        case .serve:
+            break
+        }
+        let configuration = options.configuration
+        let logger = Logger(label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
+        for warning in options.warnings { logger.warning(warning) }
+
+        // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT.
+        ShutdownSignals.block([SIGTERM, SIGINT])
+        let server: ReactorServer
+        do {
+            server = try ReactorServer(catalog: makeCatalog(configuration), configuration: configuration, logger: logger)
+        } catch {
+            writeStandardError("reactor-server: invalid configuration: \(error.message)\n")
+            return configurationExitCode
+        }
+        HTTPServer.raiseOpenFileLimit()
+        let address: SocketAddress
+        do {
+            address = try server.start()
+        } catch {
+            logger.critical("cannot start listening", ["host": .string(configuration.http.host), "port": .int(configuration.http.port), "error": .string("\(error)")])
+            return 1
+        }
+        if server.adminTokenGenerated {
+            // Printed once, as plain text rather than a log record, so log collectors do not keep it.
+            writeStandardError("reactor-server: admin token (generated; set REACTOR_ADMIN_TOKEN to choose one): \(server.adminToken)\n")
+        }
+        logger.info("listening", [
+            "address": .string("\(address)"),
+            "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
+            "configured": .string(options.sources.sorted { $0.key < $1.key }.map { "\($0.key) from \($0.value)" }.joined(separator: "; ")),
+        ])
+        ShutdownSignals.shutdownOnSignal(server.http)
+        server.waitUntilStopped()
+        server.service.stop()
+        logger.info("stopped")
+        return 0
+    }
+
+    static func writeStandardError(_ text: String) { write(fd: 2, text) }
+
+    static func writeStandardOutput(_ text: String) { write(fd: 1, text) }
+
+    private static func write(fd: Int32, _ text: String) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
+            }
+        }
+    }
+}
+
+extension ServerConfiguration {
+    /// A copy safe to print: the admin token replaced.
+    var redacted: ServerConfiguration {
+        var copy = self
+        if !copy.admin.token.isEmpty { copy.admin.token = "<redacted>" }
+        return copy
+    }
+}

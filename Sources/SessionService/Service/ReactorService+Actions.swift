@@ -1,0 +1,127 @@
+import HTTPServer
+import Synchronization
+
+extension ReactorService {
+    /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
+    func postAction(_ id: String, _ exchange: Exchange) {
+        guard let session = store.session(id), let definition = definitions[session.reactorName] else { return exchange.fail(store.absence(id)) }
+        session.touch(at: context.clock.monotonicNanoseconds())
+        guard let body = exchange.jsonBody() else { return }
+        let wait: Bool
+        switch exchange.request.queryValue("wait") {
+        case nil, "false"?, "0"?: wait = false
+        case "true"?, "1"?, ""?: wait = true
+        case let other?:
+            return exchange.fail(APIError(status: 400, code: "invalid_query", message: "wait must be true or false, got \(JSONWriter.quoted(other))"))
+        }
+        guard wait else {
+            do {
+                let seq = try definition.sendAction(session, body, nil)
+                var out = JSONWriter(capacity: 24)
+                out.raw("{\"seq\":")
+                out.integer(seq)
+                out.raw("}")
+                exchange.reply(202, json: out.bytes)
+            } catch {
+                exchange.fail(error)
+            }
+            return
+        }
+        let waiter = ActionWaiter(exchange: exchange)
+        do {
+            let seq = try definition.sendAction(session, body) { result in waiter.complete(result) }
+            waiter.accepted(seq: seq)
+        } catch {
+            return waiter.reject(error)
+        }
+        let timeout = configuration.sessions.waitTimeoutSeconds
+        let work = context.clock.schedule(after: .milliseconds(Int64(timeout * 1000))) {
+            waiter.timeOut(after: timeout)
+        }
+        waiter.setTimer(work)
+    }
+}
+
+/// Joins the two halves of `?wait=true`: the `seq` (known when `send` returns) and the reduced state
+/// (known when the runtime calls back, possibly before `send` returns), racing a timeout.
+final class ActionWaiter: Sendable {
+    private struct State {
+        var seq: UInt64?
+        var result: Result<EncodedSnapshot, APIError>?
+        var answered = false
+        var timer: ScheduledWork?
+    }
+
+    private let exchange: Exchange
+    private let state = Mutex(State())
+
+    init(exchange: Exchange) { self.exchange = exchange }
+
+    func accepted(seq: UInt64) {
+        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, APIError>)? in
+            state.seq = seq
+            return state.result.flatMap { state.answered ? nil : (seq, $0) }.map { value in
+                state.answered = true
+                return value
+            }
+        }
+        if let (seq, result) = ready { answer(seq, result) }
+    }
+
+    func complete(_ result: Result<EncodedSnapshot, APIError>) {
+        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, APIError>, ScheduledWork?)? in
+            state.result = result
+            guard let seq = state.seq, !state.answered else { return nil }
+            state.answered = true
+            return (seq, result, state.timer)
+        }
+        if let (seq, result, timer) = ready {
+            timer?.cancel()
+            answer(seq, result)
+        }
+    }
+
+    func setTimer(_ work: ScheduledWork) {
+        let answered = state.withLock { state -> Bool in
+            state.timer = work
+            return state.answered
+        }
+        if answered { work.cancel() }
+    }
+
+    func reject(_ error: APIError) {
+        let first = state.withLock { state -> Bool in
+            defer { state.answered = true }
+            return !state.answered
+        }
+        if first { exchange.fail(error) }
+    }
+
+    func timeOut(after seconds: Double) {
+        let seq = state.withLock { state -> UInt64?? in
+            guard !state.answered else { return nil }
+            state.answered = true
+            return .some(state.seq)
+        }
+        guard let seq else { return }
+        let which = seq.map { "action \($0)" } ?? "the action"
+        exchange.fail(APIError(status: 504, code: "timeout", message: "\(which) was accepted but its mutations were not all reduced within \(seconds) s (sessions.waitTimeoutSeconds); it keeps running"))
+    }
+
+    private func answer(_ seq: UInt64, _ result: Result<EncodedSnapshot, APIError>) {
+        switch result {
+        case .success(let snapshot):
+            var out = JSONWriter(capacity: 48 + snapshot.state.count)
+            out.raw("{\"seq\":")
+            out.integer(seq)
+            out.raw(",\"version\":")
+            out.integer(snapshot.version)
+            out.raw(",\"state\":")
+            out.raw(snapshot.state)
+            out.raw("}")
+            exchange.reply(200, json: out.bytes)
+        case .failure(let error):
+            exchange.fail(error)
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import HTTPServer
+import JSONCodec
+import Logs
+
+extension ReactorService {
+    /// `GET /admin/sessions`: every session with version, stub flag and its subscribers' delivery state.
+    func adminSessions(_ exchange: Exchange) {
+        var out = JSONWriter(capacity: 4096)
+        out.raw("{\"sessions\":[")
+        let resident = store.all()
+        for (index, session) in resident.enumerated() {
+            if index > 0 { out.raw(",") }
+            let subscribers = session.subscriberInfo()
+            out.raw("{\"id\":")
+            out.string(session.id)
+            out.raw(",\"reactor\":")
+            out.string(session.reactorName)
+            out.raw(",\"version\":")
+            out.integer(session.snapshot().version)
+            out.raw(",\"subscribers\":")
+            out.integer(subscribers.count)
+            out.raw(",\"stub\":")
+            out.bool(session.isStubEnabled)
+            out.raw(",\"idleSeconds\":")
+            out.integer((context.clock.monotonicNanoseconds() &- min(session.lastActive, context.clock.monotonicNanoseconds())) / 1_000_000_000)
+            out.raw(",\"subscriberDetails\":[")
+            for (position, subscriber) in subscribers.enumerated() {
+                if position > 0 { out.raw(",") }
+                out.raw("{\"queuedBytes\":")
+                out.integer(subscriber.queuedBytes)
+                out.raw(",\"lastEventId\":")
+                if let last = subscriber.lastEventID { out.integer(last) } else { out.raw("null") }
+                out.raw(",\"drops\":")
+                out.integer(subscriber.drops)
+                out.raw(",\"select\":")
+                if let select = subscriber.select { out.string(select) } else { out.raw("null") }
+                out.raw("}")
+            }
+            out.raw("]}")
+        }
+        storedSessionsJSON(&out, first: resident.isEmpty)
+        out.raw("]}")
+        exchange.reply(200, json: out.bytes)
+    }
+
+    /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
+    func adminActions(_ id: String, _ exchange: Exchange) {
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let since = exchange.integerQuery("since", default: 0, range: 0...UInt64.max),
+            let limit = exchange.integerQuery("limit", default: 1000, range: 1...100_000)
+        else { return }
+        let (entries, next) = session.actionLog(since: since, limit: Int(limit))
+        var out = JSONWriter(capacity: 64 + entries.count * 96)
+        out.raw("{\"actions\":[")
+        for (index, entry) in entries.enumerated() {
+            if index > 0 { out.raw(",") }
+            out.raw("{\"seq\":")
+            out.integer(entry.seq)
+            out.raw(",\"at\":")
+            out.string(JSONLineLogHandler.rfc3339(Double(entry.at) / 1e9))
+            out.raw(",\"action\":")
+            out.raw(entry.action)
+            out.raw(",\"stubbed\":")
+            out.bool(entry.stubbed)
+            if entry.interrupted { out.raw(",\"interrupted\":true") }
+            out.raw("}")
+        }
+        out.raw("]")
+        if let next {
+            out.raw(",\"next\":")
+            out.integer(next)
+        }
+        out.raw("}")
+        exchange.reply(200, json: out.bytes)
+    }
+
+    /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
+    func adminStub(_ id: String, _ exchange: Exchange) {
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let body = exchange.jsonObject() else { return }
+        guard case .bool(let enabled)? = body["enabled"] else {
+            return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must be {"enabled": true} or {"enabled": false}"#))
+        }
+        session.setStub(enabled: enabled)
+        logger.notice(enabled ? "stub mode on: actions are recorded, not run" : "stub mode off", ["session": .string(id)])
+        exchange.reply(200, json: Array((enabled ? #"{"stub":true}"# : #"{"stub":false}"#).utf8))
+    }
+
+    /// `PUT /admin/sessions/{id}/state` (stub mode only): forces a state, emitted as a new version.
+    func adminState(_ id: String, _ exchange: Exchange) {
+        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let body = exchange.jsonBody() else { return }
+        guard session.isStubEnabled else {
+            return exchange.fail(APIError(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
+        }
+        do {
+            _ = try JSONParser().parse(body)
+        } catch {
+            return exchange.fail(.invalidJSON(error.message))
+        }
+        session.forceState(json: body) { result in
+            switch result {
+            case .success(let snapshot):
+                var out = JSONWriter(capacity: 32 + snapshot.state.count)
+                out.raw("{\"version\":")
+                out.integer(snapshot.version)
+                out.raw(",\"state\":")
+                out.raw(snapshot.state)
+                out.raw("}")
+                exchange.reply(200, json: out.bytes)
+            case .failure(let error):
+                exchange.fail(error)
+            }
+        }
+    }
+}
+
+extension Exchange {
+    /// A non-negative integer query parameter in `range`, its default when absent, or nil after a 400.
+    func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
+        guard let text = request.queryValue(name) else { return value }
+        guard let number = UInt64(text), range.contains(number) else {
+            fail(APIError(status: 400, code: "invalid_query", message: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(JSONWriter.quoted(text))"))
+            return nil
+        }
+        return number
+    }
+}

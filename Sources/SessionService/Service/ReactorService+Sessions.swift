@@ -1,0 +1,144 @@
+import HTTPServer
+import JSONCodec
+
+extension ReactorService {
+    /// `POST /sessions` `{"reactor": "counter", "id": "optional"}` → 201.
+    func createSession(_ exchange: Exchange) {
+        guard let body = exchange.jsonObject() else { return }
+        guard case .string(let name)? = body["reactor"] else {
+            return exchange.fail(APIError(status: 400, code: "invalid_request", message: #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
+        }
+        guard let definition = catalog.definition(named: name) else {
+            return exchange.fail(.unknownReactor(name, known: catalog.definitions.map(\.name)))
+        }
+        let id: String
+        switch body["id"] {
+        case nil, .null?:
+            id = SessionID.random()
+        case .string(let chosen)?:
+            guard SessionID.isValid(chosen) else {
+                return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got \(JSONWriter.quoted(String(chosen.prefix(80))))"))
+            }
+            id = chosen
+        case let other?:
+            return exchange.fail(APIError(status: 400, code: "invalid_id", message: "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
+        }
+        let session: any HostedSession
+        do {
+            session = try store.insert(id: id) { definition.makeSession(id, context) }
+        } catch .exists {
+            return exchange.fail(APIError(status: 409, code: "session_exists", message: "a session with id \(JSONWriter.quoted(id)) already exists"))
+        } catch {
+            return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
+        }
+        metrics.sessions.increment()
+        exchange.reply(201, json: Self.sessionJSON(session, session.snapshot()), headers: [("Location", "/sessions/\(id)")])
+    }
+
+    /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
+    func deleteSession(_ id: String, _ exchange: Exchange) {
+        guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
+        session.end()
+        metrics.sessions.decrement()
+        if store.storage != nil {
+            logger.info("deleted a session and its journal; its records leave the disk when their segments are compacted", ["session": .string(id)])
+        }
+        exchange.reply(204, body: [], contentType: nil)
+    }
+
+    /// `{"id", "reactor", "version", "state"}`.
+    static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot) -> [UInt8] {
+        var out = JSONWriter(capacity: 64 + snapshot.state.count)
+        out.raw("{\"id\":")
+        out.string(session.id)
+        out.raw(",\"reactor\":")
+        out.string(session.reactorName)
+        out.raw(",\"version\":")
+        out.integer(snapshot.version)
+        out.raw(",\"state\":")
+        out.raw(snapshot.state)
+        out.raw("}")
+        return out.bytes
+    }
+
+    /// `GET /reactors`: every hosted reactor with its initial state and example actions.
+    static func reactorsJSON(_ catalog: ReactorCatalog) -> [UInt8] {
+        var out = JSONWriter(capacity: 1024)
+        out.raw("{\"reactors\":[")
+        for (index, definition) in catalog.definitions.enumerated() {
+            if index > 0 { out.raw(",") }
+            out.raw("{\"name\":")
+            out.string(definition.name)
+            out.raw(",\"description\":")
+            out.string(definition.summary)
+            out.raw(",\"initialState\":")
+            out.raw(definition.initialState)
+            out.raw(",\"actions\":[")
+            var first = true
+            for example in definition.exampleActions {
+                // Examples are the registrant's text: include only those that are JSON.
+                guard let value = try? JSONParser().parse(Array(example.utf8)) else { continue }
+                if !first { out.raw(",") }
+                first = false
+                out.raw(value.serialized())
+            }
+            out.raw("]}")
+        }
+        out.raw("]}")
+        return out.bytes
+    }
+}
+
+extension Exchange {
+    /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
+    var hasJSONContentType: Bool {
+        guard var type = request.headers["Content-Type"] else { return false }
+        return type.withUTF8(Self.isJSONMediaType)
+    }
+
+    /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.
+    static func isJSONMediaType(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var start = 0
+        var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        func matches(_ text: StaticString, at offset: Int) -> Bool {
+            let count = text.utf8CodeUnitCount
+            guard offset >= start, offset + count <= end else { return false }
+            let pattern = text.utf8Start
+            for i in 0..<count {
+                let byte = bytes[offset + i]
+                if (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) != pattern[i] { return false }
+            }
+            return true
+        }
+        if end - start == 16, matches("application/json", at: start) { return true }
+        return matches("application/", at: start) && end - start > 17 && matches("+json", at: end - 5)
+    }
+
+    /// Checks the content type and returns the body, or answers 415 and returns nil.
+    func jsonBody() -> [UInt8]? {
+        guard hasJSONContentType else {
+            fail(.unsupportedMediaType(request.headers["Content-Type"]))
+            return nil
+        }
+        return request.body
+    }
+
+    /// The body parsed as a JSON object, or an error answer (415, 400 `invalid_json`) and nil.
+    func jsonObject() -> JSONObject? {
+        guard let body = jsonBody() else { return nil }
+        let value: JSONValue
+        do {
+            value = try JSONParser().parse(body)
+        } catch {
+            fail(.invalidJSON(error.message))
+            return nil
+        }
+        guard case .object(let object) = value else {
+            fail(APIError(status: 400, code: "invalid_request", message: "the body must be a JSON object"))
+            return nil
+        }
+        return object
+    }
+}

@@ -1,0 +1,160 @@
+import HTTPServer
+import JSONCodec
+
+// Persistence in the service: restoring sessions, passivation, compaction, time travel.
+extension ReactorService {
+    /// Connects the store to the catalog for loading sessions, and notes the recovered ones.
+    func attachStorage() {
+        guard let storage = store.storage else { return }
+        let catalog = catalog
+        let context = context
+        store.restorer.withLock {
+            $0 = { history, id in
+                guard let definition = catalog.definition(named: history.snapshot.reactor) else {
+                    return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
+                }
+                let journal = SessionJournal(storage: storage, key: history.key, id: id, reactor: definition.name)
+                do throws(RestoreError) {
+                    return .success(try definition.restoreSession(id, context, history, journal))
+                } catch {
+                    return .failure(error)
+                }
+            }
+        }
+        let stored = storage.storedSessions()
+        store.notePassive(stored.map(\.id), at: context.clock.monotonicNanoseconds())
+        metrics.sessions.increment(by: stored.count)
+    }
+
+    /// Periodic storage work: passivate idle sessions, write due snapshots, compact old segments.
+    func maintainStorage() {
+        guard let storage = store.storage else { return }
+        let after = configuration.sessions.passivateAfterSeconds
+        let now = context.clock.monotonicNanoseconds()
+        if after > 0, now > UInt64(after * 1e9) {
+            let count = store.passivate(idleBefore: now - UInt64(after * 1e9))
+            if count > 0 { logger.debug("passivated idle sessions", ["count": .int(count)]) }
+        }
+        for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
+        storage.compact()
+    }
+
+    /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
+    /// nearest snapshot at or below it.
+    func adminVersion(_ id: String, _ exchange: Exchange) {
+        guard let storage = store.storage else {
+            return exchange.fail(APIError(status: 409, code: "memory_only", message: "time travel needs the journal; this server runs with storage.memoryOnly"))
+        }
+        let segments = exchange.request.pathSegments
+        guard segments.count == 5, let version = UInt64(segments[4]) else {
+            return exchange.fail(APIError(status: 400, code: "invalid_version", message: "the version must be a non-negative integer, got \(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
+        }
+        switch stateJSON(id, at: version, storage: storage) {
+        case .success(let state):
+            var out = JSONWriter(capacity: 64 + state.count)
+            out.raw("{\"id\":")
+            out.string(id)
+            out.raw(",\"version\":")
+            out.integer(version)
+            out.raw(",\"state\":")
+            out.raw(state)
+            out.raw("}")
+            exchange.reply(200, json: out.bytes)
+        case .failure(let error):
+            exchange.fail(error)
+        }
+    }
+
+    /// The state of session `id` at `version`, as clients would have seen it.
+    func stateJSON(_ id: String, at version: UInt64, storage: SessionStorage, shown: Bool = true) -> Result<[UInt8], APIError> {
+        guard let info = storage.storedSessions(matching: id) else { return .failure(store.absence(id)) }
+        if let reason = info.unavailable { return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason)")) }
+        guard version <= info.version else {
+            return .failure(APIError(status: 404, code: "unknown_version", message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet"))
+        }
+        guard let definition = catalog.definition(named: info.reactor) else {
+            return .failure(APIError(status: 409, code: "session_unavailable", message: "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
+        }
+        let history: StoredVersionHistory
+        do {
+            guard let found = try storage.history(id: id, upTo: version) else {
+                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(id: id).map(String.init) ?? "unknown")"))
+            }
+            history = found
+        } catch {
+            return .failure(.internal("reading the journal failed: \(error)"))
+        }
+        do throws(RestoreError) {
+            return .success(try definition.replay(history.base, history.records, shown))
+        } catch {
+            return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
+        }
+    }
+
+    /// `POST /admin/sessions/{id}/fork` `{"version": V, "id": "optional"}` → 201, a new session whose
+    /// history starts at the source's state of version V (its version is V).
+    func adminFork(_ id: String, _ exchange: Exchange) {
+        guard let storage = store.storage else {
+            return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
+        }
+        guard let body = exchange.jsonObject() else { return }
+        guard case .number(let number)? = body["version"], let version = number.uint64Value else {
+            return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
+        }
+        let newID: String
+        switch body["id"] {
+        case nil, .null?: newID = SessionID.random()
+        case .string(let chosen)? where SessionID.isValid(chosen): newID = chosen
+        default:
+            return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -"))
+        }
+        guard let info = storage.storedSessions(matching: id) else { return exchange.fail(store.absence(id)) }
+        let state: [UInt8]
+        switch stateJSON(id, at: version, storage: storage, shown: false) {
+        case .success(let json): state = json
+        case .failure(let error): return exchange.fail(error)
+        }
+        guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
+        let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, actions: [], running: [])
+        let session: any HostedSession
+        do {
+            session = try store.insert(id: newID) {
+                guard let key = storage.create(snapshot) else { return StoredOnlySession(id: newID) }
+                let journal = SessionJournal(storage: storage, key: key, id: newID, reactor: info.reactor)
+                let history = StoredHistory(key: key, snapshot: snapshot, states: [], actions: [], lastSeq: 0)
+                return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
+            }
+        } catch .exists {
+            return exchange.fail(APIError(status: 409, code: "session_exists", message: "a session with id \(JSONWriter.quoted(newID)) already exists"))
+        } catch {
+            return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit)"))
+        }
+        metrics.sessions.increment()
+        logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
+        exchange.reply(201, json: Self.sessionJSON(session, session.snapshot()), headers: [("Location", "/sessions/\(newID)")])
+    }
+}
+
+extension ReactorService {
+    /// Admin listing entries of stored sessions that are not in memory: passivated, or quarantined.
+    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool) {
+        guard let storage = store.storage else { return }
+        var first = first
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where !info.resident || info.unavailable != nil {
+            if !first { out.raw(",") }
+            first = false
+            out.raw("{\"id\":")
+            out.string(info.id)
+            out.raw(",\"reactor\":")
+            out.string(info.reactor)
+            out.raw(",\"version\":")
+            out.integer(info.version)
+            out.raw(",\"subscribers\":0,\"stub\":false,\"resident\":false")
+            if let reason = info.unavailable {
+                out.raw(",\"unavailable\":")
+                out.string(reason)
+            }
+            out.raw("}")
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import HTTPServer
+import JSONCodec
+
+/// A session's state as clients see it: its version and the state as one line of JSON.
+public struct EncodedSnapshot: Sendable, Equatable {
+    public var version: UInt64
+    public var state: [UInt8]
+
+    @inlinable
+    public init(version: UInt64, state: [UInt8]) {
+        self.version = version
+        self.state = state
+    }
+}
+
+/// One live SSE subscriber as the admin listing shows it.
+public struct SubscriberInfo: Sendable, Equatable {
+    public var queuedBytes: Int
+    /// The `id:` of the last state event written to it, nil before the first.
+    public var lastEventID: UInt64?
+    /// States skipped because it was too slow to read them.
+    public var drops: Int
+    /// Its `?select=` pointer, if any.
+    public var select: String?
+}
+
+/// A session as the HTTP layer drives it, whatever its reactor type (``Session`` implements it).
+public protocol HostedSession: AnyObject, Sendable {
+    var id: String { get }
+    var reactorName: String { get }
+
+    /// The latest version and state.
+    func snapshot() -> EncodedSnapshot
+
+    /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
+    /// mutation the action produced has been reduced (or the session ended).
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+
+    /// Opens the SSE stream on `writer` and registers it.
+    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?)
+
+    var isStubEnabled: Bool { get }
+    func setStub(enabled: Bool)
+    /// Forces a state (stub mode only); replies with the new snapshot or an error.
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void)
+
+    func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
+    func subscriberInfo() -> [SubscriberInfo]
+    var subscriberCount: Int { get }
+
+    /// Monotonic nanoseconds of the last request or subscriber activity (idle expiry).
+    var lastActive: UInt64 { get }
+    func touch(at nanoseconds: UInt64)
+
+    /// Ends the session: cancels effects, sends `event: end` to subscribers and closes their streams.
+    func end()
+
+    /// Leaves memory after journaling a snapshot; false when it must stay resident.
+    func passivate() -> Bool
+    /// Whether enough mutations arrived since the last snapshot that one should be written.
+    var isSnapshotDue: Bool { get }
+    /// Journals a snapshot now.
+    func writeSnapshot()
+}
+
+extension HostedSession {
+    public func passivate() -> Bool { false }
+    public var isSnapshotDue: Bool { false }
+    public func writeSnapshot() {}
+}

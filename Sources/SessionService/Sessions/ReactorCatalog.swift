@@ -1,0 +1,89 @@
+import JSONCodec
+import Reactors
+
+/// A reactor type the server hosts under a name: how to describe it and how to start a session of it.
+public struct ReactorDefinition: Sendable {
+    public let name: String
+    /// One sentence for `GET /reactors` and the browser page.
+    public let summary: String
+    /// Example actions as JSON texts (`{"type":"increase"}`), shown as buttons on the page.
+    public let exampleActions: [String]
+    /// The initial state as JSON.
+    public let initialState: [UInt8]
+    @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext) -> any HostedSession
+    /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
+    /// code specialized for the concrete reactor; going through the protocol would run the generic,
+    /// many times slower code.
+    @usableFromInline let sendAction: SendAction
+
+    @usableFromInline
+    typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+    /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
+    @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
+    /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
+    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [JournalRecord], _ shown: Bool) throws(RestoreError) -> [UInt8]
+
+    @usableFromInline
+    init(
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession,
+        restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
+        replay: @escaping @Sendable ([UInt8], [JournalRecord], Bool) throws(RestoreError) -> [UInt8],
+        sendAction: @escaping SendAction
+    ) {
+        self.name = name
+        self.summary = summary
+        self.exampleActions = exampleActions
+        self.initialState = initialState
+        self.makeSession = makeSession
+        self.restoreSession = restoreSession
+        self.replay = replay
+        self.sendAction = sendAction
+    }
+}
+
+/// The reactors a server hosts, by name. Register your own next to (or instead of) the examples:
+///
+/// ```swift
+/// var catalog = ReactorCatalog()
+/// catalog.register("counter", summary: "A number you can change.", exampleActions: [#"{"type":"increase"}"#]) {
+///     CounterReactor()
+/// }
+/// ```
+public struct ReactorCatalog: Sendable {
+    public private(set) var definitions: [ReactorDefinition] = []
+
+    public init() {}
+
+    /// Adds a reactor type; `make` builds the reactor of each new session. A name registered twice
+    /// replaces the earlier one.
+    @inlinable
+    public mutating func register<R: Reactor>(
+        _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
+    ) {
+        precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
+        let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
+        let definition = ReactorDefinition(
+            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
+            makeSession: { id, context in Session(id: id, name: name, reactor: make(), context: context) },
+            restoreSession: { id, context, history, journal throws(RestoreError) in
+                try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)
+            },
+            replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
+            sendAction: { session, body, completion throws(APIError) in
+                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion)
+            })
+        add(definition)
+    }
+
+    /// Adds a definition, replacing one with the same name.
+    @usableFromInline
+    mutating func add(_ definition: ReactorDefinition) {
+        definitions.removeAll { $0.name == definition.name }
+        definitions.append(definition)
+    }
+
+    /// The definition registered under `name`.
+    public func definition(named name: String) -> ReactorDefinition? {
+        definitions.first { $0.name == name }
+    }
+}

@@ -1,0 +1,29 @@
+import Logs
+
+/// What every session of one server shares: limits, metrics, the clock and the logger.
+public final class SessionContext: Sendable {
+    /// Per-session limits from the configuration.
+    public struct Limits: Sendable {
+        public var actionLogLimit = 10_000
+        public var stubRecordLimit = 1_000
+        /// Pulses held for a subscriber that is behind before its stream is closed with `event: error`.
+        public var pulseBuffer = 256
+
+        public init() {}
+    }
+
+    public let limits: Limits
+    public let metrics: ServiceMetrics
+    public let clock: any ServiceClock
+    public let logger: Logger
+    /// The journal sessions are persisted in; nil in memory-only mode.
+    public let storage: SessionStorage?
+
+    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: SessionStorage? = nil) {
+        self.limits = limits
+        self.metrics = metrics
+        self.clock = clock
+        self.logger = logger
+        self.storage = storage
+    }
+}

@@ -1,0 +1,190 @@
+import HTTPServer
+import JSONCodec
+import Synchronization
+
+/// Every session by id, with the session limit. With storage, sessions not in memory (passivated, or
+/// not touched since a restart) are loaded back on their first lookup, and at most `maxResident` stay
+/// in memory (the least recently used leave first).
+public final class SessionStore: Sendable {
+    private let sessions = Mutex<[String: any HostedSession]>([:])
+    /// Serializes loads, creations and deletions, so a session is never loaded twice.
+    private let loading = Mutex<Void>(())
+    /// Monotonic time of last activity of sessions that are stored but not resident (idle expiry).
+    private let passive = Mutex<[String: UInt64]>([:])
+    public let limit: Int
+    public let storage: SessionStorage?
+    public let maxResident: Int
+    /// Builds a resident session from its stored history (set by the service, which knows the catalog).
+    let restorer = Mutex<(@Sendable (StoredHistory, String) -> Result<any HostedSession, RestoreError>)?>(nil)
+
+    public init(limit: Int, storage: SessionStorage? = nil, maxResident: Int = .max) {
+        self.limit = limit
+        self.storage = storage
+        self.maxResident = max(1, maxResident)
+    }
+
+    /// Why a session could not be added.
+    public enum InsertError: Error, Sendable {
+        case exists
+        case full
+    }
+
+    /// The session with this id, loading it from storage when it is not resident.
+    public func session(_ id: String) -> (any HostedSession)? {
+        if let session = sessions.withLock({ $0[id] }) { return session }
+        guard let storage else { return nil }
+        let loaded = loading.withLock { _ -> (any HostedSession)? in
+            if let session = sessions.withLock({ $0[id] }) { return session }
+            guard case .loaded(let history) = storage.load(id: id), let restore = restorer.withLock({ $0 }) else { return nil }
+            switch restore(history, id) {
+            case .success(let session):
+                storage.markResident(key: history.key)
+                sessions.withLock { $0[id] = session }
+                _ = passive.withLock { $0.removeValue(forKey: id) }
+                return session
+            case .failure(let error):
+                storage.quarantine(key: history.key, reason: error.reason)
+                storage.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
+                return nil
+            }
+        }
+        if loaded != nil { enforceResidentLimit(keeping: id) }
+        return loaded
+    }
+
+    /// Why `id` has no session: 409 `session_unavailable` when it is stored but quarantined, else 404.
+    func absence(_ id: String) -> APIError {
+        if let storage, let reason = storage.storedSessions(matching: id)?.unavailable {
+            return APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
+        }
+        return .unknownSession(id)
+    }
+
+    /// Adds a session built by `make` under `id`, unless the id is taken or the limit is reached.
+    public func insert(id: String, _ make: () -> any HostedSession) throws(InsertError) -> any HostedSession {
+        let session = try loading.withLock { _ throws(InsertError) -> any HostedSession in
+            try sessions.withLock { (sessions: inout [String: any HostedSession]) throws(InsertError) -> any HostedSession in
+                guard sessions[id] == nil, !(storage?.contains(id) ?? false) else { throw .exists }
+                guard (storage?.count ?? sessions.count) < limit else { throw .full }
+                let session = make()
+                sessions[id] = session
+                return session
+            }
+        }
+        enforceResidentLimit(keeping: id)
+        return session
+    }
+
+    /// Removes and returns the session (the caller ends it outside the lock); its stored history is deleted.
+    /// A stored session that is not resident (or quarantined) is loaded or deleted from storage as needed.
+    public func remove(_ id: String) -> (any HostedSession)? {
+        loading.withLock { _ -> (any HostedSession)? in
+            let session = sessions.withLock { $0.removeValue(forKey: id) }
+            if let storage, let key = storage.key(for: id) {
+                storage.delete(key: key)
+                storage.unregister(key: key)
+                _ = passive.withLock { $0.removeValue(forKey: id) }
+                return session ?? StoredOnlySession(id: id)
+            }
+            return session
+        }
+    }
+
+    /// Sessions stored or resident.
+    public var count: Int { storage?.count ?? sessions.withLock { $0.count } }
+
+    /// Sessions in memory.
+    public var residentCount: Int { sessions.withLock { $0.count } }
+
+    /// All resident sessions, sorted by id (admin listing).
+    public func all() -> [any HostedSession] {
+        sessions.withLock { Array($0.values) }.sorted { $0.id < $1.id }
+    }
+
+    /// Removes sessions without subscribers whose last activity is before `cutoff`; returns them.
+    /// Stored sessions that are not resident expire too (their stored history is deleted here).
+    public func removeIdle(before cutoff: UInt64) -> [any HostedSession] {
+        let idle = sessions.withLock { sessions in
+            let idle = sessions.values.filter { $0.lastActive < cutoff && $0.subscriberCount == 0 }
+            for session in idle { sessions.removeValue(forKey: session.id) }
+            return idle
+        }
+        guard let storage else { return idle }
+        let expired = passive.withLock { passive in
+            let expired = passive.filter { $0.value < cutoff }.map(\.key)
+            for id in expired { passive.removeValue(forKey: id) }
+            return expired
+        }
+        loading.withLock { _ in
+            for id in idle.map(\.id) + expired {
+                guard sessions.withLock({ $0[id] == nil }), let key = storage.key(for: id) else { continue }
+                storage.delete(key: key)
+                storage.unregister(key: key)
+            }
+        }
+        return idle + expired.map { StoredOnlySession(id: $0) }
+    }
+
+    /// Notes stored sessions that are not resident (after a restart) as active `now`, for idle expiry.
+    func notePassive(_ ids: [String], at now: UInt64) {
+        passive.withLock { passive in
+            for id in ids { passive[id] = now }
+        }
+    }
+
+    /// Moves resident sessions idle since before `cutoff` out of memory (snapshot first); returns how many.
+    @discardableResult
+    public func passivate(idleBefore cutoff: UInt64) -> Int {
+        let candidates = sessions.withLock { sessions in
+            sessions.values.filter { $0.lastActive < cutoff && $0.subscriberCount == 0 }
+        }
+        return passivate(candidates)
+    }
+
+    /// Evicts the least recently used resident sessions beyond `maxResident`.
+    func enforceResidentLimit(keeping kept: String) {
+        guard storage != nil else { return }
+        let excess = sessions.withLock { $0.count } - maxResident
+        guard excess > 0 else { return }
+        // Evict a little more than needed so a steady stream of loads does not sort on every one.
+        let target = excess + max(0, min(maxResident / 100, 1000))
+        let victims = sessions.withLock { sessions in
+            // Never the session the caller is about to use.
+            sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
+        }
+        passivate(Array(victims))
+    }
+
+    private func passivate(_ candidates: [any HostedSession]) -> Int {
+        var count = 0
+        for session in candidates {
+            let left = loading.withLock { _ -> Bool in
+                guard sessions.withLock({ $0[session.id] }) === session, session.passivate() else { return false }
+                sessions.withLock { _ = $0.removeValue(forKey: session.id) }
+                passive.withLock { $0[session.id] = session.lastActive }
+                return true
+            }
+            if left { count += 1 }
+        }
+        return count
+    }
+}
+
+/// A stored session removed without being loaded (deleted or expired while passivated).
+final class StoredOnlySession: HostedSession {
+    let id: String
+    init(id: String) { self.id = id }
+    var reactorName: String { "" }
+    func snapshot() -> EncodedSnapshot { EncodedSnapshot(version: 0, state: Array("null".utf8)) }
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 { throw .sessionEnded }
+    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {}
+    var isStubEnabled: Bool { false }
+    func setStub(enabled: Bool) {}
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) { reply(.failure(.sessionEnded)) }
+    func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) { ([], nil) }
+    func subscriberInfo() -> [SubscriberInfo] { [] }
+    var subscriberCount: Int { 0 }
+    var lastActive: UInt64 { 0 }
+    func touch(at nanoseconds: UInt64) {}
+    func end() {}
+}

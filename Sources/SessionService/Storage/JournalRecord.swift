@@ -1,0 +1,156 @@
+/// One record of the journal. On disk: `[u32 body length][u32 CRC-32C of body][body]`, little-endian,
+/// where the body is `[u8 kind][u32 session key][u64 number][payload]`. `number` is the version for
+/// state records and the seq for action records, so the start-up scan indexes sessions from headers
+/// without decoding any JSON.
+@usableFromInline
+struct JournalRecord: Sendable, Equatable {
+    /// What a record holds.
+    enum Kind: UInt8, Sendable {
+        /// The whole session at a version: id, reactor, state, last seq, stub flag and unfinished actions
+        /// (not the action log: that is rebuilt from accept records).
+        case snapshot = 1
+        /// A reduced mutation (JSON) producing version `number`.
+        case mutation = 2
+        /// A state forced in stub mode (JSON) as version `number`.
+        case forced = 3
+        /// An accepted action `number`: when, flags, the body as sent.
+        case accept = 4
+        /// Every mutation of action `number` has been reduced.
+        case complete = 5
+        /// The session was deleted; its earlier records are dead.
+        case delete = 6
+        /// The retained action log up to seq `number`, copied forward by compaction so the accept
+        /// records it covers need not keep old segments alive.
+        case actionLog = 7
+    }
+
+    var kind: Kind
+    var key: UInt32
+    var number: UInt64
+    var payload: [UInt8]
+
+    /// Bytes before the body: length and checksum.
+    static let frameBytes = 8
+    /// Bytes of the body before the payload: kind, key, number.
+    static let headerBytes = 13
+    /// Larger bodies are refused when scanning: a length this big is corruption.
+    static let maxBodyBytes = 1 << 30
+
+    /// Appends the framed record to `buffer`.
+    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: frameBytes))
+        buffer.append(kind.rawValue)
+        buffer.appendLittleEndian(key)
+        buffer.appendLittleEndian(number)
+        payload(&buffer)
+        let length = UInt32(buffer.count - start - frameBytes)
+        let crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...])) }
+        buffer.storeLittleEndian(length, at: start)
+        buffer.storeLittleEndian(crc, at: start + 4)
+    }
+
+    /// The record's encoded bytes.
+    var encoded: [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.frameBytes + Self.headerBytes + payload.count)
+        Self.append(kind: kind, key: key, number: number, to: &buffer) { $0.append(contentsOf: payload) }
+        return buffer
+    }
+
+    /// What reading a record at an offset found.
+    enum Parse: Equatable {
+        case record(JournalRecord, size: Int)
+        /// Not enough bytes for the frame or the body it announces.
+        case truncated
+        /// A frame whose length is impossible or whose checksum does not match.
+        case corrupt(size: Int?)
+    }
+
+    /// Reads the record at the start of `bytes`; `withPayload: false` skips copying the payload.
+    static func parse(_ bytes: UnsafeRawBufferPointer, withPayload: Bool = true) -> Parse {
+        guard bytes.count >= frameBytes else { return .truncated }
+        let length = Int(bytes.loadLittleEndian(UInt32.self, at: 0))
+        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(size: nil) }
+        guard bytes.count >= frameBytes + length else { return .truncated }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[frameBytes..<(frameBytes + length)])
+        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(size: frameBytes + length) }
+        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(size: frameBytes + length) }
+        let record = JournalRecord(
+            kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1), number: body.loadLittleEndian(UInt64.self, at: 5),
+            payload: withPayload ? Array(body[headerBytes...]) : [])
+        return .record(record, size: frameBytes + length)
+    }
+}
+
+extension [UInt8] {
+    @inline(__always)
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+    }
+
+    @inline(__always)
+    mutating func storeLittleEndian<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
+    }
+
+    /// A length-prefixed (u32) byte string.
+    mutating func appendBlob(_ bytes: [UInt8]) {
+        appendLittleEndian(UInt32(bytes.count))
+        append(contentsOf: bytes)
+    }
+
+    /// A length-prefixed (u8) short string such as an id or a reactor name.
+    mutating func appendShortString(_ string: String) {
+        let bytes = Array(string.utf8.prefix(255))
+        append(UInt8(bytes.count))
+        append(contentsOf: bytes)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    @inline(__always)
+    func loadLittleEndian<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}
+
+/// Reads a payload front to back; every read checks bounds and throws ``PayloadError`` when short.
+struct PayloadReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    struct PayloadError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws(PayloadError) -> T {
+        let size = MemoryLayout<T>.size
+        guard offset + size <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        let value = bytes.withUnsafeBytes { $0.loadLittleEndian(T.self, at: offset) }
+        offset += size
+        return value
+    }
+
+    mutating func blob() throws(PayloadError) -> [UInt8] {
+        let count = Int(try integer(UInt32.self))
+        guard offset + count <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func shortString() throws(PayloadError) -> String {
+        let count = Int(try integer(UInt8.self))
+        guard offset + count <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        defer { offset += count }
+        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+    }
+
+    /// The bytes not read yet.
+    mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
+}

@@ -1,0 +1,133 @@
+import JSONCodec
+import Reactors
+
+// How a session is journaled, snapshotted, passivated and restored.
+extension Session {
+    /// Journals a new session's initial snapshot (version 0, or the fork point) and returns its journal.
+    @usableFromInline
+    static func createJournal(id: String, name: String, runtime: ReactorRuntime<InstrumentedReactor<R>>, context: SessionContext) -> SessionJournal? {
+        guard let storage = context.storage else { return nil }
+        let checkpoint = runtime.checkpoint
+        do {
+            let state = try JSONValueEncoder().encode(checkpoint.state)
+            let snapshot = StoredSnapshot(id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state, actions: [], running: [])
+            guard let key = storage.create(snapshot) else {
+                context.logger.error("a session id is already journaled; this session is not persisted", ["session": .string(id)])
+                return nil
+            }
+            return SessionJournal(storage: storage, key: key, id: id, reactor: name)
+        } catch {
+            context.logger.error("the initial state does not encode as JSON; the session is not persisted", ["session": .string(id), "error": .string("\(error)")])
+            return nil
+        }
+    }
+
+    /// Adds the journaling middleware and registers for compaction's snapshot requests.
+    @usableFromInline
+    func attachJournal() {
+        guard let journal else { return }
+        runtime.addMiddleware(JournalMiddleware<InstrumentedReactor<R>>(journal: journal))
+        journal.snapshotRequest.withLock { $0 = { [weak self] in self?.writeCompactionCheckpoint() } }
+        journal.storage.register(journal)
+    }
+
+    /// Journals a snapshot now (compaction, due snapshots found by the sweep).
+    @usableFromInline
+    func writeSnapshot() {
+        log.withLock { writeSnapshot(&$0, passivating: false) }
+    }
+
+    /// Journals a snapshot and the retained action log, so nothing of this session needs older segments.
+    func writeCompactionCheckpoint() {
+        log.withLock { log in
+            writeSnapshot(&log, passivating: false)
+            journal?.checkpoint(log.all)
+        }
+    }
+
+    /// Journals a snapshot; the caller holds the action-log lock.
+    @usableFromInline
+    func writeSnapshot(_ log: inout ActionLog, passivating: Bool) {
+        guard let journal else { return }
+        let checkpoint = runtime.checkpoint
+        do {
+            let state = try JSONValueEncoder().encode(checkpoint.state)
+            journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, oldestRetained: log.oldestSeq, passivating: passivating)
+        } catch {
+            context.logger.error("a state does not encode as JSON; no snapshot written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
+        }
+    }
+
+    /// Leaves memory: stops the runtime and journals a final snapshot. False when it must stay (effects
+    /// running, subscribers, or not persisted).
+    @usableFromInline
+    func passivate() -> Bool {
+        guard let journal, runtime.inFlightEffectCount == 0, subscriberCount == 0 else { return false }
+        shared.withLock {
+            $0.observation?.cancel()
+            $0.observation = nil
+        }
+        runtime.stop()
+        log.withLock { writeSnapshot(&$0, passivating: true) }
+        journal.storage.unregister(key: journal.key)
+        return true
+    }
+
+    /// Whether a snapshot is due (many mutations from effects since the last one).
+    @usableFromInline
+    var isSnapshotDue: Bool { journal?.isSnapshotDue ?? false }
+
+    /// Rebuilds a session from its stored history: decodes the snapshot and replays the tail through
+    /// the reactor's own `reduce`. Throws the reason it cannot (the session is then quarantined).
+    @usableFromInline
+    static func restore(id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> Session {
+        let decoder = JSONValueDecoder()
+        var state: R.State
+        do {
+            state = try decoder.decode(R.State.self, from: history.snapshot.state)
+        } catch {
+            throw RestoreError(reason: "its snapshot at version \(history.snapshot.version) does not decode as the state of reactor \(JSONWriter.quoted(name)): \(error)")
+        }
+        var version = history.snapshot.version
+        for record in history.states {
+            do {
+                switch record.kind {
+                case .mutation: state = reactor.reduce(state: state, mutation: try decoder.decode(R.Mutation.self, from: record.payload))
+                default: state = try decoder.decode(R.State.self, from: record.payload)
+                }
+            } catch {
+                throw RestoreError(reason: "its journaled \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.number) does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
+            }
+            version = record.number
+        }
+        let checkpoint = Checkpoint(state: state, version: version, lastSeq: history.lastSeq)
+        journal.noteInterrupted(history.actions.filter(\.interrupted).map(\.seq))
+        let session = Session(id: id, name: name, reactor: reactor, context: context, restoring: checkpoint, journal: journal, actions: history.actions)
+        if history.snapshot.stub { session.runtime.isStubEnabled = true }
+        return session
+    }
+
+    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through `records`.
+    @usableFromInline
+    static func replay(reactor: R, name: String, base: [UInt8], records: [JournalRecord], shown: Bool) throws(RestoreError) -> [UInt8] {
+        let decoder = JSONValueDecoder()
+        do {
+            var state = try decoder.decode(R.State.self, from: base)
+            for record in records {
+                switch record.kind {
+                case .mutation: state = reactor.reduce(state: state, mutation: try decoder.decode(R.Mutation.self, from: record.payload))
+                default: state = try decoder.decode(R.State.self, from: record.payload)
+                }
+            }
+            return try shown ? JSONValueEncoder().encode(reactor.transform(state: state)) : JSONValueEncoder().encode(state)
+        } catch {
+            throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
+        }
+    }
+}
+
+/// Why a stored session cannot be brought back.
+public struct RestoreError: Error, Sendable, CustomStringConvertible {
+    public var reason: String
+    public var description: String { reason }
+}

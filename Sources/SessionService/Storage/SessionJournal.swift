@@ -1,0 +1,158 @@
+import JSONCodec
+import Reactors
+import Synchronization
+
+/// One resident session's side of the journal: its key, the order of its action records, and when its
+/// next snapshot is due.
+@usableFromInline
+final class SessionJournal: Sendable {
+    let storage: SessionStorage
+    let key: UInt32
+    let id: String
+    let reactor: String
+    /// Serializes the session's action records (accepts, completions, snapshots), so a snapshot
+    /// reflects exactly the action records before it. Holds the seqs of unfinished actions: running
+    /// ones, and retained ones a crash interrupted (they never finish).
+    let actions = Mutex<[UInt64: Void]>([:])
+    let sinceSnapshot = Atomic<Int>(0)
+    /// Asks the session for a snapshot now (compaction), set by the session.
+    let snapshotRequest = Mutex<(@Sendable () -> Void)?>(nil)
+
+    init(storage: SessionStorage, key: UInt32, id: String, reactor: String) {
+        self.storage = storage
+        self.key = key
+        self.id = id
+        self.reactor = reactor
+    }
+
+    /// Whether enough mutations have been journaled since the last snapshot.
+    @usableFromInline
+    var isSnapshotDue: Bool { sinceSnapshot.load(ordering: .relaxed) >= storage.options.snapshotEvery }
+
+    func journal(mutation json: [UInt8], version: UInt64) {
+        storage.append(kind: .mutation, key: key, number: version) { $0.append(contentsOf: json) }
+        sinceSnapshot.add(1, ordering: .relaxed)
+    }
+
+    func journal(forced json: [UInt8], version: UInt64) {
+        storage.append(kind: .forced, key: key, number: version) { $0.append(contentsOf: json) }
+        sinceSnapshot.add(1, ordering: .relaxed)
+    }
+
+    /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
+    @usableFromInline
+    func accepted(_ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, body: [UInt8]) {
+        actions.withLock { running in
+            let accept = StoredAccept(at: at, stubbed: stubbed, completed: ticket.done, body: body)
+            if !ticket.done {
+                ticket.seq = seq
+                running[seq] = ()
+            }
+            storage.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) }
+        }
+    }
+
+    /// Called when every mutation of the ticket's action has been reduced.
+    @usableFromInline
+    func completed(_ ticket: ActionTicket) {
+        actions.withLock { running in
+            guard let seq = ticket.seq else {
+                ticket.done = true
+                return
+            }
+            ticket.seq = nil
+            ticket.done = true
+            guard running.removeValue(forKey: seq) != nil else { return }
+            storage.append(kind: .complete, key: key, number: seq) { _ in }
+        }
+    }
+
+    /// Notes the retained actions a crash interrupted, so later snapshots keep saying so.
+    func noteInterrupted(_ seqs: [UInt64]) {
+        actions.withLock { running in
+            for seq in seqs { running[seq] = () }
+        }
+    }
+
+    /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
+    /// The action log is not in it (its accept records are kept alive instead); interrupted actions
+    /// older than `oldestRetained` are forgotten.
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], oldestRetained: UInt64?, passivating: Bool) {
+        sinceSnapshot.store(0, ordering: .relaxed)
+        actions.withLock { running in
+            if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
+                running = running.filter { $0.key >= oldestRetained }
+            }
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted())
+            storage.appendSnapshot(key: key, snapshot, passivating: passivating)
+        }
+    }
+
+    /// Journals the retained action log as one record (compaction), so the accept records it covers
+    /// no longer keep old segments alive.
+    func checkpoint(_ log: [ActionLogEntry]) {
+        guard let last = log.last?.seq else { return }
+        actions.withLock { _ in
+            storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
+        }
+    }
+}
+
+/// Whether an accepted action has finished; only touched under its journal's `actions` lock.
+@usableFromInline
+final class ActionTicket: @unchecked Sendable {
+    var done = false
+    var seq: UInt64?
+
+    @usableFromInline init() {}
+}
+
+/// Journals every reduced mutation and forced state before any observer sees the state.
+struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
+    let journal: SessionJournal
+    let encodings = MutationEncodings()
+
+    func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
+        do {
+            journal.journal(mutation: try encodings.encode(mutation), version: version)
+        } catch {
+            // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
+            journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
+            journal.storage.logger.error("a mutation does not encode as JSON; a snapshot will cover it", ["session": .string(journal.id), "version": .int(Int(version)), "error": .string("\(error)")])
+        }
+    }
+
+    func didForce(state: R.State, version: UInt64) {
+        do {
+            journal.journal(forced: try JSONValueEncoder().encode(state), version: version)
+        } catch {
+            journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
+            journal.storage.logger.error("a forced state does not encode as JSON", ["session": .string(journal.id), "error": .string("\(error)")])
+        }
+    }
+}
+
+/// The JSON of recent mutations of a plain-bits type (a payload-less enum, a small trivial struct), by
+/// their bits: equal bits are the same value, so the same JSON. Encoding through `Codable` is the
+/// largest cost of journaling a mutation; most reactors' mutations repeat a handful of cases.
+final class MutationEncodings: Sendable {
+    static let capacity = 64
+    private let cache = Mutex<[UInt64: [UInt8]]>([:])
+
+    func encode<M: Encodable>(_ mutation: M) throws -> [UInt8] {
+        guard _isPOD(M.self), MemoryLayout<M>.size <= 8 else { return try JSONValueEncoder().encode(mutation) }
+        var key: UInt64 = 0
+        withUnsafeBytes(of: mutation) { bits in
+            withUnsafeMutableBytes(of: &key) { $0.copyMemory(from: bits) }
+        }
+        // The size is part of the key, so a 1-byte value never collides with a wider one.
+        key = key ^ (UInt64(MemoryLayout<M>.size) << 60)
+        if let known = cache.withLock({ $0[key] }) { return known }
+        let json = try JSONValueEncoder().encode(mutation)
+        cache.withLock { cache in
+            if cache.count >= Self.capacity { cache.removeAll(keepingCapacity: true) }
+            cache[key] = json
+        }
+        return json
+    }
+}

@@ -1,0 +1,266 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A stored session read back: its latest snapshot and the records after it, checked and merged.
+@usableFromInline
+struct StoredHistory: Sendable {
+    var key: UInt32
+    var snapshot: StoredSnapshot
+    /// Mutation and forced-state records after the snapshot, versions contiguous from `snapshot.version + 1`.
+    var states: [JournalRecord]
+    /// The action log: the snapshot's entries, then accepted actions after it; unfinished ones interrupted.
+    var actions: [ActionLogEntry]
+    var lastSeq: UInt64
+}
+
+/// A stored session as the admin listing shows it without loading it.
+public struct StoredSessionInfo: Sendable, Equatable {
+    public var id: String
+    public var reactor: String
+    public var version: UInt64
+    public var resident: Bool
+    /// Why it cannot be served, when quarantined.
+    public var unavailable: String?
+}
+
+// Sessions in the journal: create, load (the passivation and restart path), delete, quarantine.
+extension SessionStorage {
+    /// What loading a session found.
+    enum LoadResult: Sendable {
+        case missing
+        case unavailable(String)
+        case loaded(StoredHistory)
+    }
+
+    /// Whether a session with this id is stored.
+    public func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
+
+    /// How many sessions are stored (resident or not).
+    public var count: Int { state.withLock { $0.index.entries.count } }
+
+    /// Every stored session, for the admin listing.
+    public func storedSessions() -> [StoredSessionInfo] {
+        state.withLock { state in
+            state.index.entries.values.map { StoredSessionInfo(id: $0.id, reactor: $0.reactor, version: $0.version, resident: $0.resident, unavailable: $0.unavailable) }
+        }
+    }
+
+    /// Journals a new session's first snapshot and returns its key; nil when the id is taken.
+    func create(_ snapshot: StoredSnapshot) -> UInt32? {
+        state.withLock { state -> UInt32? in
+            guard state.index.keys[snapshot.id] == nil else { return nil }
+            let key = state.index.nextKey
+            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor)) { snapshot.encode(into: &$0) }
+            state.index.entries[key]?.resident = true
+            return key
+        }
+    }
+
+    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same time.
+    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) {
+        state.withLock { state in
+            guard state.index.entries[key] != nil else { return }
+            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil) { snapshot.encode(into: &$0) }
+            if passivating { state.index.entries[key]?.resident = false }
+        }
+    }
+
+    /// Journals the deletion: the session's records are dead and leave the disk with their segments.
+    func delete(key: UInt32) {
+        append(kind: .delete, key: key, number: 0) { _ in }
+    }
+
+    /// Quarantines a stored session: every request on it answers 409 with `reason`.
+    func quarantine(key: UInt32, reason: String) {
+        state.withLock { state in
+            state.index.entries[key]?.unavailable = reason
+            state.index.entries[key]?.resident = false
+        }
+    }
+
+    /// Marks a loaded session resident: its records are tracked by the live session from now on.
+    func markResident(key: UInt32) {
+        state.withLock { state in
+            state.index.entries[key]?.resident = true
+            state.index.entries[key]?.tail = []
+        }
+    }
+
+    /// The key of a stored session.
+    func key(for id: String) -> UInt32? { state.withLock { $0.index.keys[id] } }
+
+    /// The records a stored session is rebuilt from.
+    struct StoredRecords {
+        var key: UInt32
+        var snapshot: JournalRecord
+        var tail: [JournalRecord]
+        var actionLog: JournalRecord?
+        var accepts: [JournalRecord]
+    }
+
+    /// Reads a stored session back: latest snapshot, the records after it, and its retained action log.
+    func load(id: String) -> LoadResult {
+        let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
+            // Everything buffered goes to the files first, so the records can be read back from them.
+            writeOut(&io)
+            return state.withLock { state in
+                guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
+                if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
+                var reader = SegmentReader(storage: self)
+                defer { reader.close() }
+                do {
+                    let snapshot = try reader.read(entry.snapshot)
+                    var tail: [JournalRecord] = []
+                    tail.reserveCapacity(entry.tail.count)
+                    for record in entry.tail { tail.append(try reader.read(record.location)) }
+                    let actionLog = try entry.actionLog.map { location throws(StorageError) in try reader.read(location) }
+                    var accepts: [JournalRecord] = []
+                    accepts.reserveCapacity(entry.retainedAccepts.count)
+                    for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
+                    return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
+                } catch {
+                    return .failure(.unavailable("its journal cannot be read back: \(error)"))
+                }
+            }
+        }
+        switch read {
+        case .failure(.missing): return .missing
+        case .failure(.unavailable(let reason)): return .unavailable(reason)
+        case .success(let records):
+            switch Self.history(records) {
+            case .success(let history): return .loaded(history)
+            case .failure(let failure):
+                quarantine(key: records.key, reason: failure.reason)
+                logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
+                return .unavailable(failure.reason)
+            }
+        }
+    }
+
+    enum LoadFailure: Error {
+        case missing
+        case unavailable(String)
+
+        var reason: String {
+            if case .unavailable(let reason) = self { return reason }
+            return "missing"
+        }
+    }
+
+    /// Checks and merges a snapshot, its tail and its action log.
+    static func history(_ records: StoredRecords) -> Result<StoredHistory, LoadFailure> {
+        let (key, snapshotRecord, tail) = (records.key, records.snapshot, records.tail)
+        let snapshot: StoredSnapshot
+        do {
+            snapshot = try StoredSnapshot(version: snapshotRecord.number, payload: snapshotRecord.payload)
+        } catch {
+            return .failure(.unavailable("its snapshot at version \(snapshotRecord.number) is malformed: \(error)"))
+        }
+        let states = tail.filter { $0.kind == .mutation || $0.kind == .forced }.sorted { $0.number < $1.number }
+        var expected = snapshot.version + 1
+        for record in states {
+            guard record.number == expected else {
+                return .failure(.unavailable("the journal misses version \(expected) of this session (it has \(record.number) next)"))
+            }
+            expected += 1
+        }
+        // Older entries first (a legacy snapshot's embedded log, compaction's action-log copy), then
+        // the retained accept records; a seq seen again replaces the earlier entry.
+        var bySeq: [UInt64: ActionLogEntry] = [:]
+        for entry in snapshot.actions { bySeq[entry.seq] = entry }
+        if let record = records.actionLog {
+            guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
+                return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
+            }
+            for entry in entries { bySeq[entry.seq] = entry }
+        }
+        var running = Set(snapshot.running)
+        var lastSeq = snapshot.lastSeq
+        for record in records.accepts where bySeq[record.number] == nil {
+            guard let accept = try? StoredAccept(payload: record.payload) else {
+                return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
+            }
+            bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+            lastSeq = max(lastSeq, record.number)
+        }
+        for record in tail {
+            switch record.kind {
+            case .accept:
+                guard let accept = try? StoredAccept(payload: record.payload) else {
+                    return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
+                }
+                if bySeq[record.number] == nil {
+                    bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+                }
+                if !accept.completed { running.insert(record.number) }
+                lastSeq = max(lastSeq, record.number)
+            case .complete:
+                running.remove(record.number)
+            default:
+                break
+            }
+        }
+        var actions = bySeq.values.sorted { $0.seq < $1.seq }
+        for index in actions.indices where running.contains(actions[index].seq) {
+            actions[index].interrupted = true
+        }
+        return .success(StoredHistory(key: key, snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq))
+    }
+
+    /// Reads one record back from its segment (the buffer must be written out).
+    func readRecord(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+        var reader = SegmentReader(storage: self)
+        defer { reader.close() }
+        return try reader.read(location)
+    }
+
+    /// Registers a resident session's journal so compaction can ask it for a fresh snapshot.
+    func register(_ journal: SessionJournal) {
+        residents.withLock { $0[journal.key] = WeakJournal(journal: journal) }
+    }
+
+    func unregister(key: UInt32) {
+        _ = residents.withLock { $0.removeValue(forKey: key) }
+    }
+}
+
+extension SessionStorage {
+    /// The stored session with this id, for error answers and the admin listing.
+    public func storedSessions(matching id: String) -> StoredSessionInfo? {
+        state.withLock { state in
+            guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return nil }
+            return StoredSessionInfo(id: entry.id, reactor: entry.reactor, version: entry.version, resident: entry.resident, unavailable: entry.unavailable)
+        }
+    }
+}
+
+/// Reads records back from segments, keeping each segment open across the reads of one load.
+struct SegmentReader {
+    let storage: SessionStorage
+    var open: [UInt32: Int32] = [:]
+
+    init(storage: SessionStorage) { self.storage = storage }
+
+    mutating func read(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+        let path = storage.segmentPath(location.segment)
+        let fd: Int32
+        if let existing = open[location.segment] {
+            fd = existing
+        } else {
+            fd = try StorageFiles.openForReading(path)
+            open[location.segment] = fd
+        }
+        let bytes = try StorageFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
+        let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
+        guard case .record(let record, _) = parsed else {
+            throw StorageError(message: "the record at \(path) offset \(location.offset) no longer reads back (\(parsed))")
+        }
+        return record
+    }
+
+    mutating func close() {
+        for fd in open.values { Glibc.close(fd) }
+        open = [:]
+    }
+}

@@ -1,0 +1,257 @@
+import Foundation
+import Logs
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// When the journal calls fdatasync, and so what survives what (see the README's Durability section).
+public enum FsyncPolicy: String, Sendable, CaseIterable {
+    /// Before any response or event that depends on a record leaves: survives power loss.
+    case always
+    /// Every `storage.fsyncWindowMilliseconds`: survives `kill -9`; power loss may lose the last window.
+    case batch
+    /// Never (the kernel writes back when it likes): survives `kill -9`, not power loss.
+    case never
+}
+
+/// The durable home of every session: one shared, segmented, append-only journal of checksummed records
+/// (snapshots, mutations, forced states, accepted actions) and the index of sessions built from it.
+///
+/// Records are appended to an in-memory buffer; ``flushForOutput()`` writes the buffer with one
+/// `write(2)` before any socket output leaves (group commit), so every version a client can see is in
+/// the kernel's page cache first.
+public final class SessionStorage: Sendable {
+    /// Tunables, from the `storage.*` settings.
+    public struct Options: Sendable {
+        public var directory: String
+        public var fsync: FsyncPolicy = .batch
+        public var fsyncWindowMilliseconds = 50
+        /// A segment is closed and a new one started beyond this many bytes.
+        public var segmentBytes = 64 << 20
+        /// A session writes a snapshot after this many mutations since its last one.
+        public var snapshotEvery = 1000
+        /// Accept records kept alive per session (`sessions.actionLogLimit`): the action log is rebuilt from them.
+        public var actionLogLimit = 10_000
+
+        public init(directory: String) { self.directory = directory }
+    }
+
+    struct Chunk {
+        var segment: UInt32
+        var bytes: [UInt8]
+    }
+
+    struct State {
+        var chunks: [Chunk] = []
+        var segment: UInt32 = 1
+        /// Bytes written plus buffered in the current segment.
+        var segmentLength = 0
+        var appended: UInt64 = 0
+        var index = JournalIndex()
+        var oldestSegment: UInt32 = 1
+    }
+
+    struct IO {
+        var fd: Int32 = -1
+        var fdSegment: UInt32 = 0
+        /// Segments written since the last fdatasync (their descriptors, kept open until synced).
+        var unsynced: [UInt32: Int32] = [:]
+        var failed = false
+    }
+
+    let options: Options
+    let logger: Logger
+    let state: Mutex<State>
+    let io = Mutex(IO())
+    /// How many records were appended; read without the lock by the output hook.
+    let appended = Atomic<UInt64>(0)
+    /// How many appended records are written (and, with `always`, synced).
+    let written = Atomic<UInt64>(0)
+    let lockFD: Int32
+    let syncTimer = Mutex<Bool>(true)
+    /// Resident sessions' journals, by key, for compaction to ask for fresh snapshots.
+    let residents = Mutex<[UInt32: WeakJournal]>([:])
+
+    /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
+    public init(options: Options, logger: Logger) throws(StorageError) {
+        self.options = options
+        self.logger = logger
+        try StorageFiles.makeDirectory(options.directory)
+        let lockPath = options.directory + "/LOCK"
+        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StorageError("open", lockPath) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            Glibc.close(fd)
+            throw StorageError(message: "another reactor-server holds the data directory \(options.directory) (\(lockPath) is locked); use a different --data-dir or stop the other process")
+        }
+        lockFD = fd
+        state = Mutex(State())
+        try recover()
+        if options.fsync == .batch { scheduleSync() }
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Writes out everything, syncs it, and releases the data directory.
+    public func close() {
+        let first = syncTimer.withLock { running -> Bool in
+            defer { running = false }
+            return running
+        }
+        guard first else { return }
+        flush()
+        sync()
+        io.withLock { io in
+            if io.fd >= 0 { Glibc.close(io.fd) }
+            io.fd = -1
+        }
+        Glibc.close(lockFD)
+    }
+
+    func segmentPath(_ segment: UInt32) -> String {
+        var digits = String(segment)
+        while digits.count < 10 { digits = "0" + digits }
+        return options.directory + "/journal-" + digits + ".log"
+    }
+
+    // MARK: appending
+
+    /// Appends one record, updates the index, and returns where it will lie.
+    @discardableResult
+    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+        state.withLock { state in append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) }
+    }
+
+    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+        if state.segmentLength >= options.segmentBytes {
+            state.segment += 1
+            state.segmentLength = 0
+        }
+        if state.chunks.last?.segment != state.segment {
+            var bytes: [UInt8] = []
+            bytes.reserveCapacity(16 * 1024)
+            state.chunks.append(Chunk(segment: state.segment, bytes: bytes))
+        }
+        let last = state.chunks.count - 1
+        let start = state.chunks[last].bytes.count
+        JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload)
+        let length = state.chunks[last].bytes.count - start
+        let location = RecordLocation(segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
+        state.segmentLength += length
+        state.index.apply(kind: kind, key: key, number: number, location: location, identity: identity)
+        state.appended += 1
+        appended.store(state.appended, ordering: .releasing)
+        return location
+    }
+
+    // MARK: group commit
+
+    /// The output hook: cheap when nothing is pending; otherwise writes (and with `always` syncs) the
+    /// buffer, so that what a response or event is about to show is in the journal first.
+    @inline(__always)
+    public func flushForOutput() {
+        if written.load(ordering: .acquiring) < appended.load(ordering: .acquiring) { flush() }
+    }
+
+    /// Writes every record appended before the call (one `write(2)` per segment touched).
+    public func flush() {
+        let target = appended.load(ordering: .acquiring)
+        guard written.load(ordering: .acquiring) < target else { return }
+        io.withLock { io in
+            guard written.load(ordering: .acquiring) < target else { return }
+            writeOut(&io)
+        }
+    }
+
+    /// Takes the buffer and writes it; caller holds the io lock.
+    func writeOut(_ io: inout IO) {
+        let (chunks, count) = state.withLock { state -> ([Chunk], UInt64) in
+            var chunks: [Chunk] = []
+            swap(&chunks, &state.chunks)
+            return (chunks, state.appended)
+        }
+        for chunk in chunks where !chunk.bytes.isEmpty {
+            do {
+                if io.fdSegment != chunk.segment || io.fd < 0 {
+                    if io.fd >= 0 {
+                        if options.fsync == .never { Glibc.close(io.fd) } else { io.unsynced[io.fdSegment] = io.fd }
+                    }
+                    io.fd = try StorageFiles.openForAppend(segmentPath(chunk.segment))
+                    io.fdSegment = chunk.segment
+                    if options.fsync != .never { StorageFiles.syncDirectory(options.directory) }
+                }
+                let fd = io.fd
+                let path = segmentPath(chunk.segment)
+                // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
+                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: path) } }
+                try result.get()
+                if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
+            } catch {
+                if !io.failed {
+                    logger.critical("cannot write the journal; sessions are not durable until this is fixed", ["error": .string("\(error)")])
+                }
+                io.failed = true
+                continue
+            }
+            io.failed = false
+        }
+        if options.fsync == .always { syncUnsynced(&io) }
+        written.store(count, ordering: .releasing)
+    }
+
+    /// fdatasyncs every segment written since the last sync; caller holds the io lock.
+    func syncUnsynced(_ io: inout IO) {
+        for (segment, fd) in io.unsynced {
+            let descriptor = fd >= 0 ? fd : io.fd
+            do {
+                try StorageFiles.sync(descriptor, path: segmentPath(segment))
+            } catch {
+                logger.critical("cannot sync the journal to disk", ["error": .string("\(error)")])
+            }
+            if fd >= 0 { Glibc.close(fd) }
+        }
+        io.unsynced = [:]
+    }
+
+    /// Writes and fdatasyncs everything appended so far (shutdown, before deleting a segment).
+    public func sync() {
+        io.withLock { io in
+            writeOut(&io)
+            syncUnsynced(&io)
+        }
+    }
+
+    func scheduleSync() {
+        let window = max(1, options.fsyncWindowMilliseconds)
+        let thread = Thread { [weak self] in
+            while true {
+                usleep(useconds_t(window * 1000))
+                guard let self, self.syncTimer.withLock({ $0 }) else { return }
+                // Synced outside the io lock so loops keep writing meanwhile; retired descriptors are
+                // closed only here, so the ones taken stay valid.
+                let work = self.io.withLock { io -> [(segment: UInt32, fd: Int32, retired: Bool)] in
+                    defer { io.unsynced = [:] }
+                    return io.unsynced.map { ($0.key, $0.value >= 0 ? $0.value : io.fd, $0.value >= 0) }
+                }
+                for item in work where item.fd >= 0 {
+                    do {
+                        try StorageFiles.sync(item.fd, path: self.segmentPath(item.segment))
+                    } catch {
+                        self.logger.critical("cannot sync the journal to disk", ["error": .string("\(error)")])
+                    }
+                    if item.retired { Glibc.close(item.fd) }
+                }
+            }
+        }
+        thread.start()
+    }
+}
+
+/// A weak reference to a resident session's journal.
+struct WeakJournal: @unchecked Sendable {
+    weak var journal: SessionJournal?
+}

@@ -1,0 +1,46 @@
+import Examples
+import Foundation
+import Reactors
+import ReactorsTesting
+import Testing
+
+@Suite struct CounterReactorTests {
+    @Test func increaseAndDecrease() async {
+        let tester = ReactorTester(CounterReactor())
+        await tester.send(.increase, expecting: .init(value: 1))
+        await tester.send(.increase, expecting: .init(value: 2))
+        await tester.send(.decrease, expecting: .init(value: 1))
+        await tester.finish()
+    }
+
+    @Test(arguments: [
+        (#"{"type":"increase"}"#, CounterReactor.Action.increase),
+        (#"{"type":"decrease","extra":1}"#, .decrease),
+    ])
+    func actionsDecodeFromTheWireShape(json: String, action: CounterReactor.Action) throws {
+        #expect(try JSONDecoder().decode(CounterReactor.Action.self, from: Data(json.utf8)) == action)
+        let encoded = try JSONEncoder().encode(action)
+        #expect(try JSONDecoder().decode(CounterReactor.Action.self, from: encoded) == action)
+    }
+
+    @Test(arguments: [#"{"type":"reset"}"#, #"{"kind":"increase"}"#, #"{"type":1}"#])
+    func malformedActionsDoNotDecode(json: String) {
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(CounterReactor.Action.self, from: Data(json.utf8)) }
+    }
+
+    @Test func stateEncodesAsValue() throws {
+        let json = String(decoding: try JSONEncoder().encode(CounterReactor().initialState), as: UTF8.self)
+        #expect(json == #"{"value":0}"#)
+    }
+}
+
+@Suite struct ExampleCatalogTests {
+    @Test func everyExampleActionDecodes() throws {
+        let decoder = JSONDecoder()
+        for json in CounterReactor.exampleActions { _ = try decoder.decode(CounterReactor.Action.self, from: Data(json.utf8)) }
+        for json in FruitReactor.exampleActions { _ = try decoder.decode(FruitReactor.Action.self, from: Data(json.utf8)) }
+        for json in TodoReactor.exampleActions { _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8)) }
+        for json in SearchReactor.exampleActions { _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8)) }
+        #expect(ExampleCatalog.entries.map(\.name) == ["counter", "fruit", "todo", "search"])
+    }
+}

@@ -1,0 +1,124 @@
+import Examples
+import Foundation
+import Reactors
+import ReactorsTesting
+import Synchronization
+import Testing
+
+/// A fetch function the test answers by hand, one request at a time.
+final class ScriptedFetch: Sendable {
+    private struct Request {
+        var query: String
+        var page: Int
+        var continuation: CheckedContinuation<(items: [String], nextPage: Int?), any Error>
+    }
+    private let state = Mutex<(requests: [Request], waiters: [CheckedContinuation<Void, Never>])>(([], []))
+
+    var fetch: SearchReactor.Fetch {
+        { query, page in
+            try await withCheckedThrowingContinuation { continuation in
+                let waiters = self.state.withLock { state in
+                    state.requests.append(Request(query: query, page: page, continuation: continuation))
+                    defer { state.waiters = [] }
+                    return state.waiters
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+        }
+    }
+
+    /// Waits for the `index`-th request (0-based) and returns its query and page.
+    func request(_ index: Int) async -> (query: String, page: Int) {
+        while true {
+            let found = state.withLock { state in
+                index < state.requests.count ? (state.requests[index].query, state.requests[index].page) : nil
+            }
+            if let found { return found }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state in
+                    if index < state.requests.count { return true }
+                    state.waiters.append(continuation)
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
+        }
+    }
+
+    func respond(_ index: Int, with result: Result<(items: [String], nextPage: Int?), any Error>) {
+        state.withLock { $0.requests[index].continuation }.resume(with: result)
+    }
+}
+
+@Suite struct SearchReactorTests {
+    typealias State = SearchReactor.State
+
+    @Test func searchThenLoadNextPage() async {
+        let fetch = ScriptedFetch()
+        let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
+        await tester.send(.updateQuery("swift"), expecting: State(query: "swift"), State(query: "swift", isLoading: true))
+        #expect(await fetch.request(0) == ("swift", 1))
+        fetch.respond(0, with: .success((["a", "b"], 2)))
+        await tester.receive(State(query: "swift", items: ["a", "b"], nextPage: 2))
+        await tester.send(.loadNextPage, expecting: State(query: "swift", items: ["a", "b"], nextPage: 2, isLoading: true))
+        #expect(await fetch.request(1) == ("swift", 2))
+        fetch.respond(1, with: .success((["c"], nil)))
+        await tester.receive(State(query: "swift", items: ["a", "b", "c"]))
+        // No next page: nothing happens.
+        await tester.send(.loadNextPage)
+        await tester.waitForEffects()
+        await tester.finish()
+    }
+
+    @Test func aNewQueryCancelsTheSearchInFlightAndAStaleResponseNeverLands() async {
+        let fetch = ScriptedFetch()
+        let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
+        await tester.send(.updateQuery("sw"), expecting: State(query: "sw"), State(query: "sw", isLoading: true))
+        _ = await fetch.request(0)
+        await tester.send(.updateQuery("swift"), expecting: State(query: "swift", isLoading: true), State(query: "swift", isLoading: true))
+        _ = await fetch.request(1)
+        fetch.respond(0, with: .success((["stale"], 2)))
+        fetch.respond(1, with: .success((["fresh"], nil)))
+        await tester.receive(State(query: "swift", items: ["fresh"]))
+        await tester.waitForEffects()
+        await tester.finish()
+    }
+
+    @Test func aFailedFetchClearsTheSpinnerAndIsReported() async {
+        let fetch = ScriptedFetch()
+        let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
+        let reported = Mutex<[String]>([])
+        tester.runtime.setErrorHandler { error in reported.withLock { $0.append("\(error)") } }
+        await tester.send(.updateQuery("x"), expecting: State(query: "x"), State(query: "x", isLoading: true))
+        _ = await fetch.request(0)
+        fetch.respond(0, with: .failure(URLError(.timedOut)))
+        await tester.receive(State(query: "x"))
+        await tester.waitForEffects()
+        #expect(reported.withLock { $0.count } == 1)
+        await tester.finish()
+    }
+
+    @Test func clearingTheQueryClearsResultsWithoutFetching() async {
+        let tester = ReactorTester(SearchReactor(fetch: { _, _ in Issue.record("must not fetch"); return ([], nil) }))
+        await tester.send(.updateQuery(nil), expecting: State(), State())
+        await tester.finish()
+    }
+
+    @Test func sampleFetchPagesThroughTheBuiltInCatalogue() async throws {
+        let first = try await SearchReactor.sampleFetch("swift", 1)
+        #expect(first.items.count == SearchReactor.samplePageSize)
+        #expect(first.nextPage == 2)
+        let none = try await SearchReactor.sampleFetch("no such repository", 1)
+        #expect(none.items.isEmpty && none.nextPage == nil)
+    }
+
+    @Test(arguments: [
+        (#"{"type":"updateQuery","query":"swift"}"#, SearchReactor.Action.updateQuery("swift")),
+        (#"{"type":"updateQuery"}"#, .updateQuery(nil)),
+        (#"{"type":"loadNextPage"}"#, .loadNextPage),
+    ])
+    func actionsRoundTripTheWireShape(json: String, action: SearchReactor.Action) throws {
+        #expect(try JSONDecoder().decode(SearchReactor.Action.self, from: Data(json.utf8)) == action)
+        #expect(try JSONDecoder().decode(SearchReactor.Action.self, from: JSONEncoder().encode(action)) == action)
+    }
+}

@@ -1,3 +1,0 @@
-import Testing
-
-// Replaced by the tests of the module under test.

@@ -1,0 +1,195 @@
+import Reactors
+import Synchronization
+import Testing
+
+@Suite struct FlowTests {
+    /// Follows a shared "current user" the way ReactorKit's README merges a global state.
+    struct ProfileReactor: Reactor {
+        enum Action: Codable, Sendable { case rename(String), ignored }
+        enum Mutation: Codable, Sendable { case setName(String), setUser(String) }
+        struct State: Codable, Sendable, Equatable {
+            var name = ""
+            var user = ""
+        }
+
+        let initialState = State()
+        let currentUser: SharedValue<String>
+
+        func mutate(action: Action) -> Effect<Mutation> {
+            switch action {
+            case .rename(let name): .just(.setName(name))
+            case .ignored: .just(.setName("must not happen"))
+            }
+        }
+
+        func reduce(state: State, mutation: Mutation) -> State {
+            var state = state
+            switch mutation {
+            case .setName(let name): state.name = name
+            case .setUser(let user): state.user = user
+            }
+            return state
+        }
+
+        func transform(action: Flow<Action>) -> Flow<Action> {
+            action.filter { if case .ignored = $0 { false } else { true } }
+        }
+
+        func transform(mutation: Flow<Mutation>) -> Flow<Mutation> {
+            mutation
+                .map { if case .setName(let name) = $0 { .setName(name.uppercased()) } else { $0 } }
+                .merge(with: currentUser.values.map { Mutation.setUser($0) })
+        }
+    }
+
+    @Test func sharedValueReachesEveryReactorMergingIt() async throws {
+        let currentUser = SharedValue("ada")
+        let runtimes = (0..<3).map { _ in ReactorRuntime(ProfileReactor(currentUser: currentUser)) }
+        let recorders = runtimes.map { _ in Recorder<ProfileReactor.State>() }
+        let tokens = zip(runtimes, recorders).map { runtime, recorder in runtime.observe(recorder.record) }
+        for recorder in recorders { await recorder.waitFor(2) }
+        for runtime in runtimes { #expect(runtime.currentState.user == "ada") }
+        currentUser.value = "grace"
+        for recorder in recorders { await recorder.waitFor(3) }
+        for runtime in runtimes { #expect(runtime.currentState.user == "grace") }
+        for runtime in runtimes { runtime.stop() }
+        _ = tokens
+    }
+
+    @Test func actionAndMutationTransformsApplyToOwnElements() throws {
+        let runtime = ReactorRuntime(ProfileReactor(currentUser: SharedValue("")))
+        try runtime.send(.ignored)
+        try runtime.send(.rename("bob"))
+        #expect(runtime.currentState.name == "BOB")
+        runtime.stop()
+    }
+
+    /// Merges a source that fails after one element.
+    struct FailingSourceReactor: Reactor {
+        enum Action: Codable, Sendable { case increase }
+        struct State: Codable, Sendable { var value = 0 }
+        let initialState = State()
+        let source: AsyncThrowingStream<Action, any Error>
+
+        func reduce(state: State, mutation: Action) -> State { State(value: state.value + 1) }
+
+        func transform(mutation: Flow<Action>) -> Flow<Action> { mutation.merge(with: source) }
+    }
+
+    @Test func aFailingMergedSourceNeverEndsTheReactor() async throws {
+        let (source, continuation) = AsyncThrowingStream<FailingSourceReactor.Action, any Error>.makeStream()
+        let runtime = ReactorRuntime(FailingSourceReactor(source: source))
+        let failed = Gate()
+        runtime.setErrorHandler { _ in failed.open() }
+        let recorder = Recorder<FailingSourceReactor.State>()
+        let token = runtime.observe(recorder.record)
+        continuation.yield(.increase)
+        continuation.finish(throwing: TestFailure(reason: "source down"))
+        await failed.wait()
+        await recorder.waitFor(2)
+        try runtime.send(.increase)
+        #expect(runtime.currentState.value == 2)
+        #expect(!runtime.isStopped)
+        token.cancel()
+        runtime.stop()
+    }
+}
+
+@Suite struct MergedActionTests {
+    /// Merges a stream of actions (e.g. ticks from elsewhere) into its own.
+    struct TickReactor: Reactor {
+        enum Action: Codable, Sendable, Equatable { case tick, local }
+        struct State: Codable, Sendable { var ticks = 0 }
+        let initialState = State()
+        let ticks: AsyncStream<Action>
+
+        func reduce(state: State, mutation: Action) -> State { State(ticks: state.ticks + 1) }
+
+        func transform(action: Flow<Action>) -> Flow<Action> { action.merge(with: ticks) }
+    }
+
+    final class SeqLog: ReactorMiddleware, Sendable {
+        typealias R = TickReactor
+        let log = EventLog()
+        func didAccept(action: TickReactor.Action, seq: UInt64, isStubbed: Bool) { log.append("\(seq) \(action)") }
+    }
+
+    @Test func mergedActionsTakeSeqsAndRunLikeSentOnes() async throws {
+        let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
+        let runtime = ReactorRuntime(TickReactor(ticks: ticks))
+        let seqs = SeqLog()
+        runtime.addMiddleware(seqs)
+        let recorder = Recorder<TickReactor.State>()
+        let token = runtime.observe(recorder.record)
+        continuation.yield(.tick)
+        continuation.yield(.tick)
+        await recorder.waitFor(3)
+        #expect(try runtime.send(.local) == 3)
+        #expect(seqs.log.all == ["1 tick", "2 tick", "3 local"])
+        #expect(runtime.currentState.ticks == 3)
+        token.cancel()
+        runtime.stop()
+    }
+}
+
+@Suite struct SharedValueTests {
+    @Test func valuesYieldTheCurrentValueThenEveryUpdate() async {
+        let shared = SharedValue(1)
+        var iterator = shared.values.makeAsyncIterator()
+        #expect(await iterator.next() == 1)
+        shared.value = 2
+        #expect(await iterator.next() == 2)
+        shared.update { $0 += 40 }
+        #expect(await iterator.next() == 42)
+        #expect(shared.value == 42)
+    }
+
+    @Test func aFinishedListenerIsForgotten() async {
+        let shared = SharedValue("a")
+        let listener = Task {
+            for await value in shared.values where value == "stop" { return }
+        }
+        shared.value = "stop"
+        await listener.value
+        shared.value = "after"
+        #expect(shared.subscriberCount == 0)
+    }
+}
+
+@Suite struct WaitForEffectsTests {
+    @Test func waitingEndsWhenTheWaitingTaskIsCancelled() async throws {
+        let runtime = ReactorRuntimeBox.make()
+        let gate = Gate()
+        try runtime.send(.effect { _ in .run { _ in await gate.wait() } })
+        let waiter = Task { await runtime.waitForEffects() }
+        waiter.cancel()
+        await waiter.value
+        #expect(runtime.inFlightEffectCount == 1)
+        gate.open()
+        await runtime.waitForEffects()
+        #expect(runtime.inFlightEffectCount == 0)
+    }
+
+    @Test func anEffectCancellableInsideAnAsyncEffectCanBeCancelled() async throws {
+        let runtime = ReactorRuntimeBox.make()
+        let started = Gate()
+        let release = Gate()
+        try runtime.send(.effect { _ in
+            .concat([
+                .run { emit in await emit(.append(1)) },
+                Effect.run { emit in
+                    started.open()
+                    await release.wait()
+                    await emit(.append(2))
+                }.cancellable(id: "inner"),
+                .just(.append(3)),
+            ])
+        })
+        await started.wait()
+        try runtime.send(.effect { _ in .cancel(id: "inner") })
+        release.open()
+        await runtime.waitForEffects()
+        // Only the cancellable part ends (as Rx's takeUntil completes it); the concat goes on.
+        #expect(runtime.currentState.values == [1, 3])
+    }
+}

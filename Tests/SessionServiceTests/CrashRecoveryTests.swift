@@ -1,0 +1,167 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `kill -9` of a real `reactor-server` process under concurrent load, then a restart on the same data
+/// directory: nothing a client saw (an SSE version, a 202's seq) is lost, and every state is the replay
+/// of its journal.
+@Suite struct CrashRecoveryTests {
+    static let token = "crash-admin-token"
+    static let sessionCount = 20
+    static let clientCount = 4
+
+    /// What the clients of one run saw, per session.
+    struct Seen {
+        /// Highest SSE version seen.
+        var version: [String: Int] = [:]
+        /// Highest seq acknowledged with 202.
+        var seq: [String: Int] = [:]
+    }
+
+    static func start(_ directory: String, fsync: String) throws -> ServerProcess {
+        try ServerProcess(
+            arguments: ["--data-dir", directory, "--set", "storage.fsync=\(fsync)", "--set", "storage.snapshotEvery=25", "--loops", "2"],
+            environment: ["REACTOR_ADMIN_TOKEN": token])
+    }
+
+    /// Shared by the threads of one run.
+    final class Run: Sendable {
+        let seen = Mutex(Seen())
+        let events = Atomic<Int>(0)
+        let killed = Atomic<Bool>(false)
+
+        /// Counts one SSE event; the one that reaches `killAfter` kills the server.
+        func event(killAfter: Int, pid: Int32) {
+            guard events.add(1, ordering: .relaxed).newValue >= killAfter,
+                killed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+            else { return }
+            kill(pid, SIGKILL)
+        }
+    }
+
+    /// Drives `sessions` with concurrent clients and one SSE subscriber each until the subscribers have
+    /// seen `killAfter` events in all, then kills the server with SIGKILL; returns what clients saw.
+    static func driveAndKill(_ server: ServerProcess, sessions: [String], killAfter: Int) throws -> Seen {
+        let run = Run()
+        let group = DispatchGroup()
+        let ready = DispatchSemaphore(value: 0)
+        let port = server.port
+
+        let pid = server.process.processIdentifier
+
+        for id in sessions {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                guard let connection = try? TestConnection(port: port) else {
+                    ready.signal()
+                    return
+                }
+                try? connection.write("GET /sessions/\(id)/events HTTP/1.1\r\nHost: test\r\n\r\n")
+                var signalled = false
+                // Ends when the killed server's socket closes.
+                while let event = try? connection.nextEvent() {
+                    if !signalled {
+                        signalled = true
+                        ready.signal()
+                    }
+                    guard event.event == "state", let version = event.id.flatMap(Int.init) else { continue }
+                    run.seen.withLock { $0.version[id] = max($0.version[id] ?? 0, version) }
+                    run.event(killAfter: killAfter, pid: pid)
+                }
+                if !signalled { ready.signal() }
+            }
+        }
+        // Every subscriber holds its stream before the load starts, so each sees the versions it makes.
+        for _ in sessions { _ = ready.wait(timeout: .now() + 20) }
+
+        for client in 0..<clientCount {
+            group.enter()
+            Thread.detachNewThread {
+                defer { group.leave() }
+                guard let connection = try? TestConnection(port: port) else { return }
+                var generator = SystemRandomNumberGenerator()
+                // Bounded so a server that never reaches the kill point still ends the test (which then fails).
+                for request in 0..<20_000 where !run.killed.load(ordering: .relaxed) {
+                    let id = sessions[(client + request * 7 + Int.random(in: 0..<3, using: &generator)) % sessions.count]
+                    guard let response = try? connection.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#) else { return }
+                    guard response.status == 202, let seq = (try? response.json())?["seq"] as? Int else { continue }
+                    run.seen.withLock { $0.seq[id] = max($0.seq[id] ?? 0, seq) }
+                }
+            }
+        }
+        let finished = group.wait(timeout: .now() + 30)
+        let reached = run.killed.load(ordering: .relaxed)
+        if !reached { kill(pid, SIGKILL) }
+        #expect(finished == .success, "clients did not finish within 30 s")
+        #expect(reached, "the subscribers never saw \(killAfter) events")
+        server.process.waitUntilExit()
+        #expect(server.process.terminationReason == .uncaughtSignal)
+        return run.seen.withLock { $0 }
+    }
+
+    /// Checks every session against what the clients saw before the kill; returns the recovered versions.
+    static func verify(_ server: ServerProcess, sessions: [String], seen: Seen, previous: [String: Int]) throws -> [String: Int] {
+        let admin = [("Authorization", "Bearer \(token)")]
+        let connection = try TestConnection(port: server.port)
+        var recovered: [String: Int] = [:]
+        for id in sessions {
+            let session = try connection.request("GET", "/sessions/\(id)").json()
+            let version = try #require(session["version"] as? Int)
+            let value = try #require((session["state"] as? [String: Any])?["value"] as? Int)
+            recovered[id] = version
+            #expect(version >= seen.version[id] ?? 0, "session \(id) recovered version \(version) below the \(seen.version[id] ?? 0) a subscriber saw")
+            #expect(version >= previous[id] ?? 0, "session \(id) went back from version \(previous[id] ?? 0) to \(version)")
+            // Every mutation is an increase: the replayed journal's value is its version.
+            #expect(value == version, "session \(id): value \(value) is not the replay of \(version) increases")
+            let replayed = try connection.request("GET", "/admin/sessions/\(id)/versions/\(version)", headers: admin).json()
+            #expect((replayed["state"] as? [String: Any])?["value"] as? Int == value)
+
+            var actions: [[String: Any]] = []
+            var since = 0
+            while true {
+                let page = try connection.request("GET", "/admin/sessions/\(id)/actions?since=\(since)", headers: admin).json()
+                actions += page["actions"] as? [[String: Any]] ?? []
+                guard let next = page["next"] as? Int else { break }
+                since = next
+            }
+            let seqs = actions.compactMap { $0["seq"] as? Int }
+            #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "session \(id): action log out of order")
+            let lastSeq = seqs.last ?? 0
+            #expect(lastSeq >= seen.seq[id] ?? 0, "session \(id): a client got 202 for seq \(seen.seq[id] ?? 0) but the log ends at \(lastSeq)")
+            // A counter action is one mutation: a completed action's mutation is in the journal before it.
+            let completed = actions.filter { $0["interrupted"] as? Bool != true }.count
+            #expect(completed <= version, "session \(id): \(completed) completed actions but version \(version)")
+            let next = try connection.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#).json()
+            #expect(next["seq"] as? Int == lastSeq + 1, "session \(id): seq does not continue after a restart")
+        }
+        return recovered
+    }
+
+    @Test(arguments: ["batch", "always", "never"])
+    func noVersionAClientSawIsLostToKill9(fsync: String) throws {
+        let directory = NSTemporaryDirectory() + "crash-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let sessions = (0..<Self.sessionCount).map { "crash\($0)" }
+        var server = try Self.start(directory, fsync: fsync)
+        let setup = try TestConnection(port: server.port)
+        for id in sessions {
+            #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
+        }
+        var previous: [String: Int] = [:]
+        // Kill points: counts of SSE events seen, random per round.
+        for round in 0..<3 {
+            let killAfter = Int.random(in: (100 + 300 * round)...(1_000 + 500 * round))
+            let seen = try Self.driveAndKill(server, sessions: sessions, killAfter: killAfter)
+            server = try Self.start(directory, fsync: fsync)
+            previous = try Self.verify(server, sessions: sessions, seen: seen, previous: previous)
+            // The verification's own POST made one more version each.
+            previous = previous.mapValues { $0 + 1 }
+        }
+        #expect(server.stop() == 0)
+    }
+}

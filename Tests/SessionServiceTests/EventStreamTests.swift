@@ -1,0 +1,124 @@
+import Foundation
+import Testing
+
+@testable import SessionService
+
+/// `GET /sessions/{id}/events` over real sockets: first event, versions, Last-Event-ID, pulses,
+/// select, end on delete.
+@Suite struct EventStreamTests {
+    /// Opens the stream and checks the response head.
+    static func subscribe(_ server: TestServer, _ path: String, headers: [(String, String)] = []) throws -> TestConnection {
+        let connection = try server.connect()
+        var head = "GET \(path) HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n"
+        for (name, value) in headers { head += "\(name): \(value)\r\n" }
+        try connection.write(head + "\r\n")
+        let response = String(decoding: try connection.read(until: Array("\r\n\r\n".utf8)), as: UTF8.self)
+        #expect(response.hasPrefix("HTTP/1.1 200"))
+        #expect(response.lowercased().contains("content-type: text/event-stream"))
+        #expect(response.lowercased().contains("cache-control: no-cache"))
+        return connection
+    }
+
+    static func value(_ event: TestEvent) throws -> Int? {
+        (try event.json() as? [String: Any])?["value"] as? Int
+    }
+
+    @Test func firstEventIsTheCurrentStateThenEveryNewOneInOrder() throws {
+        let server = try TestServer()
+        let id = try server.createSession("counter")
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        let first = try stream.nextEvent()
+        #expect(first.event == "state")
+        #expect(first.id == "1")
+        #expect(first.data == #"{"value":1}"#)
+        for _ in 0..<5 { _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#) }
+        for version in 2...6 {
+            let event = try stream.nextEvent()
+            #expect(event.event == "state")
+            #expect(event.id == String(version))
+            #expect(try Self.value(event) == version)
+        }
+    }
+
+    @Test func lastEventIDSkipsWhatTheClientHas() throws {
+        let server = try TestServer()
+        let id = try server.createSession("counter")
+        for _ in 0..<3 { _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) }
+        // Older id: the current state comes first.
+        let behind = try Self.subscribe(server, "/sessions/\(id)/events", headers: [("Last-Event-ID", "1")])
+        #expect(try behind.nextEvent().id == "3")
+        // Current id: nothing is repeated; the next state is the first event.
+        let current = try Self.subscribe(server, "/sessions/\(id)/events", headers: [("Last-Event-ID", "3")])
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"decrease"}"#)
+        let next = try current.nextEvent()
+        #expect(next.id == "4")
+        #expect(try Self.value(next) == 2)
+        #expect(try behind.nextEvent().id == "4")
+    }
+
+    @Test func pulsesFollowTheirStateEvenWithEqualValues() throws {
+        let server = try TestServer()
+        let id = try server.createSession("todo")
+        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        #expect(try stream.nextEvent().id == "0")
+        for expectedCount in 1...2 {
+            _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":99}"#)
+            let state = try stream.nextEvent()
+            #expect(state.event == "state")
+            let pulse = try stream.nextEvent()
+            #expect(pulse.event == "pulse")
+            let body = try #require(try pulse.json() as? [String: Any])
+            #expect(body["name"] as? String == "alert")
+            #expect(body["count"] as? Int == expectedCount)
+            #expect((body["value"] as? String)?.contains("99") == true)
+        }
+        // A reconnecting subscriber is not sent earlier pulses.
+        let late = try Self.subscribe(server, "/sessions/\(id)/events")
+        #expect(try late.nextEvent().event == "state")
+        _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"add","title":"milk"}"#)
+        let added = try late.nextEvent()
+        #expect(added.event == "state")
+        #expect(added.data?.contains("milk") == true)
+    }
+
+    @Test func selectSendsOnlyWhenTheSelectedValueChanges() throws {
+        let server = try TestServer()
+        let id = try server.createSession("todo")
+        let stream = try Self.subscribe(server, "/sessions/\(id)/events?select=/nextID")
+        let first = try stream.nextEvent()
+        #expect(first.data == "1")
+        #expect(first.id == "0")
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":5}"#)  // v1: nextID unchanged
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"a"}"#)  // v2: nextID 2
+        var event = try stream.nextEvent()
+        while event.event == "pulse" { event = try stream.nextEvent() }
+        #expect(event.id == "2")
+        #expect(event.data == "2")
+        let invalid = try server.request("GET", "/sessions/\(id)/events?select=nope")
+        #expect(invalid.status == 400)
+        #expect(invalid.errorCode == "invalid_select")
+    }
+
+    @Test func deleteEndsEveryStream() throws {
+        let server = try TestServer()
+        let id = try server.createSession("counter")
+        let streams = try (0..<3).map { _ in try Self.subscribe(server, "/sessions/\(id)/events") }
+        for stream in streams { #expect(try stream.nextEvent().id == "0") }
+        #expect(try server.request("DELETE", "/sessions/\(id)").status == 204)
+        for stream in streams {
+            #expect(try stream.nextEvent().event == "end")
+            _ = try stream.readToEnd()
+        }
+        #expect(try server.request("GET", "/sessions/\(id)/events").errorCode == "unknown_session")
+    }
+
+    @Test func keepAliveCommentsOnAQuietStream() throws {
+        let server = try TestServer { $0.sse.keepAliveSeconds = 0.2 }
+        let id = try server.createSession("counter")
+        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        #expect(try stream.nextEvent().id == "0")
+        let comment = try stream.nextEvent(includeComments: true)
+        #expect(comment.comment == "keep-alive")
+    }
+}
