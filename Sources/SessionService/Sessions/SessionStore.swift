@@ -146,8 +146,9 @@ public final class SessionStore: Sendable {
         guard storage != nil else { return }
         let excess = sessions.withLock { $0.count } - maxResident
         guard excess > 0 else { return }
-        // Evict a little more than needed so a steady stream of loads does not sort on every one.
-        let target = excess + max(0, min(maxResident / 100, 1000))
+        // Evict a little more than needed (a tenth of the cap, at most 1,000) so a steady stream of
+        // loads does not sort every resident session on every one.
+        let target = excess + max(0, min(maxResident / 10, 1000))
         let victims = sessions.withLock { sessions in
             // Never the session the caller is about to use.
             sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
