@@ -29,6 +29,11 @@ extension APIError {
         }
     }
 
+    /// The session left memory between the lookup and the request's use of it; the service retries
+    /// once on the session loaded back, so clients see this only if that happens twice in a row.
+    @usableFromInline
+    static let sessionPassivated = APIError(status: 503, code: "session_passivated", message: "the session left memory while the request was in progress; retry")
+
     @usableFromInline
     static let sessionEnded = APIError(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
 }

@@ -22,6 +22,9 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let activity: Atomic<UInt64>
     /// Where this session is journaled; nil in memory-only mode.
     @usableFromInline let journal: SessionJournal?
+    /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
+    /// on the session loaded back.
+    @usableFromInline let passivated = Atomic<Bool>(false)
 
     @usableFromInline
     struct Shared {
@@ -103,6 +106,7 @@ final class Session<R: Reactor>: HostedSession {
                 return seq
             }
         } catch {
+            if case .stopped = error, passivated.load(ordering: .acquiring) { throw APIError.sessionPassivated }
             throw APIError.reactor(error)
         }
         context.metrics.actionsAccepted.increment()
@@ -276,11 +280,17 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
         let subscriber = Subscriber(select: select, selectText: selectText)
+        var passivatedMeanwhile = false
         let stream = writer.startEventStream(headers: headers) { [weak self, subscriber] notice in
             self?.handle(notice, for: subscriber)
         }
         let accepted = shared.withLock { shared -> Bool in
             guard !shared.ended else { return false }
+            // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
+            guard !passivated.load(ordering: .relaxed) else {
+                passivatedMeanwhile = true
+                return false
+            }
             subscriber.stream = stream
             if let lastEventID { subscriber.lastSentVersion = min(lastEventID, shared.latest.version) }
             shared.subscribers.append(subscriber)
@@ -289,8 +299,17 @@ final class Session<R: Reactor>: HostedSession {
             if subscriber.closed { removeClosed(&shared) }
             return true
         }
-        if !accepted { stream.close(with: Self.endEvent) }
+        if !accepted { stream.close(with: passivatedMeanwhile ? Self.reconnectEvent : Self.endEvent) }
     }
+
+    /// Closes a stream opened in the instant its session left memory: the client reconnects (as
+    /// EventSource does by itself) and gets the session loaded back.
+    static var reconnectEvent: ServerSentEvent {
+        ServerSentEvent(event: "error", data: #"{"code":"session_passivated","message":"the session left memory as this stream opened; reconnect to follow it"}"#)
+    }
+
+    @usableFromInline
+    var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
     func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
         shared.withLock { shared in
