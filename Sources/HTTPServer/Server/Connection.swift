@@ -92,6 +92,9 @@ final class Connection: @unchecked Sendable {
             return
         }
         if events.contains(.writable) && !output.isEmpty {
+            // Output queued in an earlier iteration may show what the hook must commit first (it
+            // was queued after that iteration's hook ran, in its last write round).
+            configuration.beforeWrite?(loop.index)
             flush()
         }
         if events.contains(.readable) || events.contains(.readHangUp) || events.contains(.hangUp) {
