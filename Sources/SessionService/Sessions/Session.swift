@@ -69,6 +69,9 @@ final class Session<R: Reactor>: HostedSession {
 
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+        if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
+            throw APIError.storageUnavailable(reason)
+        }
         let action: R.Action
         do {
             action = try decodeAction(R.Action.self, from: actionBody)
@@ -363,6 +366,7 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) {
+        if let reason = journal?.storage.unavailableReason { return reply(.failure(.storageUnavailable(reason))) }
         let state: R.State
         do {
             state = try JSONValueDecoder().decode(R.State.self, from: json)

@@ -68,8 +68,10 @@ public final class SessionStore: Sendable {
         return result
     }
 
-    /// Why `id` has no session: 409 `session_unavailable` when it is stored but quarantined, else 404.
+    /// Why `id` has no session: 503 `storage_unavailable` when it is stored but cannot be loaded while
+    /// the journal cannot be written, 409 `session_unavailable` when it is quarantined, else 404.
     func absence(_ id: String) -> APIError {
+        if let storage, let reason = storage.unavailableReason, storage.contains(id) { return .storageUnavailable(reason) }
         if let storage, let reason = storage.storedSessions(matching: id)?.unavailable {
             return APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
         }
