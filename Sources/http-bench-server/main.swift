@@ -5,7 +5,7 @@
 //   POST /sessions/ID/actions {"type":"increase"|"decrease"} → 202 {"seq":N}; the new state is
 //        broadcast (encoded once) to every subscriber
 //   GET  /sessions/ID/events                  → SSE; first event is the current state
-// usage: http-bench-server [--port N] [--host ADDR] [--loops N]
+// usage: http-bench-server [--port N (0 picks a free port, logged)] [--host ADDR] [--loops N]
 import HTTPServer
 import Logs
 import Synchronization
@@ -119,17 +119,17 @@ var configuration = HTTPServer.Configuration()
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
     guard let value = arguments.popFirst() else {
-        FileHandleless.fail("\(flag) needs a value; usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
+        Usage.fail("\(flag) needs a value; usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
     }
     switch flag {
     case "--port": configuration.port = Int(value) ?? configuration.port
     case "--host": configuration.host = value
     case "--loops": configuration.loopCount = Int(value)
-    default: FileHandleless.fail("unknown flag \(flag); usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
+    default: Usage.fail("unknown flag \(flag); usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
     }
 }
 
-enum FileHandleless {
+enum Usage {
     static func fail(_ message: String) -> Never {
         let line = "http-bench-server: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }
@@ -144,7 +144,7 @@ let server = HTTPServer(configuration: configuration, responder: BenchResponder(
 do {
     _ = try server.start()
 } catch {
-    FileHandleless.fail("cannot listen on \(configuration.host):\(configuration.port): \(error)")
+    Usage.fail("cannot listen on \(configuration.host):\(configuration.port): \(error)")
 }
 ShutdownSignals.shutdownOnSignal(server)
 server.waitUntilStopped()

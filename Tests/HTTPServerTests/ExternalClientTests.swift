@@ -84,13 +84,20 @@ struct CurlApp: HTTPResponder {
         return nil
     }
 
+    /// The port in the server's `"listening"` log line (`"address":"127.0.0.1:PORT"`).
+    static func listeningPort(in log: String) -> Int? {
+        guard let line = log.split(separator: "\n").first(where: { $0.contains("\"listening\"") }),
+            let range = line.range(of: "\"address\":\"127.0.0.1:")
+        else { return nil }
+        return Int(line[range.upperBound...].prefix(while: \.isNumber))
+    }
+
     @Test(arguments: [SIGTERM, SIGINT])
     func shutsDownGracefullyOnASignal(_ signal: Int32) async throws {
         let binary = try #require(Self.benchServer, "build it first: swift build --build-tests builds http-bench-server too")
-        let port = 20_000 + Int.random(in: 0..<20_000)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "\(port)", "--loops", "1"]
+        process.arguments = ["--port", "0", "--loops", "1"]
         let stderr = Pipe()
         process.standardError = stderr
         let finished = Recorder<Int32>()
@@ -109,6 +116,7 @@ struct CurlApp: HTTPResponder {
         }
         let log = try await withTimeout(.seconds(20)) { await lines.value }
         try #require(log.contains("\"listening\""), "the server did not start: \(log)")
+        let port = try #require(Self.listeningPort(in: log))
 
         let stream = try TestClient(SocketAddress(host: "127.0.0.1", port: port))
         try stream.send("POST /sessions HTTP/1.1\r\nHost: a\r\nContent-Length: 30\r\n\r\n{\"reactor\":\"counter\",\"id\":\"s\"}")
@@ -123,11 +131,10 @@ struct CurlApp: HTTPResponder {
 
     @Test func backsOffWhenOutOfFileDescriptorsAndRecovers() async throws {
         let binary = try #require(Self.benchServer, "build it first: swift build --build-tests builds http-bench-server too")
-        let port = 20_000 + Int.random(in: 0..<10_000)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
         // A hard limit of 32 descriptors: a few dozen clients exhaust it.
-        process.arguments = ["-c", "ulimit -n 32 && exec \"$0\" --port \(port) --loops 1", binary]
+        process.arguments = ["-c", "ulimit -n 32 && exec \"$0\" --port 0 --loops 1", binary]
         let stderr = Pipe()
         process.standardError = stderr
         let finished = Recorder<Int32>()
@@ -142,9 +149,8 @@ struct CurlApp: HTTPResponder {
                 log.record(String(decoding: data, as: UTF8.self))
             }
         }
-        _ = try await log.next { $0.contains("\"listening\"") }
-
-        let address = SocketAddress(host: "127.0.0.1", port: port)
+        let listening = try await log.next { $0.contains("\"listening\"") }
+        let address = SocketAddress(host: "127.0.0.1", port: try #require(Self.listeningPort(in: listening)))
         var clients: [TestClient] = []
         for _ in 0..<40 { clients.append(try TestClient(address)) }
         _ = try await log.next { $0.contains("accept paused") }

@@ -20,6 +20,27 @@ import Glibc
         }
     }
 
+    @Test func servesManyShortConnectionsReusingSlots() async throws {
+        try await withServer { _, address in
+            for index in 0..<500 {
+                let client = try TestClient(address)
+                try client.send("GET /c/\(index) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
+                #expect(try client.readResponse().text == "GET /c/\(index) 0")
+                if index % 2 == 0 { client.reset() }
+            }
+        }
+    }
+
+    @Test func refusesAPortSomeoneElseListensOn() async throws {
+        try await withServer { _, address in
+            var configuration = HTTPServer.Configuration()
+            configuration.port = address.port
+            configuration.loopCount = 2
+            let second = HTTPServer(configuration: configuration, responder: echoResponder, logger: .disabled)
+            #expect(throws: IOError(call: "bind", errno: EADDRINUSE)) { _ = try second.start() }
+        }
+    }
+
     @Test func decodesPathSegmentsAndQuery() async throws {
         let seen = Mutex<[String]>([])
         let responder = ClosureResponder { request, writer in
@@ -63,6 +84,19 @@ import Glibc
             try client.send((0..<10).map { "GET /p/\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
             for index in 0..<10 {
                 #expect(try client.readResponse().text == "r\(index)")
+            }
+        }
+    }
+
+    @Test func answersAThousandPipelinedRequestsAllAnsweredFromAnotherThread() async throws {
+        let responder = ClosureResponder { request, writer in
+            DispatchQueue.global().async { writer.respond(status: 200, body: Array(request.path.utf8)) }
+        }
+        try await withServer(responder) { _, address in
+            let client = try TestClient(address)
+            try client.send((0..<1000).map { "GET /\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
+            for index in 0..<1000 {
+                #expect(try client.readResponse().text == "/\(index)")
             }
         }
     }

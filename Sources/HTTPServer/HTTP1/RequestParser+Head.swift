@@ -44,6 +44,7 @@ extension RequestParser {
         }
 
         var headers: [HTTPHeaders.Element] = []
+        headers.reserveCapacity(8)
         var hosts = 0
         var contentLength: Int? = nil
         var transferEncodings: [String] = []

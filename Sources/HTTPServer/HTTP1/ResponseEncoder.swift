@@ -65,7 +65,17 @@ enum ResponseEncoder {
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client is holding back.
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
+    /// Status lines of the most common answers, built once.
+    private static let commonStatusLines: [Int: [UInt8]] = Dictionary(
+        uniqueKeysWithValues: [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 500, 503].map { code in
+            (code, Array("HTTP/1.1 \(code) \(HTTPStatus.standardReason(code))\r\n".utf8))
+        })
+
     static func appendStatusLine(_ status: HTTPStatus, to out: inout [UInt8]) {
+        if let line = commonStatusLines[status.code], status.reasonPhrase == HTTPStatus.standardReason(status.code) {
+            out.append(contentsOf: line)
+            return
+        }
         out.append(contentsOf: "HTTP/1.1 ".utf8)
         appendDecimal(status.code, to: &out)
         out.append(.space)

@@ -31,36 +31,39 @@ final class Connection: @unchecked Sendable {
     let generation: UInt32
     let peer: SocketAddress?
     let loop: EventLoop
-    private(set) var state = State.reading
-    private var parser: RequestParser
+    var state = State.reading
+    var parser: RequestParser
     /// Unparsed bytes of an incomplete request (empty most of the time).
-    private var inbound: [UInt8] = []
-    private var output = OutputQueue()
-    private var isDirty = false
-    private var isProcessing = false
+    var inbound: [UInt8] = []
+    /// Bytes at the front of `inbound` already parsed (dropped lazily: pipelined requests answered
+    /// one by one would otherwise copy the rest of the buffer once per request).
+    var inboundOffset = 0
+    var output = OutputQueue()
+    var isDirty = false
+    var isProcessing = false
     /// The socket may hold input we stopped reading because a response was pending.
-    private var unreadInput = false
-    private var closeAfterFlush = false
+    var unreadInput = false
+    var closeAfterFlush = false
     /// The peer has sent its FIN (EPOLLRDHUP): input ends after what is buffered.
-    private var peerFinished = false
-    private var keepAliveAfterResponse = true
-    private var currentIsHead = false
-    private var sentContinue = false
+    var peerFinished = false
+    var keepAliveAfterResponse = true
+    var currentIsHead = false
+    var sentContinue = false
     /// Numbers requests so a late or duplicate answer is recognised and dropped.
     private(set) var requestNumber: UInt64 = 0
 
-    private var requestStartedAt: Duration = .zero
-    private var bodyProgressAt: Duration = .zero
-    private var idleSince: Duration? = nil
-    private var dispatchedAt: Duration = .zero
-    private var writeProgressAt: Duration = .zero
-    private var lingerSince: Duration = .zero
+    var requestStartedAt: Duration = .zero
+    var bodyProgressAt: Duration = .zero
+    var idleSince: Duration? = nil
+    var dispatchedAt: Duration = .zero
+    var writeProgressAt: Duration = .zero
+    var lingerSince: Duration = .zero
 
-    private var deadline: (at: Duration, kind: Deadline)? = nil
-    private var scheduledAt: Duration? = nil
-    private var stamp: UInt64 = 0
+    var deadline: (at: Duration, kind: Deadline)? = nil
+    var scheduledAt: Duration? = nil
+    var stamp: UInt64 = 0
 
-    private static let lingerTimeout: Duration = .seconds(2)
+    static let lingerTimeout: Duration = .seconds(2)
 
     init(fd: Int32, slot: Int, peer: SocketAddress?, loop: EventLoop) {
         self.fd = fd
@@ -79,7 +82,7 @@ final class Connection: @unchecked Sendable {
         return false
     }
 
-    private var configuration: EventLoop.Timeouts { loop.timeouts }
+    var configuration: EventLoop.Timeouts { loop.timeouts }
 
     func opened() {
         requestStartedAt = loop.now
@@ -94,6 +97,8 @@ final class Connection: @unchecked Sendable {
             return
         }
         if events.contains(.writable) && !output.isEmpty {
+            // flush() runs the loop's beforeWrite hook first (once per iteration): output queued in an
+            // earlier iteration's last write round may show what the hook must commit.
             flush()
         }
         if events.contains(.readHangUp) || events.contains(.hangUp) {
@@ -106,7 +111,7 @@ final class Connection: @unchecked Sendable {
         refreshDeadline()
     }
 
-    private func readable() {
+    func readable() {
         switch state {
         case .closed:
             return
@@ -120,7 +125,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Reads and parses until the socket is drained or a request is waiting for its response.
-    private func readRequests() {
+    func readRequests() {
         let buffer = loop.readBuffer
         while case .reading = state {
             let result: IOResult<Int>
@@ -156,7 +161,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Reads and drops input: streams and closing connections only watch for the peer leaving.
-    private func discardInput() {
+    func discardInput() {
         while !isClosed {
             let result: IOResult<Int>
             do {
@@ -183,7 +188,7 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    private func ingest(_ bytes: UnsafeBufferPointer<UInt8>) {
+    func ingest(_ bytes: UnsafeBufferPointer<UInt8>) {
         isProcessing = true
         defer { isProcessing = false }
         if !parser.isMidRequest && inbound.isEmpty {
@@ -201,6 +206,10 @@ final class Connection: @unchecked Sendable {
                 inbound = Array(UnsafeBufferPointer(rebasing: bytes[consumed...]))
             }
         } else {
+            if inboundOffset > 0 {
+                inbound.removeFirst(inboundOffset)
+                inboundOffset = 0
+            }
             inbound.append(contentsOf: bytes)
             parseInbound()
         }
@@ -208,19 +217,21 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Parses the kept bytes (after more arrived, or after a pending response let parsing resume).
-    private func parseInbound() {
+    func parseInbound() {
         let pending = inbound
-        let consumed = pending.withUnsafeBufferPointer { parseRequests($0) }
+        let start = inboundOffset
+        let consumed = pending.withUnsafeBufferPointer { parseRequests(UnsafeBufferPointer(rebasing: $0[start...])) }
         if isClosed { return }
-        if consumed == pending.count {
+        if start + consumed == pending.count {
             inbound = []
-        } else if consumed > 0 {
-            inbound = Array(pending[consumed...])
+            inboundOffset = 0
+        } else {
+            inboundOffset = start + consumed
         }
     }
 
     /// Feeds the parser until it needs more bytes or a request is in flight; returns bytes consumed.
-    private func parseRequests(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+    func parseRequests(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var offset = 0
         while case .reading = state {
             let (consumed, step) = parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
@@ -244,7 +255,7 @@ final class Connection: @unchecked Sendable {
         return offset
     }
 
-    private func dispatch(_ request: HTTPRequest) {
+    func dispatch(_ request: HTTPRequest) {
         state = .awaitingResponse
         requestNumber &+= 1
         currentIsHead = request.method == .HEAD
@@ -254,7 +265,7 @@ final class Connection: @unchecked Sendable {
         loop.responder.respond(to: request, writer: writer)
     }
 
-    private func reject(_ rejection: HTTPRejection) {
+    func reject(_ rejection: HTTPRejection) {
         if loop.logger.isEnabled(.debug) {
             loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
         }
@@ -284,7 +295,7 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Continues with pipelined bytes and unread input after an asynchronous answer.
-    private func resume() {
+    func resume() {
         isProcessing = true
         if !inbound.isEmpty { parseInbound() }
         isProcessing = false
@@ -299,6 +310,7 @@ final class Connection: @unchecked Sendable {
         }
         state = .streaming(stream)
         inbound = []
+        inboundOffset = 0
         let head = ResponseEncoder.encodeStreamHead(headers: headers, date: loop.dateLine)
         stream.addQueued(head.count)
         queue(head)
@@ -325,213 +337,22 @@ final class Connection: @unchecked Sendable {
         markDirty()
     }
 
-    private func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
+    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
         let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
         queue(head)
         if let body { queue(body) }
     }
 
-    private func queue(_ bytes: [UInt8]) {
+    func queue(_ bytes: [UInt8]) {
         if output.isEmpty { writeProgressAt = loop.now }
         output.append(bytes)
         markDirty()
     }
 
-    private func markDirty() {
+    func markDirty() {
         if !isDirty {
             isDirty = true
             loop.markDirty(self)
-        }
-    }
-
-    // MARK: writing
-
-    /// Flushes if output was queued since the last flush.
-    func flushIfDirty() {
-        if isDirty { flush() }
-    }
-
-    /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
-    func flush() {
-        isDirty = false
-        if isClosed { return }
-        if !output.isEmpty { loop.willWrite() }
-        while !output.isEmpty {
-            let result: IOResult<Int>
-            do {
-                result = try output.write(to: fd)
-            } catch {
-                close(reason: Self.describe(error))
-                return
-            }
-            guard case .processed(let written) = result else {
-                refreshDeadline()
-                return
-            }
-            writeProgressAt = loop.now
-            if case .streaming(let stream) = state { stream.didWrite(written) }
-        }
-        if case .streaming(let stream) = state {
-            output.removeAll(release: true)
-            stream.outputDrained()
-            if isClosed || !output.isEmpty { return }
-        }
-        if closeAfterFlush {
-            closeAfterFlush = false
-            output.removeAll(release: true)
-            if case .streaming(let stream) = state { stream.connectionClosing(reason: "closed") }
-            // Half-close, then read until the peer closes: closing with unread input would
-            // reset the connection and could destroy the response before the peer reads it.
-            _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-            state = .lingering
-            lingerSince = loop.now
-            discardInput()
-        }
-        refreshDeadline()
-    }
-
-    // MARK: timers
-
-    /// Works out which deadline applies now and arms it.
-    func refreshDeadline() {
-        let c = loop.timeouts
-        var next: (at: Duration, kind: Deadline)?
-        func consider(_ at: Duration, _ kind: Deadline) {
-            if next == nil || at < next!.at { next = (at, kind) }
-        }
-        switch state {
-        case .closed:
-            return
-        case .lingering:
-            consider(lingerSince + Self.lingerTimeout, .linger)
-        case .closing:
-            consider(writeProgressAt + c.writeTimeout, .write)
-        case .streaming:
-            if output.isEmpty {
-                consider(writeProgressAt + c.eventStreamKeepAliveInterval, .keepAlive)
-            } else {
-                // A subscriber that stops reading is cut off like any other reader; its
-                // producer gets `.closed` and the buffered events are freed.
-                consider(writeProgressAt + c.writeTimeout, .write)
-            }
-        case .awaitingResponse:
-            consider(dispatchedAt + c.responseTimeout, .response)
-            if !output.isEmpty { consider(writeProgressAt + c.writeTimeout, .write) }
-        case .reading:
-            if !output.isEmpty { consider(writeProgressAt + c.writeTimeout, .write) }
-            if parser.isReadingBody {
-                consider(bodyProgressAt + c.bodyTimeout, .body)
-            } else if let idleSince, !parser.isMidRequest && inbound.isEmpty {
-                consider(idleSince + c.idleTimeout, .idle)
-            } else {
-                consider(requestStartedAt + c.requestHeadTimeout, .requestHead)
-            }
-        }
-        deadline = next
-        guard let next else { return }
-        if scheduledAt == nil || next.at < scheduledAt! {
-            stamp &+= 1
-            scheduledAt = next.at
-            loop.schedule(self, at: next.at, stamp: stamp)
-        }
-    }
-
-    func timerFired(_ entry: TimerHeap.Entry) {
-        guard entry.stamp == stamp, !isClosed else { return }
-        scheduledAt = nil
-        guard let deadline else { return }
-        if deadline.at > loop.now {
-            stamp &+= 1
-            scheduledAt = deadline.at
-            loop.schedule(self, at: deadline.at, stamp: stamp)
-            return
-        }
-        self.deadline = nil
-        switch deadline.kind {
-        case .keepAlive:
-            if case .streaming(let stream) = state, output.isEmpty {
-                let bytes = EncodedServerSentEvent.keepAlive.bytes
-                stream.addQueued(bytes.count)
-                queue(bytes)
-            }
-        case .requestHead:
-            timedOut("request head not complete within \(c(configuration.requestHeadTimeout))", status: 408)
-        case .body:
-            timedOut("request body stalled for \(c(configuration.bodyTimeout))", status: 408)
-        case .response:
-            loop.logger.warning("responder did not answer in time", ["timeout_ms": .int(Int(configuration.responseTimeout.milliseconds))])
-            keepAliveAfterResponse = false
-            complete(HTTPResponse(status: 503, text: "The server did not answer in time.\n"), number: requestNumber)
-        case .idle:
-            close(reason: "idle for \(c(configuration.idleTimeout))")
-        case .write:
-            close(reason: "peer did not read for \(c(configuration.writeTimeout))")
-        case .linger:
-            close(reason: "closed after the last response")
-        }
-        refreshDeadline()
-    }
-
-    private func c(_ duration: Duration) -> String { "\(duration.milliseconds) ms" }
-
-    /// Answers a timed-out request with `status` when nothing else is being written, then closes.
-    private func timedOut(_ reason: String, status: Int) {
-        if loop.logger.isEnabled(.debug) {
-            loop.logger.debug("connection timed out", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
-        }
-        if output.isEmpty, parser.isMidRequest {
-            queue(HTTPResponse(status: HTTPStatus(code: status), text: reason + "\n"), keepAlive: false, isHead: false)
-            closeAfterFlush = true
-            state = .closing
-        } else {
-            close(reason: reason)
-        }
-    }
-
-    // MARK: ending
-
-    /// Server shutdown: idle connections close now; busy ones after their current response.
-    func shutdown() {
-        switch state {
-        case .reading:
-            if !parser.isMidRequest && inbound.isEmpty {
-                if output.isEmpty {
-                    close(reason: "server shutting down")
-                } else {
-                    closeAfterFlush = true
-                    state = .closing
-                }
-            }
-        case .awaitingResponse:
-            keepAliveAfterResponse = false
-        case .streaming(let stream):
-            stream.connectionClosing(reason: "server shutting down")
-            closeAfterFlush = true
-            if output.isEmpty { flush() }
-        case .closing, .lingering, .closed:
-            break
-        }
-    }
-
-    func close(reason: String) {
-        let previous = state
-        if case .closed = previous { return }
-        state = .closed
-        Posix.close(fd)
-        loop.remove(self)
-        output.removeAll(release: true)
-        if !isProcessing { inbound = [] }
-        if case .streaming(let stream) = previous { stream.connectionClosed(reason: reason) }
-        if loop.logger.isEnabled(.trace) {
-            loop.logger.trace("connection closed", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
-        }
-    }
-
-    private static func describe(_ error: IOError) -> String {
-        switch error.errno {
-        case ECONNRESET: "connection reset by peer"
-        case EPIPE: "peer closed the connection"
-        default: error.description
         }
     }
 }

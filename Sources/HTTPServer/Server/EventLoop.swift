@@ -24,32 +24,32 @@ final class EventLoop: @unchecked Sendable {
     /// The configured durations, copied out so the hot path does not copy the whole configuration.
     let timeouts: Timeouts
     let logger: Logger
-    private let epoll: Epoll
-    private let wakeFD: Int32
-    private var listenerFD: Int32
-    private var thread = pthread_t()
+    let epoll: Epoll
+    let wakeFD: Int32
+    var listenerFD: Int32
+    var thread = pthread_t()
 
-    private let inbox = Mutex<[Task]>([])
-    private let wakePending = Atomic<Bool>(false)
+    let inbox = Mutex<[Task]>([])
+    let wakePending = Atomic<Bool>(false)
 
-    private var connections: [Connection?] = []
-    private var freeSlots: [Int] = []
-    private(set) var connectionCount = 0
-    private var timers = TimerHeap()
-    private var dirty: [Connection] = []
-    private var localStreams: [ServerSentEventStream] = []
-    private var flushingStreams: [ServerSentEventStream] = []
-    private var flushingConnections: [Connection] = []
+    var connections: [Connection?] = []
+    var freeSlots: [Int] = []
+    var connectionCount = 0
+    var timers = TimerHeap()
+    var dirty: [Connection] = []
+    var localStreams: [ServerSentEventStream] = []
+    var flushingStreams: [ServerSentEventStream] = []
+    var flushingConnections: [Connection] = []
     /// Whether `beforeWrite` ran in this iteration.
-    private var hookCalled = false
-    private var acceptPausedUntil: Duration? = nil
-    private var shutdownDeadline: Duration? = nil
-    private var running = true
-    private var generationCounter: UInt32 = 0
+    var hookCalled = false
+    var acceptPausedUntil: Duration? = nil
+    var shutdownDeadline: Duration? = nil
+    var running = true
+    var generationCounter: UInt32 = 0
 
     /// The time at the start of this loop iteration.
     private(set) var now: Duration = .zero
-    private var date = HTTPDate()
+    var date = HTTPDate()
     /// The `Date` header line for this iteration.
     private(set) var dateLine: [UInt8] = []
     /// Shared by every connection of this loop: bytes are parsed in place and only an incomplete
@@ -175,7 +175,7 @@ final class EventLoop: @unchecked Sendable {
 
     // MARK: the loop
 
-    private func run() {
+    func run() {
         var spare: [Task] = []
         while running {
             let timeout = waitTimeout()
@@ -229,7 +229,7 @@ final class EventLoop: @unchecked Sendable {
         logger.debug("loop stopped")
     }
 
-    private func waitTimeout() -> Int32 {
+    func waitTimeout() -> Int32 {
         var earliest = timers.earliest
         if let paused = acceptPausedUntil { earliest = min(earliest ?? paused, paused) }
         if let deadline = shutdownDeadline { earliest = min(earliest ?? deadline, deadline) }
@@ -243,19 +243,22 @@ final class EventLoop: @unchecked Sendable {
         return Int32(clamping: remaining.milliseconds + 1)
     }
 
-    private func runTimers() {
+    func runTimers() {
         if let paused = acceptPausedUntil, now >= paused || !clock.advancesByItself {
             acceptPausedUntil = nil
             acceptConnections()
         }
         while let entry = timers.popDue(at: now) {
-            entry.connection.timerFired(entry)
+            guard entry.slot < connections.count, let connection = connections[entry.slot], connection.generation == entry.generation else {
+                continue
+            }
+            connection.timerFired(entry)
         }
     }
 
     /// Writes every connection with pending output. Stream output is written as soon as it is
     /// moved, so the first subscriber is not kept waiting for the last one's bookkeeping.
-    private func flush() {
+    func flush() {
         var rounds = 0
         while !localStreams.isEmpty || !dirty.isEmpty {
             rounds += 1
@@ -279,111 +282,6 @@ final class EventLoop: @unchecked Sendable {
         if !hookCalled {
             hookCalled = true
             configuration.beforeWrite?(index)
-        }
-    }
-
-    // MARK: connections
-
-    /// A fresh generation for a new connection's epoll token.
-    func nextGeneration() -> UInt32 {
-        generationCounter &+= 1
-        return generationCounter
-    }
-
-    func markDirty(_ connection: Connection) {
-        dirty.append(connection)
-    }
-
-    /// (Re)arms a connection's timer entry.
-    func schedule(_ connection: Connection, at deadline: Duration, stamp: UInt64) {
-        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, connection: connection))
-    }
-
-    private func acceptConnections() {
-        guard listenerFD >= 0, acceptPausedUntil == nil else { return }
-        var address = sockaddr_storage()
-        while true {
-            let result: IOResult<Int32>
-            do {
-                result = try Posix.accept4(listenerFD, &address)
-            } catch {
-                switch error.errno {
-                case ECONNABORTED, EPROTO, EPERM:
-                    continue
-                case EMFILE, ENFILE, ENOBUFS, ENOMEM:
-                    // Out of descriptors or memory: retry later instead of spinning on a listener
-                    // that stays readable.
-                    acceptPausedUntil = now + .milliseconds(100)
-                    logger.warning("accept paused for 100 ms", ["error": .string(error.description), "connections": .int(connectionCount)])
-                default:
-                    logger.error("accept failed", ["error": .string(error.description)])
-                }
-                return
-            }
-            guard case .processed(let fd) = result else { return }
-            // Responses are written whole, so Nagle only adds latency.
-            try? Posix.setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-            let slot: Int
-            if let free = freeSlots.popLast() {
-                slot = free
-            } else {
-                slot = connections.count
-                connections.append(nil)
-            }
-            let connection = Connection(fd: fd, slot: slot, peer: SocketAddress(address), loop: self)
-            do {
-                try epoll.add(fd, [.readable, .writable, .readHangUp, .edgeTriggered], token: connection.token)
-            } catch {
-                logger.error("epoll_ctl add failed; dropping the connection", ["error": .string(error.description)])
-                Posix.close(fd)
-                freeSlots.append(slot)
-                continue
-            }
-            connections[slot] = connection
-            connectionCount += 1
-            connection.opened()
-        }
-    }
-
-    /// Forgets a closed connection (its descriptor is already closed).
-    func remove(_ connection: Connection) {
-        connections[connection.slot] = nil
-        freeSlots.append(connection.slot)
-        connectionCount -= 1
-    }
-
-    func closeListener() {
-        if listenerFD >= 0 {
-            Posix.close(listenerFD)
-            listenerFD = -1
-        }
-    }
-
-    /// Stops accepting; idle connections close now, the rest when their work is done.
-    func beginShutdown() {
-        guard shutdownDeadline == nil else { return }
-        shutdownDeadline = clock.now() + configuration.shutdownTimeout
-        closeListener()
-        for case let connection? in connections {
-            connection.shutdown()
-        }
-        if connectionCount == 0 { running = false }
-    }
-
-    var isShuttingDown: Bool { shutdownDeadline != nil }
-
-    /// During shutdown: every remaining connection has had its last byte written.
-    private var onlyLingeringConnectionsLeft: Bool {
-        connections.allSatisfy { connection in
-            guard let connection else { return true }
-            if case .lingering = connection.state { return true }
-            return false
-        }
-    }
-
-    private func forceCloseAll() {
-        for case let connection? in connections {
-            connection.close(reason: "server shutdown deadline passed")
         }
     }
 }

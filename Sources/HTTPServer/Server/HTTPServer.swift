@@ -48,6 +48,7 @@ public final class HTTPServer: Sendable {
         let count = max(1, configuration.loopCount ?? Int(CLinux_affinity_cpu_count()))
         var address = SocketAddress(host: configuration.host, port: configuration.port)
         var loops: [EventLoop] = []
+        try ListeningSocket.ensureFree(address)
         do throws(IOError) {
             for index in 0..<count {
                 let (fd, bound) = try ListeningSocket.open(address, backlog: configuration.backlog)

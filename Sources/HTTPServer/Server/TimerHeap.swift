@@ -1,10 +1,13 @@
 /// A binary min-heap of connection deadlines. Each connection keeps at most one live entry
 /// (identified by its stamp); moving a deadline later costs nothing until the entry pops.
 struct TimerHeap {
+    /// A deadline for the connection in `slot` of that `generation` (not a reference, so closed
+    /// connections are freed at once instead of living on until their entry pops).
     struct Entry {
         var deadline: Duration
         var stamp: UInt64
-        var connection: Connection
+        var slot: Int
+        var generation: UInt32
     }
 
     private var entries: [Entry] = []

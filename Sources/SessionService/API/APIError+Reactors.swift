@@ -29,6 +29,17 @@ extension APIError {
         }
     }
 
+    /// The session left memory between the lookup and the request's use of it; the service retries
+    /// once on the session loaded back, so clients see this only if that happens twice in a row.
+    @usableFromInline
+    static let sessionPassivated = APIError(status: 503, code: "session_passivated", message: "the session left memory while the request was in progress; retry")
+
+    /// The journal cannot be written: nothing accepted now would survive a restart, so nothing is accepted.
+    @usableFromInline
+    static func storageUnavailable(_ reason: String) -> APIError {
+        APIError(status: 503, code: "storage_unavailable", message: "the journal cannot be written (\(reason)); changes are refused until it can be, reads still work")
+    }
+
     @usableFromInline
     static let sessionEnded = APIError(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
 }

@@ -86,7 +86,9 @@ enum OpenAPIDocument {
           "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}}}},
           "200": {"description": "With wait=true: reduced.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq", "version", "state"], "properties": {"seq": {"type": "integer"}, "version": {"type": "integer"}, "state": {}}}}}},
           "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "413": {"$ref": "#/components/responses/Error"},
-          "415": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "504": {"$ref": "#/components/responses/Error"}}}
+          "415": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"},
+          "503": {"description": "storage_unavailable: the journal cannot be written (the message says why); nothing is accepted until it can be. Reads still work.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "504": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}/events": {
       "parameters": [{"$ref": "#/components/parameters/id"}],

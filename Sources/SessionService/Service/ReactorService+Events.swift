@@ -19,7 +19,9 @@ extension ReactorService {
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
         var headers: [(String, String)] = [("Cache-Control", "no-cache")]
         headers.append(contentsOf: exchange.corsHeaders())
-        session.subscribe(writer: exchange.writer, headers: HTTPHeaders(pairs: headers), lastEventID: lastEventID, select: pointer, selectText: selectText)
+        // Left memory since the lookup: follow the session loaded back.
+        let target = session.isPassivated ? store.session(id) ?? session : session
+        target.subscribe(writer: exchange.writer, headers: HTTPHeaders(pairs: headers), lastEventID: lastEventID, select: pointer, selectText: selectText)
         exchange.finished(200)
     }
 }

@@ -23,6 +23,7 @@ extension ReactorService {
         case let other?:
             return exchange.fail(APIError(status: 400, code: "invalid_id", message: "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
         }
+        if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let session: any HostedSession
         do {
             session = try store.insert(id: id) { definition.makeSession(id, context) }

@@ -108,6 +108,7 @@ extension ReactorService {
         default:
             return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -"))
         }
+        if let reason = storage.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         guard let info = storage.storedSessions(matching: id) else { return exchange.fail(store.absence(id)) }
         let state: [UInt8]
         switch stateJSON(id, at: version, storage: storage, shown: false) {

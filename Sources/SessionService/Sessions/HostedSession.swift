@@ -61,10 +61,13 @@ public protocol HostedSession: AnyObject, Sendable {
     var isSnapshotDue: Bool { get }
     /// Journals a snapshot now.
     func writeSnapshot()
+    /// Whether it left memory (passivated); a request still holding it looks the session up again.
+    var isPassivated: Bool { get }
 }
 
 extension HostedSession {
     public func passivate() -> Bool { false }
     public var isSnapshotDue: Bool { false }
     public func writeSnapshot() {}
+    public var isPassivated: Bool { false }
 }

@@ -22,6 +22,9 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let activity: Atomic<UInt64>
     /// Where this session is journaled; nil in memory-only mode.
     @usableFromInline let journal: SessionJournal?
+    /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
+    /// on the session loaded back.
+    @usableFromInline let passivated = Atomic<Bool>(false)
 
     @usableFromInline
     struct Shared {
@@ -61,6 +64,9 @@ final class Session<R: Reactor>: HostedSession {
 
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+        if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
+            throw APIError.storageUnavailable(reason)
+        }
         let action: R.Action
         do {
             action = try decodeAction(R.Action.self, from: actionBody)
@@ -98,6 +104,7 @@ final class Session<R: Reactor>: HostedSession {
                 return seq
             }
         } catch {
+            if case .stopped = error, passivated.load(ordering: .acquiring) { throw APIError.sessionPassivated }
             throw APIError.reactor(error)
         }
         context.metrics.actionsAccepted.increment()
@@ -276,12 +283,18 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
         let subscriber = Subscriber(select: select, selectText: selectText)
+        var passivatedMeanwhile = false
         let stream = writer.startEventStream(headers: headers) { [weak self, subscriber] notice in
             self?.handle(notice, for: subscriber)
         }
         var startObserving = false
         let accepted = shared.withLock { shared -> Bool in
             guard !shared.ended else { return false }
+            // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
+            guard !passivated.load(ordering: .relaxed) else {
+                passivatedMeanwhile = true
+                return false
+            }
             subscriber.stream = stream
             subscriber.lastSentVersion = lastEventID
             shared.subscribers.append(subscriber)
@@ -295,7 +308,9 @@ final class Session<R: Reactor>: HostedSession {
             }
             return true
         }
-        guard accepted else { return stream.close(with: Self.endEvent) }
+        guard accepted else {
+            return stream.close(with: passivatedMeanwhile ? Self.reconnectEvent : Self.endEvent)
+        }
         if startObserving {
             // Outside the lock: the runtime may call the handler right here, with the latest state,
             // which then goes to every subscriber registered so far.
@@ -310,6 +325,15 @@ final class Session<R: Reactor>: HostedSession {
             if ended { token.cancel() }
         }
     }
+
+    /// Closes a stream opened in the instant its session left memory: the client reconnects (as
+    /// EventSource does by itself) and gets the session loaded back.
+    static var reconnectEvent: ServerSentEvent {
+        ServerSentEvent(event: "error", data: #"{"code":"session_passivated","message":"the session left memory as this stream opened; reconnect to follow it"}"#)
+    }
+
+    @usableFromInline
+    var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
     func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
         shared.withLock { shared in
@@ -363,6 +387,7 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) {
+        if let reason = journal?.storage.unavailableReason { return reply(.failure(.storageUnavailable(reason))) }
         let state: R.State
         do {
             state = try JSONValueDecoder().decode(R.State.self, from: json)

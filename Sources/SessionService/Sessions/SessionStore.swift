@@ -31,29 +31,47 @@ public final class SessionStore: Sendable {
 
     /// The session with this id, loading it from storage when it is not resident.
     public func session(_ id: String) -> (any HostedSession)? {
-        if let session = sessions.withLock({ $0[id] }) { return session }
+        // A session leaving memory right now is passed over: under the loading lock it is gone.
+        if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
         guard let storage else { return nil }
-        let loaded = loading.withLock { _ -> (any HostedSession)? in
-            if let session = sessions.withLock({ $0[id] }) { return session }
-            guard case .loaded(let history) = storage.load(id: id), let restore = restorer.withLock({ $0 }) else { return nil }
-            switch restore(history, id) {
-            case .success(let session):
-                storage.markResident(key: history.key)
-                sessions.withLock { $0[id] = session }
-                _ = passive.withLock { $0.removeValue(forKey: id) }
-                return session
-            case .failure(let error):
-                storage.quarantine(key: history.key, reason: error.reason)
-                storage.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
-                return nil
-            }
-        }
+        let loaded = loading.withLock { _ in loadLocked(id, storage) }
         if loaded != nil { enforceResidentLimit(keeping: id) }
         return loaded
     }
 
-    /// Why `id` has no session: 409 `session_unavailable` when it is stored but quarantined, else 404.
+    /// The session with this id, loaded from storage when needed; the caller holds `loading`.
+    private func loadLocked(_ id: String, _ storage: SessionStorage) -> (any HostedSession)? {
+        if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
+        guard case .loaded(let history) = storage.load(id: id), let restore = restorer.withLock({ $0 }) else { return nil }
+        switch restore(history, id) {
+        case .success(let session):
+            storage.markResident(key: history.key)
+            sessions.withLock { $0[id] = session }
+            _ = passive.withLock { $0.removeValue(forKey: id) }
+            return session
+        case .failure(let error):
+            storage.quarantine(key: history.key, reason: error.reason)
+            storage.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
+            return nil
+        }
+    }
+
+    /// Runs `body` on the session with this id (loading it) while no passivation can take it out of
+    /// memory; nil when there is no such session.
+    func withSessionHeld<T>(_ id: String, _ body: (any HostedSession) throws(APIError) -> T) throws(APIError) -> T? {
+        guard let storage else { return try sessions.withLock { $0[id] }.map(body) }
+        let result = try loading.withLock { _ throws(APIError) -> T? in
+            guard let session = loadLocked(id, storage) else { return nil }
+            return try body(session)
+        }
+        enforceResidentLimit(keeping: id)
+        return result
+    }
+
+    /// Why `id` has no session: 503 `storage_unavailable` when it is stored but cannot be loaded while
+    /// the journal cannot be written, 409 `session_unavailable` when it is quarantined, else 404.
     func absence(_ id: String) -> APIError {
+        if let storage, let reason = storage.unavailableReason, storage.contains(id) { return .storageUnavailable(reason) }
         if let storage, let reason = storage.storedSessions(matching: id)?.unavailable {
             return APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
         }
@@ -146,8 +164,9 @@ public final class SessionStore: Sendable {
         guard storage != nil else { return }
         let excess = sessions.withLock { $0.count } - maxResident
         guard excess > 0 else { return }
-        // Evict a little more than needed so a steady stream of loads does not sort on every one.
-        let target = excess + max(0, min(maxResident / 100, 1000))
+        // Evict a little more than needed (a tenth of the cap, at most 1,000) so a steady stream of
+        // loads does not sort every resident session on every one.
+        let target = excess + max(0, min(maxResident / 10, 1000))
         let victims = sessions.withLock { sessions in
             // Never the session the caller is about to use.
             sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)

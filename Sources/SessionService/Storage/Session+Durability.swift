@@ -62,11 +62,15 @@ extension Session {
     /// running, subscribers, or not persisted).
     @usableFromInline
     func passivate() -> Bool {
-        guard let journal, runtime.inFlightEffectCount == 0, subscriberCount == 0 else { return false }
-        shared.withLock {
-            $0.observation?.cancel()
-            $0.observation = nil
+        guard let journal, runtime.inFlightEffectCount == 0 else { return false }
+        let idle = shared.withLock { shared -> Bool in
+            guard shared.subscribers.isEmpty, !shared.ended else { return false }
+            passivated.store(true, ordering: .releasing)
+            shared.observation?.cancel()
+            shared.observation = nil
+            return true
         }
+        guard idle else { return false }
         runtime.stop()
         log.withLock { writeSnapshot(&$0, passivating: true) }
         journal.storage.unregister(key: journal.key)

@@ -6,7 +6,7 @@ import Synchronization
 /// next snapshot is due.
 @usableFromInline
 final class SessionJournal: Sendable {
-    let storage: SessionStorage
+    @usableFromInline let storage: SessionStorage
     let key: UInt32
     let id: String
     let reactor: String

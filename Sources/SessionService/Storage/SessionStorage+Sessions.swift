@@ -30,6 +30,8 @@ extension SessionStorage {
     enum LoadResult: Sendable {
         case missing
         case unavailable(String)
+        /// The journal cannot be written (see ``SessionStorage/unavailableReason``); nothing is quarantined.
+        case storageUnavailable(String)
         case loaded(StoredHistory)
     }
 
@@ -104,6 +106,7 @@ extension SessionStorage {
         let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
             // Everything buffered goes to the files first, so the records can be read back from them.
             writeOut(&io)
+            if let reason = unavailableReason { return .failure(.storage(reason)) }
             return state.withLock { state in
                 guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
@@ -127,6 +130,7 @@ extension SessionStorage {
         switch read {
         case .failure(.missing): return .missing
         case .failure(.unavailable(let reason)): return .unavailable(reason)
+        case .failure(.storage(let reason)): return .storageUnavailable(reason)
         case .success(let records):
             switch Self.history(records) {
             case .success(let history): return .loaded(history)
@@ -141,6 +145,8 @@ extension SessionStorage {
     enum LoadFailure: Error {
         case missing
         case unavailable(String)
+        /// The journal cannot be written, so what is buffered cannot be read back yet.
+        case storage(String)
 
         var reason: String {
             if case .unavailable(let reason) = self { return reason }

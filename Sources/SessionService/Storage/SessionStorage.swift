@@ -58,7 +58,13 @@ public final class SessionStorage: Sendable {
         var fdSegment: UInt32 = 0
         /// Segments written since the last fdatasync (their descriptors, kept open until synced).
         var unsynced: [UInt32: Int32] = [:]
-        var failed = false
+    }
+
+    /// Why the journal cannot be written, while it cannot: actions are refused meanwhile.
+    struct Failure {
+        var reason: String
+        /// A failed fdatasync: what the page cache holds is unknown, so only a restart clears it.
+        var sticky: Bool
     }
 
     let options: Options
@@ -73,6 +79,9 @@ public final class SessionStorage: Sendable {
     let syncTimer = Mutex<Bool>(true)
     /// Resident sessions' journals, by key, for compaction to ask for fresh snapshots.
     let residents = Mutex<[UInt32: WeakJournal]>([:])
+    let failure = Mutex<Failure?>(nil)
+    /// Whether ``failure`` is set; read on every action without the lock.
+    @usableFromInline let failing = Atomic<Bool>(false)
 
     /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
     public init(options: Options, logger: Logger) throws(StorageError) {
@@ -87,6 +96,8 @@ public final class SessionStorage: Sendable {
             throw StorageError(message: "another reactor-server holds the data directory \(options.directory) (\(lockPath) is locked); use a different --data-dir or stop the other process")
         }
         lockFD = fd
+        // A file-size limit (ulimit -f) must fail a write with EFBIG, not kill the server.
+        signal(SIGXFSZ, SIG_IGN)
         state = Mutex(State())
         try recover()
         if options.fsync == .batch { scheduleSync() }
@@ -167,14 +178,17 @@ public final class SessionStorage: Sendable {
         }
     }
 
-    /// Takes the buffer and writes it; caller holds the io lock.
+    /// Takes the buffer and writes it; caller holds the io lock. When a write fails, the file is cut
+    /// back to where the write began and the unwritten chunks go back to the front of the buffer, to
+    /// be retried by the next flush (record locations stay valid); actions are refused meanwhile.
     func writeOut(_ io: inout IO) {
         let (chunks, count) = state.withLock { state -> ([Chunk], UInt64) in
             var chunks: [Chunk] = []
             swap(&chunks, &state.chunks)
             return (chunks, state.appended)
         }
-        for chunk in chunks where !chunk.bytes.isEmpty {
+        for (position, chunk) in chunks.enumerated() where !chunk.bytes.isEmpty {
+            var start: off_t = -1
             do {
                 if io.fdSegment != chunk.segment || io.fd < 0 {
                     if io.fd >= 0 {
@@ -185,22 +199,58 @@ public final class SessionStorage: Sendable {
                     if options.fsync != .never { StorageFiles.syncDirectory(options.directory) }
                 }
                 let fd = io.fd
+                start = lseek(fd, 0, SEEK_END)
                 let path = segmentPath(chunk.segment)
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
                 let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: path) } }
                 try result.get()
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
-                if !io.failed {
-                    logger.critical("cannot write the journal; sessions are not durable until this is fixed", ["error": .string("\(error)")])
-                }
-                io.failed = true
-                continue
+                if start >= 0 { _ = ftruncate(io.fd, start) }
+                let unwritten = Array(chunks[position...])
+                state.withLock { $0.chunks.insert(contentsOf: unwritten, at: 0) }
+                fail("\(error)", sticky: false)
+                return
             }
-            io.failed = false
         }
         if options.fsync == .always { syncUnsynced(&io) }
+        recovered()
         written.store(count, ordering: .releasing)
+    }
+
+    /// Why the journal cannot be written right now; nil when it can.
+    @usableFromInline
+    var unavailableReason: String? {
+        guard failing.load(ordering: .acquiring) else { return nil }
+        return failure.withLock { $0?.reason }
+    }
+
+    /// Enters the failed state (logged once per failure, not per retry).
+    func fail(_ reason: String, sticky: Bool) {
+        let first = failure.withLock { failure -> Bool in
+            defer { failure = Failure(reason: reason, sticky: sticky || (failure?.sticky ?? false)) }
+            return failure == nil
+        }
+        failing.store(true, ordering: .releasing)
+        guard first else { return }
+        logger.critical(
+            sticky
+                ? "cannot sync the journal to disk; actions are refused with 503 storage_unavailable until the server is restarted"
+                : "cannot write the journal; actions are refused with 503 storage_unavailable until a retried write succeeds",
+            ["error": .string(reason), "directory": .string(options.directory)])
+    }
+
+    /// Leaves a (non-sticky) failed state after a write succeeded.
+    func recovered() {
+        guard failing.load(ordering: .acquiring) else { return }
+        let cleared = failure.withLock { failure -> Bool in
+            guard let current = failure, !current.sticky else { return false }
+            failure = nil
+            return true
+        }
+        guard cleared else { return }
+        failing.store(false, ordering: .releasing)
+        logger.notice("the journal is writable again; actions are accepted", ["directory": .string(options.directory)])
     }
 
     /// fdatasyncs every segment written since the last sync; caller holds the io lock.
@@ -210,7 +260,7 @@ public final class SessionStorage: Sendable {
             do {
                 try StorageFiles.sync(descriptor, path: segmentPath(segment))
             } catch {
-                logger.critical("cannot sync the journal to disk", ["error": .string("\(error)")])
+                fail("\(error)", sticky: true)
             }
             if fd >= 0 { Glibc.close(fd) }
         }
@@ -241,7 +291,7 @@ public final class SessionStorage: Sendable {
                     do {
                         try StorageFiles.sync(item.fd, path: self.segmentPath(item.segment))
                     } catch {
-                        self.logger.critical("cannot sync the journal to disk", ["error": .string("\(error)")])
+                        self.fail("\(error)", sticky: true)
                     }
                     if item.retired { Glibc.close(item.fd) }
                 }

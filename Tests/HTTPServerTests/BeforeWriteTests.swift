@@ -1,0 +1,38 @@
+import HTTPServer
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The `beforeWrite` hook runs before every socket write, including the writes EPOLLOUT resumes.
+@Suite struct BeforeWriteTests {
+    @Test func callsBeforeWriteBeforeWritesResumedByEPOLLOUT() async throws {
+        // Far more than the loopback socket buffers hold, so most of it waits for EPOLLOUT.
+        let body = [UInt8](repeating: UInt8(ascii: "x"), count: 32 << 20)
+        let responder = ClosureResponder { _, writer in
+            writer.respond(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body)
+        }
+        let calls = Atomic<Int>(0)
+        try await withServer(responder, configure: { configuration in
+            configuration.loopCount = 1
+            configuration.beforeWrite = { _ in calls.add(1, ordering: .relaxed) }
+        }) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
+            var chunk = [UInt8](repeating: 0, count: 1 << 16)
+            func receive() throws -> Int {
+                let count = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
+                guard count > 0 else { throw TestError("recv: \(count), errno \(errno)") }
+                return count
+            }
+            // Bytes arrived: the first write happened; the rest waits for this client to read.
+            var received = try receive()
+            let beforeResume = calls.load(ordering: .relaxed)
+            #expect(beforeResume >= 1)
+            while received < body.count { received += try receive() }
+            #expect(calls.load(ordering: .relaxed) > beforeResume, "writes resumed by EPOLLOUT ran without the hook")
+        }
+    }
+}

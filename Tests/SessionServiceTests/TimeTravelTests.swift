@@ -1,0 +1,89 @@
+import Foundation
+import SessionService
+import Testing
+
+/// `GET /admin/sessions/{id}/versions/{v}` rebuilds exactly what subscribers were shown at version v;
+/// fork starts a new session there.
+@Suite struct TimeTravelTests {
+    /// Drives a counter through increases and decreases, recording each state an SSE subscriber saw.
+    static func history(_ server: TestServer, _ id: String, steps: Int) throws -> [Int: Int] {
+        _ = try server.createSession("counter", id: id)
+        let stream = try server.connect()
+        try stream.write("GET /sessions/\(id)/events HTTP/1.1\r\nHost: test\r\n\r\n")
+        _ = try stream.read(until: Array("\r\n\r\n".utf8))
+        var seen: [Int: Int] = [:]
+        let client = try server.connect()
+        for step in 0...steps {
+            let event = try stream.nextEvent()
+            let version = try #require(event.id.flatMap(Int.init))
+            seen[version] = try #require((try event.json() as? [String: Any])?["value"] as? Int)
+            guard step < steps else { break }
+            // Two up, one down: values differ from versions, so a wrong replay shows.
+            let action = step % 3 == 2 ? "decrease" : "increase"
+            #expect(try client.request("POST", "/sessions/\(id)/actions", body: #"{"type":"\#(action)"}"#).status == 202)
+        }
+        return seen
+    }
+
+    static func state(_ server: TestServer, _ id: String, at version: Int) throws -> TestResponse {
+        try server.request("GET", "/admin/sessions/\(id)/versions/\(version)", headers: server.admin)
+    }
+
+    @Test func aPastVersionIsWhatSubscribersSawThen() throws {
+        let directory = DurabilityTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try DurabilityTests.server(directory) { $0.storage.snapshotEvery = 7 }
+        let seen = try Self.history(server, "past", steps: 30)
+        #expect(seen.count == 31)
+        for (version, value) in seen.sorted(by: { $0.key < $1.key }) {
+            let response = try Self.state(server, "past", at: version)
+            #expect(response.status == 200)
+            #expect((try response.json()["state"] as? [String: Any])?["value"] as? Int == value, "version \(version)")
+        }
+        let future = try Self.state(server, "past", at: 31)
+        #expect(future.status == 404)
+        #expect(future.errorCode == "unknown_version")
+        #expect(try Self.state(server, "nobody", at: 0).status == 404)
+        #expect(try Self.state(server, "past", at: 1).errorCode == nil)
+        #expect(try server.request("GET", "/admin/sessions/past/versions/1").status == 401)
+    }
+
+    @Test func versionsOlderThanTheRetainedHistoryAreGone() throws {
+        let directory = DurabilityTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try DurabilityTests.server(directory) {
+            $0.storage.segmentBytes = 4096
+            $0.storage.snapshotEvery = 10
+        }
+        let seen = try Self.history(server, "old", steps: 150)
+        try #require(server.server.storage).compact()
+        let gone = try Self.state(server, "old", at: 1)
+        #expect(gone.status == 410)
+        #expect(gone.errorCode == "version_gone")
+        #expect(gone.errorMessage?.contains("oldest retained version") == true)
+        // The newest version is always there.
+        #expect((try Self.state(server, "old", at: 150).json()["state"] as? [String: Any])?["value"] as? Int == seen[150])
+    }
+
+    @Test func forkStartsANewSessionAtAPastVersion() throws {
+        let directory = DurabilityTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try DurabilityTests.server(directory)
+        let seen = try Self.history(server, "trunk", steps: 9)
+        let fork = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":5,"id":"branch"}"#)
+        #expect(fork.status == 201)
+        #expect(fork.header("Location") == "/sessions/branch")
+        let forked = try fork.json()
+        #expect(forked["version"] as? Int == 5)
+        #expect((forked["state"] as? [String: Any])?["value"] as? Int == seen[5])
+        let next = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
+        #expect(next["version"] as? Int == 6)
+        #expect((next["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
+        // The source is untouched, and the fork survives a restart like any session.
+        #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
+        let taken = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":2,"id":"branch"}"#)
+        #expect(taken.status == 409)
+        let future = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":99}"#)
+        #expect(future.status == 404)
+    }
+}
