@@ -29,6 +29,17 @@ import Glibc
             }
             // Bytes arrived: the first write happened; the rest waits for this client to read.
             var received = try receive()
+            // Wait until the socket buffers are full, so the server's writes have stopped on EAGAIN
+            // and only EPOLLOUT can resume them: the bytes queued for this client stop growing.
+            var queued: Int32 = -1
+            var steady = 0
+            while steady < 10_000 {
+                var now: Int32 = 0
+                _ = ioctl(client.fd, UInt(FIONREAD), &now)
+                steady = now == queued ? steady + 1 : 0
+                queued = now
+                sched_yield()
+            }
             let beforeResume = calls.load(ordering: .relaxed)
             #expect(beforeResume >= 1)
             while received < body.count { received += try receive() }

@@ -40,8 +40,6 @@ final class EventLoop: @unchecked Sendable {
     var localStreams: [ServerSentEventStream] = []
     var flushingStreams: [ServerSentEventStream] = []
     var flushingConnections: [Connection] = []
-    /// Whether `beforeWrite` ran in this iteration.
-    var hookCalled = false
     var acceptPausedUntil: Duration? = nil
     var shutdownDeadline: Duration? = nil
     var running = true
@@ -188,7 +186,6 @@ final class EventLoop: @unchecked Sendable {
             }
             now = clock.now()
             dateLine = date.current()
-            hookCalled = false
             for position in 0..<count {
                 let (events, token) = epoll.event(at: position)
                 switch token {
@@ -277,11 +274,12 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Called by a connection right before it writes: runs the `beforeWrite` hook once per iteration.
+    /// Called by a connection right before it writes: runs the `beforeWrite` hook. Before every
+    /// write, not once per iteration: output can be queued after an earlier write of the same
+    /// iteration (a request handled after another connection's EPOLLOUT write, a drained stream
+    /// refilled in a later round), and the hook must see what that output shows. The journal's
+    /// hook costs two atomic loads when it has nothing to write.
     func willWrite() {
-        if !hookCalled {
-            hookCalled = true
-            configuration.beforeWrite?(index)
-        }
+        configuration.beforeWrite?(index)
     }
 }

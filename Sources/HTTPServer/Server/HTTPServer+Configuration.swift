@@ -27,8 +27,9 @@ extension HTTPServer {
         public var eventStreamBufferLimit = 256 * 1024
         /// Quiet time after which an event stream gets a `: keep-alive` comment.
         public var eventStreamKeepAliveInterval: Duration = .seconds(15)
-        /// Called on a loop (with its index) once per loop iteration before it writes any socket
-        /// output, so a journal can group-commit what the responses about to leave depend on.
+        /// Called on a loop (with its index) right before it writes socket output (each connection's
+        /// flush), so a journal can group-commit what the output about to leave depends on. Keep it
+        /// cheap when there is nothing to commit.
         public var beforeWrite: (@Sendable (Int) -> Void)? = nil
 
         /// The defaults documented on each field.

@@ -17,6 +17,7 @@ public struct Router: Sendable {
         var target = target
         return target.withUTF8 { bytes in
             let path = Self.path(of: bytes)
+            if let hot = Self.hotRoute(method: method, path: path) { return hot }
             var allowed: [String] = []
             for entry in Route.table {
                 guard let id = Self.matches(entry.segments, path) else { continue }
@@ -30,6 +31,45 @@ public struct Router: Sendable {
             allowed.append("OPTIONS")
             return .methodNotAllowed(allowed: allowed)
         }
+    }
+
+    /// The session routes nearly every request takes (`/sessions/{id}` and `/sessions/{id}/actions|events`),
+    /// matched without walking the table (whose entries cost reference counting per request).
+    static func hotRoute(method: String, path: Slice<UnsafeBufferPointer<UInt8>>) -> Match? {
+        var ranges: (Range<Int>, Range<Int>, Range<Int>) = (0..<0, 0..<0, 0..<0)
+        var count = 0
+        var index = path.startIndex
+        while index < path.endIndex {
+            while index < path.endIndex, path[index] == UInt8(ascii: "/") { index += 1 }
+            if index == path.endIndex { break }
+            var end = index
+            while end < path.endIndex, path[end] != UInt8(ascii: "/") { end += 1 }
+            switch count {
+            case 0: ranges.0 = index..<end
+            case 1: ranges.1 = index..<end
+            case 2: ranges.2 = index..<end
+            default: return nil
+            }
+            count += 1
+            index = end
+        }
+        guard count >= 2, equals(path, ranges.0, "sessions") else { return nil }
+        let route: Route
+        switch (count, method) {
+        case (2, "GET"), (2, "HEAD"): route = .getSession
+        case (2, "DELETE"): route = .deleteSession
+        case (3, "POST") where equals(path, ranges.2, "actions"): route = .postAction
+        case (3, "GET") where equals(path, ranges.2, "events"), (3, "HEAD") where equals(path, ranges.2, "events"): route = .events
+        default: return nil
+        }
+        return .route(route, id: decode(path[ranges.1]))
+    }
+
+    static func equals(_ path: Slice<UnsafeBufferPointer<UInt8>>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+        guard range.count == literal.utf8CodeUnitCount else { return false }
+        let bytes = literal.utf8Start
+        for offset in 0..<range.count where path[range.lowerBound + offset] != bytes[offset] { return false }
+        return true
     }
 
     /// The methods a path accepts (for CORS preflight and `OPTIONS`), empty when it does not exist.

@@ -1,0 +1,24 @@
+import Testing
+
+@testable import SessionService
+
+/// The router's fast path for session routes agrees with the table.
+@Suite struct RouterTests {
+    @Test(arguments: [
+        ("GET", "/sessions/abc", Router.Match.route(.getSession, id: "abc")),
+        ("HEAD", "/sessions/abc", .route(.getSession, id: "abc")),
+        ("DELETE", "//sessions//abc/", .route(.deleteSession, id: "abc")),
+        ("POST", "/sessions/a%20b/actions?wait=true", .route(.postAction, id: "a b")),
+        ("GET", "/sessions/x/events", .route(.events, id: "x")),
+        ("GET", "http://host:8080/sessions/x/events?select=/v", .route(.events, id: "x")),
+        ("POST", "/sessions", .route(.createSession, id: nil)),
+        ("PUT", "/sessions/x/actions", .methodNotAllowed(allowed: ["POST", "OPTIONS"])),
+        ("GET", "/sessions/x/other", .notFound),
+        ("GET", "/sessions/x/events/more", .notFound),
+        ("GET", "/admin/sessions/x/versions/3", .route(.adminVersion, id: "x")),
+        ("PATCH", "/sessions/x", .methodNotAllowed(allowed: ["GET", "DELETE", "HEAD", "OPTIONS"])),
+    ])
+    func matches(method: String, target: String, expected: Router.Match) {
+        #expect(Router().match(method: method, target: target) == expected)
+    }
+}
