@@ -171,7 +171,7 @@ public final class SessionStore: Sendable {
             // Never the session the caller is about to use.
             sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
         }
-        passivate(Array(victims))
+        _ = passivate(Array(victims))
     }
 
     private func passivate(_ candidates: [any HostedSession]) -> Int {

@@ -93,7 +93,7 @@ final class SessionJournal: Sendable {
     func checkpoint(_ log: [ActionLogEntry]) {
         guard let last = log.last?.seq else { return }
         actions.withLock { _ in
-            storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
+            _ = storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
         }
     }
 }
