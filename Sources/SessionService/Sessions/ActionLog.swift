@@ -22,11 +22,19 @@ public struct ActionLogEntry: Sendable, Equatable {
 /// A session's action log: the newest `limit` entries, oldest first, in `seq` order.
 public struct ActionLog: Sendable {
     @usableFromInline var entries: [ActionLogEntry] = []
+    // 32-bit: part of every idle session (the configured limit is at most 10,000,000).
     /// Index of the oldest entry once the buffer is full (a ring).
-    @usableFromInline var head = 0
-    @usableFromInline let limit: Int
+    @usableFromInline var storedHead: Int32 = 0
+    @usableFromInline let storedLimit: Int32
 
-    public init(limit: Int) { self.limit = limit }
+    @inlinable var head: Int {
+        get { Int(storedHead) }
+        set { storedHead = Int32(truncatingIfNeeded: newValue) }
+    }
+
+    @inlinable var limit: Int { Int(storedLimit) }
+
+    public init(limit: Int) { storedLimit = Int32(clamping: limit) }
 
     /// Records an entry; callers append in `seq` order. Drops the oldest beyond `limit`.
     @inlinable

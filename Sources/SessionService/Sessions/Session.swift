@@ -31,11 +31,12 @@ final class Session<R: Reactor>: HostedSession {
         /// The latest state the observer delivered; valid once `observed` (the observer starts with the
         /// first subscriber: an idle session carries no observer, which is most of its memory).
         @usableFromInline var latest: Snapshot<R.State>
-        @usableFromInline var observed = false
         /// Encodings of `latest`, made once per version for all subscribers.
         @usableFromInline var cache: EncodingCache?
         @usableFromInline var subscribers: [Subscriber] = []
         @usableFromInline var observation: ObservationToken?
+        // The flags last, packed together: this struct is part of every idle session.
+        @usableFromInline var observed = false
         @usableFromInline var observing = false
         @usableFromInline var ended = false
 
