@@ -16,6 +16,9 @@ public protocol ReactorMiddleware<R>: Sendable {
     func didForce(state: R.State, version: UInt64)
     /// Called when an effect or a merged source threw; the runtime lives on.
     func didFail(error: any Error)
+    /// Whether `intercept` does anything. Middlewares that only observe return false, and `send` then
+    /// skips reading the state and calling them for every action. Default: true.
+    var interceptsActions: Bool { get }
 }
 
 extension ReactorMiddleware {
@@ -29,4 +32,6 @@ extension ReactorMiddleware {
     @inlinable public func didForce(state: R.State, version: UInt64) {}
     /// Does nothing.
     @inlinable public func didFail(error: any Error) {}
+    /// True: `intercept` is called for every action.
+    @inlinable public var interceptsActions: Bool { true }
 }

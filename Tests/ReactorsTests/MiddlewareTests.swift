@@ -43,6 +43,26 @@ struct RecordingMiddleware: ReactorMiddleware {
         #expect(log.all == ["accept 1 increase", "reduce v1 1", "accept 2 decrease", "reduce v2 0"])
     }
 
+    @Test func onlyMiddlewaresThatInterceptAreAskedToIntercept() throws {
+        struct Observer: ReactorMiddleware {
+            typealias R = CountingReactor
+            let log: EventLog
+            var interceptsActions: Bool { false }
+            func intercept(action: CountingReactor.Action, state: CountingReactor.State) throws(ActionRejection) {
+                log.append("observer intercept")
+            }
+            func didAccept(action: CountingReactor.Action, seq: UInt64, isStubbed: Bool) { log.append("observer accept \(seq)") }
+        }
+        let log = EventLog()
+        let runtime = ReactorRuntime(CountingReactor())
+        runtime.addMiddleware(Observer(log: log))
+        #expect(try runtime.send(.decrease) == 1, "nothing intercepts yet")
+        #expect(try runtime.send(.increase) == 2)
+        runtime.addMiddleware(RecordingMiddleware(log: log))
+        #expect(throws: ReactorError.self) { try runtime.send(.decrease) }
+        #expect(log.all == ["observer accept 1", "observer accept 2"])
+    }
+
     @Test func hooksRunBeforeObserversSeeTheState() throws {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())

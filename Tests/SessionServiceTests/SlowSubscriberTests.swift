@@ -53,7 +53,9 @@ import Testing
         }
         let (id, stream, _) = try Self.stalledSubscriber(server)
         let client = try server.connect()
-        for _ in 0..<4 {
+        // Each toggle emits the (large) state and a pulse. The kernel may still take a state or two
+        // while its buffers grow, so send well past the pulse buffer of 3.
+        for _ in 0..<12 {
             _ = try client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":999}"#)
         }
         _ = try stream.read(until: Array("\r\n\r\n".utf8))

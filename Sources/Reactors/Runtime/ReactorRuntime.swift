@@ -87,7 +87,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Runs every middleware's `intercept` with the current state.
     @usableFromInline func intercept(_ action: R.Action) throws(ReactorError) {
-        let (middlewares, state) = core.withLock { ($0.extras?.middlewares ?? [], $0.shown) }
+        let interceptors = core.withLock { core -> ([any ReactorMiddleware<R>], R.State)? in
+            guard let extras = core.extras, !extras.interceptors.isEmpty else { return nil }
+            return (extras.interceptors, core.shown)
+        }
+        guard let (middlewares, state) = interceptors else { return }
         for middleware in middlewares {
             do {
                 try middleware.intercept(action: action, state: state)
@@ -122,7 +126,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Adds a middleware after the existing ones.
     public func addMiddleware(_ middleware: some ReactorMiddleware<R>) {
-        core.withLock { $0.ensureExtras().middlewares.append(middleware) }
+        core.withLock { core in
+            let extras = core.ensureExtras()
+            extras.middlewares.append(middleware)
+            if middleware.interceptsActions { extras.interceptors.append(middleware) }
+        }
     }
 
     /// Receives errors thrown by effects and merged sources (the runtime lives on).

@@ -62,6 +62,8 @@ struct RuntimeCore<R: Reactor> {
 @usableFromInline
 final class RuntimeExtras<R: Reactor> {
     @usableFromInline var middlewares: [any ReactorMiddleware<R>] = []
+    /// The middlewares whose `intercept` does something (`interceptsActions`), in order.
+    @usableFromInline var interceptors: [any ReactorMiddleware<R>] = []
     var errorHandler: (@Sendable (any Error) -> Void)?
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000

@@ -112,6 +112,9 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
     let journal: SessionJournal
     let encodings = MutationEncodings()
 
+    /// It never refuses an action: `send` need not call it.
+    var interceptsActions: Bool { false }
+
     func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
         do {
             journal.journal(mutation: try encodings.encode(mutation), version: version)
