@@ -53,10 +53,17 @@ import Testing
         }
         let (id, stream, _) = try Self.stalledSubscriber(server)
         let client = try server.connect()
-        // Each toggle emits the (large) state and a pulse. The kernel may still take a state or two
-        // while its buffers grow, so send well past the pulse buffer of 3.
-        for _ in 0..<12 {
+        // Each toggle emits the (large) state and a pulse. While the kernel still grows its socket
+        // buffers the stream drains now and then and the held pulses go out; keep going until the
+        // server gives up on the subscriber (the admin listing no longer shows it).
+        var toggles = 0
+        while true {
             _ = try client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":999}"#)
+            toggles += 1
+            let listing = try client.request("GET", "/admin/sessions", headers: server.admin).json()
+            let session = (listing["sessions"] as? [[String: Any]])?.first { $0["id"] as? String == id }
+            if session?["subscribers"] as? Int == 0 { break }
+            try #require(toggles < 3000, "the stream was never closed")
         }
         _ = try stream.read(until: Array("\r\n\r\n".utf8))
         var last = TestEvent()

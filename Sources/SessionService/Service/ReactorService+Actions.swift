@@ -133,10 +133,8 @@ final class ActionWaiter: Sendable {
             var out = JSONWriter(capacity: 48 + snapshot.state.count)
             out.raw("{\"seq\":")
             out.integer(seq)
-            out.raw(",\"version\":")
-            out.integer(snapshot.version)
-            out.raw(",\"state\":")
-            out.raw(snapshot.state)
+            out.raw(",")
+            out.snapshotMembers(snapshot)
             out.raw("}")
             exchange.reply(200, json: out.bytes)
         case .failure(let error):

@@ -102,10 +102,8 @@ extension ReactorService {
             switch result {
             case .success(let snapshot):
                 var out = JSONWriter(capacity: 32 + snapshot.state.count)
-                out.raw("{\"version\":")
-                out.integer(snapshot.version)
-                out.raw(",\"state\":")
-                out.raw(snapshot.state)
+                out.raw("{")
+                out.snapshotMembers(snapshot)
                 out.raw("}")
                 exchange.reply(200, json: out.bytes)
             case .failure(let error):

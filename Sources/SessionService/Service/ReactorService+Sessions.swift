@@ -54,10 +54,8 @@ extension ReactorService {
         out.string(session.id)
         out.raw(",\"reactor\":")
         out.string(session.reactorName)
-        out.raw(",\"version\":")
-        out.integer(snapshot.version)
-        out.raw(",\"state\":")
-        out.raw(snapshot.state)
+        out.raw(",")
+        out.snapshotMembers(snapshot)
         out.raw("}")
         return out.bytes
     }

@@ -54,10 +54,8 @@ extension ReactorService {
             var out = JSONWriter(capacity: 64 + state.count)
             out.raw("{\"id\":")
             out.string(id)
-            out.raw(",\"version\":")
-            out.integer(version)
-            out.raw(",\"state\":")
-            out.raw(state)
+            out.raw(",")
+            out.snapshotMembers(EncodedSnapshot(version: version, state: state))
             out.raw("}")
             exchange.reply(200, json: out.bytes)
         case .failure(let error):
