@@ -40,7 +40,8 @@ import Testing
             if event.event == "state", let id = event.id.flatMap(Int.init) { seen.append(id) }
         }
         #expect(seen == seen.sorted(), "versions only go up")
-        #expect(seen.count < last + 1, "some intermediate states were skipped")
+        // (Whether a version was skipped depends on when the kernel took bytes: a refused state that is
+        // still the latest when the stream drains is sent then. The drop itself is asserted below.)
         #expect(seen.last == last, "it ends at the latest state")
         let metrics = try client.request("GET", "/metrics").text
         #expect(!metrics.contains("reactor_subscriber_drops_total 0\n"))
