@@ -92,6 +92,15 @@ extension RequestParser {
             case 4 where HTTPHeaders.same(name, "Host"):
                 hosts += 1
             case 14 where HTTPHeaders.same(name, "Content-Length"):
+                // The usual single number, read straight from the bytes (splitting a String is
+                // Character-based and costs more than the rest of the head).
+                if let length = Self.parseLength(valueBytes) {
+                    if let earlier = contentLength, earlier != length {
+                        return reject(.invalidContentLength, "differing Content-Length values")
+                    }
+                    contentLength = length
+                    continue
+                }
                 for item in value.split(separator: ",", omittingEmptySubsequences: false) {
                     guard let length = Self.parseLength(item.trimmingSpaces) else {
                         return reject(.invalidContentLength, "Content-Length \"\(value)\" is not a non-negative decimal number")
@@ -166,7 +175,11 @@ extension RequestParser {
 
     /// A `Content-Length` value: 1-18 decimal digits (so it never overflows), or nil.
     static func parseLength(_ text: String) -> Int? {
-        let digits = text.utf8
+        parseLength(text.utf8)
+    }
+
+    /// A `Content-Length` value from bytes: 1-18 decimal digits, or nil.
+    static func parseLength(_ digits: some Collection<UInt8>) -> Int? {
         guard !digits.isEmpty, digits.count <= 18 else { return nil }
         var value = 0
         for byte in digits {
