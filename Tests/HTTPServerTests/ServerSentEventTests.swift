@@ -208,6 +208,7 @@ final class StreamHub: HTTPResponder {
         let hub = StreamHub()
         var configuration = HTTPServer.Configuration()
         configuration.port = 0
+        configuration.eventStreamKeepAliveInterval = .seconds(3600)  // no keep-alive comment mid-assertion on a slow run
         configuration.loopCount = 2
         let server = HTTPServer(configuration: configuration, responder: hub, logger: .disabled)
         let address = try server.start()
@@ -242,6 +243,7 @@ final class StreamHub: HTTPResponder {
         let clock = ManualClock()
         var configuration = HTTPServer.Configuration()
         configuration.port = 0
+        configuration.eventStreamKeepAliveInterval = .seconds(3600)  // no keep-alive comment mid-assertion on a slow run
         configuration.loopCount = 1
         let server = HTTPServer(configuration: configuration, responder: hub, clock: clock, logger: .disabled)
         let address = try server.start()
