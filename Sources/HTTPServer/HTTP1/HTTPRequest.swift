@@ -105,28 +105,34 @@ public struct HTTPRequest: Sendable {
 }
 
 /// Percent-decoding of URL components (RFC 3986 §2.1); malformed escapes are kept literally.
-enum PercentDecoding {
-    static func decode(_ text: Substring, plusIsSpace: Bool) -> String {
+public enum PercentDecoding {
+    /// Decodes a path segment, query name or value (`+` is a space when `plusIsSpace`).
+    public static func decode(_ text: Substring, plusIsSpace: Bool) -> String {
         let utf8 = text.utf8
         guard utf8.contains(where: { $0 == UInt8(ascii: "%") || (plusIsSpace && $0 == UInt8(ascii: "+")) }) else {
             return String(text)
         }
+        return decode(bytes: utf8, plusIsSpace: plusIsSpace)
+    }
+
+    /// Decodes bytes (a router's view of the target) into a string.
+    public static func decode(bytes: some Collection<UInt8>, plusIsSpace: Bool) -> String {
         var out: [UInt8] = []
-        out.reserveCapacity(utf8.count)
-        var index = utf8.startIndex
-        while index != utf8.endIndex {
-            let byte = utf8[index]
+        out.reserveCapacity(bytes.count)
+        var index = bytes.startIndex
+        while index != bytes.endIndex {
+            let byte = bytes[index]
             if byte == UInt8(ascii: "%"),
-                let high = utf8.index(index, offsetBy: 1, limitedBy: utf8.endIndex), high != utf8.endIndex,
-                let low = utf8.index(index, offsetBy: 2, limitedBy: utf8.endIndex), low != utf8.endIndex,
-                let h = hexValue(utf8[high]), let l = hexValue(utf8[low])
+                let high = bytes.index(index, offsetBy: 1, limitedBy: bytes.endIndex), high != bytes.endIndex,
+                let low = bytes.index(index, offsetBy: 2, limitedBy: bytes.endIndex), low != bytes.endIndex,
+                let h = hexValue(bytes[high]), let l = hexValue(bytes[low])
             {
                 out.append(h << 4 | l)
-                index = utf8.index(after: low)
+                index = bytes.index(after: low)
                 continue
             }
             out.append(plusIsSpace && byte == UInt8(ascii: "+") ? UInt8(ascii: " ") : byte)
-            index = utf8.index(after: index)
+            index = bytes.index(after: index)
         }
         return String(decoding: out, as: UTF8.self)
     }

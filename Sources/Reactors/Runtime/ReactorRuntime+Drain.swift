@@ -184,17 +184,7 @@ extension ReactorRuntime {
             mutation = transformed
         }
         let state = reactor.reduce(state: drain.state, mutation: mutation)
-        let shown = reactor.transform(state: state)
-        let previous = drain.shown
-        drain.state = state
-        drain.shown = shown
-        drain.version &+= 1
-        let observers = core.withLock { core in
-            core.state = state
-            core.shown = shown
-            core.version &+= 1
-            return core.observers
-        }
+        let (observers, previous) = commit(state, &drain)
         for middleware in drain.middlewares {
             middleware.didReduce(mutation: mutation, state: state, version: drain.version)
         }
@@ -204,6 +194,17 @@ extension ReactorRuntime {
     /// Emits a forced (stub) state as a new version.
     @inlinable
     func force(_ state: R.State, _ drain: inout DrainState<R>) {
+        let (observers, previous) = commit(state, &drain)
+        for middleware in drain.middlewares {
+            middleware.didForce(state: state, version: drain.version)
+        }
+        notify(observers, previous: previous, drain)
+    }
+
+    /// Makes `state` the next version (shown through `transform(state:)`), in the drain and in the
+    /// core that `currentState` reads; returns the observers to notify and the previously shown state.
+    @inlinable
+    func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State) {
         let shown = reactor.transform(state: state)
         let previous = drain.shown
         drain.state = state
@@ -215,10 +216,7 @@ extension ReactorRuntime {
             core.version &+= 1
             return core.observers
         }
-        for middleware in drain.middlewares {
-            middleware.didForce(state: state, version: drain.version)
-        }
-        notify(observers, previous: previous, drain)
+        return (observers, previous)
     }
 
     /// Hands the drain's current snapshot, with the pulses assigned since `previous`, to every observer.

@@ -57,7 +57,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
             var seq: UInt64 = 0
             let admission = core.withLock { core -> Admission<R>? in
                 if core.isStopped { return .refused(.stopped) }
-                if !intercepted, !core.isStubbed, let extras = core.extras, !extras.middlewares.isEmpty {
+                if !intercepted, !core.isStubbed, let extras = core.extras, !extras.interceptors.isEmpty {
                     return nil
                 }
                 core.lastSeq &+= 1

@@ -1,3 +1,5 @@
+import HTTPServer
+
 /// Matches a request's method and path against ``Route/table``, on the target's bytes: it runs on
 /// every request, so it neither splits into `String`s nor decodes segments other than the id.
 public struct Router: Sendable {
@@ -118,31 +120,8 @@ public struct Router: Sendable {
         return .some(id)
     }
 
-    /// Percent-decodes one path segment (malformed escapes are kept literally).
+    /// Percent-decodes the id segment; most ids have no escapes and are copied as they are.
     static func decode(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        guard segment.contains(UInt8(ascii: "%")) else { return String(decoding: segment, as: UTF8.self) }
-        var out: [UInt8] = []
-        var index = segment.startIndex
-        while index < segment.endIndex {
-            if segment[index] == UInt8(ascii: "%"), index + 2 < segment.endIndex,
-                let high = hex(segment[index + 1]), let low = hex(segment[index + 2])
-            {
-                out.append(high << 4 | low)
-                index += 3
-            } else {
-                out.append(segment[index])
-                index += 1
-            }
-        }
-        return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hex(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-        default: nil
-        }
+        segment.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(bytes: segment, plusIsSpace: false) : String(decoding: segment, as: UTF8.self)
     }
 }
