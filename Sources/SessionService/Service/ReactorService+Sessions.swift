@@ -33,7 +33,9 @@ extension ReactorService {
             return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
         }
         metrics.sessions.increment()
-        exchange.reply(201, json: Self.sessionJSON(session, session.snapshot()), headers: [("Location", "/sessions/\(id)")])
+        let snapshot = session.snapshot()
+        store.settle(session)
+        exchange.reply(201, json: Self.sessionJSON(session, snapshot), headers: [("Location", "/sessions/\(id)")])
     }
 
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.

@@ -14,6 +14,7 @@ extension ReactorService {
                     return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
                 }
                 let journal = SessionJournal(storage: storage, key: history.key, id: id, reactor: definition.name)
+                if history.hasTail { journal.changedSinceSnapshot.store(true, ordering: .relaxed) }
                 do throws(RestoreError) {
                     return .success(try definition.restoreSession(id, context, history, journal))
                 } catch {
@@ -120,7 +121,7 @@ extension ReactorService {
             session = try store.insert(id: newID) {
                 guard let key = storage.create(snapshot) else { return StoredOnlySession(id: newID) }
                 let journal = SessionJournal(storage: storage, key: key, id: newID, reactor: info.reactor)
-                let history = StoredHistory(key: key, snapshot: snapshot, states: [], actions: [], lastSeq: 0)
+                let history = StoredHistory(key: key, snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }
         } catch .exists {
@@ -130,7 +131,9 @@ extension ReactorService {
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
-        exchange.reply(201, json: Self.sessionJSON(session, session.snapshot()), headers: [("Location", "/sessions/\(newID)")])
+        let created = session.snapshot()
+        store.settle(session)
+        exchange.reply(201, json: Self.sessionJSON(session, created), headers: [("Location", "/sessions/\(newID)")])
     }
 }
 

@@ -93,6 +93,14 @@ public final class SessionStore: Sendable {
         return session
     }
 
+    /// With storage, a new session leaves memory at once unless something already runs in it: its
+    /// first snapshot is journaled, and it is loaded back on first use, so a session nobody uses costs
+    /// only its index entry.
+    func settle(_ session: any HostedSession) {
+        guard storage != nil else { return }
+        _ = passivate([session])
+    }
+
     /// Removes and returns the session (the caller ends it outside the lock); its stored history is deleted.
     /// A stored session that is not resident (or quarantined) is loaded or deleted from storage as needed.
     public func remove(_ id: String) -> (any HostedSession)? {

@@ -49,11 +49,16 @@ extension Session {
     @usableFromInline
     func writeSnapshot(_ log: inout ActionLog, passivating: Bool) {
         guard let journal else { return }
+        // Leaving memory unchanged since the latest snapshot (a new session, or one only read): that
+        // snapshot stands, and writing it again would only grow the journal.
+        if passivating, journal.leaveIfUnchanged() { return }
+        journal.startSnapshot()
         let checkpoint = runtime.checkpoint
         do {
             let state = try JSONValueEncoder().encode(checkpoint.state)
             journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, oldestRetained: log.oldestSeq, passivating: passivating)
         } catch {
+            journal.changedSinceSnapshot.store(true, ordering: .relaxed)
             context.logger.error("a state does not encode as JSON; no snapshot written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
         }
     }

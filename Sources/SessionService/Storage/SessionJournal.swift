@@ -15,6 +15,8 @@ final class SessionJournal: Sendable {
     /// ones, and retained ones a crash interrupted (they never finish).
     let actions = Mutex<[UInt64: Void]>([:])
     let sinceSnapshot = Atomic<Int>(0)
+    /// Whether any record of this session was appended since its latest snapshot.
+    let changedSinceSnapshot = Atomic<Bool>(false)
     /// Asks the session for a snapshot now (compaction), set by the session.
     let snapshotRequest = Mutex<(@Sendable () -> Void)?>(nil)
 
@@ -32,11 +34,13 @@ final class SessionJournal: Sendable {
     func journal(mutation json: [UInt8], version: UInt64) {
         storage.append(kind: .mutation, key: key, number: version) { $0.append(contentsOf: json) }
         sinceSnapshot.add(1, ordering: .relaxed)
+        changedSinceSnapshot.store(true, ordering: .relaxed)
     }
 
     func journal(forced json: [UInt8], version: UInt64) {
         storage.append(kind: .forced, key: key, number: version) { $0.append(contentsOf: json) }
         sinceSnapshot.add(1, ordering: .relaxed)
+        changedSinceSnapshot.store(true, ordering: .relaxed)
     }
 
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
@@ -49,6 +53,7 @@ final class SessionJournal: Sendable {
                 running[seq] = ()
             }
             storage.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) }
+            changedSinceSnapshot.store(true, ordering: .relaxed)
         }
     }
 
@@ -64,6 +69,7 @@ final class SessionJournal: Sendable {
             ticket.done = true
             guard running.removeValue(forKey: seq) != nil else { return }
             storage.append(kind: .complete, key: key, number: seq) { _ in }
+            changedSinceSnapshot.store(true, ordering: .relaxed)
         }
     }
 
@@ -85,6 +91,21 @@ final class SessionJournal: Sendable {
             }
             let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted())
             storage.appendSnapshot(key: key, snapshot, passivating: passivating)
+        }
+    }
+
+    /// Called before a snapshot reads the session's state: whatever is journaled from now on may not be in it.
+    func startSnapshot() {
+        changedSinceSnapshot.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Marks the session as leaving memory when nothing was journaled since its latest snapshot (that
+    /// snapshot already describes it); false when a fresh snapshot is needed.
+    func leaveIfUnchanged() -> Bool {
+        actions.withLock { _ in
+            guard !changedSinceSnapshot.load(ordering: .relaxed) else { return false }
+            storage.markPassive(key: key)
+            return true
         }
     }
 

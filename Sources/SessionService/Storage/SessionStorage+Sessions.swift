@@ -12,6 +12,8 @@ struct StoredHistory: Sendable {
     /// The action log: the snapshot's entries, then accepted actions after it; unfinished ones interrupted.
     var actions: [ActionLogEntry]
     var lastSeq: UInt64
+    /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
+    var hasTail: Bool
 }
 
 /// A stored session as the admin listing shows it without loading it.
@@ -66,6 +68,12 @@ extension SessionStorage {
             _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil) { snapshot.encode(into: &$0) }
             if passivating { state.index.entries[key]?.resident = false }
         }
+    }
+
+    /// Marks a resident session as leaving memory without a new snapshot: nothing of it was journaled
+    /// after its latest one, so its index entry needs no tail.
+    func markPassive(key: UInt32) {
+        state.withLock { $0.index.entries[key]?.resident = false }
     }
 
     /// Journals the deletion: the session's records are dead and leave the disk with their segments.
@@ -211,7 +219,7 @@ extension SessionStorage {
         for index in actions.indices where running.contains(actions[index].seq) {
             actions[index].interrupted = true
         }
-        return .success(StoredHistory(key: key, snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq))
+        return .success(StoredHistory(key: key, snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
     }
 
     /// Reads one record back from its segment (the buffer must be written out).
