@@ -130,4 +130,36 @@ import Testing
         }
         #expect(server.server.service.store.count == 5)
     }
+
+    @Test func aNewSessionStaysOnDiskUntilUsedAndAnUnchangedOneLeavesWithoutANewSnapshot() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let server = try Self.server(directory)
+        let storage = try #require(server.server.storage)
+        let store = server.server.service.store
+        let journalBytes = { () throws -> Int in
+            storage.flush()
+            return try CompactionTests.diskBytes(directory)
+        }
+        let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"fresh"}"#)
+        #expect(created.status == 201)
+        #expect(try created.json()["version"] as? Int == 0)
+        #expect(store.residentCount == 0)
+        #expect(storage.storedSessions(matching: "fresh")?.resident == false)
+        let afterCreate = try journalBytes()
+
+        // Read: loaded, then it leaves again with nothing new to journal.
+        #expect(try server.request("GET", "/sessions/fresh").json()["version"] as? Int == 0)
+        #expect(store.residentCount == 1)
+        #expect(store.passivate(idleBefore: .max) == 1)
+        #expect(try journalBytes() == afterCreate)
+
+        // Changed: leaving memory journals a snapshot, and the change comes back.
+        #expect(try server.request("POST", "/sessions/fresh/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(store.passivate(idleBefore: .max) == 1)
+        #expect(try journalBytes() > afterCreate)
+        let loaded = try server.request("GET", "/sessions/fresh").json()
+        #expect(loaded["version"] as? Int == 1)
+        #expect((loaded["state"] as? [String: Any])?["value"] as? Int == 1)
+    }
 }
