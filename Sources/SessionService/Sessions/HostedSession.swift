@@ -61,6 +61,8 @@ public protocol HostedSession: AnyObject, Sendable {
     var isSnapshotDue: Bool { get }
     /// Journals a snapshot now.
     func writeSnapshot()
+    /// Journals a snapshot and the retained action log, so none of its older records are needed (compaction).
+    func writeCompactionCheckpoint()
     /// Whether it left memory (passivated); a request still holding it looks the session up again.
     var isPassivated: Bool { get }
 }
@@ -69,5 +71,6 @@ extension HostedSession {
     public func passivate() -> Bool { false }
     public var isSnapshotDue: Bool { false }
     public func writeSnapshot() {}
+    public func writeCompactionCheckpoint() {}
     public var isPassivated: Bool { false }
 }

@@ -21,6 +21,20 @@ public final class SessionStore: Sendable {
         self.limit = limit
         self.storage = storage
         self.maxResident = max(1, maxResident)
+        storage?.checkpointRequest.withLock {
+            $0 = { [weak self] ids in self?.writeCheckpoints(ids) }
+        }
+    }
+
+    /// Has each resident session among `ids` journal a snapshot and its action log (compaction); a
+    /// session not in memory is left alone (its records are copied forward instead).
+    private func writeCheckpoints(_ ids: [String]) {
+        for id in ids {
+            loading.withLock { _ in
+                guard let session = sessions.withLock({ $0[id] }), !session.isPassivated else { return }
+                session.writeCompactionCheckpoint()
+            }
+        }
     }
 
     /// Why a session could not be added.
@@ -108,7 +122,6 @@ public final class SessionStore: Sendable {
             let session = sessions.withLock { $0.removeValue(forKey: id) }
             if let storage, let key = storage.key(for: id) {
                 storage.delete(key: key)
-                storage.unregister(key: key)
                 _ = passive.withLock { $0.removeValue(forKey: id) }
                 return session ?? StoredOnlySession(id: id)
             }
@@ -145,7 +158,6 @@ public final class SessionStore: Sendable {
             for id in idle.map(\.id) + expired {
                 guard sessions.withLock({ $0[id] == nil }), let key = storage.key(for: id) else { continue }
                 storage.delete(key: key)
-                storage.unregister(key: key)
             }
         }
         return idle + expired.map { StoredOnlySession(id: $0) }

@@ -22,13 +22,11 @@ extension Session {
         }
     }
 
-    /// Adds the journaling middleware and registers for compaction's snapshot requests.
+    /// Adds the journaling middleware.
     @usableFromInline
     func attachJournal() {
         guard let journal else { return }
         runtime.addMiddleware(JournalMiddleware<InstrumentedReactor<R>>(journal: journal))
-        journal.snapshotRequest.withLock { $0 = { [weak self] in self?.writeCompactionCheckpoint() } }
-        journal.storage.register(journal)
     }
 
     /// Journals a snapshot now (compaction, due snapshots found by the sweep).
@@ -38,6 +36,7 @@ extension Session {
     }
 
     /// Journals a snapshot and the retained action log, so nothing of this session needs older segments.
+    @usableFromInline
     func writeCompactionCheckpoint() {
         log.withLock { log in
             writeSnapshot(&log, passivating: false)
@@ -78,7 +77,6 @@ extension Session {
         guard idle else { return false }
         runtime.stop()
         log.withLock { writeSnapshot(&$0, passivating: true) }
-        journal.storage.unregister(key: journal.key)
         return true
     }
 

@@ -17,8 +17,6 @@ final class SessionJournal: Sendable {
     let sinceSnapshot = Atomic<Int>(0)
     /// Whether any record of this session was appended since its latest snapshot.
     let changedSinceSnapshot = Atomic<Bool>(false)
-    /// Asks the session for a snapshot now (compaction), set by the session.
-    let snapshotRequest = Mutex<(@Sendable () -> Void)?>(nil)
 
     init(storage: SessionStorage, key: UInt32, id: String, reactor: String) {
         self.storage = storage
@@ -131,7 +129,7 @@ final class ActionTicket: @unchecked Sendable {
 /// Journals every reduced mutation and forced state before any observer sees the state.
 struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
     let journal: SessionJournal
-    let encodings = MutationEncodings()
+    let encodings = MutationEncodings.shared(for: R.Mutation.self)
 
     /// It never refuses an action: `send` need not call it.
     var interceptsActions: Bool { false }
@@ -159,9 +157,21 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 /// The JSON of recent mutations of a plain-bits type (a payload-less enum, a small trivial struct), by
 /// their bits: equal bits are the same value, so the same JSON. Encoding through `Codable` is the
 /// largest cost of journaling a mutation; most reactors' mutations repeat a handful of cases.
+/// One cache per mutation type, shared by every session of it.
 final class MutationEncodings: Sendable {
     static let capacity = 64
+    private static let byType = Mutex<[ObjectIdentifier: MutationEncodings]>([:])
     private let cache = Mutex<[UInt64: [UInt8]]>([:])
+
+    /// The cache of mutation type `type`.
+    static func shared(for type: Any.Type) -> MutationEncodings {
+        byType.withLock { caches in
+            if let cache = caches[ObjectIdentifier(type)] { return cache }
+            let cache = MutationEncodings()
+            caches[ObjectIdentifier(type)] = cache
+            return cache
+        }
+    }
 
     func encode<M: Encodable>(_ mutation: M) throws -> [UInt8] {
         guard _isPOD(M.self), MemoryLayout<M>.size <= 8 else { return try JSONValueEncoder().encode(mutation) }

@@ -17,16 +17,15 @@ extension SessionStorage {
     public func compact() {
         var deleted = 0
         while true {
-            let plan = state.withLock { state -> (segment: UInt32, keys: [UInt32], resident: [UInt32])? in
+            let plan = state.withLock { state -> (segment: UInt32, keys: [UInt32], resident: [String])? in
                 let oldest = state.oldestSegment
                 guard oldest < state.segment else { return nil }
                 let needing = state.index.entries.filter { $0.value.oldestSegment <= oldest }
-                return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.key))
+                return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
             }
             guard let plan else { break }
-            if !plan.resident.isEmpty {
-                let requests = residents.withLock { residents in plan.resident.compactMap { residents[$0]?.journal?.snapshotRequest.withLock { $0 } } }
-                for request in requests { request() }
+            if !plan.resident.isEmpty, let request = checkpointRequest.withLock({ $0 }) {
+                request(plan.resident)
             }
             if !plan.keys.isEmpty { copyForward(plan.keys) }
             let free = state.withLock { state in !state.index.entries.values.contains { $0.oldestSegment <= plan.segment } }

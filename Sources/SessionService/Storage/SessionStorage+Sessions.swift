@@ -228,15 +228,6 @@ extension SessionStorage {
         defer { reader.close() }
         return try reader.read(location)
     }
-
-    /// Registers a resident session's journal so compaction can ask it for a fresh snapshot.
-    func register(_ journal: SessionJournal) {
-        residents.withLock { $0[journal.key] = WeakJournal(journal: journal) }
-    }
-
-    func unregister(key: UInt32) {
-        _ = residents.withLock { $0.removeValue(forKey: key) }
-    }
 }
 
 extension SessionStorage {

@@ -77,8 +77,9 @@ public final class SessionStorage: Sendable {
     let written = Atomic<UInt64>(0)
     let lockFD: Int32
     let syncTimer = Mutex<Bool>(true)
-    /// Resident sessions' journals, by key, for compaction to ask for fresh snapshots.
-    let residents = Mutex<[UInt32: WeakJournal]>([:])
+    /// Asks the resident sessions with these ids for a snapshot and action-log checkpoint now
+    /// (compaction); set by the session store.
+    let checkpointRequest = Mutex<(@Sendable ([String]) -> Void)?>(nil)
     let failure = Mutex<Failure?>(nil)
     /// Whether ``failure`` is set; read on every action without the lock.
     @usableFromInline let failing = Atomic<Bool>(false)
@@ -299,9 +300,4 @@ public final class SessionStorage: Sendable {
         }
         thread.start()
     }
-}
-
-/// A weak reference to a resident session's journal.
-struct WeakJournal: @unchecked Sendable {
-    weak var journal: SessionJournal?
 }
