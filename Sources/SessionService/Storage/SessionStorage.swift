@@ -56,6 +56,8 @@ public final class SessionStorage: Sendable {
     struct IO {
         var fd: Int32 = -1
         var fdSegment: UInt32 = 0
+        /// Where the open segment ends, kept here so a failed write is cut back without asking the kernel first.
+        var fdEnd: off_t = 0
         /// Segments written since the last fdatasync (their descriptors, kept open until synced).
         var unsynced: [UInt32: Int32] = [:]
     }
@@ -197,14 +199,16 @@ public final class SessionStorage: Sendable {
                     }
                     io.fd = try StorageFiles.openForAppend(segmentPath(chunk.segment))
                     io.fdSegment = chunk.segment
+                    io.fdEnd = lseek(io.fd, 0, SEEK_END)
                     if options.fsync != .never { StorageFiles.syncDirectory(options.directory) }
                 }
                 let fd = io.fd
-                start = lseek(fd, 0, SEEK_END)
+                start = io.fdEnd
                 let path = segmentPath(chunk.segment)
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
                 let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: path) } }
                 try result.get()
+                io.fdEnd += off_t(chunk.bytes.count)
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
                 if start >= 0 { _ = ftruncate(io.fd, start) }
