@@ -14,17 +14,26 @@ enum ActionCaseNameTable {
 }
 
 /// The fast path for payload-less actions: recognizes `{"type":"name"}` bytes and caches decoded values.
+@usableFromInline
 enum BareAction {
-    struct Key: Hashable {
+    @usableFromInline
+    struct Key: Hashable, Sendable {
         let type: ObjectIdentifier
         let name: String
+
+        @usableFromInline
+        init(type: ObjectIdentifier, name: String) {
+            self.type = type
+            self.name = name
+        }
     }
 
     /// Bounded, because case names come from clients (only successful decodes are stored).
     static let capacity = 4096
-    static let cache = Mutex<[Key: any Sendable]>([:])
+    @usableFromInline static let cache = Mutex<[Key: any Sendable]>([:])
 
     /// The case name when the body is exactly `{"type":"<name>"}` (whitespace allowed, no escapes), else nil.
+    @usableFromInline
     static func caseName(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
         var position = 0
         func skipWhitespace() {

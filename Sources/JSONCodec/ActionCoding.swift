@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Decodes one action from a request body in the wire shape `{"type": "<case>", …payload}`.
 ///
 /// Works for synthesized enum `Codable` (see `JSONValueDecoder`) and for hand-written `Codable` that reads
@@ -22,7 +24,21 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collecti
 ///
 /// Chosen over the general overload when `A: Sendable`, so the hot path (`{"type":"increase"}`) skips
 /// parsing and decoding after the first time. Assumes decoding is deterministic, as synthesized `Codable` is.
+@inlinable
 public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+    // Inlinable so the cache hit is specialized where it is called: unspecialized, reaching the
+    // bytes and casting the cached value cost more than the rest of the lookup.
+    if let bare = bytes.withContiguousStorageIfAvailable({ BareAction.caseName(in: $0) }) ?? nil,
+        let cached = BareAction.cache.withLock({ $0[BareAction.Key(type: ObjectIdentifier(A.self), name: bare)] }) as? A
+    {
+        return cached
+    }
+    return try decodeActionFillingCache(type, from: bytes)
+}
+
+/// `decodeAction` past a cache miss: parses and decodes, and remembers bare actions.
+@usableFromInline
+func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
     let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil
     guard let bare else {
         let value: JSONValue

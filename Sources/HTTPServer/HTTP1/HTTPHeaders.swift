@@ -1,5 +1,8 @@
 /// Header fields in arrival order; names compare case-insensitively (ASCII).
 ///
+/// Parsed headers keep the bytes of the request's field lines and make a `String` only for a field
+/// that is read: a request's headers are mostly looked up by name, if at all.
+///
 /// ```swift
 /// let headers: HTTPHeaders = ["Content-Type": "application/json"]
 /// headers["content-type"]  // "application/json"
@@ -7,47 +10,129 @@
 public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAccessCollection, Equatable {
     /// One field.
     public typealias Element = (name: String, value: String)
-    /// The fields, in order.
-    public private(set) var fields: [Element]
+
+    /// Where one parsed field's name and value lie in `raw`.
+    struct Span: Sendable {
+        var name: Range<Int>
+        var value: Range<Int>
+    }
+
+    /// Fields built from strings (empty while the headers are as parsed).
+    private var built: [Element]
+    /// The parsed field lines (empty for built headers; a change turns parsed headers into built ones).
+    private var raw: [UInt8] = []
+    /// The parsed fields, in order, as ranges of `raw`.
+    private var spans: [Span] = []
 
     /// Headers written as a literal: `["Content-Type": "text/plain"]` (order kept).
     public init(dictionaryLiteral elements: (String, String)...) {
-        fields = elements.map { (name: $0.0, value: $0.1) }
+        built = elements.map { (name: $0.0, value: $0.1) }
     }
 
     /// Headers from name/value pairs.
-    public init(_ fields: [Element] = []) { self.fields = fields }
+    public init(_ fields: [Element] = []) { built = fields }
+
+    /// Parsed headers: `spans` locate each field's name and value in `raw`.
+    init(raw: [UInt8], spans: [Span]) {
+        built = []
+        self.raw = raw
+        self.spans = spans
+    }
+
+    /// The fields, in order (makes a `String` pair for every parsed field).
+    public var fields: [Element] { spans.isEmpty ? built : spans.map(element) }
 
     /// Collection conformance: the first field's position.
-    public var startIndex: Int { fields.startIndex }
+    public var startIndex: Int { 0 }
     /// Collection conformance: one past the last field.
-    public var endIndex: Int { fields.endIndex }
+    public var endIndex: Int { spans.isEmpty ? built.count : spans.count }
     /// The field at `position`.
-    public subscript(position: Int) -> Element { fields[position] }
+    public subscript(position: Int) -> Element { spans.isEmpty ? built[position] : element(spans[position]) }
 
     /// The first value of `name`, or nil; setting replaces every field of that name (nil removes them).
     public subscript(name: String) -> String? {
-        get { fields.first(where: { Self.same($0.name, name) })?.value }
-        set {
-            fields.removeAll(where: { Self.same($0.name, name) })
-            if let newValue { fields.append((name, newValue)) }
+        get {
+            if spans.isEmpty { return built.first(where: { Self.same($0.name, name) })?.value }
+            return spans.first(where: { matches($0, name) }).map { string($0.value) }
         }
+        set {
+            makeBuilt()
+            built.removeAll(where: { Self.same($0.name, name) })
+            if let newValue { built.append((name, newValue)) }
+        }
+    }
+
+    /// Calls `body` with the bytes of the first value of `name`, or nil when there is none, without
+    /// making a `String` of a parsed value.
+    public func withValueBytes<T>(_ name: String, _ body: (UnsafeBufferPointer<UInt8>?) throws -> T) rethrows -> T {
+        if spans.isEmpty {
+            guard var value = self[name] else { return try body(nil) }
+            return try value.withUTF8 { try body($0) }
+        }
+        guard let span = spans.first(where: { matches($0, name) }) else { return try body(nil) }
+        return try raw.withUnsafeBufferPointer { try body(UnsafeBufferPointer(rebasing: $0[span.value])) }
     }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.compactMap { Self.same($0.name, name) ? $0.value : nil }
+        if spans.isEmpty { return built.compactMap { Self.same($0.name, name) ? $0.value : nil } }
+        return spans.compactMap { matches($0, name) ? string($0.value) : nil }
     }
 
     /// Whether a field named `name` is present.
-    public func contains(_ name: String) -> Bool { fields.contains(where: { Self.same($0.name, name) }) }
+    public func contains(_ name: String) -> Bool {
+        spans.isEmpty ? built.contains(where: { Self.same($0.name, name) }) : spans.contains(where: { matches($0, name) })
+    }
 
     /// Appends a field, keeping any others of the same name.
-    public mutating func add(name: String, value: String) { fields.append((name, value)) }
+    public mutating func add(name: String, value: String) {
+        makeBuilt()
+        built.append((name, value))
+    }
 
     /// Same fields in the same order (names compared exactly).
     public static func == (lhs: HTTPHeaders, rhs: HTTPHeaders) -> Bool {
-        lhs.fields.elementsEqual(rhs.fields, by: { $0.name == $1.name && $0.value == $1.value })
+        lhs.count == rhs.count && lhs.elementsEqual(rhs, by: { $0.name == $1.name && $0.value == $1.value })
+    }
+
+    /// Turns parsed headers into built ones before a change.
+    private mutating func makeBuilt() {
+        guard !spans.isEmpty else { return }
+        built = fields
+        raw = []
+        spans = []
+    }
+
+    private func element(_ span: Span) -> Element { (string(span.name), string(span.value)) }
+
+    private func string(_ range: Range<Int>) -> String {
+        raw.withUnsafeBufferPointer { String(decoding: UnsafeBufferPointer(rebasing: $0[range]), as: UTF8.self) }
+    }
+
+    /// Whether the parsed field's name is `name` (ASCII case-insensitive).
+    private func matches(_ span: Span, _ name: String) -> Bool {
+        guard span.name.count == name.utf8.count else { return false }
+        return raw.withUnsafeBufferPointer { Self.same(UnsafeBufferPointer(rebasing: $0[span.name]), name: name) }
+    }
+
+    /// ASCII case-insensitive equality of field-name bytes and a name.
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, name: String) -> Bool {
+        guard bytes.count == name.utf8.count else { return false }
+        if let result = name.utf8.withContiguousStorageIfAvailable({ other in
+            for i in 0..<other.count where lowercased(bytes[i]) != lowercased(other[i]) { return false }
+            return true
+        }) {
+            return result
+        }
+        return zip(bytes, name.utf8).allSatisfy { lowercased($0) == lowercased($1) }
+    }
+
+    /// ASCII case-insensitive equality of bytes and a literal (field names and tokens the parser knows).
+    static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        guard bytes.count == literal.utf8CodeUnitCount else { return false }
+        let other = literal.utf8Start
+        for i in 0..<bytes.count where lowercased(bytes[i]) != lowercased(other[i]) { return false }
+        return true
     }
 
     /// ASCII case-insensitive equality of two field names.

@@ -6,11 +6,11 @@ public enum HTTPMethod: String, Sendable, Hashable, CaseIterable {
     init?(bytes: UnsafeBufferPointer<UInt8>) {
         switch bytes.count {
         case 3:
-            if bytes.elementsEqual("GET".utf8) { self = .GET; return }
-            if bytes.elementsEqual("PUT".utf8) { self = .PUT; return }
+            if bytes.equals("GET") { self = .GET; return }
+            if bytes.equals("PUT") { self = .PUT; return }
         case 4:
-            if bytes.elementsEqual("POST".utf8) { self = .POST; return }
-            if bytes.elementsEqual("HEAD".utf8) { self = .HEAD; return }
+            if bytes.equals("POST") { self = .POST; return }
+            if bytes.equals("HEAD") { self = .HEAD; return }
         default:
             break
         }

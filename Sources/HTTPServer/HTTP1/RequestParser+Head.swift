@@ -1,6 +1,7 @@
 extension RequestParser {
-    /// Parses a complete head (`head` ends with the empty line) and sets up body reading.
-    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int) -> Step {
+    /// Parses a complete head (`head` ends with the empty line, after `fieldLines` field lines) and
+    /// sets up body reading.
+    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int) -> Step {
         let line = UnsafeBufferPointer(rebasing: head[0..<requestLineEnd])
         guard let firstSpace = line.firstIndex(of: .space),
             let secondSpace = line[(firstSpace + 1)...].firstIndex(of: .space),
@@ -12,7 +13,7 @@ extension RequestParser {
         let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
         let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])
 
-        guard versionBytes.count == 8, versionBytes[0..<5].elementsEqual("HTTP/".utf8), versionBytes[6] == UInt8(ascii: "."),
+        guard versionBytes.count == 8, UnsafeBufferPointer(rebasing: versionBytes[0..<5]).equals("HTTP/"), versionBytes[6] == UInt8(ascii: "."),
             let major = PercentDecoding.decimalDigit(versionBytes[5]), let minor = PercentDecoding.decimalDigit(versionBytes[7])
         else {
             if line[(secondSpace + 1)...].contains(where: { $0 < 0x20 || $0 == 0x7F }) {
@@ -43,8 +44,8 @@ extension RequestParser {
             }
         }
 
-        var headers: [HTTPHeaders.Element] = []
-        headers.reserveCapacity(8)
+        var spans: [HTTPHeaders.Span] = []
+        spans.reserveCapacity(fieldLines)
         var hosts = 0
         var contentLength: Int? = nil
         var transferEncodings: [String] = []
@@ -54,6 +55,8 @@ extension RequestParser {
         var lineStart = requestLineEnd
         // The request line ends in CRLF or LF.
         lineStart += head[lineStart] == .cr ? 2 : 1
+        // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
+        let fieldsStart = lineStart
         while lineStart < head.count {
             var lineEnd = lineStart
             while head[lineEnd] != .lf { lineEnd += 1 }
@@ -61,6 +64,7 @@ extension RequestParser {
             if lineEnd > lineStart && head[lineEnd - 1] == .cr { lineEnd -= 1 }
             if lineEnd == lineStart { break }
             let field = UnsafeBufferPointer(rebasing: head[lineStart..<lineEnd])
+            let fieldOffset = lineStart - fieldsStart
             lineStart = next
             if field[0] == .space || field[0] == .tab {
                 return reject(.obsoleteLineFolding, "obsolete line folding (a field line starting with whitespace)")
@@ -84,14 +88,12 @@ extension RequestParser {
             for byte in valueBytes where (byte < 0x20 && byte != .tab) || byte == 0x7F {
                 return reject(.invalidCharacter, byte == 0 ? "NUL in a field value" : (byte == .cr ? "bare CR in a field value" : "control character in a field value"))
             }
-            let name = String(decoding: nameBytes, as: UTF8.self)
-            let value = String(decoding: valueBytes, as: UTF8.self)
-            headers.append((name, value))
+            spans.append(HTTPHeaders.Span(name: fieldOffset..<(fieldOffset + colon), value: (fieldOffset + valueStart)..<(fieldOffset + valueEnd)))
 
             switch nameBytes.count {
-            case 4 where HTTPHeaders.same(name, "Host"):
+            case 4 where HTTPHeaders.same(nameBytes, "Host"):
                 hosts += 1
-            case 14 where HTTPHeaders.same(name, "Content-Length"):
+            case 14 where HTTPHeaders.same(nameBytes, "Content-Length"):
                 // The usual single number, read straight from the bytes (splitting a String is
                 // Character-based and costs more than the rest of the head).
                 if let length = Self.parseLength(valueBytes) {
@@ -101,6 +103,7 @@ extension RequestParser {
                     contentLength = length
                     continue
                 }
+                let value = String(decoding: valueBytes, as: UTF8.self)
                 for item in value.split(separator: ",", omittingEmptySubsequences: false) {
                     guard let length = Self.parseLength(item.trimmingSpaces) else {
                         return reject(.invalidContentLength, "Content-Length \"\(value)\" is not a non-negative decimal number")
@@ -110,20 +113,22 @@ extension RequestParser {
                     }
                     contentLength = length
                 }
-            case 17 where HTTPHeaders.same(name, "Transfer-Encoding"):
-                for item in value.split(separator: ",") {
+            case 17 where HTTPHeaders.same(nameBytes, "Transfer-Encoding"):
+                for item in String(decoding: valueBytes, as: UTF8.self).split(separator: ",") {
                     let coding = item.trimmingSpaces.lowercased()
                     if !coding.isEmpty { transferEncodings.append(coding) }
                 }
-            case 10 where HTTPHeaders.same(name, "Connection"):
+            case 10 where HTTPHeaders.same(nameBytes, "Connection"):
+                let value = String(decoding: valueBytes, as: UTF8.self)
                 if headerValue(value, contains: "close") { connectionClose = true }
                 if headerValue(value, contains: "keep-alive") { connectionKeepAlive = true }
-            case 6 where HTTPHeaders.same(name, "Expect"):
-                if HTTPHeaders.same(value, "100-continue") { expectContinue = true }
+            case 6 where HTTPHeaders.same(nameBytes, "Expect"):
+                if HTTPHeaders.same(valueBytes, "100-continue") { expectContinue = true }
             default:
                 break
             }
         }
+        let headers = spans.isEmpty ? HTTPHeaders() : HTTPHeaders(raw: Array(UnsafeBufferPointer(rebasing: head[fieldsStart..<lineStart])), spans: spans)
 
         if version.minor >= 1 && hosts == 0 {
             return reject(.missingHost, "an HTTP/1.1 request needs a Host header")
@@ -154,7 +159,7 @@ extension RequestParser {
 
         let keepAlive = version.minor >= 1 ? !connectionClose : (connectionKeepAlive && !connectionClose)
         let request = HTTPRequest(
-            method: method, version: version, target: target, headers: HTTPHeaders(headers), keepAlive: keepAlive)
+            method: method, version: version, target: target, headers: headers, keepAlive: keepAlive)
         if chunked {
             pending = request
             phase = .chunked(.size(value: 0, digits: 0))

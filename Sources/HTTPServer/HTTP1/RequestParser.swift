@@ -133,7 +133,7 @@ struct RequestParser: Sendable {
             if scan.requestLineEnd == nil {
                 scan.requestLineEnd = lineEnd
             } else if lineEnd == scan.lineStart {
-                let step = parseCompleteHead(UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!)
+                let step = parseCompleteHead(UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!, fieldLines: scan.fieldLines)
                 let consumed = skipped + scan.scanned
                 guard case .needMore = step, consumed < buffer.count else { return (consumed, step) }
                 // The head announced a body: read what of it is already here.
@@ -177,5 +177,16 @@ extension UInt8 {
         default:
             false
         }
+    }
+}
+
+extension UnsafeBufferPointer<UInt8> {
+    /// Whether these bytes are exactly `literal` (a plain byte loop: `elementsEqual` against a
+    /// `String`'s UTF8View is generic and several times slower, on every request line).
+    func equals(_ literal: StaticString) -> Bool {
+        guard count == literal.utf8CodeUnitCount else { return false }
+        let other = literal.utf8Start
+        for i in 0..<count where self[i] != other[i] { return false }
+        return true
     }
 }

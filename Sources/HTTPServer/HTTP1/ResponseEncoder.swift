@@ -35,12 +35,12 @@ enum ResponseEncoder {
         }
         if !hasDate { out.append(contentsOf: date) }
         if !hasLength && !response.status.forbidsBody {
-            out.append(contentsOf: "Content-Length: ".utf8)
+            appendLiteral("Content-Length: ", to: &out)
             appendDecimal(response.body.count, to: &out)
-            out.append(contentsOf: "\r\n".utf8)
+            appendLiteral("\r\n", to: &out)
         }
-        if !keepAlive { out.append(contentsOf: "Connection: close\r\n".utf8) }
-        out.append(contentsOf: "\r\n".utf8)
+        if !keepAlive { appendLiteral("Connection: close\r\n", to: &out) }
+        appendLiteral("\r\n", to: &out)
         if inline { out.append(contentsOf: response.body) }
         return (out, sendsBody && !inline ? response.body : nil)
     }
@@ -65,29 +65,39 @@ enum ResponseEncoder {
     /// `HTTP/1.1 100 Continue`, sent before reading a body the client is holding back.
     static let continueResponse = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// Status lines of the most common answers, built once.
-    private static let commonStatusLines: [Int: [UInt8]] = Dictionary(
-        uniqueKeysWithValues: [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 500, 503].map { code in
-            (code, Array("HTTP/1.1 \(code) \(HTTPStatus.standardReason(code))\r\n".utf8))
-        })
+    /// Status lines of the most common answers, built once, indexed by `code - 100` (empty for the
+    /// others): an array read, where a dictionary would hash the code on every response.
+    private static let commonStatusLines: [[UInt8]] = (100..<600).map { code in
+        [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 500, 503].contains(code)
+            ? Array("HTTP/1.1 \(code) \(HTTPStatus.standardReason(code))\r\n".utf8) : []
+    }
 
     static func appendStatusLine(_ status: HTTPStatus, to out: inout [UInt8]) {
-        if let line = commonStatusLines[status.code], status.reasonPhrase == HTTPStatus.standardReason(status.code) {
-            out.append(contentsOf: line)
-            return
+        if (100..<600).contains(status.code) {
+            let line = commonStatusLines[status.code - 100]
+            if !line.isEmpty, status.reasonPhrase == HTTPStatus.standardReason(status.code) {
+                out.append(contentsOf: line)
+                return
+            }
         }
-        out.append(contentsOf: "HTTP/1.1 ".utf8)
+        appendLiteral("HTTP/1.1 ", to: &out)
         appendDecimal(status.code, to: &out)
         out.append(.space)
         appendSanitized(status.reasonPhrase, to: &out)
-        out.append(contentsOf: "\r\n".utf8)
+        appendLiteral("\r\n", to: &out)
     }
 
     static func appendField(_ name: String, _ value: String, to out: inout [UInt8]) {
         appendSanitized(name, to: &out)
-        out.append(contentsOf: ": ".utf8)
+        appendLiteral(": ", to: &out)
         appendSanitized(value, to: &out)
-        out.append(contentsOf: "\r\n".utf8)
+        appendLiteral("\r\n", to: &out)
+    }
+
+    /// Appends fixed protocol text (appending a `String`'s UTF8View goes byte by byte, several times slower).
+    @inline(__always)
+    static func appendLiteral(_ text: StaticString, to out: inout [UInt8]) {
+        text.withUTF8Buffer { out.append(contentsOf: $0) }
     }
 
     /// Appends `text`, replacing CR, LF and NUL with spaces so an application value can never split a header.

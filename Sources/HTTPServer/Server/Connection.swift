@@ -31,37 +31,39 @@ final class Connection: @unchecked Sendable {
     let generation: UInt32
     let peer: SocketAddress?
     let loop: EventLoop
-    var state = State.reading
-    var parser: RequestParser
+    // Every mutable property opts out of dynamic exclusivity checks: a connection is touched only on
+    // its loop's thread, never re-entrantly, and the checks cost ~20 runtime calls per request (measured).
+    @exclusivity(unchecked) var state = State.reading
+    @exclusivity(unchecked) var parser: RequestParser
     /// Unparsed bytes of an incomplete request (empty most of the time).
-    var inbound: [UInt8] = []
+    @exclusivity(unchecked) var inbound: [UInt8] = []
     /// Bytes at the front of `inbound` already parsed (dropped lazily: pipelined requests answered
     /// one by one would otherwise copy the rest of the buffer once per request).
-    var inboundOffset = 0
-    var output = OutputQueue()
-    var isDirty = false
-    var isProcessing = false
+    @exclusivity(unchecked) var inboundOffset = 0
+    @exclusivity(unchecked) var output = OutputQueue()
+    @exclusivity(unchecked) var isDirty = false
+    @exclusivity(unchecked) var isProcessing = false
     /// The socket may hold input we stopped reading because a response was pending.
-    var unreadInput = false
-    var closeAfterFlush = false
+    @exclusivity(unchecked) var unreadInput = false
+    @exclusivity(unchecked) var closeAfterFlush = false
     /// The peer has sent its FIN (EPOLLRDHUP): input ends after what is buffered.
-    var peerFinished = false
-    var keepAliveAfterResponse = true
-    var currentIsHead = false
-    var sentContinue = false
+    @exclusivity(unchecked) var peerFinished = false
+    @exclusivity(unchecked) var keepAliveAfterResponse = true
+    @exclusivity(unchecked) var currentIsHead = false
+    @exclusivity(unchecked) var sentContinue = false
     /// Numbers requests so a late or duplicate answer is recognised and dropped.
-    private(set) var requestNumber: UInt64 = 0
+    @exclusivity(unchecked) private(set) var requestNumber: UInt64 = 0
 
-    var requestStartedAt: Duration = .zero
-    var bodyProgressAt: Duration = .zero
-    var idleSince: Duration? = nil
-    var dispatchedAt: Duration = .zero
-    var writeProgressAt: Duration = .zero
-    var lingerSince: Duration = .zero
+    @exclusivity(unchecked) var requestStartedAt: Duration = .zero
+    @exclusivity(unchecked) var bodyProgressAt: Duration = .zero
+    @exclusivity(unchecked) var idleSince: Duration? = nil
+    @exclusivity(unchecked) var dispatchedAt: Duration = .zero
+    @exclusivity(unchecked) var writeProgressAt: Duration = .zero
+    @exclusivity(unchecked) var lingerSince: Duration = .zero
 
-    var deadline: (at: Duration, kind: Deadline)? = nil
-    var scheduledAt: Duration? = nil
-    var stamp: UInt64 = 0
+    @exclusivity(unchecked) var deadline: (at: Duration, kind: Deadline)? = nil
+    @exclusivity(unchecked) var scheduledAt: Duration? = nil
+    @exclusivity(unchecked) var stamp: UInt64 = 0
 
     static let lingerTimeout: Duration = .seconds(2)
 

@@ -143,7 +143,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     /// Unlike ReactorKit, enabling keeps the current state instead of resetting to the initial one: a live
     /// session watched by subscribers must never jump back. Enabling cancels every in-flight effect.
     public var isStubEnabled: Bool {
-        get { core.withLock { $0.isStubbed } }
+        // Inlinable: read on every action, and the unspecialized getter looks up generic metadata each call.
+        @inlinable get { core.withLock { $0.isStubbed } }
         set {
             let running = core.withLock { core -> [EffectToken] in
                 core.isStubbed = newValue

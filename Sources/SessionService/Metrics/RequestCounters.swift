@@ -15,8 +15,11 @@ final class RequestCounters: Sendable {
         statuses.firstIndex(of: status) ?? statuses.count
     }
 
+    /// `Route.allCases`, built once (the synthesized property builds a new array on every call).
+    private static let routes = Route.allCases
+
     static func row(_ route: Route?) -> Int {
-        route.map { Route.allCases.firstIndex(of: $0)! } ?? Route.allCases.count
+        route.map { routes.firstIndex(of: $0)! } ?? routes.count
     }
 
     func count(route: Route?, status: Int) {

@@ -4,7 +4,7 @@ import Synchronization
 extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
     func postAction(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id), definitions[session.reactorName] != nil else { return exchange.fail(store.absence(id)) }
+        guard let session = store.session(id), let sendAction = senders[session.reactorName] else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }
         let wait: Bool
@@ -16,7 +16,7 @@ extension ReactorService {
         }
         guard wait else {
             do {
-                let seq = try send(id, session, body, nil)
+                let seq = try send(id, session, sendAction, body, nil)
                 var out = JSONWriter(capacity: 24)
                 out.raw("{\"seq\":")
                 out.integer(seq)
@@ -29,7 +29,7 @@ extension ReactorService {
         }
         let waiter = ActionWaiter(exchange: exchange)
         do {
-            let seq = try send(id, session, body) { result in waiter.complete(result) }
+            let seq = try send(id, session, sendAction, body) { result in waiter.complete(result) }
             waiter.accepted(seq: seq)
         } catch {
             return waiter.reject(error)
@@ -45,10 +45,10 @@ extension ReactorService {
 extension ReactorService {
     /// Sends an action; when the session left memory between the lookup and the send, sends it once
     /// more to the session loaded back (a request must not see a 404 because its session was idle).
-    func send(_ id: String, _ session: any HostedSession, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
-        guard let definition = definitions[session.reactorName] else { throw store.absence(id) }
+    /// `sendAction` is the one registered for the session's reactor (looked up once by the caller).
+    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
         do {
-            return try definition.sendAction(session, body, completion)
+            return try sendAction(session, body, completion)
         } catch where error.code == APIError.sessionPassivated.code {
             // Held in memory while sending, so the retry cannot race another passivation.
             let seq = try store.withSessionHeld(id) { reloaded throws(APIError) -> UInt64 in

@@ -93,8 +93,7 @@ extension ReactorService {
 extension Exchange {
     /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
     var hasJSONContentType: Bool {
-        guard var type = request.headers["Content-Type"] else { return false }
-        return type.withUTF8(Self.isJSONMediaType)
+        request.headers.withValueBytes("Content-Type") { $0.map(Self.isJSONMediaType) ?? false }
     }
 
     /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.
