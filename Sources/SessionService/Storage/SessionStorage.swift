@@ -127,9 +127,8 @@ public final class SessionStorage: Sendable {
     }
 
     func segmentPath(_ segment: UInt32) -> String {
-        var digits = String(segment)
-        while digits.count < 10 { digits = "0" + digits }
-        return options.directory + "/journal-" + digits + ".log"
+        let digits = String(segment)
+        return options.directory + "/journal-" + String(repeating: "0", count: max(0, 10 - digits.utf8.count)) + digits + ".log"
     }
 
     // MARK: appending
@@ -204,9 +203,9 @@ public final class SessionStorage: Sendable {
                 }
                 let fd = io.fd
                 start = io.fdEnd
-                let path = segmentPath(chunk.segment)
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
-                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: path) } }
+                // The path is built only for an error message: formatting it cost more than the rest of a commit.
+                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: self.segmentPath(chunk.segment)) } }
                 try result.get()
                 io.fdEnd += off_t(chunk.bytes.count)
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }

@@ -36,22 +36,24 @@ enum StorageFiles {
     }
 
     /// Writes all of `bytes`, retrying short writes and EINTR.
-    static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: String) throws(StorageError) {
+    static func write(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, path: @autoclosure () -> String) throws(StorageError) {
         var offset = 0
         while offset < bytes.count {
             let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 {
-                if errno == EINTR { continue }
-                throw StorageError("write", path)
+                let code = errno
+                if code == EINTR { continue }
+                throw StorageError("write", path(), errno: code)
             }
             offset += written
         }
     }
 
-    static func sync(_ fd: Int32, path: String) throws(StorageError) {
+    static func sync(_ fd: Int32, path: @autoclosure () -> String) throws(StorageError) {
         while fdatasync(fd) != 0 {
-            if errno == EINTR { continue }
-            throw StorageError("fdatasync", path)
+            let code = errno
+            if code == EINTR { continue }
+            throw StorageError("fdatasync", path(), errno: code)
         }
     }
 
