@@ -14,7 +14,7 @@ let package = Package(
         .executable(name: "reactor-server", targets: ["reactor-server"]),
     ],
     targets: [
-        // Linux headers Glibc does not expose to Swift: epoll, eventfd, timerfd, accept4.
+        // Linux headers Glibc does not expose to Swift: epoll, eventfd, timerfd, accept4 (and the CRC-32C instruction).
         .target(name: "CLinux"),
         // A value-type logger over a tiny handler protocol; JSON lines on standard error.
         .target(name: "Logs"),
@@ -28,7 +28,7 @@ let package = Package(
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "JSONCodec", "Logs"]),
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "JSONCodec", "Logs", "CLinux"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
 
         // Benchmarks: executables that print numbers (never timed tests).

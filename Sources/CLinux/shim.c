@@ -43,3 +43,30 @@ int CLinux_affinity_cpu_count(void) {
     int n = CPU_COUNT(&set);
     return n > 0 ? n : 1;
 }
+
+#if defined(__x86_64__)
+int CLinux_crc32c_hardware(void) { return __builtin_cpu_supports("sse4.2"); }
+
+/* Compiled for SSE 4.2 here only; callers check CLinux_crc32c_hardware() first, so no build flag is needed. */
+__attribute__((target("sse4.2")))
+uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count) {
+    uint64_t wide = crc;
+    while (count >= 8) {
+        uint64_t word;
+        memcpy(&word, bytes, 8);
+        wide = __builtin_ia32_crc32di(wide, word);
+        bytes += 8;
+        count -= 8;
+    }
+    uint32_t narrow = (uint32_t)wide;
+    while (count > 0) {
+        narrow = __builtin_ia32_crc32qi(narrow, *bytes);
+        bytes++;
+        count--;
+    }
+    return narrow;
+}
+#else
+int CLinux_crc32c_hardware(void) { return 0; }
+uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count) { (void)bytes; (void)count; return crc; }
+#endif

@@ -34,4 +34,8 @@ int CLinux_accept4(int fd, struct sockaddr *addr, socklen_t *len, int flags);
 ssize_t CLinux_writev_nosignal(int fd, const struct iovec *iov, int iovcnt);
 /* Number of CPUs in this thread's affinity mask (at least 1). */
 int CLinux_affinity_cpu_count(void);
+/* Whether this CPU has the SSE 4.2 CRC-32C instruction (Swift cannot name it). */
+int CLinux_crc32c_hardware(void);
+/* Continues a CRC-32C over `count` bytes with that instruction; only when CLinux_crc32c_hardware(). */
+uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count);
 #endif

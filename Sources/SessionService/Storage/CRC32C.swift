@@ -1,6 +1,11 @@
-/// CRC-32C (Castagnoli), the checksum on every journal record; slicing-by-8 tables, no hardware
-/// instructions (the toolchain does not expose SSE 4.2 to Swift), about 1–2 GB/s.
+import CLinux
+
+/// CRC-32C (Castagnoli), the checksum on every journal record: the SSE 4.2 instruction through the C
+/// shim where the CPU has it (about 10× fewer instructions per record), else slicing-by-8 tables.
 enum CRC32C {
+    /// Whether the hardware instruction is used.
+    static let hardware = CLinux_crc32c_hardware() != 0
+
     static let tables: [[UInt32]] = {
         var tables = [[UInt32]](repeating: [UInt32](repeating: 0, count: 256), count: 8)
         for byte in 0..<256 {
@@ -20,6 +25,12 @@ enum CRC32C {
 
     /// The checksum of `bytes`.
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        guard hardware, let base = bytes.baseAddress else { return tableChecksum(bytes) }
+        return CLinux_crc32c_update(0xFFFF_FFFF, base.assumingMemoryBound(to: UInt8.self), bytes.count) ^ 0xFFFF_FFFF
+    }
+
+    /// The checksum computed with the tables (CPUs without the instruction; tests compare both).
+    static func tableChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         let count = bytes.count
         var index = 0

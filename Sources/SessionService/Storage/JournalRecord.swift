@@ -39,7 +39,7 @@ struct JournalRecord: Sendable, Equatable {
     /// Appends the framed record to `buffer`.
     static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) {
         let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: frameBytes))
+        buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
         buffer.append(kind.rawValue)
         buffer.appendLittleEndian(key)
         buffer.appendLittleEndian(number)
@@ -86,7 +86,12 @@ struct JournalRecord: Sendable, Equatable {
 extension [UInt8] {
     @inline(__always)
     mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
-        Swift.withUnsafeBytes(of: value.littleEndian) { append(contentsOf: $0) }
+        // Low byte first, byte by byte: appending the value's raw bytes as a collection ran generic code.
+        var bits = value
+        for _ in 0..<MemoryLayout<T>.size {
+            append(UInt8(truncatingIfNeeded: bits))
+            bits = bits >> 8
+        }
     }
 
     @inline(__always)
