@@ -82,11 +82,15 @@ final class Session<R: Reactor>: HostedSession {
                 let seq: UInt64
                 if let journal {
                     let ticket = ActionTicket()
-                    seq = try runtime.send(action) { [weak self] result in
-                        journal.completed(ticket)
-                        guard let completion else { return }
-                        guard let self else { return completion(.failure(.sessionEnded)) }
-                        completion(self.encoded(result))
+                    if let completion {
+                        seq = try runtime.send(action) { [weak self] result in
+                            journal.completed(ticket)
+                            guard let self else { return completion(.failure(.sessionEnded)) }
+                            completion(self.encoded(result))
+                        }
+                    } else {
+                        // No caller waits: no weak reference to take and load on every action.
+                        seq = try runtime.send(action) { _ in journal.completed(ticket) }
                     }
                     log.append(ActionLogEntry(seq: seq, at: at, action: actionBody, stubbed: stubbed))
                     journal.accepted(ticket, seq: seq, at: at, stubbed: stubbed, body: actionBody)
