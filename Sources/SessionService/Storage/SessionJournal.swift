@@ -161,7 +161,8 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 final class MutationEncodings: Sendable {
     static let capacity = 64
     private static let byType = Mutex<[ObjectIdentifier: MutationEncodings]>([:])
-    private let cache = Mutex<[UInt64: [UInt8]]>([:])
+    /// A short list searched in order: a handful of cases, where hashing cost more than the scan.
+    private let cache = Mutex<[(bits: UInt64, json: [UInt8])]>([])
 
     /// The cache of mutation type `type`.
     static func shared(for type: Any.Type) -> MutationEncodings {
@@ -181,11 +182,11 @@ final class MutationEncodings: Sendable {
         }
         // The size is part of the key, so a 1-byte value never collides with a wider one.
         key = key ^ (UInt64(MemoryLayout<M>.size) << 60)
-        if let known = cache.withLock({ $0[key] }) { return known }
+        if let known = cache.withLock({ cache in cache.first(where: { $0.bits == key })?.json }) { return known }
         let json = try JSONValueEncoder().encode(mutation)
         cache.withLock { cache in
             if cache.count >= Self.capacity { cache.removeAll(keepingCapacity: true) }
-            cache[key] = json
+            cache.append((key, json))
         }
         return json
     }

@@ -45,6 +45,8 @@ public final class SessionStorage: Sendable {
 
     struct State {
         var chunks: [Chunk] = []
+        /// The last written buffer, emptied, for the next chunk: a commit then allocates nothing.
+        var spare: [UInt8] = []
         var segment: UInt32 = 1
         /// Bytes written plus buffered in the current segment.
         var segmentLength = 0
@@ -146,7 +148,8 @@ public final class SessionStorage: Sendable {
         }
         if state.chunks.last?.segment != state.segment {
             var bytes: [UInt8] = []
-            bytes.reserveCapacity(16 * 1024)
+            swap(&bytes, &state.spare)
+            if bytes.capacity == 0 { bytes.reserveCapacity(16 * 1024) }
             state.chunks.append(Chunk(segment: state.segment, bytes: bytes))
         }
         let last = state.chunks.count - 1
@@ -184,7 +187,7 @@ public final class SessionStorage: Sendable {
     /// back to where the write began and the unwritten chunks go back to the front of the buffer, to
     /// be retried by the next flush (record locations stay valid); actions are refused meanwhile.
     func writeOut(_ io: inout IO) {
-        let (chunks, count) = state.withLock { state -> ([Chunk], UInt64) in
+        var (chunks, count) = state.withLock { state -> ([Chunk], UInt64) in
             var chunks: [Chunk] = []
             swap(&chunks, &state.chunks)
             return (chunks, state.appended)
@@ -220,7 +223,18 @@ public final class SessionStorage: Sendable {
         if options.fsync == .always { syncUnsynced(&io) }
         recovered()
         written.store(count, ordering: .releasing)
+        // Keep one written buffer for reuse, unless a burst made it large.
+        if var bytes = chunks.last?.bytes, bytes.capacity <= Self.spareBufferLimit {
+            chunks = []
+            bytes.removeAll(keepingCapacity: true)
+            state.withLock { state in
+                if state.spare.capacity == 0 { state.spare = bytes }
+            }
+        }
     }
+
+    /// The largest written buffer kept for reuse.
+    static let spareBufferLimit = 1 << 20
 
     /// Why the journal cannot be written right now; nil when it can.
     @usableFromInline
