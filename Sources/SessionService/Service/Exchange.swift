@@ -13,7 +13,7 @@ final class Exchange: Sendable {
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
 
-    init(request: HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
+    init(request: consuming HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
         self.request = request
         self.writer = writer
         self.service = service
