@@ -53,7 +53,7 @@ final class Exchange: Sendable {
 
     static let jsonContentType = "application/json; charset=utf-8"
     /// The headers of a JSON answer without CORS or extra headers.
-    static let jsonHeaders: HTTPHeaders = ["Content-Type": jsonContentType]
+    static let jsonHeaders = HTTPHeaders(constant: [("Content-Type", jsonContentType)])
 
     /// CORS response headers when the request came from an allowed origin.
     func corsHeaders() -> [(String, String)] {
