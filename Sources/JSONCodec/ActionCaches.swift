@@ -32,9 +32,52 @@ enum BareAction {
     static let capacity = 4096
     @usableFromInline static let cache = Mutex<[Key: any Sendable]>([:])
 
+    /// A decoded bare action, found by its type and the bytes of its case name.
+    @usableFromInline
+    struct RecentEntry: Sendable {
+        let type: ObjectIdentifier
+        let name: [UInt8]
+        let value: any Sendable
+    }
+
+    /// The first bare actions decoded (a handful of case names per type in practice), searched by
+    /// bytes before `cache`: no `String` is made and nothing is hashed (~600 instructions per action).
+    static let recentCapacity = 16
+    @usableFromInline static let recent = Mutex<[RecentEntry]>([])
+
+    /// The cached value of bare action `name` of `type` from `recent`, or nil.
+    @usableFromInline
+    static func recentValue(type: ObjectIdentifier, name: UnsafeBufferPointer<UInt8>) -> (any Sendable)? {
+        recent.withLock { entries in
+            for entry in entries where entry.type == type && entry.name.count == name.count {
+                let same = entry.name.withUnsafeBufferPointer { stored in
+                    for i in 0..<stored.count where stored[i] != name[i] { return false }
+                    return true
+                }
+                if same { return entry.value }
+            }
+            return nil
+        }
+    }
+
+    /// Remembers a decoded bare action in `recent` while there is room.
+    static func remember(type: ObjectIdentifier, name: String, value: any Sendable) {
+        let bytes = Array(name.utf8)
+        recent.withLock { entries in
+            guard entries.count < recentCapacity, !entries.contains(where: { $0.type == type && $0.name == bytes }) else { return }
+            entries.append(RecentEntry(type: type, name: bytes, value: value))
+        }
+    }
+
     /// The case name when the body is exactly `{"type":"<name>"}` (whitespace allowed, no escapes), else nil.
     @usableFromInline
     static func caseName(in bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        nameRange(in: bytes).map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
+    }
+
+    /// Where the case name lies when the body is exactly `{"type":"<name>"}` (whitespace allowed, no escapes), else nil.
+    @usableFromInline
+    static func nameRange(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         var position = 0
         func skipWhitespace() {
             while position < bytes.count,
@@ -69,6 +112,6 @@ enum BareAction {
         guard expect(UInt8(ascii: "}")) else { return nil }
         skipWhitespace()
         guard position == bytes.count else { return nil }
-        return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return start..<end
     }
 }

@@ -28,6 +28,12 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collecti
 public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
     // Inlinable so the cache hit is specialized where it is called: unspecialized, reaching the
     // bytes and casting the cached value cost more than the rest of the lookup.
+    let recent = bytes.withContiguousStorageIfAvailable { buffer in
+        BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
+    }
+    if let recent = recent ?? nil, let cached = recent as? A {
+        return cached
+    }
     if let bare = bytes.withContiguousStorageIfAvailable({ BareAction.caseName(in: $0) }) ?? nil,
         let cached = BareAction.cache.withLock({ $0[BareAction.Key(type: ObjectIdentifier(A.self), name: bare)] }) as? A
     {
@@ -50,11 +56,15 @@ func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from byte
         return try decodeAction(type, from: value)
     }
     let key = BareAction.Key(type: ObjectIdentifier(A.self), name: bare)
-    if let cached = BareAction.cache.withLock({ $0[key] }) as? A { return cached }
+    if let cached = BareAction.cache.withLock({ $0[key] }) as? A {
+        BareAction.remember(type: key.type, name: bare, value: cached)
+        return cached
+    }
     let action = try decodeAction(type, from: .object(JSONObject([("type", .string(bare))])))
     BareAction.cache.withLock { cache in
         if cache.count < BareAction.capacity { cache[key] = action }
     }
+    BareAction.remember(type: key.type, name: bare, value: action)
     return action
 }
 

@@ -19,7 +19,8 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 
     /// Fields built from strings (empty while the headers are as parsed).
     private var built: [Element]
-    /// The parsed field lines (empty for built headers; a change turns parsed headers into built ones).
+    /// The parsed field lines; for built headers made with `init(constant:)`, their wire form
+    /// (empty otherwise; a change turns parsed headers into built ones and drops a wire form).
     private var raw: [UInt8] = []
     /// The parsed fields, in order, as ranges of `raw`.
     private var spans: [Span] = []
@@ -31,6 +32,21 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 
     /// Headers from name/value pairs.
     public init(_ fields: [Element] = []) { built = fields }
+
+    /// Headers sent unchanged on many responses: their wire form is built and sanitized once, here.
+    public init(constant fields: [Element]) {
+        built = fields
+        // Fields the encoder drops or must see (framing, `Date`) keep the general path.
+        let special: Set<String> = ["content-length", "transfer-encoding", "connection", "date"]
+        guard !fields.contains(where: { special.contains($0.name.lowercased()) }) else { return }
+        var wire: [UInt8] = []
+        for (name, value) in fields { ResponseEncoder.appendField(name, value, to: &wire) }
+        raw = wire
+    }
+
+    /// The fields as `Name: value\r\n` lines when built with `init(constant:)` (none of them
+    /// `Content-Length`, `Transfer-Encoding`, `Connection` or `Date`), else nil.
+    var wireForm: [UInt8]? { spans.isEmpty && !raw.isEmpty ? raw : nil }
 
     /// Parsed headers: `spans` locate each field's name and value in `raw`.
     init(raw: [UInt8], spans: [Span]) {
@@ -97,7 +113,10 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 
     /// Turns parsed headers into built ones before a change.
     private mutating func makeBuilt() {
-        guard !spans.isEmpty else { return }
+        guard !spans.isEmpty else {
+            raw = []
+            return
+        }
         built = fields
         raw = []
         spans = []

@@ -158,23 +158,22 @@ extension RequestParser {
         }
 
         let keepAlive = version.minor >= 1 ? !connectionClose : (connectionKeepAlive && !connectionClose)
-        let request = HTTPRequest(
-            method: method, version: version, target: target, headers: headers, keepAlive: keepAlive)
-        if chunked {
-            pending = request
-            phase = .chunked(.size(value: 0, digits: 0))
-            expectsContinue = expectContinue && version.minor >= 1
-            return .needMore
-        }
         let length = contentLength ?? 0
-        if length == 0 {
-            pending = request
-            return finish()
+        if !chunked && length == 0 {
+            // Built in place and handed out directly: parking it in `pending` costs a copy and a destroy.
+            phase = .head(HeadScan())
+            expectsContinue = false
+            return .request(HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive))
         }
-        pending = request
-        pending!.body.reserveCapacity(length)
-        phase = .fixedBody(remaining: length)
+        var request = HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive)
         expectsContinue = expectContinue && version.minor >= 1
+        if chunked {
+            phase = .chunked(.size(value: 0, digits: 0))
+        } else {
+            request.body.reserveCapacity(length)
+            phase = .fixedBody(remaining: length)
+        }
+        pending = consume request
         return .needMore
     }
 

@@ -79,8 +79,7 @@ struct RequestParser: Sendable {
     mutating func finish() -> Step {
         phase = .head(HeadScan())
         expectsContinue = false
-        let request = pending!
-        pending = nil
+        let request = pending.take()!
         return .request(request)
     }
 

@@ -16,7 +16,28 @@ enum ResponseEncoder {
         appendStatusLine(response.status, to: &out)
         var hasDate = false
         var hasLength = false
-        for (name, value) in response.headers {
+        if let wire = response.headers.wireForm {
+            // Constant headers: encoded and sanitized once, and free of the fields handled below.
+            out.append(contentsOf: wire)
+        } else {
+            appendFields(response.headers, isHead: isHead, hasDate: &hasDate, hasLength: &hasLength, to: &out)
+        }
+        if !hasDate { out.append(contentsOf: date) }
+        if !hasLength && !response.status.forbidsBody {
+            appendLiteral("Content-Length: ", to: &out)
+            appendDecimal(response.body.count, to: &out)
+            appendLiteral("\r\n", to: &out)
+        }
+        if !keepAlive { appendLiteral("Connection: close\r\n", to: &out) }
+        appendLiteral("\r\n", to: &out)
+        if inline { out.append(contentsOf: response.body) }
+        return (out, sendsBody && !inline ? response.body : nil)
+    }
+
+    /// Appends an application's header fields, dropping those the server decides (`Content-Length`
+    /// unless `isHead`, `Transfer-Encoding`, `Connection`) and noting `Date` and a kept length.
+    static func appendFields(_ headers: HTTPHeaders, isHead: Bool, hasDate: inout Bool, hasLength: inout Bool, to out: inout [UInt8]) {
+        for (name, value) in headers {
             switch name.utf8.count {
             case 14 where HTTPHeaders.same(name, "Content-Length"):
                 guard isHead && !hasLength else { continue }
@@ -33,16 +54,6 @@ enum ResponseEncoder {
             }
             appendField(name, value, to: &out)
         }
-        if !hasDate { out.append(contentsOf: date) }
-        if !hasLength && !response.status.forbidsBody {
-            appendLiteral("Content-Length: ", to: &out)
-            appendDecimal(response.body.count, to: &out)
-            appendLiteral("\r\n", to: &out)
-        }
-        if !keepAlive { appendLiteral("Connection: close\r\n", to: &out) }
-        appendLiteral("\r\n", to: &out)
-        if inline { out.append(contentsOf: response.body) }
-        return (out, sendsBody && !inline ? response.body : nil)
     }
 
     /// The head of a streaming (Server-Sent Events) response: its body ends when the connection closes.

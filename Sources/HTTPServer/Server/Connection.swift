@@ -238,16 +238,16 @@ final class Connection: @unchecked Sendable {
         while case .reading = state {
             let (consumed, step) = parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
             offset += consumed
-            switch step {
+            // Consumed: the request moves on to the responder without a copy.
+            switch consume step {
             case .needMore:
                 if parser.expectsContinue && !sentContinue {
                     sentContinue = true
                     queue(ResponseEncoder.continueResponse)
                 }
                 return offset
-            case .request(var request):
+            case .request(let request):
                 sentContinue = false
-                request.peer = peer
                 dispatch(request)
             case .rejected(let rejection):
                 reject(rejection)
@@ -257,7 +257,8 @@ final class Connection: @unchecked Sendable {
         return offset
     }
 
-    func dispatch(_ request: HTTPRequest) {
+    func dispatch(_ request: consuming HTTPRequest) {
+        request.peer = peer
         state = .awaitingResponse
         requestNumber &+= 1
         currentIsHead = request.method == .HEAD

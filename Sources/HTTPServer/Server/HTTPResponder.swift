@@ -10,7 +10,8 @@
 public protocol HTTPResponder: Sendable {
     /// Called on the connection's loop for each complete request; must not block. Answer through
     /// `writer` now or later, from any thread, exactly once (a response or an event stream).
-    func respond(to request: HTTPRequest, writer: HTTPResponseWriter)
+    /// The request is handed over (`consuming`): a conformer that keeps it stores it without a copy.
+    func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter)
     /// The response for a request the parser refused; the connection closes after it.
     func response(for rejection: HTTPRejection) -> HTTPResponse
 }

@@ -13,7 +13,7 @@ final class Exchange: Sendable {
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
 
-    init(request: HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
+    init(request: consuming HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
         self.request = request
         self.writer = writer
         self.service = service
@@ -53,7 +53,7 @@ final class Exchange: Sendable {
 
     static let jsonContentType = "application/json; charset=utf-8"
     /// The headers of a JSON answer without CORS or extra headers.
-    static let jsonHeaders: HTTPHeaders = ["Content-Type": jsonContentType]
+    static let jsonHeaders = HTTPHeaders(constant: [("Content-Type", jsonContentType)])
 
     /// CORS response headers when the request came from an allowed origin.
     func corsHeaders() -> [(String, String)] {

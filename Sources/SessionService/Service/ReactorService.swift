@@ -58,19 +58,20 @@ public final class ReactorService: HTTPResponder {
 
     // MARK: HTTPResponder
 
-    public func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
+    public func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter) {
+        // The exchange takes the request over; it is read through the exchange from here on.
         let exchange = Exchange(request: request, writer: writer, service: self)
         if exchange.method == "OPTIONS" {
             return preflight(exchange)
         }
-        switch router.match(method: exchange.method, target: request.target) {
+        switch router.match(method: exchange.method, target: exchange.request.target) {
         case .notFound:
-            exchange.fail(.notFound(request.path))
+            exchange.fail(.notFound(exchange.request.path))
         case .methodNotAllowed(let allowed):
-            exchange.fail(.methodNotAllowed(exchange.method, request.path, allowed: allowed))
+            exchange.fail(.methodNotAllowed(exchange.method, exchange.request.path, allowed: allowed))
         case .route(let route, let id):
             exchange.route = route
-            if route.isAdmin, !authenticator.isAuthorized(authorization: request.headers["Authorization"]) {
+            if route.isAdmin, !authenticator.isAuthorized(authorization: exchange.request.headers["Authorization"]) {
                 return exchange.fail(.unauthorized)
             }
             handle(route, id: id ?? "", exchange)
