@@ -143,7 +143,8 @@ public final class ServerSentEventStream: Sendable {
 
     // MARK: on the loop
 
-    /// Moves queued events into the connection's output (the loop writes them this iteration).
+    /// Moves queued events into the connection's output; a lone event on an idle connection is
+    /// written at once, any other output in the loop's flush of this iteration.
     func moveOutput() {
         let (pending, finishing) = state.withLock { state in
             state.scheduled = false
@@ -158,6 +159,7 @@ public final class ServerSentEventStream: Sendable {
         }
         switch pending {
         case .none: break
+        case .one(let bytes) where !finishing: connection.writeStream(bytes, for: self)
         case .one(let bytes): connection.queueStream(bytes)
         case .many(let all): for bytes in all { connection.queueStream(bytes) }
         }
