@@ -81,29 +81,46 @@ public final class ServerSentEventStream: Sendable {
         return result
     }
 
+    /// Queues an event as part of `batch`: the stream's loop is told when the batch ends, together
+    /// with the batch's other streams on that loop.
+    public func send(_ event: EncodedServerSentEvent, in batch: inout Batch) -> SendResult {
+        let (result, schedule) = enqueue(event.bytes)
+        if schedule { batch.add(self) }
+        return result
+    }
+
+    /// Sends to many streams with one hand-off per loop: `body` sends with `send(_:in:)`, and when
+    /// it returns each loop gets the list of its streams that have new events (one wake-up each).
+    public static func batch<T>(_ body: (inout Batch) throws -> T) rethrows -> T {
+        var batch = Batch()
+        defer { batch.schedule() }
+        return try body(&batch)
+    }
+
+    /// Streams that have new events, by loop, not yet handed to their loops.
+    public struct Batch {
+        private var byLoop: [[ServerSentEventStream]] = []
+
+        fileprivate init() {}
+
+        fileprivate mutating func add(_ stream: ServerSentEventStream) {
+            let index = stream.loop.index
+            while byLoop.count <= index { byLoop.append([]) }
+            byLoop[index].append(stream)
+        }
+
+        fileprivate func schedule() {
+            for streams in byLoop where !streams.isEmpty { streams[0].loop.scheduleFlush(streams) }
+        }
+    }
+
     /// Sends one event to many streams: each loop is woken once for all of its streams.
     /// Returns the streams that refused it with `.overflow` (closed streams are skipped).
     @discardableResult
     public static func broadcast(_ event: EncodedServerSentEvent, to streams: [ServerSentEventStream]) -> [ServerSentEventStream] {
-        var overflowed: [ServerSentEventStream] = []
-        var batches: [(loop: EventLoop, streams: [ServerSentEventStream])] = []
-        var last = -1
-        for stream in streams {
-            let (result, schedule) = stream.enqueue(event.bytes)
-            if result == .overflow { overflowed.append(stream) }
-            guard schedule else { continue }
-            if last >= 0 && batches[last].loop === stream.loop {
-                batches[last].streams.append(stream)
-            } else if let index = batches.firstIndex(where: { $0.loop === stream.loop }) {
-                batches[index].streams.append(stream)
-                last = index
-            } else {
-                batches.append((stream.loop, [stream]))
-                last = batches.count - 1
-            }
+        batch { batch in
+            streams.filter { $0.send(event, in: &batch) == .overflow }
         }
-        for batch in batches { batch.loop.scheduleFlush(batch.streams) }
-        return overflowed
     }
 
     /// Ends the stream after what is queued (and `finalEvent`, if any) has been written.

@@ -50,13 +50,15 @@ struct SubscriberList {
         }
     }
 
-    /// A new state (and the pulses it carried) for every subscriber.
+    /// A new state (and the pulses it carried) for every subscriber; each loop is told once.
     @usableFromInline
     mutating func publish(_ latest: Latest, pulses: [EncodedServerSentEvent], reporting: Reporting) {
         var anyClosed = false
-        for subscriber in all {
-            deliver(latest, pulses: pulses, to: subscriber, reporting: reporting)
-            anyClosed = anyClosed || subscriber.closed
+        ServerSentEventStream.batch { batch in
+            for subscriber in all {
+                deliver(latest, pulses: pulses, to: subscriber, reporting: reporting, batch: &batch)
+                anyClosed = anyClosed || subscriber.closed
+            }
         }
         if anyClosed { removeClosed(reporting) }
     }
@@ -66,7 +68,7 @@ struct SubscriberList {
         all.append(subscriber)
         reporting.context.metrics.subscribers.increment()
         guard let latest, let stream = subscriber.stream else { return }
-        sendLatest(latest, to: subscriber, stream: stream, reporting: reporting)
+        ServerSentEventStream.batch { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &$0) }
         if subscriber.closed { removeClosed(reporting) }
     }
 
@@ -80,7 +82,9 @@ struct SubscriberList {
         case .drained:
             guard subscriber.behind else { return }
             subscriber.behind = false
-            if let latest { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting) }
+            if let latest {
+                ServerSentEventStream.batch { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &$0) }
+            }
             while !subscriber.behind, !subscriber.closed, let pulse = subscriber.pendingPulses.first {
                 switch stream.send(pulse) {
                 case .queued: subscriber.pendingPulses.removeFirst()
@@ -102,19 +106,19 @@ struct SubscriberList {
     }
 
     /// Sends the latest state (when newer than what the subscriber has) and then `pulses`.
-    mutating func deliver(_ latest: Latest, pulses: [EncodedServerSentEvent], to subscriber: Subscriber, reporting: Reporting) {
+    mutating func deliver(_ latest: Latest, pulses: [EncodedServerSentEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
         guard !subscriber.closed, let stream = subscriber.stream else { return }
         if subscriber.behind {
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
         } else {
-            sendLatest(latest, to: subscriber, stream: stream, reporting: reporting)
+            sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &batch)
         }
         for pulse in pulses {
             if subscriber.behind || !subscriber.pendingPulses.isEmpty {
                 queue(pulse, for: subscriber, reporting: reporting)
             } else {
-                switch stream.send(pulse) {
+                switch stream.send(pulse, in: &batch) {
                 case .queued: break
                 case .overflow:
                     subscriber.behind = true
@@ -128,7 +132,7 @@ struct SubscriberList {
 
     /// Sends the latest state if the subscriber has not seen it (and, with `select`, if the selected
     /// value changed); marks it behind on overflow.
-    mutating func sendLatest(_ latest: Latest, to subscriber: Subscriber, stream: ServerSentEventStream, reporting: Reporting) {
+    mutating func sendLatest(_ latest: Latest, to subscriber: Subscriber, stream: ServerSentEventStream, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
             // A Last-Event-ID from the future (another server's history) must not hide new states.
@@ -149,7 +153,7 @@ struct SubscriberList {
             guard let encoded = stateEvent(latest) else { return }
             event = encoded
         }
-        switch stream.send(event) {
+        switch stream.send(event, in: &batch) {
         case .queued:
             subscriber.lastSentVersion = version
         case .overflow:
