@@ -29,10 +29,12 @@ extension Connection {
         if written < chunk.count {
             // The socket is full: the rest waits for EPOLLOUT under the write timeout.
             output.append(chunk, skipping: written)
+            refreshDeadline()
         } else {
+            // Nothing left: the keep-alive deadline moved later, so the armed timer is early, not
+            // late; it works the deadline out again when it fires. Re-arming costs more than the write.
             stream.outputDrained()
         }
-        refreshDeadline()
     }
 
     /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
