@@ -38,7 +38,10 @@ final class Connection: @unchecked Sendable {
     /// Bytes at the front of `inbound` already parsed (dropped lazily: pipelined requests answered
     /// one by one would otherwise copy the rest of the buffer once per request).
     var inboundOffset = 0
-    var output = OutputQueue()
+    // Touched only on the loop and never across a call that could reach this connection again
+    // (OutputQueue's methods only make syscalls), so the runtime exclusivity check it got because
+    // those calls are opaque to the compiler is dropped: it cost 76 instructions per stream event.
+    @exclusivity(unchecked) var output = OutputQueue()
     var isDirty = false
     var isProcessing = false
     /// The socket may hold input we stopped reading because a response was pending.

@@ -97,20 +97,25 @@ public final class ServerSentEventStream: Sendable {
         return try body(&batch)
     }
 
-    /// Streams that have new events, by loop, not yet handed to their loops.
+    /// Streams that have new events, not yet handed to their loops.
     public struct Batch {
-        private var byLoop: [[ServerSentEventStream]] = []
+        private var streams: [ServerSentEventStream] = []
+        /// Some streams belong to another loop than the first one's.
+        private var mixed = false
 
         fileprivate init() {}
 
         fileprivate mutating func add(_ stream: ServerSentEventStream) {
-            let index = stream.loop.index
-            while byLoop.count <= index { byLoop.append([]) }
-            byLoop[index].append(stream)
+            if !mixed, let first = streams.first, first.loop !== stream.loop { mixed = true }
+            streams.append(stream)
         }
 
         fileprivate func schedule() {
-            for streams in byLoop where !streams.isEmpty { streams[0].loop.scheduleFlush(streams) }
+            guard let first = streams.first else { return }
+            guard mixed else { return first.loop.scheduleFlush(streams) }
+            var byLoop: [ObjectIdentifier: [ServerSentEventStream]] = [:]
+            for stream in streams { byLoop[ObjectIdentifier(stream.loop), default: []].append(stream) }
+            for streams in byLoop.values { streams[0].loop.scheduleFlush(streams) }
         }
     }
 
@@ -151,7 +156,11 @@ public final class ServerSentEventStream: Sendable {
                 return (.overflow, false)
             }
             queued.add(bytes.count, ordering: .relaxed)
-            state.pending.append(bytes)
+            if case .none = state.pending {
+                state.pending = .one(bytes)
+            } else {
+                state.pending.append(bytes)
+            }
             if state.scheduled { return (.queued, false) }
             state.scheduled = true
             return (.queued, true)
