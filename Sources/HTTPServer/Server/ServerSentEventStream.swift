@@ -31,6 +31,8 @@ public final class ServerSentEventStream: Sendable {
         var finishing = false
         /// The connection has ended (or is ending): no notices any more.
         var ended = false
+        /// The connection made this stream its response (`attach`); with `!ended`, it streams it now.
+        var attached = false
     }
 
     /// Queued chunks; one event (the common case) needs no array.
@@ -169,17 +171,26 @@ public final class ServerSentEventStream: Sendable {
 
     // MARK: on the loop
 
+    /// The connection has made this stream its response: queued events go to it from now on.
+    func attach() {
+        state.withLock { $0.attached = true }
+        moveOutput()
+    }
+
     /// Moves queued events into the connection's output; a lone event on an idle connection is
     /// written at once, any other output in the loop's flush of this iteration.
     func moveOutput() {
-        let (pending, finishing) = state.withLock { state in
+        // `attached && !ended` is "the connection streams this stream" as the loop sees it (both
+        // change only on the loop), read with the events instead of from the connection's state,
+        // whose payload would be retained and released for every event.
+        let (pending, finishing, streaming) = state.withLock { state in
             state.scheduled = false
             let pending = state.pending
             state.pending = .none
-            return (pending, state.finishing)
+            return (pending, state.finishing, state.attached && !state.ended)
         }
-        guard case .streaming(let current) = connection.state, current === self else {
-            // Not started yet (startStream moves it then) or already gone.
+        guard streaming else {
+            // Not started yet (attach moves it then) or already gone.
             if connection.isClosed { queued.store(0, ordering: .relaxed) }
             return
         }
