@@ -7,6 +7,7 @@ import Logs
 /// is not specialized looks up the session's type metadata on every call.
 @usableFromInline
 struct SubscriberList {
+    /// In no particular order: a subscriber that leaves is replaced by the last one.
     var all: [Subscriber] = []
     /// Encodings of the latest state, made once per version for all subscribers.
     var cache: EncodingCache?
@@ -65,11 +66,12 @@ struct SubscriberList {
 
     /// Adds a subscriber; with `latest` (the state is known), sends it what it has not seen.
     mutating func add(_ subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
+        subscriber.index = all.count
         all.append(subscriber)
         reporting.context.metrics.subscribers.increment()
         guard let latest, let stream = subscriber.stream else { return }
         ServerSentEventStream.batch { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &$0) }
-        if subscriber.closed { removeClosed(reporting) }
+        if subscriber.closed { remove(subscriber, reporting) }
     }
 
     /// A notice from a subscriber's stream: it ended, or it drained after refusing events.
@@ -78,7 +80,7 @@ struct SubscriberList {
         switch notice {
         case .closed:
             subscriber.closed = true
-            removeClosed(reporting)
+            remove(subscriber, reporting)
         case .drained:
             guard subscriber.behind else { return }
             subscriber.behind = false
@@ -92,7 +94,7 @@ struct SubscriberList {
                 case .closed: subscriber.closed = true
                 }
             }
-            if subscriber.closed { removeClosed(reporting) }
+            if subscriber.closed { remove(subscriber, reporting) }
         }
     }
 
@@ -208,10 +210,25 @@ struct SubscriberList {
         return fresh
     }
 
+    /// Takes out every closed subscriber (some closed during a fan-out).
     mutating func removeClosed(_ reporting: Reporting) {
         let before = all.count
         all.removeAll { $0.closed }
+        for (index, subscriber) in all.enumerated() { subscriber.index = index }
         reporting.context.metrics.subscribers.decrement(by: before - all.count)
+    }
+
+    /// Takes out one closed subscriber in constant time, so that thousands of subscribers leaving
+    /// at once (a load generator or a client fleet going away) cost thousands of steps, not millions.
+    mutating func remove(_ subscriber: Subscriber, _ reporting: Reporting) {
+        let index = subscriber.index
+        guard index < all.count, all[index] === subscriber else { return removeClosed(reporting) }
+        let last = all.removeLast()
+        if last !== subscriber {
+            all[index] = last
+            last.index = index
+        }
+        reporting.context.metrics.subscribers.decrement()
     }
 }
 
@@ -236,6 +253,8 @@ final class Subscriber: @unchecked Sendable {
     var pendingPulses: [EncodedServerSentEvent] = []
     var drops = 0
     var closed = false
+    /// Where it is in its SubscriberList's `all`.
+    var index = 0
 
     init(select: JSONPointer?, selectText: String?) {
         self.select = select
