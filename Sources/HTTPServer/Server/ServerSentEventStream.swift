@@ -115,9 +115,11 @@ public final class ServerSentEventStream: Sendable {
         fileprivate func schedule() {
             guard let first = streams.first else { return }
             guard mixed else { return first.loop.scheduleFlush(streams) }
-            var byLoop: [ObjectIdentifier: [ServerSentEventStream]] = [:]
-            for stream in streams { byLoop[ObjectIdentifier(stream.loop), default: []].append(stream) }
-            for streams in byLoop.values { streams[0].loop.scheduleFlush(streams) }
+            // One pass per loop (there are a handful): hashing every stream into a dictionary cost
+            // more than the rest of its fan-out step.
+            var loops: [EventLoop] = []
+            for stream in streams where !loops.contains(where: { $0 === stream.loop }) { loops.append(stream.loop) }
+            for loop in loops { loop.scheduleFlush(streams.filter { $0.loop === loop }) }
         }
     }
 
