@@ -4,6 +4,17 @@ import Logs
 extension Connection {
     /// Works out which deadline applies now and arms it.
     func refreshDeadline() {
+        updateDeadline()
+        guard let next = deadline else { return }
+        if scheduledAt == nil || next.at < scheduledAt! {
+            stamp &+= 1
+            scheduledAt = next.at
+            loop.schedule(self, at: next.at, stamp: stamp)
+        }
+    }
+
+    /// Works out which deadline applies now, without arming it.
+    func updateDeadline() {
         let c = loop.timeouts
         var next: (at: Duration, kind: Deadline)?
         func consider(_ at: Duration, _ kind: Deadline) {
@@ -38,17 +49,14 @@ extension Connection {
             }
         }
         deadline = next
-        guard let next else { return }
-        if scheduledAt == nil || next.at < scheduledAt! {
-            stamp &+= 1
-            scheduledAt = next.at
-            loop.schedule(self, at: next.at, stamp: stamp)
-        }
     }
 
     func timerFired(_ entry: TimerHeap.Entry) {
         guard entry.stamp == stamp, !isClosed else { return }
         scheduledAt = nil
+        // Worked out afresh: a stream's writes only move its deadline later, so they leave the
+        // timer early (see `writeStream`) and it is re-armed here.
+        updateDeadline()
         guard let deadline else { return }
         if deadline.at > loop.now {
             stamp &+= 1

@@ -9,6 +9,34 @@ extension Connection {
         if isDirty { flush() }
     }
 
+    /// Writes one stream event straight from the shared encoding when nothing is waiting ahead of
+    /// it (the fan-out case): one `send`, no queueing, no second pass in the loop's flush.
+    func writeStream(_ chunk: [UInt8], for stream: ServerSentEventStream) {
+        guard output.isEmpty, !closeAfterFlush else { return queueStream(chunk) }
+        loop.willWrite()
+        let sent = chunk.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.send(fd, bytes) } }
+        let written: Int
+        switch sent {
+        case .failure(let error):
+            return close(reason: Self.describe(error))
+        case .success(.wouldBlock):
+            written = 0
+        case .success(.processed(let count)):
+            written = count
+        }
+        writeProgressAt = loop.now
+        if written > 0 { stream.didWrite(written) }
+        if written < chunk.count {
+            // The socket is full: the rest waits for EPOLLOUT under the write timeout.
+            output.append(chunk, skipping: written)
+            refreshDeadline()
+        } else {
+            // Nothing left: the keep-alive deadline moved later, so the armed timer is early, not
+            // late; it works the deadline out again when it fires. Re-arming costs more than the write.
+            stream.outputDrained()
+        }
+    }
+
     /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
     func flush() {
         isDirty = false

@@ -317,7 +317,7 @@ final class Connection: @unchecked Sendable {
         let head = ResponseEncoder.encodeStreamHead(headers: headers, date: loop.dateLine)
         stream.addQueued(head.count)
         queue(head)
-        stream.moveOutput()
+        stream.attach()
         if loop.isShuttingDown {
             stream.connectionClosing(reason: "server shutting down")
             closeAfterFlush = true

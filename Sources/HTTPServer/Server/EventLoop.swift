@@ -165,7 +165,11 @@ final class EventLoop: @unchecked Sendable {
     /// Like `scheduleFlush`, for a batch: one inbox lock and one wake-up for all of them.
     func scheduleFlush(_ streams: [ServerSentEventStream]) {
         if inLoop {
-            localStreams.append(contentsOf: streams)
+            if localStreams.isEmpty {
+                localStreams = streams
+            } else {
+                localStreams.append(contentsOf: streams)
+            }
         } else {
             enqueue(.flushAll(streams))
         }

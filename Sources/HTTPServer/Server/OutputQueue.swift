@@ -26,6 +26,13 @@ struct OutputQueue {
         }
     }
 
+    /// Queues what is left of `bytes` after a partial write of its first `written` bytes.
+    mutating func append(_ bytes: [UInt8], skipping written: Int) {
+        guard written > 0, first.isEmpty else { return append(bytes) }
+        first = bytes
+        offset = written
+    }
+
     /// Drops everything; `release` also gives the storage back (idle streams should hold nothing).
     mutating func removeAll(release: Bool) {
         first = []

@@ -31,6 +31,8 @@ public final class ServerSentEventStream: Sendable {
         var finishing = false
         /// The connection has ended (or is ending): no notices any more.
         var ended = false
+        /// The connection made this stream its response (`attach`); with `!ended`, it streams it now.
+        var attached = false
     }
 
     /// Queued chunks; one event (the common case) needs no array.
@@ -81,29 +83,53 @@ public final class ServerSentEventStream: Sendable {
         return result
     }
 
+    /// Queues an event as part of `batch`: the stream's loop is told when the batch ends, together
+    /// with the batch's other streams on that loop.
+    public func send(_ event: EncodedServerSentEvent, in batch: inout Batch) -> SendResult {
+        let (result, schedule) = enqueue(event.bytes)
+        if schedule { batch.add(self) }
+        return result
+    }
+
+    /// Sends to many streams with one hand-off per loop: `body` sends with `send(_:in:)`, and when
+    /// it returns each loop gets the list of its streams that have new events (one wake-up each).
+    public static func batch<T>(_ body: (inout Batch) throws -> T) rethrows -> T {
+        var batch = Batch()
+        defer { batch.schedule() }
+        return try body(&batch)
+    }
+
+    /// Streams that have new events, not yet handed to their loops.
+    public struct Batch {
+        private var streams: [ServerSentEventStream] = []
+        /// Some streams belong to another loop than the first one's.
+        private var mixed = false
+
+        fileprivate init() {}
+
+        fileprivate mutating func add(_ stream: ServerSentEventStream) {
+            if !mixed, let first = streams.first, first.loop !== stream.loop { mixed = true }
+            streams.append(stream)
+        }
+
+        fileprivate func schedule() {
+            guard let first = streams.first else { return }
+            guard mixed else { return first.loop.scheduleFlush(streams) }
+            // One pass per loop (there are a handful): hashing every stream into a dictionary cost
+            // more than the rest of its fan-out step.
+            var loops: [EventLoop] = []
+            for stream in streams where !loops.contains(where: { $0 === stream.loop }) { loops.append(stream.loop) }
+            for loop in loops { loop.scheduleFlush(streams.filter { $0.loop === loop }) }
+        }
+    }
+
     /// Sends one event to many streams: each loop is woken once for all of its streams.
     /// Returns the streams that refused it with `.overflow` (closed streams are skipped).
     @discardableResult
     public static func broadcast(_ event: EncodedServerSentEvent, to streams: [ServerSentEventStream]) -> [ServerSentEventStream] {
-        var overflowed: [ServerSentEventStream] = []
-        var batches: [(loop: EventLoop, streams: [ServerSentEventStream])] = []
-        var last = -1
-        for stream in streams {
-            let (result, schedule) = stream.enqueue(event.bytes)
-            if result == .overflow { overflowed.append(stream) }
-            guard schedule else { continue }
-            if last >= 0 && batches[last].loop === stream.loop {
-                batches[last].streams.append(stream)
-            } else if let index = batches.firstIndex(where: { $0.loop === stream.loop }) {
-                batches[index].streams.append(stream)
-                last = index
-            } else {
-                batches.append((stream.loop, [stream]))
-                last = batches.count - 1
-            }
+        batch { batch in
+            streams.filter { $0.send(event, in: &batch) == .overflow }
         }
-        for batch in batches { batch.loop.scheduleFlush(batch.streams) }
-        return overflowed
     }
 
     /// Ends the stream after what is queued (and `finalEvent`, if any) has been written.
@@ -134,7 +160,11 @@ public final class ServerSentEventStream: Sendable {
                 return (.overflow, false)
             }
             queued.add(bytes.count, ordering: .relaxed)
-            state.pending.append(bytes)
+            if case .none = state.pending {
+                state.pending = .one(bytes)
+            } else {
+                state.pending.append(bytes)
+            }
             if state.scheduled { return (.queued, false) }
             state.scheduled = true
             return (.queued, true)
@@ -143,21 +173,32 @@ public final class ServerSentEventStream: Sendable {
 
     // MARK: on the loop
 
-    /// Moves queued events into the connection's output (the loop writes them this iteration).
+    /// The connection has made this stream its response: queued events go to it from now on.
+    func attach() {
+        state.withLock { $0.attached = true }
+        moveOutput()
+    }
+
+    /// Moves queued events into the connection's output; a lone event on an idle connection is
+    /// written at once, any other output in the loop's flush of this iteration.
     func moveOutput() {
-        let (pending, finishing) = state.withLock { state in
+        // `attached && !ended` is "the connection streams this stream" as the loop sees it (both
+        // change only on the loop), read with the events instead of from the connection's state,
+        // whose payload would be retained and released for every event.
+        let (pending, finishing, streaming) = state.withLock { state in
             state.scheduled = false
             let pending = state.pending
             state.pending = .none
-            return (pending, state.finishing)
+            return (pending, state.finishing, state.attached && !state.ended)
         }
-        guard case .streaming(let current) = connection.state, current === self else {
-            // Not started yet (startStream moves it then) or already gone.
+        guard streaming else {
+            // Not started yet (attach moves it then) or already gone.
             if connection.isClosed { queued.store(0, ordering: .relaxed) }
             return
         }
         switch pending {
         case .none: break
+        case .one(let bytes) where !finishing: connection.writeStream(bytes, for: self)
         case .one(let bytes): connection.queueStream(bytes)
         case .many(let all): for bytes in all { connection.queueStream(bytes) }
         }

@@ -31,9 +31,7 @@ final class Session<R: Reactor>: HostedSession {
         /// The latest state the observer delivered; valid once `observed` (the observer starts with the
         /// first subscriber: an idle session carries no observer, which is most of its memory).
         @usableFromInline var latest: Snapshot<R.State>
-        /// Encodings of `latest`, made once per version for all subscribers.
-        @usableFromInline var cache: EncodingCache?
-        @usableFromInline var subscribers: [Subscriber] = []
+        @usableFromInline var subscribers = SubscriberList()
         @usableFromInline var observation: ObservationToken?
         // The flags last, packed together: this struct is part of every idle session.
         @usableFromInline var observed = false
@@ -146,117 +144,35 @@ final class Session<R: Reactor>: HostedSession {
             shared.observed = true
             guard !shared.subscribers.isEmpty else { return }
             let pulseEvents = pulses.compactMap { encodePulse($0) }
-            var anyClosed = false
-            for subscriber in shared.subscribers {
-                deliver(to: subscriber, pulses: pulseEvents, shared: &shared)
-                anyClosed = anyClosed || subscriber.closed
-            }
-            if anyClosed { removeClosed(&shared) }
+            shared.subscribers.publish(latest(snapshot), pulses: pulseEvents, reporting: reporting)
         }
     }
 
-    /// Sends the latest state (when newer than what the subscriber has) and then `pulses`.
-    @usableFromInline
-    func deliver(to subscriber: Subscriber, pulses: [EncodedServerSentEvent], shared: inout Shared) {
-        guard !subscriber.closed, let stream = subscriber.stream else { return }
-        if subscriber.behind {
-            subscriber.drops += 1
-            context.metrics.subscriberDrops.increment()
-        } else {
-            sendLatest(to: subscriber, stream: stream, shared: &shared)
-        }
-        for pulse in pulses {
-            if subscriber.behind || !subscriber.pendingPulses.isEmpty {
-                queue(pulse, for: subscriber)
-            } else {
-                switch stream.send(pulse) {
-                case .queued: break
-                case .overflow:
-                    subscriber.behind = true
-                    queue(pulse, for: subscriber)
-                case .closed: subscriber.closed = true
-                }
-            }
-            if subscriber.closed { return }
-        }
+    /// The latest state for subscribers; nil until the observer has delivered one.
+    @inlinable
+    func latest(_ shared: Shared) -> SubscriberList.Latest? {
+        shared.observed ? latest(shared.latest) : nil
     }
 
-    /// Sends the latest state if the subscriber has not seen it (and, with `select`, if the selected
-    /// value changed); marks it behind on overflow.
-    func sendLatest(to subscriber: Subscriber, stream: ServerSentEventStream, shared: inout Shared) {
-        guard shared.observed else { return }  // the observer's first event delivers it
-        let version = shared.latest.version
-        if let last = subscriber.lastSentVersion, last >= version {
-            // A Last-Event-ID from the future (another server's history) must not hide new states.
-            if last > version { subscriber.lastSentVersion = version }
-            return
-        }
-        let event: EncodedServerSentEvent
-        if let pointer = subscriber.select {
-            guard let value = stateValue(&shared) else { return }
-            let selected = value[pointer] ?? .null
-            if subscriber.lastSelected == selected {
-                subscriber.lastSentVersion = version
-                return
-            }
-            event = EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(version), data: selected.serializedString()))
-            subscriber.lastSelected = selected
-        } else {
-            guard let encoded = stateEvent(&shared) else { return }
-            event = encoded
-        }
-        switch stream.send(event) {
-        case .queued:
-            subscriber.lastSentVersion = version
-        case .overflow:
-            subscriber.behind = true
-            subscriber.drops += 1
-            context.metrics.subscriberDrops.increment()
-            if subscriber.select != nil { subscriber.lastSelected = nil }
-        case .closed:
-            subscriber.closed = true
-        }
+    /// `snapshot` for subscribers, encoded only if one of them needs it.
+    @inlinable
+    func latest(_ snapshot: Snapshot<R.State>) -> SubscriberList.Latest {
+        SubscriberList.Latest(version: snapshot.version, event: { [self] in stateEvent(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
     }
 
-    /// Holds a pulse for a subscriber that is behind; past the buffer, closes its stream with a reason.
-    func queue(_ pulse: EncodedServerSentEvent, for subscriber: Subscriber) {
-        guard subscriber.pendingPulses.count < context.limits.pulseBuffer else {
-            subscriber.closed = true
-            context.metrics.subscribersClosedSlow.increment()
-            let message = "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent (sse.pulseBuffer); reconnect to get the current state"
-            var data = JSONWriter()
-            data.raw("{\"code\":\"subscriber_too_slow\",\"message\":")
-            data.string(message)
-            data.raw("}")
-            subscriber.stream?.close(with: ServerSentEvent(event: "error", data: String(decoding: data.bytes, as: UTF8.self)))
-            context.logger.notice("closed a subscriber that could not keep up", ["session": .string(id), "pending_pulses": .int(subscriber.pendingPulses.count)])
-            return
-        }
-        subscriber.pendingPulses.append(pulse)
-    }
+    @inlinable
+    var reporting: SubscriberList.Reporting { SubscriberList.Reporting(context: context, sessionID: id) }
 
-    /// The SSE event of the latest state, encoded once per version.
-    func stateEvent(_ shared: inout Shared) -> EncodedServerSentEvent? {
-        let version = shared.latest.version
-        if let cache = shared.cache, cache.version == version, let event = cache.event { return event }
+    /// The SSE event of a state.
+    @inlinable
+    func stateEvent(_ snapshot: Snapshot<R.State>) -> EncodedServerSentEvent? {
         do {
-            let json = try JSONValueEncoder().encode(shared.latest.state)
-            let event = EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(version), data: String(decoding: json, as: UTF8.self)))
-            shared.cache(version).event = event
-            return event
+            let json = try JSONValueEncoder().encode(snapshot.state)
+            return EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(snapshot.version), data: String(decoding: json, as: UTF8.self)))
         } catch {
-            context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(version)), "error": .string("\(error)")])
+            context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
             return nil
         }
-    }
-
-    /// The latest state as a JSON value (for `select`), computed once per version.
-    func stateValue(_ shared: inout Shared) -> JSONValue? {
-        let version = shared.latest.version
-        if let cache = shared.cache, cache.version == version, let value = cache.value { return value }
-        guard let value = try? JSONValueEncoder().encodeValue(shared.latest.state) else { return nil }
-        shared.cache(version).value = value
-        return value
     }
 
     @usableFromInline
@@ -274,13 +190,6 @@ final class Session<R: Reactor>: HostedSession {
         data.integer(pulse.count)
         data.raw("}")
         return EncodedServerSentEvent(ServerSentEvent(event: "pulse", data: String(decoding: data.bytes, as: UTF8.self)))
-    }
-
-    @usableFromInline
-    func removeClosed(_ shared: inout Shared) {
-        let before = shared.subscribers.count
-        shared.subscribers.removeAll { $0.closed }
-        context.metrics.subscribers.decrement(by: before - shared.subscribers.count)
     }
 
     // MARK: Subscribing
@@ -302,12 +211,9 @@ final class Session<R: Reactor>: HostedSession {
             }
             subscriber.stream = stream
             subscriber.lastSentVersion = lastEventID
-            shared.subscribers.append(subscriber)
-            context.metrics.subscribers.increment()
-            if shared.observing {
-                sendLatest(to: subscriber, stream: stream, shared: &shared)
-                if subscriber.closed { removeClosed(&shared) }
-            } else {
+            // Before the observer starts, its first event delivers the latest state.
+            shared.subscribers.add(subscriber, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
+            if !shared.observing {
                 shared.observing = true
                 startObserving = true
             }
@@ -342,24 +248,7 @@ final class Session<R: Reactor>: HostedSession {
 
     func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
         shared.withLock { shared in
-            guard !subscriber.closed, let stream = subscriber.stream else { return }
-            switch notice {
-            case .closed:
-                subscriber.closed = true
-                removeClosed(&shared)
-            case .drained:
-                guard subscriber.behind else { return }
-                subscriber.behind = false
-                sendLatest(to: subscriber, stream: stream, shared: &shared)
-                while !subscriber.behind, !subscriber.closed, let pulse = subscriber.pendingPulses.first {
-                    switch stream.send(pulse) {
-                    case .queued: subscriber.pendingPulses.removeFirst()
-                    case .overflow: subscriber.behind = true
-                    case .closed: subscriber.closed = true
-                    }
-                }
-                if subscriber.closed { removeClosed(&shared) }
-            }
+            shared.subscribers.handle(notice, for: subscriber, latest: latest(shared), reporting: reporting)
         }
     }
 
@@ -369,7 +258,7 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func subscriberInfo() -> [SubscriberInfo] {
         shared.withLock { shared in
-            shared.subscribers.map {
+            shared.subscribers.all.map {
                 SubscriberInfo(queuedBytes: $0.stream?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops, select: $0.selectText)
             }
         }
@@ -429,53 +318,9 @@ final class Session<R: Reactor>: HostedSession {
             shared.ended = true
             shared.observation?.cancel()
             shared.observation = nil
-            let subscribers = shared.subscribers.filter { !$0.closed }
-            for subscriber in subscribers { subscriber.closed = true }
-            context.metrics.subscribers.decrement(by: shared.subscribers.count)
-            shared.subscribers = []
-            return subscribers
+            return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
         for subscriber in subscribers { subscriber.stream?.close(with: Self.endEvent) }
-    }
-}
-
-/// The latest state's encodings for subscribers, made at most once per version.
-@usableFromInline
-final class EncodingCache: @unchecked Sendable {
-    @usableFromInline let version: UInt64
-    @usableFromInline var event: EncodedServerSentEvent?
-    @usableFromInline var value: JSONValue?
-
-    init(version: UInt64) { self.version = version }
-}
-
-extension Session.Shared {
-    /// The cache for `version`, replacing one for an older version.
-    mutating func cache(_ version: UInt64) -> EncodingCache {
-        if let cache, cache.version == version { return cache }
-        let fresh = EncodingCache(version: version)
-        cache = fresh
-        return fresh
-    }
-}
-
-/// One SSE subscriber's delivery state; only touched under its session's lock.
-@usableFromInline
-final class Subscriber: @unchecked Sendable {
-    @usableFromInline var stream: ServerSentEventStream?
-    @usableFromInline let select: JSONPointer?
-    @usableFromInline let selectText: String?
-    @usableFromInline var lastSentVersion: UInt64?
-    @usableFromInline var lastSelected: JSONValue?
-    /// Its output buffer overflowed: states are skipped until it drains, then it gets the latest.
-    @usableFromInline var behind = false
-    @usableFromInline var pendingPulses: [EncodedServerSentEvent] = []
-    @usableFromInline var drops = 0
-    @usableFromInline var closed = false
-
-    init(select: JSONPointer?, selectText: String?) {
-        self.select = select
-        self.selectText = selectText
     }
 }
