@@ -299,19 +299,32 @@ public final class SessionStorage: Sendable {
             while true {
                 usleep(useconds_t(window * 1000))
                 guard let self, self.syncTimer.withLock({ $0 }) else { return }
-                // Synced outside the io lock so loops keep writing meanwhile; retired descriptors are
-                // closed only here, so the ones taken stay valid.
-                let work = self.io.withLock { io -> [(segment: UInt32, fd: Int32, retired: Bool)] in
-                    defer { io.unsynced = [:] }
-                    return io.unsynced.map { ($0.key, $0.value >= 0 ? $0.value : io.fd, $0.value >= 0) }
+                // Synced outside the io lock so loops keep writing meanwhile. Every descriptor taken is
+                // this thread's to close: retired ones leave `unsynced` here, and the open segment is
+                // synced through a duplicate, because a rotation can retire the original and a
+                // `sync()` close it while this thread is still in fdatasync (which then failed with
+                // EBADF, or synced whatever reused the number, and refused every action after).
+                let work = self.io.withLock { io -> [(segment: UInt32, fd: Int32)] in
+                    var work: [(segment: UInt32, fd: Int32)] = []
+                    var kept: [UInt32: Int32] = [:]
+                    for (segment, fd) in io.unsynced {
+                        if fd >= 0 {
+                            work.append((segment, fd))
+                        } else if io.fd >= 0 {
+                            let copy = dup(io.fd)
+                            if copy >= 0 { work.append((segment, copy)) } else { kept[segment] = -1 }
+                        }
+                    }
+                    io.unsynced = kept
+                    return work
                 }
-                for item in work where item.fd >= 0 {
+                for item in work {
                     do {
                         try StorageFiles.sync(item.fd, path: self.segmentPath(item.segment))
                     } catch {
                         self.fail("\(error)", sticky: true)
                     }
-                    if item.retired { Glibc.close(item.fd) }
+                    Glibc.close(item.fd)
                 }
             }
         }
