@@ -1,7 +1,8 @@
 extension RequestParser {
     /// Parses a complete head (`head` ends with the empty line, after `fieldLines` field lines) and
-    /// sets up body reading.
-    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int) -> Step {
+    /// sets up body reading; a fixed-length body wholly in `following` is read at once, and
+    /// `bodyConsumed` is set to its length.
+    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int, following: UnsafeBufferPointer<UInt8>, bodyConsumed: inout Int) -> Step {
         let line = UnsafeBufferPointer(rebasing: head[0..<requestLineEnd])
         guard let firstSpace = line.firstIndex(of: .space),
             let secondSpace = line[(firstSpace + 1)...].firstIndex(of: .space),
@@ -186,6 +187,15 @@ extension RequestParser {
             phase = .head(HeadScan())
             expectsContinue = false
             return .request(HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive))
+        }
+        if !chunked && length <= following.count {
+            // The whole body is here (the usual case): the request is handed out directly, not
+            // parked in `pending` and taken out again by `parse` (a copy, two destroys, a call).
+            bodyConsumed = length
+            phase = .head(HeadScan())
+            expectsContinue = false
+            let body = Array(UnsafeBufferPointer(rebasing: following[0..<length]))
+            return .request(HTTPRequest(method: method, version: version, target: target, headers: headers, body: body, keepAlive: keepAlive))
         }
         var request = HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive)
         expectsContinue = expectContinue && version.minor >= 1

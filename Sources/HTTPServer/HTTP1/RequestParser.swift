@@ -132,8 +132,12 @@ struct RequestParser: Sendable {
             if scan.requestLineEnd == nil {
                 scan.requestLineEnd = lineEnd
             } else if lineEnd == scan.lineStart {
-                let step = parseCompleteHead(UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!, fieldLines: scan.fieldLines)
-                let consumed = skipped + scan.scanned
+                let headEnd = skipped + scan.scanned
+                var bodyConsumed = 0
+                let step = parseCompleteHead(
+                    UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!, fieldLines: scan.fieldLines,
+                    following: UnsafeBufferPointer(rebasing: buffer[headEnd...]), bodyConsumed: &bodyConsumed)
+                let consumed = headEnd + bodyConsumed
                 guard case .needMore = step, consumed < buffer.count else { return (consumed, step) }
                 // The head announced a body: read what of it is already here.
                 let (taken, bodyStep) = parse(UnsafeBufferPointer(rebasing: buffer[consumed...]))
