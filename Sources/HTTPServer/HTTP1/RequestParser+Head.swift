@@ -1,7 +1,8 @@
 extension RequestParser {
     /// Parses a complete head (`head` ends with the empty line, after `fieldLines` field lines) and
-    /// sets up body reading.
-    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int) -> Step {
+    /// sets up body reading; a fixed-length body wholly in `following` is read at once, and
+    /// `bodyConsumed` is set to its length.
+    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int, following: UnsafeBufferPointer<UInt8>, bodyConsumed: inout Int) -> Step {
         let line = UnsafeBufferPointer(rebasing: head[0..<requestLineEnd])
         guard let firstSpace = line.firstIndex(of: .space),
             let secondSpace = line[(firstSpace + 1)...].firstIndex(of: .space),
@@ -57,38 +58,60 @@ extension RequestParser {
         lineStart += head[lineStart] == .cr ? 2 : 1
         // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
         let fieldsStart = lineStart
-        while lineStart < head.count {
-            var lineEnd = lineStart
-            while head[lineEnd] != .lf { lineEnd += 1 }
-            let next = lineEnd + 1
-            if lineEnd > lineStart && head[lineEnd - 1] == .cr { lineEnd -= 1 }
-            if lineEnd == lineStart { break }
-            let field = UnsafeBufferPointer(rebasing: head[lineStart..<lineEnd])
-            let fieldOffset = lineStart - fieldsStart
-            lineStart = next
-            if field[0] == .space || field[0] == .tab {
+        // One pass per field line: the name up to the colon (token bytes), then the value up to the
+        // line end (no control bytes). The head ends with an empty line, so every line has its LF.
+        // Errors are those of the checks in this order: line folding, colon, whitespace before
+        // the colon, the first byte of the name that is not a token byte, the first control byte
+        // of the value.
+        while true {
+            var index = lineStart
+            let first = head[index]
+            if first == .lf || (first == .cr && head[index + 1] == .lf) { break }
+            if first == .space || first == .tab {
                 return reject(.obsoleteLineFolding, "obsolete line folding (a field line starting with whitespace)")
             }
-            guard let colon = field.firstIndex(of: .colon), colon > 0 else {
+            var badNameByte: UInt8? = nil
+            while true {
+                let byte = head[index]
+                if byte.isTokenCharacter {
+                    index += 1
+                    continue
+                }
+                if byte == .colon { break }
+                if byte == .lf { return reject(.malformedHeader, "a header line has no field name and colon") }
+                if badNameByte == nil { badNameByte = byte }
+                index += 1
+            }
+            let colon = index
+            if colon == lineStart {
                 return reject(.malformedHeader, "a header line has no field name and colon")
             }
-            let nameBytes = UnsafeBufferPointer(rebasing: field[0..<colon])
-            if nameBytes.last == .space || nameBytes.last == .tab {
+            if head[colon - 1] == .space || head[colon - 1] == .tab {
                 return reject(.malformedHeader, "whitespace between a field name and the colon")
             }
-            for byte in nameBytes where !byte.isTokenCharacter {
+            if let byte = badNameByte {
                 if byte < 0x20 || byte == 0x7F { return reject(.invalidCharacter, "control character in a field name") }
                 return reject(.malformedHeader, "a field name contains a character that is not allowed")
             }
-            var valueStart = colon + 1
-            var valueEnd = field.count
-            while valueStart < valueEnd && (field[valueStart] == .space || field[valueStart] == .tab) { valueStart += 1 }
-            while valueEnd > valueStart && (field[valueEnd - 1] == .space || field[valueEnd - 1] == .tab) { valueEnd -= 1 }
-            let valueBytes = UnsafeBufferPointer(rebasing: field[valueStart..<valueEnd])
-            for byte in valueBytes where (byte < 0x20 && byte != .tab) || byte == 0x7F {
+            index += 1
+            while head[index] == .space || head[index] == .tab { index += 1 }
+            let valueStart = index
+            while true {
+                let byte = head[index]
+                if (byte >= 0x20 && byte != 0x7F) || byte == .tab {
+                    index += 1
+                    continue
+                }
+                if byte == .lf || (byte == .cr && head[index + 1] == .lf) { break }
                 return reject(.invalidCharacter, byte == 0 ? "NUL in a field value" : (byte == .cr ? "bare CR in a field value" : "control character in a field value"))
             }
-            spans.append(HTTPHeaders.Span(name: fieldOffset..<(fieldOffset + colon), value: (fieldOffset + valueStart)..<(fieldOffset + valueEnd)))
+            let next = head[index] == .lf ? index + 1 : index + 2
+            var valueEnd = index
+            while valueEnd > valueStart && (head[valueEnd - 1] == .space || head[valueEnd - 1] == .tab) { valueEnd -= 1 }
+            let nameBytes = UnsafeBufferPointer(rebasing: head[lineStart..<colon])
+            let valueBytes = UnsafeBufferPointer(rebasing: head[valueStart..<valueEnd])
+            spans.append(HTTPHeaders.Span(name: (lineStart - fieldsStart)..<(colon - fieldsStart), value: (valueStart - fieldsStart)..<(valueEnd - fieldsStart)))
+            lineStart = next
 
             switch nameBytes.count {
             case 4 where HTTPHeaders.same(nameBytes, "Host"):
@@ -164,6 +187,15 @@ extension RequestParser {
             phase = .head(HeadScan())
             expectsContinue = false
             return .request(HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive))
+        }
+        if !chunked && length <= following.count {
+            // The whole body is here (the usual case): the request is handed out directly, not
+            // parked in `pending` and taken out again by `parse` (a copy, two destroys, a call).
+            bodyConsumed = length
+            phase = .head(HeadScan())
+            expectsContinue = false
+            let body = Array(UnsafeBufferPointer(rebasing: following[0..<length]))
+            return .request(HTTPRequest(method: method, version: version, target: target, headers: headers, body: body, keepAlive: keepAlive))
         }
         var request = HTTPRequest(method: method, version: version, target: target, headers: headers, keepAlive: keepAlive)
         expectsContinue = expectContinue && version.minor >= 1

@@ -265,7 +265,7 @@ final class Connection: @unchecked Sendable {
         keepAliveAfterResponse = request.keepAlive && !loop.isShuttingDown
         dispatchedAt = loop.now
         let writer = HTTPResponseWriter(connection: self, number: requestNumber)
-        loop.responder.respond(to: request, writer: writer)
+        loop.respond(to: request, writer: writer)
     }
 
     func reject(_ rejection: HTTPRejection) {

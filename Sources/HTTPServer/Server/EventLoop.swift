@@ -19,6 +19,11 @@ final class EventLoop: @unchecked Sendable {
 
     let index: Int
     let responder: any HTTPResponder
+    /// Hands a request to the responder. Called on `self`, the responder is used in place: read
+    /// through a connection's `loop`, it was copied and destroyed per request (~200 instructions).
+    func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter) {
+        responder.respond(to: request, writer: writer)
+    }
     let clock: any ServerClock
     let configuration: HTTPServer.Configuration
     /// The configured durations, copied out so the hot path does not copy the whole configuration.

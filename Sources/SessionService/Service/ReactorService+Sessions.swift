@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import HTTPServer
 import JSONCodec
 
@@ -93,26 +96,35 @@ extension ReactorService {
 extension Exchange {
     /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
     var hasJSONContentType: Bool {
-        request.headers.withValueBytes("Content-Type") { $0.map(Self.isJSONMediaType) ?? false }
+        request.headers.firstValue("Content-Type", satisfies: Self.isJSONMediaType)
     }
 
     /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.
     static func isJSONMediaType(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard let base = bytes.baseAddress else { return false }
+        // What nearly every client sends, compared in one go (the loop below costs ~13
+        // instructions a byte).
+        let usual: StaticString = "application/json"
+        if bytes.count == usual.utf8CodeUnitCount && memcmp(base, usual.utf8Start, usual.utf8CodeUnitCount) == 0 { return true }
         var start = 0
-        var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-        while start < end, bytes[start] == UInt8(ascii: " ") || bytes[start] == UInt8(ascii: "\t") { start += 1 }
-        while end > start, bytes[end - 1] == UInt8(ascii: " ") || bytes[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        var end = 0
+        while end < bytes.count && base[end] != UInt8(ascii: ";") { end += 1 }
+        while start < end, base[start] == UInt8(ascii: " ") || base[start] == UInt8(ascii: "\t") { start += 1 }
+        while end > start, base[end - 1] == UInt8(ascii: " ") || base[end - 1] == UInt8(ascii: "\t") { end -= 1 }
+        @inline(__always)
         func matches(_ text: StaticString, at offset: Int) -> Bool {
             let count = text.utf8CodeUnitCount
             guard offset >= start, offset + count <= end else { return false }
             let pattern = text.utf8Start
-            for i in 0..<count {
-                let byte = bytes[offset + i]
-                if (byte >= 65 && byte <= 90 ? byte | 0x20 : byte) != pattern[i] { return false }
+            var i = 0
+            while i < count {
+                let byte = base[offset + i]
+                if (byte &- 65 < 26 ? byte | 0x20 : byte) != pattern[i] { return false }
+                i += 1
             }
             return true
         }
-        if end - start == 16, matches("application/json", at: start) { return true }
+        if end - start == 16 { return matches("application/json", at: start) }
         return matches("application/", at: start) && end - start > 17 && matches("+json", at: end - 5)
     }
 
