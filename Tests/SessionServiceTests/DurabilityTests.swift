@@ -162,4 +162,30 @@ import Testing
         #expect(loaded["version"] as? Int == 1)
         #expect((loaded["state"] as? [String: Any])?["value"] as? Int == 1)
     }
+
+    /// Counts ticks merged from outside (a clock, a feed): they reach only a session in memory.
+    struct TickReactor: Reactor {
+        enum Action: Codable, Sendable { case tick }
+        struct State: Codable, Sendable { var ticks = 0 }
+        let initialState = State()
+        let ticks: AsyncStream<Action>
+
+        func reduce(state: State, mutation: Action) -> State { State(ticks: state.ticks + 1) }
+        func transform(action: Flow<Action>) -> Flow<Action> { action.merge(with: ticks) }
+    }
+
+    @Test func aSessionMergingOutsideActionsStaysInMemory() throws {
+        let directory = Self.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
+        let server = try Self.server(directory, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
+        let store = server.server.service.store
+        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
+        _ = try server.createSession("counter", id: "c")
+        // The counter session left memory at once; the ticker stays, and idle passivation passes it over.
+        #expect(store.residentCount == 1)
+        #expect(store.passivate(idleBefore: .max) == 0)
+        #expect(server.server.storage?.storedSessions(matching: "t")?.resident == true)
+        continuation.finish()
+    }
 }

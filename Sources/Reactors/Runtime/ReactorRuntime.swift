@@ -184,6 +184,10 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     /// How many effect tasks are running.
     public var inFlightEffectCount: Int { core.withLock { $0.extras?.effects.count ?? 0 } }
 
+    /// Whether `transform(action:)` or `transform(mutation:)` merged outside sources; what they emit
+    /// reaches only a running runtime.
+    public var hasMergedSources: Bool { core.withLock { !($0.extras?.sourceTasks.isEmpty ?? true) } }
+
     /// Returns once no effect task is running (every mutation they emitted has been reduced), or when the
     /// calling task is cancelled.
     public func waitForEffects() async {

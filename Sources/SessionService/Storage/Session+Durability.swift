@@ -63,10 +63,10 @@ extension Session {
     }
 
     /// Leaves memory: stops the runtime and journals a final snapshot. False when it must stay (effects
-    /// running, subscribers, or not persisted).
+    /// running, subscribers, merged sources whose values would be lost, or not persisted).
     @usableFromInline
     func passivate() -> Bool {
-        guard let journal, runtime.inFlightEffectCount == 0 else { return false }
+        guard let journal, runtime.inFlightEffectCount == 0, !runtime.hasMergedSources else { return false }
         let idle = shared.withLock { shared -> Bool in
             guard shared.subscribers.isEmpty, !shared.ended else { return false }
             passivated.store(true, ordering: .releasing)
