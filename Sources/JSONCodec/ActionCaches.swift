@@ -62,9 +62,11 @@ enum BareAction {
 
     /// Remembers a decoded bare action in `recent` while there is room.
     static func remember(type: ObjectIdentifier, name: String, value: any Sendable) {
-        let bytes = Array(name.utf8)
         recent.withLock { entries in
-            guard entries.count < recentCapacity, !entries.contains(where: { $0.type == type && $0.name == bytes }) else { return }
+            // Once full, checked before any bytes are copied: every later bare action comes here.
+            guard entries.count < recentCapacity else { return }
+            let bytes = Array(name.utf8)
+            guard !entries.contains(where: { $0.type == type && $0.name == bytes }) else { return }
             entries.append(RecentEntry(type: type, name: bytes, value: value))
         }
     }

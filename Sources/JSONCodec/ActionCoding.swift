@@ -34,15 +34,11 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
     if let recent = recent ?? nil, let cached = recent as? A {
         return cached
     }
-    if let bare = bytes.withContiguousStorageIfAvailable({ BareAction.caseName(in: $0) }) ?? nil,
-        let cached = BareAction.cache.withLock({ $0[BareAction.Key(type: ObjectIdentifier(A.self), name: bare)] }) as? A
-    {
-        return cached
-    }
     return try decodeActionFillingCache(type, from: bytes)
 }
 
-/// `decodeAction` past a cache miss: parses and decodes, and remembers bare actions.
+/// `decodeAction` past the recent-actions list: the bare-action cache, else parses and decodes, and
+/// remembers bare actions.
 @usableFromInline
 func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
     let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil

@@ -58,8 +58,8 @@ final class Exchange: Sendable {
     /// CORS response headers when the request came from an allowed origin.
     func corsHeaders() -> [(String, String)] {
         let cors = service.cors
-        guard cors.isEnabled, let origin = request.headers["Origin"], service.cors.allows(origin) else { return [] }
-        return [("Access-Control-Allow-Origin", service.cors.allowsAny ? "*" : origin), ("Vary", "Origin")]
+        guard cors.isEnabled, let origin = request.headers["Origin"], cors.allows(origin) else { return [] }
+        return [("Access-Control-Allow-Origin", cors.allowsAny ? "*" : origin), ("Vary", "Origin")]
     }
 
     /// Counts the answer and writes the access-log line.

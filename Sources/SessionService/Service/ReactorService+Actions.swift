@@ -52,8 +52,8 @@ extension ReactorService {
         } catch where error.code == APIError.sessionPassivated.code {
             // Held in memory while sending, so the retry cannot race another passivation.
             let seq = try store.withSessionHeld(id) { reloaded throws(APIError) -> UInt64 in
-                guard let definition = definitions[reloaded.reactorName] else { throw store.absence(id) }
-                return try definition.sendAction(reloaded, body, completion)
+                guard let sendAction = senders[reloaded.reactorName] else { throw store.absence(id) }
+                return try sendAction(reloaded, body, completion)
             }
             guard let seq else { throw store.absence(id) }
             return seq

@@ -13,9 +13,7 @@ public final class ReactorService: HTTPResponder {
     let configuration: ServerConfiguration
     let authenticator: AdminAuthenticator
     let router = Router()
-    /// Reactor definitions by name, for the specialized per-type entry points.
-    let definitions: [String: ReactorDefinition]
-    /// Each definition's `sendAction` by reactor name: the action route copies one closure, not a definition.
+    /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
     let senders: [String: ReactorDefinition.SendAction]
     let cors: CORSPolicy
     let openAPIDocument: [UInt8]
@@ -29,8 +27,7 @@ public final class ReactorService: HTTPResponder {
 
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil) {
         self.catalog = catalog
-        definitions = Dictionary(catalog.definitions.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
-        senders = definitions.mapValues(\.sendAction)
+        senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit
