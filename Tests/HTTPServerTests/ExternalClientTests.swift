@@ -85,6 +85,30 @@ struct CurlApp: HTTPResponder {
     }
 
     /// The port in the server's `"listening"` log line (`"address":"127.0.0.1:PORT"`).
+    /// Starts `executable`; `log` records its standard error as it grows (each value is everything
+    /// so far, so a line split across reads is still found), `exit` its termination status.
+    static func launch(_ executable: String, _ arguments: [String]) throws -> (process: Process, log: Recorder<String>, exit: Recorder<Int32>) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let stderr = Pipe()
+        process.standardError = stderr
+        let exit = Recorder<Int32>()
+        process.terminationHandler = { exit.record($0.terminationStatus) }
+        try process.run()
+        let log = Recorder<String>()
+        Task.detached {
+            var seen = ""
+            while true {
+                let data = stderr.fileHandleForReading.availableData
+                if data.isEmpty { return }
+                seen += String(decoding: data, as: UTF8.self)
+                log.record(seen)
+            }
+        }
+        return (process, log, exit)
+    }
+
     static func listeningPort(in log: String) -> Int? {
         guard let line = log.split(separator: "\n").first(where: { $0.contains("\"listening\"") }),
             let range = line.range(of: "\"address\":\"127.0.0.1:")
@@ -95,28 +119,10 @@ struct CurlApp: HTTPResponder {
     @Test(arguments: [SIGTERM, SIGINT])
     func shutsDownGracefullyOnASignal(_ signal: Int32) async throws {
         let binary = try #require(Self.benchServer, "build it first: swift build --build-tests builds http-bench-server too")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--port", "0", "--loops", "1"]
-        let stderr = Pipe()
-        process.standardError = stderr
-        let finished = Recorder<Int32>()
-        process.terminationHandler = { finished.record($0.terminationStatus) }
-        try process.run()
+        let (process, log, finished) = try Self.launch(binary, ["--port", "0", "--loops", "1"])
         defer { if process.isRunning { process.terminate() } }
-        // The server logs "listening" once it accepts connections.
-        let lines = Task.detached { () -> String in
-            var seen = ""
-            while !seen.contains("\"listening\"") {
-                let data = stderr.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                seen += String(decoding: data, as: UTF8.self)
-            }
-            return seen
-        }
-        let log = try await withTimeout(.seconds(20)) { await lines.value }
-        try #require(log.contains("\"listening\""), "the server did not start: \(log)")
-        let port = try #require(Self.listeningPort(in: log))
+        let listening = try await log.next { $0.contains("\"listening\"") }
+        let port = try #require(Self.listeningPort(in: listening))
 
         let stream = try TestClient(SocketAddress(host: "127.0.0.1", port: port))
         try stream.send("POST /sessions HTTP/1.1\r\nHost: a\r\nContent-Length: 30\r\n\r\n{\"reactor\":\"counter\",\"id\":\"s\"}")
@@ -131,24 +137,9 @@ struct CurlApp: HTTPResponder {
 
     @Test func backsOffWhenOutOfFileDescriptorsAndRecovers() async throws {
         let binary = try #require(Self.benchServer, "build it first: swift build --build-tests builds http-bench-server too")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
         // A hard limit of 32 descriptors: a few dozen clients exhaust it.
-        process.arguments = ["-c", "ulimit -n 32 && exec \"$0\" --port 0 --loops 1", binary]
-        let stderr = Pipe()
-        process.standardError = stderr
-        let finished = Recorder<Int32>()
-        process.terminationHandler = { finished.record($0.terminationStatus) }
-        try process.run()
+        let (process, log, finished) = try Self.launch("/bin/sh", ["-c", "ulimit -n 32 && exec \"$0\" --port 0 --loops 1", binary])
         defer { if process.isRunning { process.terminate() } }
-        let log = Recorder<String>()
-        Task.detached {
-            while true {
-                let data = stderr.fileHandleForReading.availableData
-                if data.isEmpty { return }
-                log.record(String(decoding: data, as: UTF8.self))
-            }
-        }
         let listening = try await log.next { $0.contains("\"listening\"") }
         let address = SocketAddress(host: "127.0.0.1", port: try #require(Self.listeningPort(in: listening)))
         var clients: [TestClient] = []
