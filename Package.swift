@@ -8,6 +8,7 @@ let package = Package(
     products: [
         .library(name: "Reactors", targets: ["Reactors"]),
         .library(name: "ReactorsTesting", targets: ["ReactorsTesting"]),
+        .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
         .library(name: "Examples", targets: ["Examples"]),
@@ -16,19 +17,22 @@ let package = Package(
     targets: [
         // Linux headers Glibc does not expose to Swift: epoll, eventfd, timerfd, accept4 (and the CRC-32C instruction).
         .target(name: "CLinux"),
+        // The one choke point for system calls, sockets and files alike: EINTR retried, EAGAIN as
+        // "would block", everything else a typed error naming the call.
+        .target(name: "Posix", dependencies: ["CLinux"]),
         // A value-type logger over a tiny handler protocol; JSON lines on standard error.
         .target(name: "Logs"),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
         .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
         // Hand-written HTTP/1.1 + SSE server over epoll; knows nothing of reactors.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "Logs"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
         .target(name: "JSONCodec"),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "JSONCodec", "Logs", "CLinux"]),
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
 
         // Benchmarks: executables that print numbers (never timed tests).
@@ -38,7 +42,7 @@ let package = Package(
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting"]),
         .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "CLinux", "Logs"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(
             name: "SessionServiceTests",

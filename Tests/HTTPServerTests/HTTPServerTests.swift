@@ -1,3 +1,4 @@
+import Posix
 import Dispatch
 import HTTPServer
 import Logs

@@ -1,3 +1,4 @@
+import Posix
 import Logs
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 #if canImport(Glibc)
+import Posix
 import Glibc
 #endif
 

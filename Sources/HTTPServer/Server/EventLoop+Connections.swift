@@ -1,3 +1,4 @@
+import Posix
 import CLinux
 import Logs
 #if canImport(Glibc)

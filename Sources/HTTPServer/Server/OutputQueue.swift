@@ -1,3 +1,4 @@
+import Posix
 import CLinux
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+import Posix
 import Foundation
 import HTTPServer
 import Logs

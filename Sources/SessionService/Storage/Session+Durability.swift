@@ -66,7 +66,7 @@ extension Session {
     /// running, subscribers, merged sources whose values would be lost, or not persisted).
     @usableFromInline
     func passivate() -> Bool {
-        guard let journal, runtime.inFlightEffectCount == 0, !runtime.hasMergedSources else { return false }
+        guard journal != nil, runtime.inFlightEffectCount == 0, !runtime.hasMergedSources else { return false }
         let idle = shared.withLock { shared -> Bool in
             guard shared.subscribers.isEmpty, !shared.ended else { return false }
             passivated.store(true, ordering: .releasing)
