@@ -84,10 +84,15 @@ struct RequestParser: Sendable {
     }
 
     mutating func reject(_ kind: HTTPRejection.Kind, _ message: String) -> Step {
+        reject(HTTPRejection(kind, message))
+    }
+
+    /// Forgets the request in progress and reports `rejection`.
+    mutating func reject(_ rejection: HTTPRejection) -> Step {
         phase = .head(HeadScan())
         pending = nil
         expectsContinue = false
-        return .rejected(HTTPRejection(kind, message))
+        return .rejected(rejection)
     }
 
     private mutating func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, _ start: HeadScan) -> (consumed: Int, step: Step) {
