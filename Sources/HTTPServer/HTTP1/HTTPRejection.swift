@@ -5,7 +5,7 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
     public enum Kind: String, Sendable, CaseIterable {
         case malformedRequestLine, malformedHeader, invalidCharacter, obsoleteLineFolding
         case missingHost, conflictingFraming, invalidContentLength, invalidChunk, invalidTransferEncoding
-        case unsupportedTransferCoding, unknownMethod, unsupportedVersion
+        case unsupportedTransferCoding, unsupportedMethod, unsupportedVersion, invalidHost
         case requestLineTooLong, headerTooLarge, tooManyHeaders, bodyTooLarge
         case requestTimeout
     }
@@ -25,9 +25,9 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
     public var status: HTTPStatus {
         switch kind {
         case .malformedRequestLine, .malformedHeader, .invalidCharacter, .obsoleteLineFolding,
-            .missingHost, .conflictingFraming, .invalidContentLength, .invalidChunk, .invalidTransferEncoding:
+            .missingHost, .invalidHost, .conflictingFraming, .invalidContentLength, .invalidChunk, .invalidTransferEncoding:
             400
-        case .unsupportedTransferCoding, .unknownMethod: 501
+        case .unsupportedTransferCoding, .unsupportedMethod: 501
         case .unsupportedVersion: 505
         case .requestLineTooLong: 414
         case .headerTooLarge, .tooManyHeaders: 431

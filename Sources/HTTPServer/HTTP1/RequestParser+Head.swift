@@ -12,11 +12,8 @@ extension RequestParser {
             line = try Self.parseRequestLine(UnsafeBufferPointer(rebasing: head[0..<requestLineEnd]))
             // The request line ends in CRLF or LF.
             headers = try Self.parseFieldLines(head, from: requestLineEnd + (head[requestLineEnd] == .cr ? 2 : 1), count: fieldLines, noting: &fields)
-            if line.version.minor >= 1 && fields.hostCount == 0 {
-                throw HTTPRejection(.missingHost, "an HTTP/1.1 request needs a Host header")
-            }
-            if fields.hostCount > 1 {
-                throw HTTPRejection(.malformedHeader, "more than one Host header")
+            if let host = try Self.checkHost(fields, in: head, version: line.version), line.isAbsoluteForm {
+                try Self.checkAuthority(of: line.target, agreesWith: host, UnsafeBufferPointer(rebasing: head[fields.host]))
             }
             declaredLength = try Self.bodyLength(fields, in: head, version: line.version, limits: limits)
         } catch {

@@ -3,11 +3,14 @@ struct RequestLine {
     var method: HTTPMethod
     var target: String
     var version: HTTPVersion
+    /// The target is `http://…` or `https://…`, not `/…` or `*`.
+    var isAbsoluteForm = false
 }
 
 extension RequestParser {
     /// Parses `method SP request-target SP HTTP-version`, the line without its end. Checks, in this
-    /// order: the two single spaces, the version, the method token, the target's bytes, its form.
+    /// order: the two single spaces, the version, the method token (any but CONNECT), the target's
+    /// bytes, its form (an absolute-form target's authority is checked with the `Host` field).
     @inline(__always)
     static func parseRequestLine(_ line: UnsafeBufferPointer<UInt8>) throws(HTTPRejection) -> RequestLine {
         guard let firstSpace = line.firstIndex(of: .space),
@@ -34,21 +37,23 @@ extension RequestParser {
         guard methodBytes.allSatisfy(\.isTokenCharacter) else {
             throw HTTPRejection(.malformedRequestLine, "the method is not a token")
         }
-        guard let method = HTTPMethod(bytes: methodBytes) else {
-            throw HTTPRejection(.unknownMethod, "method \(String(decoding: methodBytes, as: UTF8.self)) is not implemented")
+        let method = HTTPMethod(bytes: methodBytes)
+        if method == .CONNECT {
+            throw HTTPRejection(.unsupportedMethod, "CONNECT is not implemented: this server is not a proxy")
         }
         for byte in targetBytes where byte <= 0x20 || byte >= 0x7F {
             if byte < 0x20 || byte == 0x7F { throw HTTPRejection(.invalidCharacter, "control character in the request target") }
             throw HTTPRejection(.malformedRequestLine, "the request target contains a byte that must be percent-encoded")
         }
         let target = String(decoding: targetBytes, as: UTF8.self)
+        var absolute = false
         if targetBytes[0] != UInt8(ascii: "/") {
             let lower = target.lowercased()
-            let absolute = lower.hasPrefix("http://") || lower.hasPrefix("https://")
+            absolute = lower.hasPrefix("http://") || lower.hasPrefix("https://")
             guard absolute || (target == "*" && method == .OPTIONS) else {
                 throw HTTPRejection(.malformedRequestLine, "the request target must start with / or be an absolute http URI")
             }
         }
-        return RequestLine(method: method, target: target, version: HTTPVersion(major: 1, minor: Int(minor)))
+        return RequestLine(method: method, target: target, version: HTTPVersion(major: 1, minor: Int(minor)), isAbsoluteForm: absolute)
     }
 }

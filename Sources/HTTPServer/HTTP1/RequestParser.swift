@@ -166,27 +166,6 @@ struct RequestParser: Sendable {
     }
 }
 
-extension UInt8 {
-    static let cr = UInt8(ascii: "\r")
-    static let lf = UInt8(ascii: "\n")
-    static let space = UInt8(ascii: " ")
-    static let tab = UInt8(ascii: "\t")
-    static let colon = UInt8(ascii: ":")
-
-    /// RFC 9110 `tchar`: the bytes allowed in a method or field name.
-    @inline(__always)
-    var isTokenCharacter: Bool {
-        // A bit per ASCII byte: two shifts and a test, where a switch over the ranges costs
-        // about ten instructions per byte of every field name.
-        self < 64 ? (Self.tokenMaskLow >> UInt64(self)) & 1 != 0 : self < 128 && (Self.tokenMaskHigh >> UInt64(self &- 64)) & 1 != 0
-    }
-
-    /// `tchar` bytes 0-63: ! # $ % & ' * + - . and the digits.
-    static let tokenMaskLow: UInt64 = 0x03FF_6CFA_0000_0000
-    /// `tchar` bytes 64-127: the letters and ^ _ ` | ~.
-    static let tokenMaskHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
-}
-
 extension UnsafeBufferPointer<UInt8> {
     /// Whether these bytes are exactly `literal` (a plain byte loop: `elementsEqual` against a
     /// `String`'s UTF8View is generic and several times slower, on every request line).

@@ -25,7 +25,7 @@ extension APIError {
             self.init(status: 414, code: "uri_too_long", message: rejection.message)
         case .headerTooLarge, .tooManyHeaders:
             self.init(status: 431, code: "headers_too_large", message: rejection.message)
-        case .unknownMethod, .unsupportedTransferCoding:
+        case .unsupportedMethod, .unsupportedTransferCoding:
             self.init(status: 501, code: "not_implemented", message: rejection.message)
         case .unsupportedVersion:
             self.init(status: 505, code: "http_version_not_supported", message: rejection.message)
