@@ -60,10 +60,20 @@ final class TestClient {
     private var buffered: [UInt8] = []
 
     /// Connects; `receiveBuffer` shrinks the kernel's receive buffer first (so a client that does
-    /// not read backs the server up quickly).
-    init(_ address: SocketAddress, timeoutSeconds: Int = 10, receiveBuffer: Int32? = nil) throws {
+    /// not read backs the server up quickly); `source` binds the client to a loopback address of its
+    /// own (`127.0.0.2`: all of 127/8 is local on Linux), so limits per client address can be tested.
+    init(_ address: SocketAddress, timeoutSeconds: Int = 10, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestError("socket failed") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else { close(fd); throw TestError("bind to \(source) failed: errno \(errno)") }
+        }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -168,6 +178,13 @@ final class TestClient {
             buffered = []
         }
         return response
+    }
+
+    /// Everything left until the server closes the connection.
+    func readRemaining() throws -> String {
+        while try fill() {}
+        defer { buffered = [] }
+        return String(decoding: buffered, as: UTF8.self)
     }
 
     /// True when the server closed the connection (end of stream or reset) before `timeout`.

@@ -1,5 +1,6 @@
-/// Why the parser refused a request: the status it maps to and a message for the client.
-/// The connection is always closed after a rejection.
+/// A request the server answers by itself: refused by the parser, timed out, unanswered by the
+/// responder, or refused because the server is shutting down or full. Each kind maps to one status;
+/// the responder renders the answer (``HTTPResponder/response(for:)``), and the connection closes after it.
 public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of refusal; each maps to exactly one status.
     public enum Kind: String, Sendable, CaseIterable {
@@ -7,7 +8,16 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         case missingHost, conflictingFraming, invalidContentLength, invalidChunk, invalidTransferEncoding
         case unsupportedTransferCoding, unsupportedMethod, unsupportedVersion, invalidHost
         case requestLineTooLong, headerTooLarge, tooManyHeaders, bodyTooLarge
+        /// The request head or body did not arrive in time (408).
         case requestTimeout
+        /// The responder did not answer in time (503).
+        case responseTimeout
+        /// The server reached its shutdown deadline before answering (503).
+        case shuttingDown
+        /// The server holds as many connections as it may, in all or from this address (503).
+        case tooManyConnections
+        /// The responder dropped the request without answering (500).
+        case noResponse
     }
 
     /// What went wrong; decides the status.
@@ -33,6 +43,8 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         case .headerTooLarge, .tooManyHeaders: 431
         case .bodyTooLarge: 413
         case .requestTimeout: 408
+        case .responseTimeout, .shuttingDown, .tooManyConnections: 503
+        case .noResponse: 500
         }
     }
 

@@ -22,6 +22,9 @@ public final class HTTPServer: Sendable {
     let responder: any HTTPResponder
     let clock: any ServerClock
     let logger: Logger
+    /// Set by `start()`: the connection limits, counted across every loop.
+    private let limiterBox = Mutex<ConnectionLimiter?>(nil)
+    var limiter: ConnectionLimiter? { limiterBox.withLock { $0 } }
     private let state = Mutex(RunState())
     private let stopped = DispatchGroup()
 
@@ -39,13 +42,23 @@ public final class HTTPServer: Sendable {
         self.logger = logger
     }
 
-    /// Binds, spawns the loops and returns the bound address (port 0 becomes the real port).
+    /// Binds, spawns the loops and returns the bound address (port 0 becomes the real port). The
+    /// connection limit is worked out here, from the open-file limit in force now (raise it first,
+    /// e.g. with ``raiseOpenFileLimit()``).
     public func start() throws(IOError) -> SocketAddress {
         let alreadyStarted = state.withLock { state in
             defer { state.started = true }
             return state.started
         }
         precondition(!alreadyStarted, "HTTPServer.start() called twice")
+        let openFileLimit = ConnectionLimiter.openFileLimit
+        let limiter = ConnectionLimiter(configuration, openFileLimit: openFileLimit)
+        limiterBox.withLock { $0 = limiter }
+        if limiter.maxConnections >= openFileLimit {
+            logger.warning("http.maxConnections is not below the open-file limit: at the limit, new connections are closed unanswered", [
+                "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
+            ])
+        }
         let count = max(1, configuration.loopCount ?? Int(CLinux_affinity_cpu_count()))
         var address = SocketAddress(host: configuration.host, port: configuration.port)
         var loops: [EventLoop] = []
@@ -56,7 +69,7 @@ public final class HTTPServer: Sendable {
                 // Later listeners join the port the first one got (matters for port 0).
                 address = bound
                 do throws(IOError) {
-                    loops.append(try EventLoop(index: index, listener: fd, server: self))
+                    loops.append(try EventLoop(index: index, listener: fd, server: self, limiter: limiter))
                 } catch {
                     Posix.close(fd)
                     throw error
@@ -75,7 +88,10 @@ public final class HTTPServer: Sendable {
             stopped.enter()
             loop.startThread { [stopped] in stopped.leave() }
         }
-        logger.info("listening", ["address": .string(address.description), "loops": .int(count)])
+        logger.info("listening", [
+            "address": .string(address.description), "loops": .int(count), "max_connections": .int(limiter.maxConnections),
+            "max_connections_per_address": .int(limiter.maxPerAddress ?? 0),
+        ])
         return address
     }
 
