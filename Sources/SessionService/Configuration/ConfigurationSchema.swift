@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Logs
+import HTTPServer
 
 /// Every setting the server reads, in the order `--help`, the README and `Config/server.json` list them.
 public enum ConfigurationSchema {
@@ -19,7 +20,10 @@ public enum ConfigurationSchema {
         .seconds("http.idleTimeoutSeconds", \.http.idleTimeoutSeconds, 0.1...86_400, "Idle keep-alive connections close after this long."),
         .seconds("http.bodyTimeoutSeconds", \.http.bodyTimeoutSeconds, 0.1...3600, "A request body that stops arriving for this long is cut off."),
         .seconds("http.writeTimeoutSeconds", \.http.writeTimeoutSeconds, 0.1...3600, "A peer that stops reading a response for this long is cut off."),
-        .seconds("http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600, "On SIGTERM/SIGINT, in-flight work gets this long before the process exits."),
+        .seconds("http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600, "On SIGTERM/SIGINT, in-flight work gets this long; what is still unanswered then gets 503 shutting_down, and the process exits."),
+        .integer("http.maxConnections", \.http.maxConnections, 0...10_000_000, "Most connections at once; more get 503 too_many_connections; 0: the open-file limit less a tenth (16 to 1024 kept for files and outgoing connections)."),
+        .integer("http.maxConnectionsPerAddress", \.http.maxConnectionsPerAddress, 0...10_000_000, "Most connections from one client address; more get 503 too_many_connections; 0: no limit."),
+        .strings("http.maxConnectionsPerAddressExempt", \.http.maxConnectionsPerAddressExempt, "Client addresses or blocks (10.0.0.0/8, ::1) http.maxConnectionsPerAddress does not apply to: loopback, a proxy in front.", check: checkAddressRange),
         .seconds("sse.keepAliveSeconds", \.sse.keepAliveSeconds, 0.1...3600, "A quiet event stream gets a ': keep-alive' comment after this long."),
         .integer("sse.subscriberBufferBytes", \.sse.subscriberBufferBytes, 4096...1 << 30, "Bytes queued for one subscriber before it counts as slow and skips states."),
         .integer("sse.pulseBuffer", \.sse.pulseBuffer, 1...1_000_000, "Pulses held for a slow subscriber before its stream closes with event: error."),
@@ -92,6 +96,10 @@ public enum ConfigurationSchema {
         var v6 = in6_addr()
         if inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 { return nil }
         return "expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0, got \(ConfigurationValue.quoted(host))"
+    }
+
+    static func checkAddressRange(_ range: String) -> String? {
+        IPAddressRange(range) == nil ? "expected an IPv4 or IPv6 address, optionally with a prefix length (10.0.0.0/8), got \(ConfigurationValue.quoted(range))" : nil
     }
 
     static func checkOrigin(_ origin: String) -> String? {

@@ -31,6 +31,12 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var bodyTimeoutSeconds = 30.0
         public var writeTimeoutSeconds = 30.0
         public var shutdownDeadlineSeconds = 10.0
+        /// Most connections at once; 0 derives it from the open-file limit (less a reserve).
+        public var maxConnections = 0
+        /// Most connections from one client address; 0 for no limit.
+        public var maxConnectionsPerAddress = 1000
+        /// Addresses or CIDR blocks `maxConnectionsPerAddress` does not apply to (loopback, a proxy).
+        public var maxConnectionsPerAddressExempt = ["127.0.0.0/8", "::1"]
     }
 
     /// Server-Sent Event streams.

@@ -105,6 +105,10 @@ public final class ReactorServer: Sendable {
         result.bodyTimeout = .seconds(http.bodyTimeoutSeconds)
         result.writeTimeout = .seconds(http.writeTimeoutSeconds)
         result.shutdownTimeout = .seconds(http.shutdownDeadlineSeconds)
+        result.maxConnections = http.maxConnections == 0 ? nil : http.maxConnections
+        result.maxConnectionsPerAddress = http.maxConnectionsPerAddress == 0 ? nil : http.maxConnectionsPerAddress
+        // Checked when the configuration was loaded.
+        result.connectionLimitExemptions = http.maxConnectionsPerAddressExempt.compactMap(IPAddressRange.init)
         result.eventStreamKeepAliveInterval = .seconds(configuration.sse.keepAliveSeconds)
         result.eventStreamBufferLimit = configuration.sse.subscriberBufferBytes
         return result

@@ -64,6 +64,8 @@ public final class ReactorService: HTTPResponder {
         switch router.match(method: exchange.method, target: exchange.request.target) {
         case .notFound:
             exchange.fail(.notFound(exchange.request.path))
+        case .notImplemented:
+            exchange.fail(.notImplemented(exchange.method))
         case .methodNotAllowed(let allowed):
             exchange.fail(.methodNotAllowed(exchange.method, exchange.request.path, allowed: allowed))
         case .route(let route, let id):
