@@ -237,6 +237,16 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
         #expect(!parser.expectsContinue)
     }
 
+    @Test func aDeclaredLengthIsNotAllocatedBeforeTheBodyArrives() {
+        var parser = RequestParser()
+        let head = Array("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1000000\r\n\r\nabc".utf8)
+        let (consumed, step) = head.withUnsafeBufferPointer { parser.parse($0) }
+        #expect(consumed == head.count)
+        guard case .needMore = step else { Issue.record("expected needMore, got \(step)"); return }
+        #expect(parser.pending?.body.count == 3)
+        #expect((parser.pending?.body.capacity ?? .max) <= RequestParser.initialBodyCapacity * 2)
+    }
+
     @Test func incompleteHeadIsNotConsumedAndScanningResumes() {
         var parser = RequestParser()
         let part = Array("GET / HTTP/1.1\r\nHost: a\r\n".utf8)
