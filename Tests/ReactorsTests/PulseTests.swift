@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import Testing
 
@@ -55,13 +56,13 @@ import Testing
 
     @Test func runtimeReportsAssignedPulsesByName() throws {
         let runtime = ReactorRuntime(AlertReactor())
-        let recorder = Recorder<State>()
+        let recorder = StateRecorder<State>()
         let token = runtime.observe(recorder.record)
         try runtime.send(.alert("same"))
         try runtime.send(.alert("same"))
         try runtime.send(.count)
         try runtime.send(.ping)
-        let pulses = recorder.events.map { event -> [String] in
+        let pulses = recorder.values.map { event -> [String] in
             guard case .state(_, let pulses) = event else { return [] }
             return pulses.map { "\($0.name)#\($0.count)=\(String(describing: $0.value))" }
         }

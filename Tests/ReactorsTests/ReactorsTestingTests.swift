@@ -69,7 +69,7 @@ import Testing
     @Test func failsWhenEffectsOutliveTheTest() async {
         let tester = ReactorTester(ReactorRuntimeBox.makeReactor(), timeout: .milliseconds(200))
         let gate = Gate()
-        await tester.send(.effect { _ in .run { _ in await gate.wait() } })
+        await tester.send(.effect { _ in .run { _ in try await gate.wait() } })
         await withKnownIssue {
             await tester.finish()
         }
