@@ -49,7 +49,7 @@ let package = Package(
 
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting", "ReactorServerTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(

@@ -34,7 +34,11 @@ import Glibc
             // and only EPOLLOUT can resume them: the bytes queued for this client stop growing.
             var queued: Int32 = -1
             var steady = 0
+            let started = ContinuousClock.now
             while steady < 10_000 {
+                guard ContinuousClock.now - started < defaultBound else {
+                    throw TestFailure("the bytes queued for the client kept changing for \(defaultBound); the server never stopped on a full socket")
+                }
                 var now: Int32 = 0
                 _ = ioctl(client.fd, UInt(FIONREAD), &now)
                 steady = now == queued ? steady + 1 : 0

@@ -23,8 +23,21 @@ import Testing
         token.cancel()
     }
 
-    @Test func actionsSentFromAnEffectAreQueued() async throws {
+    @Test func anActionSentWhileMutateRunsIsQueuedBehindTheCurrentActionsMutations() async throws {
         let runtime = ReactorRuntimeBox.make()
+        // `mutate` runs inside the dispatch: a send from there must wait its turn, not run first.
+        let snapshot = try await runtime.sendAndWait(.effect { box in
+            _ = try? box.runtime.send(.set(3))
+            return .concat([.just(.append(1)), .just(.append(2))])
+        })
+        #expect(snapshot.state.values == [1, 2], "the action completes with its own mutations")
+        #expect(runtime.currentState.values == [1, 2, 3], "the queued action runs after them, not before")
+        #expect(runtime.currentVersion == 3)
+    }
+
+    @Test func anActionSentFromARunningEffectIsReducedBetweenItsEmissions() async throws {
+        let runtime = ReactorRuntimeBox.make()
+        // Each emit returns once reduced, so what the effect sends in between lands in between.
         let snapshot = try await runtime.sendAndWait(.effect { box in
             .run { emit in
                 await emit(.append(1))
@@ -34,7 +47,7 @@ import Testing
         })
         try await runtime.settle()
         #expect(snapshot.state.values.prefix(1) == [1])
-        #expect(runtime.currentState.values.sorted() == [1, 2, 3])
+        #expect(runtime.currentState.values == [1, 3, 2])
         #expect(runtime.currentVersion == 3)
     }
 
