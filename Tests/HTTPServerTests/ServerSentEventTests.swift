@@ -272,6 +272,8 @@ final class StreamHub: HTTPResponder {
         try abandoned.send("GET /hold HTTP/1.1\r\nHost: a\r\n\r\n")
         try await hub.holding.waitForCount(2, "the second request to be held")
         server.shutdown()
+        // The loop has begun shutting down (and set its deadline) once it no longer accepts.
+        try await eventually("the server to stop accepting connections") { (try? TestClient(address)) == nil }
         // Just short of the 10 s deadline, work in flight still completes.
         await clock.advance(by: .milliseconds(9_900))
         hub.held.withLock { $0[0].respond(status: 200, body: Array("finished".utf8)) }
