@@ -3,6 +3,7 @@ import Foundation
 import Logs
 import Reactors
 import SessionService
+import Synchronization
 import Testing
 
 /// A `ReactorServer` live on 127.0.0.1:0 inside the test process: the example reactors (counter,
@@ -19,7 +20,7 @@ import Testing
 /// let stream = try server.subscribe("/sessions/\(id)/events")
 /// #expect(try stream.nextEvent().id == "1")
 /// ```
-public final class TestServer {
+public final class TestServer: Sendable {
     /// The admin bearer token every test server uses.
     public static let adminToken = "test-admin-token-0123456789"
     /// The server under test (its service, store and storage, for white-box checks).
@@ -30,7 +31,7 @@ public final class TestServer {
     public let clock: InjectedClock
     /// Everything it logged (level debug and up).
     public let logs = Recorder<LogRecord>()
-    private var stopped = false
+    private let stopped = Atomic<Bool>(false)
 
     /// Starts a server. `configure` edits the configuration (memory-only unless `dataDirectory`, keep-alive
     /// 1 h, shutdown deadline 0 so release never waits on the injected clock); `catalog` adds reactors.
@@ -63,8 +64,7 @@ public final class TestServer {
     /// Shuts the server down and waits until it has stopped and closed its journal (also on release);
     /// records an issue if that takes longer than the default bound.
     public func stop() {
-        guard !stopped else { return }
-        stopped = true
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         server.shutdown()
         let done = DispatchSemaphore(value: 0)
         let server = server

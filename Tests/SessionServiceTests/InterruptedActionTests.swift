@@ -65,6 +65,8 @@ import Glibc
                 #expect(try await server.stop() == .exited(0))
                 // Never re-run: the upstream was asked once, before the kill.
                 #expect(searches.values.map(\.query) == ["swift"])
+                // Let the fake upstream stop without waiting out its shutdown deadline on the held request.
+                for search in searches.values { search.writer.respond(status: 503) }
             }
         }
     }

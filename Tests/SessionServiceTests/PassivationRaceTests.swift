@@ -1,8 +1,10 @@
 import Foundation
-import SessionService
+import HTTPServer
 import Synchronization
 import ReactorServerTesting
 import Testing
+
+@testable import SessionService
 
 /// Requests racing the passivation of their session are served by the session loaded back, never
 /// answered 404 as if it had been deleted.
@@ -47,6 +49,35 @@ import Testing
             // Serial per session: once this one is reduced, every accepted action before it is too.
             let final = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#).json()
             #expect(final["version"] as? Int == accepted + 1, "statuses: \(statuses)")
+        }
+    }
+
+    @Test func aStreamOpenedAsItsSessionLeavesMemoryEndsWithSessionPassivated() async throws {
+        try await withTemporaryDirectory("passivated-stream") { directory in
+            let server = try TestServer(dataDirectory: directory)
+            try server.createSession("counter", id: "leaving")
+            #expect(try server.request("POST", "/sessions/leaving/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            let service = server.server.service
+            // The race, made to happen every time: the session leaves memory between the lookup and the
+            // subscription (what a passivation on another thread does at the worst instant).
+            let left = Recorder<Int>()
+            let racing = ClosureResponder { _, writer in
+                guard let session = service.store.session("leaving") else { return writer.respond(status: 404) }
+                left.record(service.store.passivate(idleBefore: .max))
+                session.subscribe(writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
+            }
+            try await withHTTPServer(racing) { _, address in
+                let stream = try TestClient(address)
+                try stream.openEventStream("/sessions/leaving/events")
+                let event = try stream.nextEvent()
+                #expect(event.event == "error")
+                #expect(try event.object()["code"] as? String == "session_passivated")
+                try stream.readToEnd()
+            }
+            #expect(left.values == [1], "the session did not leave memory in the race")
+            // Reconnecting with Last-Event-ID follows the session loaded back.
+            let again = try server.subscribe("/sessions/leaving/events", headers: [("Last-Event-ID", "0")])
+            #expect(try again.nextEvent().id == "1")
         }
     }
 }
