@@ -267,8 +267,8 @@ let echoResponder = ClosureResponder { request, writer in
 
     // Each timeout test puts one connection just short of its timeout (it is still served) and another
     // just past it (it is cut): a timeout much longer or shorter than configured fails. They run one
-    // loop and pass a barrier before moving the clock, so the server has seen every byte sent before
-    // at the time the test means.
+    // loop and pass a barrier before moving the clock (so the server has seen every byte sent before at
+    // the time the test means) and after (so it has run the timers due then before the next step).
 
     @Test func cutsOffASlowlorisHeadAtTheHeadTimeout() async throws {
         let clock = InjectedClock()
@@ -279,6 +279,7 @@ let echoResponder = ClosureResponder { request, writer in
             try slow.send("GET /slow HTTP/1.1\r\nHost: a\r\nX-Slow: ")
             try passBarrier(address)
             await clock.advance(by: .milliseconds(9_900))
+            try passBarrier(address)
             try finishing.send("1\r\n\r\n")
             #expect(try finishing.readResponse().text == "GET /finishing 0", "a head completed within 10 s is served")
             await clock.advance(by: .milliseconds(200))
@@ -298,6 +299,7 @@ let echoResponder = ClosureResponder { request, writer in
             }
             // Long past the head timeout but short of the 60 s idle timeout, the connection still serves.
             await clock.advance(by: .milliseconds(59_900))
+            try passBarrier(address)
             try busy.send("GET /again HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(try busy.readResponse().status == 200)
             await clock.advance(by: .milliseconds(200))
@@ -315,6 +317,7 @@ let echoResponder = ClosureResponder { request, writer in
             }
             try passBarrier(address)
             await clock.advance(by: .milliseconds(29_900))
+            try passBarrier(address)
             try steady.send("defghij")
             #expect(try steady.readResponse().text == "POST / 10", "a body that keeps arriving within 30 s is read")
             await clock.advance(by: .milliseconds(200))
@@ -397,15 +400,17 @@ let echoResponder = ClosureResponder { request, writer in
         let clock = InjectedClock()
         let held = Recorder<HeldRequest>()
         let responder = ClosureResponder { request, writer in
+            if request.path == "/barrier" { return writer.respond(status: 204) }
             held.record(HeldRequest(index: request.path == "/answered" ? 0 : 1, writer: writer))
         }
-        try await withHTTPServer(responder, clock: clock) { _, address in
+        try await withHTTPServer(responder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
             let answered = try TestClient(address)
             let forgotten = try TestClient(address)
             try answered.send("GET /answered HTTP/1.1\r\nHost: a\r\n\r\n")
             try forgotten.send("GET /forgotten HTTP/1.1\r\nHost: a\r\n\r\n")
             try await held.waitForCount(2, "both requests to reach the responder")
             await clock.advance(by: .milliseconds(59_900))
+            try passBarrier(address)
             held.values.first { $0.index == 0 }?.writer.respond(status: 200, body: Array("late".utf8))
             #expect(try answered.readResponse().text == "late", "an answer within 60 s goes out")
             await clock.advance(by: .milliseconds(200))

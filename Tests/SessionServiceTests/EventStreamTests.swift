@@ -105,12 +105,18 @@ import Testing
 
     @Test func aKeepAliveCommentFollowsAQuietIntervalOnTheInjectedClock() async throws {
         // An hour: only the injected clock can bring it within the test's bounds.
-        let server = try TestServer { $0.sse.keepAliveSeconds = 3600 }
+        // One loop, and a request after moving the clock: the loop has run the timers due then before
+        // the next state is sent.
+        let server = try TestServer {
+            $0.sse.keepAliveSeconds = 3600
+            $0.http.loops = 1
+        }
         let id = try server.createSession("counter")
         let stream = try server.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "0")
         // Quiet for just under the interval: the next thing on the wire is the next state.
         await server.clock.advance(by: .seconds(3599))
+        #expect(try server.request("GET", "/healthz").status == 200)
         #expect(try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#).status == 202)
         #expect(try stream.nextEvent(includeComments: true).id == "1")
         // Quiet for the interval since that state: a comment.
