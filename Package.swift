@@ -45,7 +45,8 @@ let package = Package(
         .target(
             name: "ReactorServerTesting",
             dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs"],
-            path: "Tests/ReactorServerTesting"),
+            path: "Tests/ReactorServerTesting",
+            exclude: ["README.md"]),
 
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
