@@ -17,11 +17,9 @@ extension ReactorService {
         }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
-        var headers: [(String, String)] = [("Cache-Control", "no-cache")]
-        headers.append(contentsOf: exchange.corsHeaders())
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
-        target.subscribe(writer: exchange.writer, headers: HTTPHeaders(pairs: headers), lastEventID: lastEventID, select: pointer, selectText: selectText)
+        target.subscribe(writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: pointer, selectText: selectText)
         exchange.finished(200)
     }
 }
