@@ -86,12 +86,25 @@ public final class ReactorService: HTTPResponder {
         if configuration.log.accessLog { outer.append(AccessLogMiddleware(logger: logger, clock: clock)) }
         let cors = CORSMiddleware(allowedOrigins: configuration.cors.allowedOrigins)
         if cors.isEnabled { outer.append(cors) }
+        let limits = configuration.limits
+        let resolver = ClientAddressResolver(trustedProxies: limits.trustedProxies.compactMap(IPNetwork.init))
+        let exempt = limits.exemptAddresses.compactMap(IPNetwork.init)
+        if limits.requestsPerSecond > 0 {
+            let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
+            outer.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "requests", settings: "limits.requestsPerSecond"))
+        }
+        var creation: [any ServiceMiddleware] = []
+        if limits.sessionsPerMinute > 0 {
+            let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
+            creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
+        }
         let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
         let routes = Route.allCases.map { route in
             var layers = outer
             switch route.access {
             case .admin: layers.append(admin)
-            case .open, .createSession, .session: break
+            case .createSession: layers += creation
+            case .open, .session: break
             }
             return MiddlewareChain(layers) { exchange in exchange.service.respond(route, exchange) }
         }
