@@ -164,3 +164,13 @@ import Testing
         #expect(try inAll.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "too_many_subscribers")
     }
 }
+
+extension LimitsTests {
+    @Test(arguments: [
+        ("0.0.0.0", "0.0.0.0"), ("255.255.255.255", "255.255.255.255"), ("10.1.2.3", "10.1.2.3"),
+        ("256.1.1.1", nil), ("1.2.3", nil), ("1.2.3.4.5", nil), ("01.2.3.4", nil), ("1..3.4", nil), ("1.2.3.4 ", nil), ("", nil),
+    ] as [(String, String?)])
+    func dottedAddressesParseExactly(text: String, expected: String?) {
+        #expect(IPAddress(text)?.description == expected)
+    }
+}

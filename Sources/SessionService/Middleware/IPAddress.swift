@@ -11,6 +11,13 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// Parses a numeric address (`203.0.113.7`, `2001:db8::1`, `[2001:db8::1]`); nil for anything else.
     init?(_ text: some StringProtocol) {
         var text = String(text)
+        // Dotted IPv4 read straight from the bytes: this runs per request for the rate limits, where
+        // copying to a C string for inet_pton cost more than the rest of the check.
+        if let v4 = text.withUTF8({ Self.parseIPv4($0) }) {
+            high = 0
+            low = 0xFFFF_0000_0000 | UInt64(v4)
+            return
+        }
         if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         var v4 = in_addr()
         var v6 = in6_addr()
@@ -24,6 +31,32 @@ struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         } else {
             return nil
         }
+    }
+
+    /// `a.b.c.d` with each part 0…255 and no leading zeros beyond a lone 0; nil otherwise.
+    static func parseIPv4(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        var value: UInt32 = 0
+        var part: UInt32 = 0
+        var digits = 0
+        var parts = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, parts < 3 else { return nil }
+                value = value << 8 | part
+                parts += 1
+                part = 0
+                digits = 0
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                guard digits < 3, !(digits == 1 && part == 0) else { return nil }
+                part = part * 10 + UInt32(byte - UInt8(ascii: "0"))
+                guard part <= 255 else { return nil }
+                digits += 1
+            } else {
+                return nil
+            }
+        }
+        guard digits > 0, parts == 3 else { return nil }
+        return value << 8 | part
     }
 
     init(high: UInt64, low: UInt64) {
