@@ -28,9 +28,12 @@ final class Exchange: Sendable {
         method = request.methodName
     }
 
-    /// Answers with a JSON body.
+    /// Answers with a JSON body, ended by a newline so a terminal does not run it into the prompt.
     func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
-        reply(status, body: json, contentType: Self.jsonContentType, headers: headers)
+        var body = json
+        // Builders reserve room for it: no copy in the common case.
+        body.append(UInt8(ascii: "\n"))
+        reply(status, body: body, contentType: Self.jsonContentType, headers: headers)
     }
 
     /// Answers with an API error.

@@ -74,7 +74,7 @@ public final class ReactorService: HTTPResponder {
 
     public func response(for rejection: HTTPRejection) -> HTTPResponse {
         let error = APIError(rejection)
-        return HTTPResponse(status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body)
+        return HTTPResponse(status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body + [UInt8(ascii: "\n")])
     }
 
     /// Builds every route's chain: metrics and the access log around everything, then CORS, then the
