@@ -105,6 +105,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public struct Search: Sendable, Equatable {
         public var baseURL = "https://api.github.com"
         public var timeoutSeconds = 10.0
+        /// Upstream requests in flight at once, across all search sessions.
+        public var maxConcurrentRequests = 4
+        /// Searches waiting for a turn; beyond this a search fails at once.
+        public var maxQueuedRequests = 64
     }
 
     /// Where sessions are persisted.
