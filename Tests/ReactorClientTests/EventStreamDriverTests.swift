@@ -67,6 +67,21 @@ import Testing
         #expect(server.log.value.requests.map { $0.headers["last-event-id"] } == [nil, "5", "5", "5"])
     }
 
+    @Test func aRefusalsRetryAfterLengthensTheWait() async throws {
+        let server = try ScriptedServer { number, _ in
+            number == 0
+                ? .status(503, json: #"{"error":{"code":"too_many_subscribers","message":"full"}}"#, headers: [("Retry-After", "5")])
+                : .events([], close: false)
+        }
+        let clock = TestClock()
+        let recorder = Recorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
+        try await recorder.wait("the wait") { $0.count == 2 }
+        await clock.waitForSleepers()
+        await clock.advance(by: .seconds(5))
+        try await recorder.wait("connected") { $0.count == 4 }
+        #expect(recorder.elements.map(describe) == ["connecting", "reconnecting after 5000 ms (503 too_many_subscribers)", "connecting", "connected"])
+    }
+
     @Test(arguments: [
         (401, #"{"error":{"code":"unauthorized","message":"a token is required"}}"#, "failed: 401 unauthorized"),
         (403, #"{"error":{"code":"forbidden","message":"not yours"}}"#, "failed: 403 forbidden"),

@@ -8,7 +8,9 @@ public enum ServerErrorCode: Sendable, Hashable {
     /// Sessions and actions: the codes of `POST /sessions`, `GET /sessions/{id}`, `POST …/actions`.
     case unknownReactor, unknownSession, sessionExists, invalidID, tooManySessions
     case invalidJSON, unknownAction, invalidAction, invalidRequest, invalidQuery, invalidSelect
-    case bodyTooLarge, unsupportedMediaType, timeout
+    case bodyTooLarge, unsupportedMediaType, timeout, notFound, methodNotAllowed
+    /// Limits: too many requests or new sessions from one address (429), too many streams (503).
+    case rateLimited, tooManySubscribers
     /// Access (`auth.sessions` token and jwt modes, the admin token).
     case unauthorized, forbidden
     /// Admin: stub mode, forced states, time travel and forks.
@@ -25,7 +27,9 @@ public enum ServerErrorCode: Sendable, Hashable {
         (.invalidID, "invalid_id"), (.tooManySessions, "too_many_sessions"), (.invalidJSON, "invalid_json"),
         (.unknownAction, "unknown_action"), (.invalidAction, "invalid_action"), (.invalidRequest, "invalid_request"),
         (.invalidQuery, "invalid_query"), (.invalidSelect, "invalid_select"), (.bodyTooLarge, "body_too_large"),
-        (.unsupportedMediaType, "unsupported_media_type"), (.timeout, "timeout"), (.unauthorized, "unauthorized"),
+        (.unsupportedMediaType, "unsupported_media_type"), (.timeout, "timeout"), (.notFound, "not_found"),
+        (.methodNotAllowed, "method_not_allowed"), (.rateLimited, "rate_limited"), (.tooManySubscribers, "too_many_subscribers"),
+        (.unauthorized, "unauthorized"),
         (.forbidden, "forbidden"), (.stubDisabled, "stub_disabled"), (.invalidState, "invalid_state"),
         (.invalidVersion, "invalid_version"), (.unknownVersion, "unknown_version"), (.versionGone, "version_gone"),
         (.memoryOnly, "memory_only"), (.sessionUnavailable, "session_unavailable"),

@@ -13,7 +13,8 @@ import Synchronization
 final class EventStreamConnection: Sendable {
     /// What the connection reports, in order: at most one response, chunks, exactly one end.
     enum Part: Sendable {
-        case response(status: Int, contentType: String)
+        /// The head: status, `Content-Type`, and `Retry-After` when it gives seconds.
+        case response(status: Int, contentType: String, retryAfter: Duration?)
         case bytes(Data)
         /// The body ended; nil when cleanly, else why not.
         case end(ReactorClientError?)
@@ -56,7 +57,9 @@ final class EventStreamConnection: Sendable {
         func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
                         completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
             let http = response as? HTTPURLResponse
-            continuation.yield(.response(status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type") ?? ""))
+            let retryAfter = http?.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+            continuation.yield(.response(status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type") ?? "",
+                                         retryAfter: retryAfter.map { .seconds(max(0, $0)) }))
             completionHandler(.allow)
         }
 

@@ -16,8 +16,8 @@ enum EventVerdict: Sendable {
 }
 
 /// The reconnecting loop under every event stream, as an `EventSource` runs it: connect with `Last-Event-ID`,
-/// parse, hand each event to the reader, and after a drop wait (``ReconnectPolicy``, the server's `retry:`)
-/// and connect again, until the reader finishes, an answer says waiting will not help, or the task is cancelled.
+/// parse, hand each event to the reader, and after a drop wait (``ReconnectPolicy``, the server's `retry:`, at
+/// least a refusal's `Retry-After`) and connect again, until the reader finishes, an answer says waiting will not help, or the task is cancelled.
 ///
 /// It reports ``ConnectionState`` changes as they happen and returns why it ended; cancelling the task that runs
 /// it closes the connection (or ends the wait) at once and returns ``EndReason/stopped``.
@@ -31,7 +31,8 @@ struct EventStreamDriver: Sendable {
     private enum Attempt {
         case finished(String)
         case failed(ReactorClientError)
-        case dropped(ReactorClientError, accepted: Bool)
+        /// Closed or refused for a reason that may pass; `notBefore` is the answer's `Retry-After`.
+        case dropped(ReactorClientError, accepted: Bool, notBefore: Duration? = nil)
         case cancelled
     }
 
@@ -52,9 +53,10 @@ struct EventStreamDriver: Sendable {
             case .finished(let reason): return .finished(reason: reason)
             case .failed(let error): return .failed(error)
             case .cancelled: return .stopped
-            case .dropped(let cause, let accepted):
+            case .dropped(let cause, let accepted, let notBefore):
                 if accepted { failures = 0 }
-                let delay = configuration.reconnect.delay(failures: failures, serverRetry: progress.serverRetry, random: Double.random(in: 0..<1))
+                var delay = configuration.reconnect.delay(failures: failures, serverRetry: progress.serverRetry, random: Double.random(in: 0..<1))
+                if let notBefore { delay = max(delay, notBefore) }
                 failures += 1
                 report(.reconnecting(after: delay, cause: cause))
                 do {
@@ -72,15 +74,15 @@ struct EventStreamDriver: Sendable {
         defer { connection.cancel() }
         var parser = ServerSentEventParser(limits: configuration.eventLimits, lastEventID: progress.lastEventID)
         var accepted = false
-        var refusal: (status: Int, body: [UInt8])?
+        var refusal: (status: Int, body: [UInt8], retryAfter: Duration?)?
         for await part in connection.parts {
             switch part {
-            case .response(let status, let contentType):
+            case .response(let status, let contentType, let retryAfter):
                 if status == 200 && contentType.lowercased().hasPrefix("text/event-stream") {
                     accepted = true
                     report(.connected)
                 } else {
-                    refusal = (status, [])
+                    refusal = (status, [], retryAfter)
                 }
             case .bytes(let data):
                 if refusal != nil {
@@ -94,7 +96,7 @@ struct EventStreamDriver: Sendable {
                     let cause = refusal.status == 200
                         ? ReactorClientError.invalidResponse("an event stream was answered without Content-Type text/event-stream")
                         : ReactorClientError.answer(status: refusal.status, body: refusal.body)
-                    return cause.isTransient ? .dropped(cause, accepted: false) : .failed(cause)
+                    return cause.isTransient ? .dropped(cause, accepted: false, notBefore: refusal.retryAfter) : .failed(cause)
                 }
                 if error == .cancelled { return .cancelled }
                 return .dropped(error ?? .transport("the server closed the event stream"), accepted: accepted)

@@ -21,8 +21,8 @@ final class ScriptedServer: HTTPResponder, Sendable {
 
     /// How the script answers one request.
     enum Reply: Sendable {
-        /// A plain answer with a JSON body.
-        case status(Int, json: String)
+        /// A plain answer with a JSON body and extra header fields.
+        case status(Int, json: String, headers: [(String, String)] = [])
         /// An event stream: these events, then the stream stays open (`close: false`) or ends.
         case events([Event], close: Bool)
     }
@@ -96,8 +96,8 @@ final class ScriptedServer: HTTPResponder, Sendable {
             $0.requests.append(seen)
         }
         switch script(number, seen) {
-        case .status(let status, let json):
-            writer.respond(status: status, headers: ["Content-Type": "application/json"], body: Array(json.utf8))
+        case .status(let status, let json, let extra):
+            writer.respond(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + extra), body: Array(json.utf8))
         case .events(let events, let close):
             let log = log
             let stream = writer.startEventStream(headers: ["Cache-Control": "no-cache"]) { notice in
