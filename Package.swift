@@ -29,6 +29,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
         .target(name: "JSONCodec"),
+        // Access to sessions: SHA-256, HMAC, base64url, session capability tokens and HS256 JWTs. Pure, no I/O.
+        .target(name: "Tokens", dependencies: ["JSONCodec"]),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
@@ -44,6 +46,7 @@ let package = Package(
         .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
+        .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"]),
         .testTarget(
             name: "SessionServiceTests",
             dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),
