@@ -11,15 +11,15 @@
 /// ```
 public enum Base64URL {
     /// The 64 characters in value order: `A–Z a–z 0–9 - _`.
-    static let alphabet: InlineArray<64, UInt8> = [
+    static let alphabet: [UInt8] = [
         65, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 76, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90,
         97, 98, 99, 100, 101, 102, 103, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116, 117,
         118, 119, 120, 121, 122, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 45, 95,
     ]
 
     /// The value of each byte as a character, or 0xFF when it is not in the alphabet.
-    static let values: InlineArray<256, UInt8> = {
-        var table = InlineArray<256, UInt8>(repeating: 0xFF)
+    static let values: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
         for value in 0..<64 { table[Int(alphabet[value])] = UInt8(value) }
         return table
     }()
@@ -31,6 +31,7 @@ public enum Base64URL {
 
     /// The unpadded text of `bytes`, as ASCII bytes.
     public static func encodedBytes(_ bytes: some Collection<UInt8>) -> [UInt8] {
+        let alphabet = alphabet
         var out = [UInt8]()
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var group: UInt32 = 0
@@ -66,8 +67,10 @@ public enum Base64URL {
         var group: UInt32 = 0
         var filled = 0
         var offset = 0
+        // Read once per call instead of a lazy-global check per character.
+        let table = values
         for byte in text {
-            let value = values[Int(byte)]
+            let value = table[Int(byte)]
             guard value != 0xFF else { throw Base64URLError(reason: .invalidCharacter, offset: offset, byte: byte) }
             group = group << 6 | UInt32(value)
             filled += 1

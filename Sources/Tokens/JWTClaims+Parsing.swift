@@ -77,7 +77,7 @@ extension JWTClaims {
     }
 
     static func rights(_ value: JSONValue?) throws(JWTError) -> Set<SessionRight> {
-        let known = SessionRight.allCases.map(\.rawValue).joined(separator: ", ")
+        var known: String { SessionRight.allCases.map(\.rawValue).joined(separator: ", ") }
         guard let value else { throw JWTError(.missingClaim, "rights is required: a list of any of \(known)") }
         guard case .array(let entries) = value else {
             throw JWTError(.invalidClaim, "rights must be an array of strings, not \(kind(value))")

@@ -52,14 +52,14 @@ public struct JWTVerifier: Sendable {
 
     /// The claims of `token` if it is valid at `now` (Unix seconds), else why not.
     public func verify(_ token: some StringProtocol, now: Double) throws(JWTError) -> JWTClaims {
-        try verify(bytes: Array(token.utf8.prefix(maxTokenBytes + 1)), now: now)
+        // Checked before the copy, so an oversized header costs nothing; a String's UTF-8 count is O(1).
+        guard token.utf8.count <= maxTokenBytes else { throw tooLarge() }
+        return try verify(bytes: Array(token.utf8), now: now)
     }
 
     /// The claims of the token in `bytes` (its ASCII text) if it is valid at `now`, else why not.
     public func verify(bytes token: [UInt8], now: Double) throws(JWTError) -> JWTClaims {
-        guard token.count <= maxTokenBytes else {
-            throw JWTError(.tooLarge, "the token is longer than \(maxTokenBytes) bytes, the limit")
-        }
+        guard token.count <= maxTokenBytes else { throw tooLarge() }
         let dots = token.indices.filter { token[$0] == UInt8(ascii: ".") }
         guard dots.count == 2 else {
             throw JWTError(.malformed, "not a compact JWT: expected three base64url parts separated by '.', found \(dots.count + 1)")
@@ -90,6 +90,8 @@ public struct JWTVerifier: Sendable {
         try claims.checkTimes(now: now, leeway: Double(leewaySeconds))
         return claims
     }
+
+    func tooLarge() -> JWTError { JWTError(.tooLarge, "the token is longer than \(maxTokenBytes) bytes, the limit") }
 
     /// The JSON object a part encodes, or why it does not.
     static func object(decoding text: ArraySlice<UInt8>, part: String, maxBytes: Int) throws(JWTError) -> JSONObject {

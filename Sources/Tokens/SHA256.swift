@@ -42,10 +42,7 @@ public struct SHA256: Sendable {
         guard done == nil else { return }
         // A non-contiguous collection goes through the pending block a byte at a time: slower, never allocating.
         for byte in bytes {
-            pending[pendingCount] = byte
-            pendingCount += 1
-            totalByteCount &+= 1
-            if pendingCount == Self.blockByteCount { compressPending() }
+            withUnsafeBytes(of: byte) { update($0) }
         }
     }
 
@@ -56,8 +53,7 @@ public struct SHA256: Sendable {
         var rest = buffer[...]
         if pendingCount > 0 {
             let taken = min(Self.blockByteCount - pendingCount, rest.count)
-            for offset in 0..<taken { pending[pendingCount + offset] = rest[rest.startIndex + offset] }
-            pendingCount += taken
+            appendPending(UnsafeRawBufferPointer(rebasing: rest.prefix(taken)))
             rest = rest.dropFirst(taken)
             guard pendingCount == Self.blockByteCount else { return }
             compressPending()
@@ -67,35 +63,48 @@ public struct SHA256: Sendable {
             Self.compress(&state, blocks: UnsafeRawBufferPointer(rebasing: rest.prefix(whole)))
             rest = rest.dropFirst(whole)
         }
-        for offset in 0..<rest.count { pending[offset] = rest[rest.startIndex + offset] }
-        pendingCount = rest.count
+        appendPending(UnsafeRawBufferPointer(rebasing: rest))
     }
 
     /// Pads the message (FIPS 180-4 §5.1.1) and returns its 32-byte digest.
     public consuming func finalize() -> [UInt8] {
+        // The pending bytes, the 0x80 marker, zeros and the 64-bit length fill one block, or two when the
+        // length does not fit after the marker.
+        let blocks = pendingCount < Self.blockByteCount - 8 ? 1 : 2
         let bitLength = totalByteCount &<< 3
-        pending[pendingCount] = 0x80
-        pendingCount += 1
-        // The 64-bit length must fit after the 0x80 marker; if it does not, pad out this block first.
-        if pendingCount > Self.blockByteCount - 8 {
-            for offset in pendingCount..<Self.blockByteCount { pending[offset] = 0 }
-            compressPending()
+        var state = state
+        withUnsafeTemporaryAllocation(byteCount: 2 * Self.blockByteCount, alignment: 8) { padded in
+            padded.initializeMemory(as: UInt8.self, repeating: 0)
+            pending.span.withUnsafeBufferPointer { bytes in
+                padded.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix(pendingCount)))
+            }
+            padded[pendingCount] = 0x80
+            padded.storeBytes(of: bitLength.bigEndian, toByteOffset: blocks * Self.blockByteCount - 8, as: UInt64.self)
+            Self.compress(&state, blocks: UnsafeRawBufferPointer(rebasing: padded.prefix(blocks * Self.blockByteCount)))
         }
-        for offset in pendingCount..<(Self.blockByteCount - 8) { pending[offset] = 0 }
-        for index in 0..<8 { pending[Self.blockByteCount - 8 + index] = UInt8(truncatingIfNeeded: bitLength >> (56 - 8 * UInt64(index))) }
-        compressPending()
-        var digest = [UInt8](repeating: 0, count: Self.byteCount)
-        for word in 0..<8 {
-            for index in 0..<4 { digest[4 * word + index] = UInt8(truncatingIfNeeded: state[word] >> (24 - 8 * UInt32(index))) }
+        return [UInt8](unsafeUninitializedCapacity: Self.byteCount) { digest, count in
+            for word in 0..<8 {
+                UnsafeMutableRawBufferPointer(digest).storeBytes(of: state[word].bigEndian, toByteOffset: 4 * word, as: UInt32.self)
+            }
+            count = Self.byteCount
         }
-        return digest
+    }
+
+    /// Copies `bytes` after the pending ones; the caller makes sure they fit in the block.
+    private mutating func appendPending(_ bytes: UnsafeRawBufferPointer) {
+        guard !bytes.isEmpty else { return }
+        let start = pendingCount
+        var span = pending.mutableSpan
+        span.withUnsafeMutableBytes { block in
+            UnsafeMutableRawBufferPointer(rebasing: block[start..<(start + bytes.count)]).copyMemory(from: bytes)
+        }
+        pendingCount += bytes.count
     }
 
     /// Compresses the full pending block and empties it.
     private mutating func compressPending() {
-        let block = pending
-        block.span.withUnsafeBufferPointer { buffer in
-            Self.compress(&state, blocks: UnsafeRawBufferPointer(buffer))
+        pending.span.withUnsafeBufferPointer { bytes in
+            Self.compress(&state, blocks: UnsafeRawBufferPointer(bytes))
         }
         pendingCount = 0
     }
