@@ -130,6 +130,10 @@ let refusedFixtures: [RefusedFixture] = [
         token: "eyJhbGciOiJub25lIiwiYWxnIjoiSFMyNTYifQ.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.wH2MMZoc2u8jqJv17O_C0dYKZTHTW9UI20K3t-k0Flw",
         reason: .malformed, message: "a member name appears twice"),
     RefusedFixture(
+        name: "alg twice, the second spelled with an escape",
+        token: "eyJhbGciOiJIUzI1NiIsIlx1MDA2MWxnIjoibm9uZSJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.EjDxQfUmydupeqD9f1dAP11pt6DoAVJ8o4y53n_W-3g",
+        reason: .malformed, message: "a member name appears twice"),
+    RefusedFixture(
         name: "crit header",
         token: "eyJhbGciOiJIUzI1NiIsImNyaXQiOlsiZXhwIl0sImV4cCI6MTgwMDAwMDAwMH0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.VZqexx-irCawm2y71taIAZobajIhUHBd2_W_Zu4keRA",
         reason: .headerNotAccepted, message: "the header has crit"),
@@ -160,6 +164,10 @@ let refusedFixtures: [RefusedFixture] = [
     RefusedFixture(
         name: "signed with another secret",
         token: "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.90jOvunMHtmJrOgCLKiMng0IrhZH-Dd_aqZzFCNNdjg",
+        reason: .signatureMismatch, message: "signature does not match the configured secret"),
+    RefusedFixture(
+        name: "signed with the key embedded in its own jwk header",
+        token: "eyJhbGciOiJIUzI1NiIsImp3ayI6eyJrdHkiOiJvY3QiLCJrIjoiWVNCclpYa2dkR2hsSUdGMGRHRmphMlZ5SUdOb2IzTmxMQ0F6TWlCaWVYUmxjeXMifX0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.0v0M7adj1jir_-5NJx23xscL4sQzSL_L803WCJ_QDH4",
         reason: .signatureMismatch, message: "signature does not match the configured secret"),
     RefusedFixture(
         name: "signature cut to 31 bytes",

@@ -106,6 +106,9 @@ refuse("alg twice, HS256 first", mint(raw_header=b64(b'{"alg":"HS256","alg":"non
        "malformed", "the header is not JSON: a member name appears twice")
 refuse("alg twice, none first", mint(raw_header=b64(b'{"alg":"none","alg":"HS256"}'), raw_payload=b64(claims())),
        "malformed", "a member name appears twice")
+refuse("alg twice, the second spelled with an escape",
+       mint(raw_header=b64(b'{"alg":"HS256","\\u0061lg":"none"}'), raw_payload=b64(claims())),
+       "malformed", "a member name appears twice")
 refuse("crit header", mint(compact({"alg": "HS256", "crit": ["exp"], "exp": NOW}), claims()),
        "headerNotAccepted", "the header has crit")
 refuse("b64 header (RFC 7797)", mint(compact({"alg": "HS256", "b64": False}), claims()),
@@ -121,6 +124,10 @@ refuse("header is empty", mint(raw_header="", raw_payload=b64(claims())), "malfo
 
 # Refused: the signature.
 refuse("signed with another secret", mint(payload=claims(), key=OTHER_SECRET),
+       "signatureMismatch", "signature does not match the configured secret")
+ATTACKER_KEY = b"a key the attacker chose, 32 bytes+"
+refuse("signed with the key embedded in its own jwk header",
+       mint(compact({"alg": "HS256", "jwk": {"kty": "oct", "k": b64(ATTACKER_KEY)}}), claims(), key=ATTACKER_KEY),
        "signatureMismatch", "signature does not match the configured secret")
 good = mint(payload=claims())
 head, body, sig = good.split(".")
