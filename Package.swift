@@ -58,6 +58,6 @@ let package = Package(
             dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs"]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),
+            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens"]),
     ]
 )

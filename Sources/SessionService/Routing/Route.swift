@@ -5,7 +5,7 @@
 public enum Route: String, Sendable, CaseIterable {
     case page, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
-    case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
+    case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
     public struct Entry: Sendable {
@@ -49,6 +49,7 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("PUT", "/admin/sessions/{id}/state", .adminState, .admin),
         Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin),
         Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin),
+        Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin),
     ]
 
     /// Who may call the route.
@@ -75,6 +76,7 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminState: 13
         case .adminVersion: 14
         case .adminFork: 15
+        case .adminSessionToken: 16
         }
     }
 
