@@ -45,8 +45,9 @@ public final class ServerProcess: Sendable {
         }
         let name = URL(fileURLWithPath: binary).lastPathComponent
         do {
-            let line = try await process.errorLines.next("\(name) to log that it listens", within: bound) { listeningPort(in: $0) != nil }
-            return ServerProcess(process: process, port: listeningPort(in: line)!)
+            // The program's own line (label = its name), logged once it is ready, not its HTTP layer's.
+            let line = try await process.errorLines.next("\(name) to log that it listens", within: bound) { listeningPort(in: $0, label: name) != nil }
+            return ServerProcess(process: process, port: listeningPort(in: line, label: name)!)
         } catch {
             process.signal(SIGKILL)
             let exit = try? await process.waitForExit(within: .seconds(5))
@@ -54,9 +55,9 @@ public final class ServerProcess: Sendable {
         }
     }
 
-    /// The port of a `"msg":"listening"` log line's `"address":"HOST:PORT"`, nil for other lines.
-    public static func listeningPort(in line: String) -> Int? {
-        guard line.contains(#""msg":"listening""#), let range = line.range(of: #""address":""#) else { return nil }
+    /// The port of a `"label":"<label>","msg":"listening"` log line's `"address":"HOST:PORT"`, nil for other lines.
+    public static func listeningPort(in line: String, label: String) -> Int? {
+        guard line.contains(#""label":"\#(label)","msg":"listening""#), let range = line.range(of: #""address":""#) else { return nil }
         let address = line[range.upperBound...].prefix { $0 != "\"" }
         return address.split(separator: ":").last.flatMap { Int($0) }
     }

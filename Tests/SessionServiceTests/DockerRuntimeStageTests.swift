@@ -104,7 +104,7 @@ import Glibc
             let client = try TestClient(port: server.port)
             let health = try client.request("GET", "/healthz")
             #expect(health.status == 200)
-            #expect(health.text == #"{"status":"ok"}"#)
+            #expect(health.text == #"{"status":"ok"}"# + "\n")
             #expect(try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
             #expect(try await server.stop() == .exited(0))
             let stored = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("data").path)
