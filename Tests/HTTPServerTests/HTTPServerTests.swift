@@ -78,16 +78,14 @@ let echoResponder = ClosureResponder { request, writer in
     @Test func handsPipelinedRequestsToTheResponderOneAtATimeAndAnswersInOrder() async throws {
         // Ten requests arrive in one read; each reaches the responder only once the one before it is
         // answered (from another thread here), so answers leave in request order.
-        let held = Recorder<HeldRequest>()
-        let responder = ClosureResponder { request, writer in
-            held.record(HeldRequest(index: Int(request.pathSegments.last ?? "") ?? -1, writer: writer))
-        }
+        let responder = HoldingResponder()
+        let held = responder.requests
         try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send((0..<10).map { "GET /p/\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
             for index in 0..<10 {
                 let request = try await held.next("request \(index) to reach the responder")
-                #expect(request.index == index)
+                #expect(request.pathSegments.last == String(index))
                 #expect(held.count == index + 1, "a request reached the responder before request \(index) was answered")
                 DispatchQueue.global().async { request.writer.respond(status: 200, body: Array("r\(index)".utf8)) }
             }
@@ -398,11 +396,8 @@ let echoResponder = ClosureResponder { request, writer in
 
     @Test func answersWith503AtTheResponseTimeout() async throws {
         let clock = InjectedClock()
-        let held = Recorder<HeldRequest>()
-        let responder = ClosureResponder { request, writer in
-            if request.path == "/barrier" { return writer.respond(status: 204) }
-            held.record(HeldRequest(index: request.path == "/answered" ? 0 : 1, writer: writer))
-        }
+        let responder = HoldingResponder { $0 == "/barrier" }
+        let held = responder.requests
         try await withHTTPServer(responder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
             let answered = try TestClient(address)
             let forgotten = try TestClient(address)
@@ -411,7 +406,7 @@ let echoResponder = ClosureResponder { request, writer in
             try await held.waitForCount(2, "both requests to reach the responder")
             await clock.advance(by: .milliseconds(59_900))
             try passBarrier(address)
-            held.values.first { $0.index == 0 }?.writer.respond(status: 200, body: Array("late".utf8))
+            held.values.first { $0.target == "/answered" }?.writer.respond(status: 200, body: Array("late".utf8))
             #expect(try answered.readResponse().text == "late", "an answer within 60 s goes out")
             await clock.advance(by: .milliseconds(200))
             #expect(try forgotten.readResponse().status == 503)
@@ -425,10 +420,4 @@ func passBarrier(_ address: SocketAddress) throws {
     let client = try TestClient(address)
     try client.send("GET /barrier HTTP/1.1\r\nHost: a\r\n\r\n")
     _ = try client.readResponse()
-}
-
-/// A request a test answers when it chooses.
-struct HeldRequest: Sendable {
-    var index: Int
-    var writer: HTTPResponseWriter
 }

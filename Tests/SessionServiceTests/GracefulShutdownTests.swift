@@ -24,14 +24,14 @@ import Glibc
 
     /// Starts a search (`?wait=true`) and 50 counter actions; returns once the search waits on the
     /// upstream and the 50 are acknowledged, with the connection still waiting for the search's answer.
-    static func startWork(_ server: ServerProcess, searches: Recorder<UpstreamRequest>) async throws -> TestClient {
+    static func startWork(_ server: ServerProcess, upstream: HoldingResponder) async throws -> TestClient {
         let setup = try server.client()
         #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
         #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"tally"}"#).status == 201)
         let waiting = try server.client()
         let body = #"{"type":"updateQuery","query":"swift"}"#
         try waiting.send("POST /sessions/finder/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
-        try await searches.next("the search to reach the upstream") { $0.query == "swift" }
+        try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
         let action = "POST /sessions/tally/actions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
         try setup.send(String(repeating: action, count: 50))
         for seq in 1...50 { #expect(try setup.readResponse().json()["seq"] as? Int == seq) }
@@ -39,19 +39,16 @@ import Glibc
     }
 
     @Test func workInFlightFinishesAndIsDurable() async throws {
-        let searches = Recorder<UpstreamRequest>()
-        let upstream = ClosureResponder { request, writer in
-            searches.record(UpstreamRequest(query: request.queryValue("q") ?? "", writer: writer))
-        }
+        let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("graceful") { directory in
                 var server = try await Self.start(directory, upstream: address)
-                let waiting = try await Self.startWork(server, searches: searches)
+                let waiting = try await Self.startWork(server, upstream: upstream)
                 server.process.signal(SIGTERM)
                 try await server.process.errorLines.next("the server to begin shutting down") { $0.contains(#""msg":"shutting down""#) }
                 // Shutting down, with the search still in flight: the upstream answers now.
                 let items = #"{"items":[{"full_name":"swift/one"},{"full_name":"swift/two"}]}"#
-                searches.values[0].writer.respond(status: 200, headers: ["Content-Type": "application/json"], body: Array(items.utf8))
+                upstream.requests.values[0].writer.respond(status: 200, headers: ["Content-Type": "application/json"], body: Array(items.utf8))
                 let answer = try waiting.readResponse()
                 #expect(answer.status == 200)
                 #expect(answer.header("Connection") == "close")
@@ -72,15 +69,12 @@ import Glibc
     }
 
     @Test func workStillInFlightAtTheDeadlineIsCutOffAndMarkedInterrupted() async throws {
-        let searches = Recorder<UpstreamRequest>()
-        let upstream = ClosureResponder { request, writer in
-            searches.record(UpstreamRequest(query: request.queryValue("q") ?? "", writer: writer))
-        }
+        let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("graceful") { directory in
                 // The upstream never answers: at the 1 s deadline the waiting request is cut off.
                 var server = try await Self.start(directory, upstream: address, deadline: 1)
-                let waiting = try await Self.startWork(server, searches: searches)
+                let waiting = try await Self.startWork(server, upstream: upstream)
                 #expect(try await server.stop(signal: SIGTERM) == .exited(0))
                 #expect(try waiting.readToEnd().isEmpty, "no answer for work cut off at the deadline")
 
@@ -91,9 +85,8 @@ import Glibc
                 #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [true])
                 #expect(try client.request("GET", "/sessions/tally").json()["version"] as? Int == 50)
                 #expect(try await server.stop() == .exited(0))
-                #expect(searches.values.map(\.query) == ["swift"], "an interrupted action is never re-run")
-                // Let the fake upstream stop without waiting out its shutdown deadline on the held request.
-                for search in searches.values { search.writer.respond(status: 503) }
+                #expect(upstream.requests.values.map { $0.query("q") } == ["swift"], "an interrupted action is never re-run")
+                upstream.answerAll(status: 503)
             }
         }
     }

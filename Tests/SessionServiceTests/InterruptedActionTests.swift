@@ -28,11 +28,7 @@ import Glibc
     @Test func anActionCutShortByKill9IsMarkedInterrupted() async throws {
         // The search effect waits on this upstream, which never answers: the effect is in flight for as
         // long as the test wants, with no real delay to race.
-        let searches = Recorder<UpstreamRequest>()
-        let upstream = ClosureResponder { request, writer in
-            // Kept, never answered: a dropped writer would answer 500.
-            searches.record(UpstreamRequest(query: request.queryValue("q") ?? "", writer: writer))
-        }
+        let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("interrupted") { directory in
                 var server = try await Self.start(directory, upstream: address)
@@ -40,7 +36,7 @@ import Glibc
                 #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
                 #expect(try connection.request("POST", "/sessions/finder/actions", body: #"{"type":"updateQuery","query":"swift"}"#).json()["seq"] as? Int == 1)
                 // The query and the spinner are reduced (and journaled) before the effect asks upstream.
-                try await searches.next("the search to reach the upstream") { $0.query == "swift" }
+                try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
                 #expect(try connection.request("GET", "/sessions/finder").json()["version"] as? Int == 2)
                 #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
@@ -64,16 +60,9 @@ import Glibc
                 #expect(log.map { $0["interrupted"] as? Bool ?? false } == [true, false])
                 #expect(try await server.stop() == .exited(0))
                 // Never re-run: the upstream was asked once, before the kill.
-                #expect(searches.values.map(\.query) == ["swift"])
-                // Let the fake upstream stop without waiting out its shutdown deadline on the held request.
-                for search in searches.values { search.writer.respond(status: 503) }
+                #expect(upstream.requests.values.map { $0.query("q") } == ["swift"])
+                upstream.answerAll(status: 503)
             }
         }
     }
-}
-
-/// A request to a fake upstream, held unanswered.
-struct UpstreamRequest: Sendable {
-    var query: String
-    var writer: HTTPResponseWriter
 }

@@ -65,26 +65,16 @@ import Testing
 }
 
 extension SearchUpstreamTests {
-    /// An upstream that accepts requests and never answers them.
-    final class SilentUpstream: HTTPResponder {
-        let received = Mutex<Int>(0)
-        let writers = Mutex<[HTTPResponseWriter]>([])
-
-        func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
-            received.withLock { $0 += 1 }
-            writers.withLock { $0.append(writer) }
-        }
-    }
-
     @Test func searchesAgainstAnUpstreamThatNeverAnswersDoNotPileUp() async throws {
-        let upstream = SilentUpstream()
+        // An upstream that accepts requests and never answers them.
+        let upstream = HoldingResponder()
         try await withHTTPServer(upstream, configure: {
             $0.loopCount = 1
             $0.requestHeadTimeout = .seconds(60)
             $0.idleTimeout = .seconds(60)
         }) { _, address in
             // Answered only at the end, so shutdown need not wait for them.
-            defer { for writer in upstream.writers.withLock({ $0 }) { writer.respond(status: 503) } }
+            defer { upstream.answerAll(status: 503) }
             let upstreamPort = address.port
             let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 0.5, maxConcurrent: 2, maxQueued: 3)
             let outcomes = await withTaskGroup(of: String.self) { group in
@@ -104,7 +94,7 @@ extension SearchUpstreamTests {
             #expect(outcomes.filter { $0.contains("3 waiting") }.count == 15, "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
             #expect(outcomes.filter { $0.contains("within 0.5 s") }.count == 5, "the rest end at their deadline: \(outcomes)")
             // The three that waited had no time left when a turn came: at most a request each, never 20.
-            let received = upstream.received.withLock { $0 }
+            let received = upstream.requests.count
             #expect(received >= 2 && received <= 5, "the upstream saw \(received) requests")
             #expect(client.load.running == 0 && client.load.waiting == 0)
         }
