@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
+        .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
         .executable(name: "reactor-server", targets: ["reactor-server"]),
     ],
@@ -29,6 +30,8 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
         .target(name: "JSONCodec"),
+        // A NATS + JetStream client: the text protocol, request/reply, reconnects, streams, KV.
+        .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs"]),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
@@ -44,6 +47,7 @@ let package = Package(
         .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
+        .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec"]),
         .testTarget(
             name: "SessionServiceTests",
             dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),
