@@ -20,7 +20,7 @@ struct JetStreamClusterTests {
             await cluster.shutdown()
             throw error
         }
-        let js = JetStream(connection: connection, timeout: .seconds(2))
+        let js = JetStream(connection: connection, timeout: .seconds(10))
         do {
             try await js.waitUntilReady(timeout: .seconds(60), logger: Logger(label: "test", level: .info, handler: logs))
             try await body(cluster, js, logs)
@@ -87,7 +87,7 @@ struct JetStreamClusterTests {
             try await leader.restart()
             let revived = try await connect(leader.url)
             defer { revived.close() }
-            let local = JetStream(connection: revived, timeout: .seconds(2))
+            let local = JetStream(connection: revived, timeout: .seconds(10))
             let caughtUp = try await local.retrying("the restarted node to catch up", timeout: .seconds(60), logger: .disabled) { () async throws(NATSError) in
                 guard let info = try await local.streamInfo("SESSIONS"), info.lastSequence == 200 else {
                     throw NATSError.timedOut(subject: "catch-up", server: leader.url, after: .zero)

@@ -10,7 +10,7 @@ struct JetStreamTests {
         let server = try await NATSServerProcess.start()
         let connection = try await connect(server.url)
         do {
-            try await body(JetStream(connection: connection), server)
+            try await body(JetStream(connection: connection, timeout: .seconds(30)), server)
         } catch {
             connection.close()
             await server.shutdown()
@@ -209,16 +209,16 @@ struct JetStreamTests {
     }
 
     @Test func aServerWithoutJetStreamSaysSo() async throws {
-        let server = try await NATSServerProcess.start(jetStream: false)
-        defer { Task { await server.shutdown() } }
-        let connection = try await connect(server.url)
-        defer { connection.close() }
-        let js = JetStream(connection: connection)
-        let error = await #expect(throws: NATSError.self) { try await js.accountInfo() }
-        #expect(error == .jetStreamUnavailable(subject: "$JS.API.INFO", server: server.url))
-        #expect(error?.description.hasPrefix("JetStream not enabled/not ready on \(server.url)") == true)
-        await #expect(throws: NATSError.jetStreamUnavailable(subject: "$JS.API.INFO", server: server.url)) {
-            try await js.waitUntilReady(timeout: .milliseconds(500), logger: .disabled)
+        try await NATSServerProcess.with(jetStream: false) { server in
+            let connection = try await connect(server.url)
+            defer { connection.close() }
+            let js = JetStream(connection: connection)
+            let error = await #expect(throws: NATSError.self) { try await js.accountInfo() }
+            #expect(error == .jetStreamUnavailable(subject: "$JS.API.INFO", server: server.url))
+            #expect(error?.description.hasPrefix("JetStream not enabled/not ready on \(server.url)") == true)
+            await #expect(throws: NATSError.jetStreamUnavailable(subject: "$JS.API.INFO", server: server.url)) {
+                try await js.waitUntilReady(timeout: .milliseconds(500), logger: .disabled)
+            }
         }
     }
 
@@ -238,8 +238,13 @@ struct JetStreamTests {
         let server = NATSServerProcess(name: "late", port: port, directory: try NATSServerProcess.temporaryDirectory(),
                                        arguments: ["-a", "127.0.0.1", "-p", "\(port)", "-js"])
         try await server.launch()
-        defer { Task { await server.shutdown() } }
-        try await waiting.value
-        try await records.wait(forMessage: "waiting for JetStream: done")
+        do {
+            try await waiting.value
+            try await records.wait(forMessage: "waiting for JetStream: done")
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
     }
 }

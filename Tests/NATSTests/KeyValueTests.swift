@@ -7,7 +7,7 @@ struct KeyValueTests {
     func withBucket(_ config: KeyValueConfig = KeyValueConfig(bucket: "owners"), _ body: (KeyValue, JetStream, NATSServerProcess) async throws -> Void) async throws {
         let server = try await NATSServerProcess.start()
         let connection = try await connect(server.url)
-        let js = JetStream(connection: connection)
+        let js = JetStream(connection: connection, timeout: .seconds(30))
         do {
             try await body(try await js.keyValue(config), js, server)
         } catch {

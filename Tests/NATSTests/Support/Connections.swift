@@ -1,9 +1,12 @@
 import NATS
 
-/// A connection to `servers` (comma-separated URLs), connected before it is returned.
+/// A connection to `servers` (comma-separated URLs), connected before it is returned. Requests
+/// wait up to 30 s by default: the machines that run the tests may be heavily loaded, and only the
+/// tests about timeouts give short ones.
 func connect(_ servers: String, _ configure: (inout NATSOptions) -> Void = { _ in }) async throws -> NATSConnection {
     var options = try NATSOptions(servers: servers)
     options.name = "nats-tests"
+    options.requestTimeout = .seconds(30)
     configure(&options)
     let connection = NATSConnection(options: options)
     try await connection.connect(timeout: .seconds(10))

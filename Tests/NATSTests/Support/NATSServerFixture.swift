@@ -195,8 +195,26 @@ final class NATSServerProcess: @unchecked Sendable {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
+    /// Runs `body` with a started server (see ``start(name:jetStream:extra:configuration:)``), then
+    /// shuts it down and removes its folder, whether `body` succeeded or not.
+    static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
+        let server = try await start(jetStream: jetStream, extra: extra, configuration: configuration)
+        do {
+            try await body(server)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
     deinit {
-        if let process = process, process.isRunning { Glibc.kill(process.processIdentifier, SIGKILL) }
+        // A safety net for a server nobody shut down: no process or folder outlives the tests.
+        if let process = process, process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// A new folder under the system's temporary folder.
@@ -278,6 +296,18 @@ final class NATSTestCluster: Sendable {
     /// The node listening on `url`'s port.
     func node(at url: String) -> NATSServerProcess? {
         nodes.first { url.hasSuffix(":\($0.port)") }
+    }
+
+    /// Runs `body` with a started cluster, then shuts it down, whether `body` succeeded or not.
+    static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
+        let cluster = try await start(size: size)
+        do {
+            try await body(cluster)
+        } catch {
+            await cluster.shutdown()
+            throw error
+        }
+        await cluster.shutdown()
     }
 
     /// Kills every node and removes the cluster's folder.
