@@ -18,7 +18,9 @@ public struct ConsumerConfig: Sendable, Equatable {
     public var durableName: String?
     /// Only messages on this subject (wildcards allowed).
     public var filterSubject: String?
+    /// Where delivery starts.
     public var deliverPolicy = DeliverPolicy.all
+    /// Which deliveries must be acknowledged (none, for a replay).
     public var ackPolicy = AckPolicy.none
     /// How long an idle ephemeral consumer lives.
     public var inactiveThreshold: Duration? = .seconds(30)

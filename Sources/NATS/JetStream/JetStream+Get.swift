@@ -29,6 +29,7 @@ public struct StoredMessage: Sendable, Equatable {
     public var sequence: UInt64
     /// The headers it was published with.
     public var headers: NATSHeaders
+    /// Its payload.
     public var payload: [UInt8]
     /// When it was stored (RFC 3339, UTC), when the server said.
     public var time: String?

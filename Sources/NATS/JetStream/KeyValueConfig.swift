@@ -15,6 +15,7 @@ public struct KeyValueConfig: Sendable, Equatable {
     public var maxValueSize: Int32 = -1
     /// Most bytes the bucket may hold (-1: no limit).
     public var maxBytes: Int64 = -1
+    /// Where the bucket keeps its values.
     public var storage = StreamConfig.Storage.file
 
     /// A bucket named `bucket`.
@@ -63,11 +64,15 @@ public enum KeyValueOperation: String, Sendable {
 
 /// One entry of a key-value bucket.
 public struct KeyValueEntry: Sendable, Equatable {
+    /// The bucket it is in.
     public var bucket: String
+    /// Its key.
     public var key: String
+    /// The value (empty for delete and purge markers).
     public var value: [UInt8]
     /// The entry's revision: its stream sequence, what ``KeyValue/update(_:value:revision:)`` expects.
     public var revision: UInt64
+    /// What the entry records: a value, a delete or a purge.
     public var operation: KeyValueOperation
 
     /// An entry from its parts.

@@ -13,7 +13,9 @@ public struct StreamConfig: Sendable, Equatable {
     public var name: String
     /// The subjects it captures (wildcards allowed).
     public var subjects: [String]
+    /// When messages leave the stream (by limits, by default).
     public var retention = Retention.limits
+    /// Where the stream keeps its messages (files, by default).
     public var storage = Storage.file
     /// How many servers keep a copy: 1, or 3 (or 5) on a cluster. A publish is acknowledged once a
     /// majority of them has stored it.
@@ -28,6 +30,7 @@ public struct StreamConfig: Sendable, Equatable {
     public var maxMessagesPerSubject: Int64 = -1
     /// Largest message accepted (-1: the server's `max_payload`).
     public var maxMessageSize: Int32 = -1
+    /// What happens at a limit (drop the oldest, by default).
     public var discard = Discard.old
     /// How long `Nats-Msg-Id` values are remembered for deduplication (nil: the server's 2 minutes).
     public var duplicateWindow: Duration?
@@ -64,8 +67,11 @@ public struct StreamConfig: Sendable, Equatable {
 
 /// What a stream is and holds, from `STREAM.INFO` (or the reply to a create or update).
 public struct StreamInfo: Sendable, Equatable {
+    /// The stream's name.
     public var name: String
+    /// The subjects it captures.
     public var subjects: [String]
+    /// How many servers keep a copy.
     public var replicas: Int
     /// Messages in the stream now.
     public var messages: UInt64
