@@ -257,4 +257,19 @@ struct NATSConnectionTests {
             #expect(throws: NATSError.closed) { try connection.publish("a", payload: [UInt8]()) }
         }
     }
+
+    @Test func aClosedConnectionIsFreedEvenThoughItsHandlersCaptureIt() async throws {
+        try await NATSServerProcess.with(jetStream: false) { server in
+            weak var released: NATSConnection?
+            do {
+                let connection = try await connect(server.url)
+                _ = try connection.subscribe(to: "x") { _ in try? connection.publish("y", payload: [UInt8]()) }
+                connection.observeStatus { _ in _ = connection.serverInfo }
+                try connection.request("x", payload: [UInt8](), timeout: .seconds(60)) { _ in _ = connection.status }
+                released = connection
+                connection.close()
+            }
+            #expect(released == nil, "a closed connection must not be kept alive by its own callbacks")
+        }
+    }
 }

@@ -28,21 +28,30 @@ final class ConnectionDriver: @unchecked Sendable {
         parser.limits.maxControlLineBytes = options.maxControlLineBytes
     }
 
-    /// Starts the thread, which runs until the connection is closed.
-    func startThread() {
+    /// Starts the thread, which runs until the connection is closed; returns why it could not.
+    func startThread() -> NATSError? {
         let context = Unmanaged.passRetained(self).toOpaque()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
         let result = pthread_create(&thread, &attributes, { raw in
-            let driver = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
-            driver.connection.state.withLock { $0.driverThread = pthread_self() }
-            driver.run()
+            var driver: ConnectionDriver? = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
+            let finished = driver!.connection.finished
+            driver!.connection.state.withLock { $0.driverThread = pthread_self() }
+            driver!.run()
+            // Let go of the connection before saying so: once close() returns, a connection
+            // nobody else holds is gone.
+            driver = nil
+            finished.signal()
             return nil
         }, context)
         pthread_attr_destroy(&attributes)
-        precondition(result == 0, "pthread_create failed with \(result)")
+        guard result == 0 else {
+            Unmanaged<ConnectionDriver>.fromOpaque(context).release()
+            return .systemCall("pthread_create failed: \(String(cString: strerror(result)))")
+        }
+        return nil
     }
 
     /// Connect, serve, reconnect, until closed.
@@ -128,7 +137,6 @@ final class ConnectionDriver: @unchecked Sendable {
         connection.setStatus(.closed)
         connection.failEverything(with: .closed)
         logger.info("NATS connection closed")
-        connection.finished.signal()
     }
 
     func closeSocket() {

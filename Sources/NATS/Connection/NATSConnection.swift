@@ -70,6 +70,8 @@ public final class NATSConnection: Sendable {
     let inboxPrefix: String
     /// Signalled when the connection's thread has finished.
     let finished = DispatchSemaphore(value: 0)
+    /// Why the connection was closed from the start, if it could not be set up.
+    let setupFailure: NATSError?
 
     /// The subscription id of the shared reply inbox.
     static let inboxSID: UInt64 = 1
@@ -77,19 +79,25 @@ public final class NATSConnection: Sendable {
     /// A connection that will use `options`; nothing happens until ``start()`` or ``connect(timeout:)``.
     public init(options: NATSOptions) {
         self.options = options
-        state = Mutex(ConnectionState(servers: options.servers))
+        var initial = ConnectionState(servers: options.servers)
         do {
             wakeFD = try Posix.eventfd()
+            setupFailure = nil
         } catch {
-            fatalError("eventfd failed: \(error)")
+            // Out of descriptors: a connection that is closed from the start, which says why.
+            wakeFD = -1
+            setupFailure = .systemCall("\(error)")
+            initial.closing = true
+            initial.status = .closed
         }
+        state = Mutex(initial)
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
         inboxPrefix = "_INBOX." + String(decoding: (0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self) + "."
     }
 
     deinit {
-        Posix.close(wakeFD)
+        if wakeFD >= 0 { Posix.close(wakeFD) }
     }
 
     /// The current status.
@@ -116,7 +124,14 @@ public final class NATSConnection: Sendable {
             return true
         }
         guard starting else { return }
-        ConnectionDriver(connection: self).startThread()
+        if let failure = ConnectionDriver(connection: self).startThread() {
+            state.withLock {
+                $0.closing = true
+                $0.status = .closed
+            }
+            failEverything(with: failure)
+            finished.signal()
+        }
     }
 
     /// Starts the connection if needed and calls `completion` (on the connection's thread) once it
@@ -126,7 +141,7 @@ public final class NATSConnection: Sendable {
     public func connect(timeout: Duration, completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) {
         let immediate = state.withLock { state -> Result<Void, NATSError>? in
             if case .connected = state.status { return .success(()) }
-            if state.closing { return .failure(.closed) }
+            if state.closing { return .failure(setupFailure ?? .closed) }
             let id = state.nextWaiterID
             state.nextWaiterID += 1
             state.connectWaiters[id] = completion
@@ -138,7 +153,7 @@ public final class NATSConnection: Sendable {
             return
         }
         start()
-        Posix.signal(eventfd: wakeFD)
+        wakeDriver(if: true)
     }
 
     /// Starts the connection if needed and returns once it is connected; see ``connect(timeout:completion:)``.
@@ -163,17 +178,21 @@ public final class NATSConnection: Sendable {
             failEverything(with: .closed)
             return
         }
-        Posix.signal(eventfd: wakeFD)
+        wakeDriver(if: true)
         if !onDriver {
             finished.wait()
             finished.signal()  // later close() calls return at once too
         }
     }
 
-    /// Fails every pending request, flush and connect waiter with `error` (the connection is closing).
+    /// Fails every pending request, flush and connect waiter with `error` (the connection is closing),
+    /// and drops subscriptions and observers: their closures often capture the connection, and
+    /// holding them would keep a closed connection alive.
     func failEverything(with error: NATSError) {
         let (replies, pings, waiters) = state.withLock { state in
             let taken = (Array(state.replies.values), state.pings.compactMap(\.completion), Array(state.connectWaiters.values))
+            state.subscriptions.removeAll()
+            state.observers.removeAll()
             state.replies.removeAll()
             state.pings.removeAll()
             state.connectWaiters.removeAll()
@@ -199,6 +218,6 @@ public final class NATSConnection: Sendable {
     /// Wakes the connection's thread if `needed`.
     @inline(__always)
     func wakeDriver(if needed: Bool) {
-        if needed { Posix.signal(eventfd: wakeFD) }
+        if needed && wakeFD >= 0 { Posix.signal(eventfd: wakeFD) }
     }
 }

@@ -34,6 +34,8 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
     case invalidResponse(subject: String, server: String, detail: String)
     /// The waiting task was cancelled; the operation may still take effect.
     case cancelled
+    /// The connection could not be set up: a system call failed (no descriptor or thread left).
+    case systemCall(String)
 
     /// The JetStream error code (`err_code`, e.g. 10071 for a wrong last sequence), if this is a JetStream error.
     public var jetStreamErrorCode: Int? {
@@ -48,7 +50,7 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotConnect, .connectionLost, .timedOut, .noResponders, .jetStreamUnavailable, .outboundBufferFull: true
         case .jetStream(let error): error.isTransient
         case .closed, .authorizationViolation, .tlsRequired, .serverError, .protocolViolation, .payloadTooLarge,
-             .invalidArgument, .invalidResponse, .cancelled: false
+             .invalidArgument, .invalidResponse, .cancelled, .systemCall: false
         }
     }
 
@@ -73,6 +75,7 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
             "JetStream not enabled/not ready on \(server) (nothing answered \(subject); for a publish: no stream captures that subject)"
         case .invalidResponse(let subject, let server, let detail): "unexpected reply to \(subject) from \(server): \(detail)"
         case .cancelled: "the waiting task was cancelled"
+        case .systemCall(let failure): "the NATS connection could not be set up: \(failure)"
         }
     }
 }
