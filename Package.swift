@@ -5,6 +5,8 @@ import PackageDescription
 
 let package = Package(
     name: "reactor-server",
+    // Reactors already uses Synchronization's Mutex; ReactorClient must also build for Apple apps.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Reactors", targets: ["Reactors"]),
         .library(name: "ReactorsTesting", targets: ["ReactorsTesting"]),
@@ -13,6 +15,7 @@ let package = Package(
         .library(name: "SessionService", targets: ["SessionService"]),
         .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
+        .library(name: "ReactorClient", targets: ["ReactorClient"]),
         .executable(name: "reactor-server", targets: ["reactor-server"]),
     ],
     targets: [
@@ -37,6 +40,9 @@ let package = Package(
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
         .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
+        // The typed Swift client (sessions, actions, SSE with reconnect, admin) for servers and Apple apps:
+        // Foundation's URLSession only, no Glibc, so it builds wherever Foundation does.
+        .target(name: "ReactorClient", dependencies: ["Reactors", "JSONCodec"]),
 
         // Benchmarks: executables that print numbers (never timed tests).
         .executableTarget(name: "reactors-bench", dependencies: ["Reactors", "Examples"]),
@@ -48,6 +54,9 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec"]),
+        .testTarget(
+            name: "ReactorClientTests",
+            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs"]),
         .testTarget(
             name: "SessionServiceTests",
             dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),

@@ -31,8 +31,11 @@ import Glibc
 
     @Test func generatedAdminTokenIsPrintedOnceAndWorks() throws {
         let server = try ServerProcess(arguments: ["--memory-only"])
-        let line = try #require(server.standardError.split(separator: "\n").first { $0.contains("admin token (generated") })
-        let token = try #require(line.split(separator: " ").last.map(String.init))
+        let lines = server.standardError.split(separator: "\n")
+        #expect(lines.contains("reactor-server: listening on http://127.0.0.1:\(server.port)/"), "\(server.standardError)")
+        #expect(lines.contains { $0.hasPrefix("reactor-server: sessions are kept in memory only") })
+        let line = try #require(lines.first { $0.hasPrefix("reactor-server: admin token: ") && $0.contains("(generated: it changes at every start") })
+        let token = try #require(line.split(separator: " ").dropFirst(3).first.map(String.init))
         #expect(token.count >= 43, "256 random bits")
         let client = try TestConnection(port: server.port)
         #expect(try client.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer \(token)")]).status == 200)

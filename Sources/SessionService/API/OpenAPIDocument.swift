@@ -70,7 +70,7 @@ enum OpenAPIDocument {
         "responses": {
           "201": {"description": "Created; Location: /sessions/{id}.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
           "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
-          "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
+          "415": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}": {
       "parameters": [{"$ref": "#/components/parameters/id"}],

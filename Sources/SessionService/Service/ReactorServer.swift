@@ -10,6 +10,7 @@ import Logs
 /// catalog.register("counter") { CounterReactor() }
 /// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())
 /// let address = try server.start()
+/// print(server.startupSummary(address: address))   // the URL, the admin token, the data folder
 /// server.waitUntilStopped()
 /// ```
 public final class ReactorServer: Sendable {
@@ -43,6 +44,26 @@ public final class ReactorServer: Sendable {
     @discardableResult
     public func start() throws(IOError) -> SocketAddress {
         try http.start()
+    }
+
+    /// What a person starting the server needs to know, as plain lines: the URL to open (a terminal
+    /// turns it into a link), the admin token and whether it changes at every start, and where
+    /// sessions are kept with how many were recovered.
+    public func startupSummary(address: SocketAddress) -> String {
+        let host = address.isIPv6 ? "[\(address.host)]" : address.host
+        var lines = ["listening on http://\(host):\(address.port)/"]
+        if adminTokenGenerated {
+            lines.append("admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)")
+        } else {
+            lines.append("admin token: as configured (\(configuration.admin.tokenFile.isEmpty ? "REACTOR_ADMIN_TOKEN or admin.token" : "admin.tokenFile \(configuration.admin.tokenFile)"))")
+        }
+        if let storage {
+            let count = storage.count
+            lines.append("data folder: \(configuration.storage.dataDir) (\(count) \(count == 1 ? "session" : "sessions") recovered)")
+        } else {
+            lines.append("sessions are kept in memory only (storage.memoryOnly): a restart forgets them")
+        }
+        return lines.joined(separator: "\n")
     }
 
     /// Graceful shutdown: stop accepting, finish in-flight requests, end streams.

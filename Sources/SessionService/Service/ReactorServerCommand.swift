@@ -61,10 +61,9 @@ public enum ReactorServerCommand {
             logger.critical("cannot start listening", ["host": .string(configuration.http.host), "port": .int(configuration.http.port), "error": .string("\(error)")])
             return 1
         }
-        if server.adminTokenGenerated {
-            // Printed once, as plain text rather than a log record, so log collectors do not keep it.
-            writeStandardError("reactor-server: admin token (generated; set REACTOR_ADMIN_TOKEN to choose one): \(server.adminToken)\n")
-        }
+        // Plain lines rather than log records: for the person at the terminal, and so log collectors
+        // do not keep a generated admin token.
+        writeStandardError(server.startupSummary(address: address).split(separator: "\n").map { "reactor-server: \($0)\n" }.joined())
         logger.info("listening", [
             "address": .string("\(address)"),
             "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
