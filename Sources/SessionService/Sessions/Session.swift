@@ -289,10 +289,10 @@ final class Session<R: Reactor>: HostedSession {
             return reply(.failure(APIError(status: 422, code: "invalid_state", message: "the body does not decode as the state of reactor \(JSONWriter.quoted(reactorName)): \(error)")))
         }
         do {
-            try runtime.forceState(state) { [weak self] snapshot in
-                self?.context.metrics.statesEmitted.increment()
+            try runtime.forceState(state) { [weak self] result in
                 guard let self else { return reply(.failure(.sessionEnded)) }
-                reply(self.encoded(.success(snapshot)))
+                if case .success = result { self.context.metrics.statesEmitted.increment() }
+                reply(self.encoded(result))
             }
         } catch {
             reply(.failure(.reactor(error)))
