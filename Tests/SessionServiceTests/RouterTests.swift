@@ -22,3 +22,19 @@ import Testing
         #expect(Router().match(method: method, target: target) == expected)
     }
 }
+
+/// The table declares each route once, and the indices chains and metrics use follow it.
+@Suite struct RouteTableTests {
+    @Test func everyRouteHasOneRowAndItsIndex() {
+        #expect(Route.table.map(\.route) == Route.allCases)
+        for (position, route) in Route.allCases.enumerated() {
+            #expect(route.index == position, "\(route) has index \(route.index), position \(position)")
+        }
+    }
+
+    @Test func adminRoutesAreExactlyThoseUnderAdmin() {
+        for entry in Route.table {
+            #expect((entry.access == .admin) == entry.pattern.hasPrefix("/admin/"), "\(entry.method) \(entry.pattern)")
+        }
+    }
+}

@@ -167,7 +167,7 @@ import Testing
         let server = try TestServer()
         let health = try server.request("GET", "/healthz")
         #expect(health.status == 200)
-        #expect(health.text == #"{"status":"ok"}"#)
+        #expect(health.text == #"{"status":"ok"}"# + "\n")
         let id = try server.createSession("counter")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
         let metrics = try server.request("GET", "/metrics")

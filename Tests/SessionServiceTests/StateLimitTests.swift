@@ -29,7 +29,7 @@ import Testing
         let expected = todoJSON(a: first, b: second, firstDone: true)
         #expect(expected.utf8.count == size)
         let body = try server.request("GET", "/sessions/\(id)").text
-        #expect(body == #"{"id":"\#(id)","reactor":"todo","version":3,"state":"# + expected + "}")
+        #expect(body == #"{"id":"\#(id)","reactor":"todo","version":3,"state":"# + expected + "}\n")
         return body
     }
 

@@ -19,7 +19,8 @@ enum OpenAPIDocument {
   },
   "components": {
     "securitySchemes": {
-      "admin": {"type": "http", "scheme": "bearer", "description": "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."}
+      "admin": {"type": "http", "scheme": "bearer", "description": "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."},
+      "session": {"type": "http", "scheme": "bearer", "description": "With auth.sessions=token: the session's capability token from POST /sessions; with auth.sessions=jwt: an HS256 JWT naming the session and the right. Streams also take it as ?access_token=. Not needed with auth.sessions=open."}
     },
     "parameters": {
       "id": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}
@@ -70,7 +71,7 @@ enum OpenAPIDocument {
         "responses": {
           "201": {"description": "Created; Location: /sessions/{id}.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
           "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
-          "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
+          "415": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
@@ -146,6 +147,12 @@ enum OpenAPIDocument {
         "responses": {"201": {"description": "The new session.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
           "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"},
           "422": {"description": "invalid_request (no version) or state_too_large (the state at that version is larger than sessions.maxStateBytes of JSON, e.g. after the limit was lowered).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+    },
+    "/admin/sessions/{id}/token": {
+      "parameters": [{"$ref": "#/components/parameters/id"}],
+      "post": {"summary": "Replace a session's capability token (auth.sessions=token); the old token stops working at once.", "security": [{"admin": []}],
+        "responses": {"200": {"description": "The new token, shown only here.", "content": {"application/json": {"schema": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}}}}},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"description": "Sessions are not guarded by tokens (not_token_mode).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
     }
   }
 }

@@ -1,7 +1,9 @@
 import HTTPServer
+import Tokens
 
-/// One request being answered: the request, its writer, the matched route, and the helpers that
-/// render JSON answers with CORS headers, count them in metrics and write the access log.
+/// One request being answered: the request, its writer, the matched route, and the helpers that render
+/// JSON answers. Middleware adds headers to every answer (`answerHeaders`) and learns each answer's
+/// status through the chain the exchange ran in.
 final class Exchange: Sendable {
     let request: HTTPRequest
     let writer: HTTPResponseWriter
@@ -9,23 +11,32 @@ final class Exchange: Sendable {
     // (three per request, measured); nothing the service holds keeps an exchange.
     let service: ReactorService
     let method: String
-    let started: UInt64
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
+    /// The `{id}` of the route's path, percent-decoded; empty when it has none.
+    nonisolated(unsafe) var id = ""
+    /// The chain running this exchange (set when it starts), told of the answer.
+    nonisolated(unsafe) var chain: MiddlewareChain?
+    /// Headers every answer of this exchange carries, added by middleware (CORS).
+    nonisolated(unsafe) var answerHeaders: [(String, String)] = []
+    /// The verified JWT of the request (jwt access mode), for routes that check it further.
+    nonisolated(unsafe) var claims: JWTClaims?
+    /// When the exchange started, monotonic nanoseconds; set by the access log only.
+    nonisolated(unsafe) var started: UInt64 = 0
 
     init(request: consuming HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
         self.request = request
         self.writer = writer
         self.service = service
         method = request.methodName
-        started = service.accessLog ? service.context.clock.monotonicNanoseconds() : 0
     }
 
-    var routeLabel: String { route?.label ?? "unmatched" }
-
-    /// Answers with a JSON body.
+    /// Answers with a JSON body, ended by a newline so a terminal does not run it into the prompt.
     func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
-        reply(status, body: json, contentType: Self.jsonContentType, headers: headers)
+        var body = json
+        // Builders reserve room for it: no copy in the common case.
+        body.append(UInt8(ascii: "\n"))
+        reply(status, body: body, contentType: Self.jsonContentType, headers: headers)
     }
 
     /// Answers with an API error.
@@ -34,40 +45,33 @@ final class Exchange: Sendable {
     }
 
     func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
-        let cors = corsHeaders()
         let headers: HTTPHeaders
-        if extra.isEmpty, cors.isEmpty, contentType == Self.jsonContentType {
+        if extra.isEmpty, answerHeaders.isEmpty, contentType == Self.jsonContentType {
             // Most answers: shared headers, no array to build per request.
             headers = Self.jsonHeaders
         } else {
             var fields: [HTTPHeaders.Element] = []
-            fields.reserveCapacity(extra.count + 1 + cors.count)
+            fields.reserveCapacity(extra.count + 1 + answerHeaders.count)
             for (name, value) in extra { fields.append((name, value)) }
             if let contentType { fields.append(("Content-Type", contentType)) }
-            for (name, value) in cors { fields.append((name, value)) }
+            for (name, value) in answerHeaders { fields.append((name, value)) }
             headers = HTTPHeaders(fields)
         }
         writer.respond(status: status, headers: headers, body: body)
         finished(status)
     }
 
+    /// The headers of an event stream opened for this exchange: `Cache-Control` and what middleware added.
+    var eventStreamHeaders: HTTPHeaders {
+        HTTPHeaders(pairs: [("Cache-Control", "no-cache")] + answerHeaders)
+    }
+
     static let jsonContentType = "application/json; charset=utf-8"
     /// The headers of a JSON answer without CORS or extra headers.
     static let jsonHeaders = HTTPHeaders(constant: [("Content-Type", jsonContentType)])
 
-    /// CORS response headers when the request came from an allowed origin.
-    func corsHeaders() -> [(String, String)] {
-        let cors = service.cors
-        guard cors.isEnabled, let origin = request.headers["Origin"], cors.allows(origin) else { return [] }
-        return [("Access-Control-Allow-Origin", cors.allowsAny ? "*" : origin), ("Vary", "Origin")]
-    }
-
-    /// Counts the answer and writes the access-log line.
+    /// Tells the middleware that observes answers (metrics, access log) how this exchange was answered.
     func finished(_ status: Int) {
-        service.metrics.countRequest(route: route, status: status)
-        if service.accessLog {
-            let micros = (service.context.clock.monotonicNanoseconds() &- started) / 1000
-            service.logger.info("request", ["method": .string(method), "route": .string(routeLabel), "status": .int(status), "micros": .int(Int(micros))])
-        }
+        chain?.answered(self, status: status)
     }
 }

@@ -121,6 +121,24 @@ extension ReactorService {
     }
 }
 
+extension ReactorService {
+    /// `POST /admin/sessions/{id}/token` → `{"token": "<new secret>"}`: replaces the session's capability
+    /// token (token mode); the old one stops working at once.
+    func replaceSessionToken(_ id: String, _ exchange: Exchange) {
+        guard access.kind == .token else {
+            return exchange.fail(APIError(status: 409, code: "not_token_mode", message: "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only with auth.sessions=token"))
+        }
+        guard store.session(id) != nil else { return exchange.fail(store.absence(id)) }
+        guard let token = issueToken(for: id) else { return }
+        logger.notice("replaced a session's token", ["session": .string(id)])
+        var out = JSONWriter(capacity: 64)
+        out.raw("{\"token\":")
+        out.string(token.text)
+        out.raw("}")
+        exchange.reply(200, json: out.bytes)
+    }
+}
+
 extension Exchange {
     /// A non-negative integer query parameter in `range`, its default when absent, or nil after a 400.
     func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {

@@ -136,9 +136,10 @@ extension ReactorService {
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
+        let token = issueToken(for: newID)
         let created = session.snapshot()
         store.settle(session)
-        exchange.reply(201, json: Self.sessionJSON(session, created), headers: [("Location", "/sessions/\(newID)")])
+        exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
     }
 }
 
