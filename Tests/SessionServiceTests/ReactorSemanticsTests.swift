@@ -97,10 +97,12 @@ import Testing
         }
         #expect(holding.wait(timeout: .now() + 10) == .success, "the forced state never reached the observer")
         session.setStub(enabled: false)
-        let seq = try session.send(actionBody: Array(#"{"type":"increase"}"#.utf8), completion: nil)
+        let processed = DispatchSemaphore(value: 0)
+        let seq = try session.send(actionBody: Array(#"{"type":"increase"}"#.utf8)) { _ in processed.signal() }
         session.setStub(enabled: true)
         release.signal()
         #expect(done.wait(timeout: .now() + 10) == .success, "the forced state never completed")
+        #expect(processed.wait(timeout: .now() + 10) == .success, "the queued action was never processed")
         let entry = try #require(session.actionLog(since: seq - 1, limit: 1).entries.first)
         let ran = session.runtime.currentState.value == 11
         #expect(entry.stubbed == !ran, "the log says stubbed: \(entry.stubbed), the state is \(session.runtime.currentState.value)")
