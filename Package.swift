@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
+        .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "ReactorClient", targets: ["ReactorClient"]),
         .executable(name: "reactor-server", targets: ["reactor-server"]),
@@ -34,6 +35,8 @@ let package = Package(
         .target(name: "JSONCodec"),
         // Access to sessions: SHA-256, HMAC, base64url, session capability tokens and HS256 JWTs. Pure, no I/O.
         .target(name: "Tokens", dependencies: ["JSONCodec"]),
+        // A NATS + JetStream client: the text protocol, request/reply, reconnects, streams, KV.
+        .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs"]),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
@@ -62,6 +65,7 @@ let package = Package(
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),
+        .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),
         .testTarget(
             name: "ReactorClientTests",
             dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),

@@ -168,7 +168,6 @@ final class StreamHub: HTTPResponder {
             let client = try TestClient(address, receiveBuffer: 4096)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next("the event stream to start")
-            let barrier = try TestClient(address)
             let event = EncodedServerSentEvent(ServerSentEvent(data: String(repeating: "x", count: 8000)))
             // Fill the stream buffer until the kernel's socket buffers behind it are full too: a send
             // overflows, and after the loop has written what it could, bytes are still queued.
@@ -176,12 +175,12 @@ final class StreamHub: HTTPResponder {
             for _ in 0..<100 where !full {
                 var sends = 0
                 while stream.send(event) == .queued && sends < 10_000 { sends += 1 }
-                for _ in 0..<2 { #expect(try barrier.request("GET", "/barrier").status == 200) }
+                for _ in 0..<2 { try passBarrier(address) }
                 full = stream.queuedByteCount > 0
             }
             try #require(full, "the socket buffers never filled")
             await clock.advance(by: .milliseconds(29_900))
-            for _ in 0..<2 { #expect(try barrier.request("GET", "/barrier").status == 200) }
+            for _ in 0..<2 { try passBarrier(address) }
             #expect(!hub.notices.values.contains { $0 != .drained }, "closed before the 30 s write timeout")
             await clock.advance(by: .milliseconds(200))
             let closed = try await hub.notices.next("the stream to be closed") { $0 != .drained }

@@ -16,12 +16,13 @@ public final class Recorder<Value: Sendable>: Sendable {
     private struct Waiter {
         let id: Int
         let kind: Kind
-        let continuation: CheckedContinuation<Value?, any Error>
+        let continuation: CheckedContinuation<[Value], any Error>
     }
 
     private enum Kind {
         case next(@Sendable (Value) -> Bool)
         case count(Int)
+        case all(@Sendable ([Value]) -> Bool)
     }
 
     private struct State {
@@ -31,18 +32,21 @@ public final class Recorder<Value: Sendable>: Sendable {
         var waiters: [Waiter] = []
         var nextID = 0
 
-        /// Takes what `kind` waits for, when it is there (for `.count`, nil stands for "reached").
-        mutating func take(_ kind: Kind) -> Value?? {
+        /// Takes what `kind` waits for, when it is there: the matching value for `.next`, every value
+        /// so far for `.count` and `.all`.
+        mutating func take(_ kind: Kind) -> [Value]? {
             switch kind {
             case .next(let matching):
                 guard let index = values[cursor...].firstIndex(where: matching) else {
                     cursor = values.count
-                    return .none
+                    return nil
                 }
                 cursor = index + 1
-                return .some(values[index])
+                return [values[index]]
             case .count(let count):
-                return values.count >= count ? .some(nil) : .none
+                return values.count >= count ? values : nil
+            case .all(let condition):
+                return condition(values) ? values : nil
             }
         }
     }
@@ -54,12 +58,12 @@ public final class Recorder<Value: Sendable>: Sendable {
 
     /// Records `value` and wakes the waits it satisfies.
     @Sendable public func record(_ value: Value) {
-        let ready = state.withLock { state -> [(CheckedContinuation<Value?, any Error>, Value?)] in
+        let ready = state.withLock { state -> [(CheckedContinuation<[Value], any Error>, [Value])] in
             state.values.append(value)
-            var ready: [(CheckedContinuation<Value?, any Error>, Value?)] = []
+            var ready: [(CheckedContinuation<[Value], any Error>, [Value])] = []
             var waiting: [Waiter] = []
             for waiter in state.waiters {
-                if case .some(let taken) = state.take(waiter.kind) {
+                if let taken = state.take(waiter.kind) {
                     ready.append((waiter.continuation, taken))
                 } else {
                     waiting.append(waiter)
@@ -84,19 +88,30 @@ public final class Recorder<Value: Sendable>: Sendable {
         _ what: String = "the next recorded value", within bound: Duration = defaultBound,
         where matching: @escaping @Sendable (Value) -> Bool = { _ in true }
     ) async throws -> Value {
-        // `.next` always hands back a value.
-        try await wait(.next(matching), what: what, bound: bound)!
+        // `.next` hands back exactly the value it matched.
+        try await wait(.next(matching), what: what, bound: bound)[0]
     }
 
-    /// Returns once at least `count` values were recorded in all; fails after `bound`.
-    public func waitForCount(_ count: Int, _ what: String? = nil, within bound: Duration = defaultBound) async throws {
-        _ = try await wait(.count(count), what: what ?? "\(count) recorded values", bound: bound)
+    /// Returns every value recorded once there are at least `count`; fails after `bound`.
+    @discardableResult
+    public func waitForCount(_ count: Int, _ what: String? = nil, within bound: Duration = defaultBound) async throws -> [Value] {
+        try await wait(.count(count), what: what ?? "\(count) recorded values", bound: bound)
     }
 
-    private func wait(_ kind: Kind, what: String, bound: Duration) async throws -> Value? {
+    /// Returns every value recorded once `condition` holds for them all; fails after `bound`.
+    ///
+    /// ```swift
+    /// try await statuses.waitUntil("a reconnect") { $0.dropFirst(2).contains(.connected) }
+    /// ```
+    @discardableResult
+    public func waitUntil(_ what: String, within bound: Duration = defaultBound, _ condition: @escaping @Sendable ([Value]) -> Bool) async throws -> [Value] {
+        try await wait(.all(condition), what: what, bound: bound)
+    }
+
+    private func wait(_ kind: Kind, what: String, bound: Duration) async throws -> [Value] {
         try await withCheckedThrowingContinuation { continuation in
             let id = state.withLock { state -> Int? in
-                if case .some(let taken) = state.take(kind) {
+                if let taken = state.take(kind) {
                     continuation.resume(returning: taken)
                     return nil
                 }
@@ -112,7 +127,8 @@ public final class Recorder<Value: Sendable>: Sendable {
                     return (state.waiters.remove(at: index), state.values.count)
                 }
                 guard let (waiter, seen) = expired else { return }
-                waiter.continuation.resume(throwing: TestFailure("waited \(bound.spoken) for \(what); it did not happen (\(seen) values recorded)"))
+                let last = self.values.suffix(5).map { "\($0)" }.joined(separator: ", ")
+                waiter.continuation.resume(throwing: TestFailure("waited \(bound.spoken) for \(what); it did not happen (\(seen) values recorded, the last: \(last))"))
             }
         }
     }
@@ -128,4 +144,11 @@ public final class Recorder<Value: Sendable>: Sendable {
 extension Recorder: LogHandler where Value == LogRecord {
     /// Records `record`.
     public func log(_ record: LogRecord) { self.record(record) }
+
+    /// The first record (logged so far or later) whose message contains `text`; fails after `bound`.
+    @discardableResult
+    public func waitForMessage(containing text: String, within bound: Duration = defaultBound) async throws -> LogRecord {
+        let records = try await waitUntil("a log line \(text.debugDescription)", within: bound) { $0.contains { $0.message.contains(text) } }
+        return records.first { $0.message.contains(text) }!
+    }
 }

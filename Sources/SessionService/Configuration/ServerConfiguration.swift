@@ -63,6 +63,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var passivateAfterSeconds = 600.0
         /// Most sessions in memory at once; beyond it the least recently used leave (with storage).
         public var maxResident = 100_000
+        /// The largest state a session may reach, as JSON bytes; a mutation past it is refused.
+        public var maxStateBytes = 1 << 20
     }
 
     /// Admin API authentication.

@@ -167,7 +167,7 @@ extension Exchange {
         guard let body = jsonBody() else { return nil }
         let value: JSONValue
         do {
-            value = try JSONParser().parse(body)
+            value = try service.bodyParser.parse(body)
         } catch {
             fail(.invalidJSON(error.message))
             return nil

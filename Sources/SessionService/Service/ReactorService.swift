@@ -23,6 +23,8 @@ public final class ReactorService: HTTPResponder {
     let senders: [String: ReactorDefinition.SendAction]
     let openAPIDocument: [UInt8]
     let reactorsDocument: [UInt8]
+    /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
+    let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
     let accepting = Atomic<Bool>(true)
 
@@ -44,6 +46,9 @@ public final class ReactorService: HTTPResponder {
         limits.actionLogLimit = configuration.sessions.actionLogLimit
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
+        limits.maxStateBytes = configuration.sessions.maxStateBytes
+        limits.maxBodyBytes = configuration.http.maxBodyBytes
+        bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         let store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
         self.store = store
