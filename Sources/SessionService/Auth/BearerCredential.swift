@@ -1,3 +1,4 @@
+import Foundation
 import HTTPServer
 
 /// The credential a request presents for a session: `Authorization: Bearer <token>`, or for clients
@@ -13,9 +14,9 @@ enum BearerCredential {
 
     /// The token of an `Authorization` value with the `Bearer` scheme (case-insensitive, RFC 9110 §11.1).
     static func bearer(_ value: String) -> String? {
-        let trimmed = value.trimmed
+        let trimmed = value.trimmingCharacters(in: .whitespaces)
         guard trimmed.count > 7, trimmed.prefix(7).lowercased() == "bearer " else { return nil }
-        let token = String(trimmed.dropFirst(7)).trimmed
+        let token = trimmed.dropFirst(7).trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
     }
 }

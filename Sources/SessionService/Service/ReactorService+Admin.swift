@@ -85,7 +85,7 @@ extension ReactorService {
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
     func adminStub(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
             return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must be {"enabled": true} or {"enabled": false}"#))
         }

@@ -8,7 +8,7 @@ import Tokens
 extension ReactorService {
     /// `POST /sessions` `{"reactor": "counter", "id": "optional"}` → 201.
     func createSession(_ exchange: Exchange) {
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .string(let name)? = body["reactor"] else {
             return exchange.fail(APIError(status: 400, code: "invalid_request", message: #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
         }
@@ -162,12 +162,13 @@ extension Exchange {
         return request.body
     }
 
-    /// The body parsed as a JSON object, or an error answer (415, 400 `invalid_json`) and nil.
-    func jsonObject() -> JSONObject? {
+    /// The body parsed as a JSON object by `parser` (its limit is the body limit), or an error answer
+    /// (415, 400 `invalid_json`) and nil.
+    func jsonObject(parsingWith parser: JSONParser) -> JSONObject? {
         guard let body = jsonBody() else { return nil }
         let value: JSONValue
         do {
-            value = try service.bodyParser.parse(body)
+            value = try parser.parse(body)
         } catch {
             fail(.invalidJSON(error.message))
             return nil

@@ -96,7 +96,7 @@ extension ReactorService {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
         }
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .number(let number)? = body["version"], let version = number.uint64Value else {
             return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
         }

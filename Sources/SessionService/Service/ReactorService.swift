@@ -13,12 +13,12 @@ public final class ReactorService: HTTPResponder {
     public let context: SessionContext
     let configuration: ServerConfiguration
     let router = Router()
-    /// Each route's middleware and responder, by `Route` index.
-    let chains: [MiddlewareChain]
+    /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
+    nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
     /// For requests no route takes (404, 405).
-    let unroutedChain: MiddlewareChain
+    nonisolated(unsafe) private(set) var unroutedChain: MiddlewareChain!
     /// For `OPTIONS` (CORS preflight).
-    let preflightChain: MiddlewareChain
+    nonisolated(unsafe) private(set) var preflightChain: MiddlewareChain!
     /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
     let senders: [String: ReactorDefinition.SendAction]
     let openAPIDocument: [UInt8]
@@ -54,7 +54,8 @@ public final class ReactorService: HTTPResponder {
         self.store = store
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
-        (chains, unroutedChain, preflightChain) = Self.buildChains(
+        // Set before the service is handed to a server, and never again: requests read them unlocked.
+        (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
         attachStorage()
@@ -74,7 +75,7 @@ public final class ReactorService: HTTPResponder {
 
     public func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         // The exchange takes the request over; it is read through the exchange from here on.
-        let exchange = Exchange(request: request, writer: writer, service: self)
+        let exchange = Exchange(request: request, writer: writer)
         if exchange.method == "OPTIONS" {
             return preflightChain.run(exchange)
         }
@@ -94,8 +95,8 @@ public final class ReactorService: HTTPResponder {
     }
 
     /// Builds every route's chain: metrics and the access log around everything, then CORS, then the
-    /// access check the route's table row asks for. Chains reach the service through the exchange.
-    static func buildChains(
+    /// access check the route's table row asks for.
+    func buildChains(
         _ configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode, tokenHash: @escaping @Sendable (String) -> SessionTokenHash?,
         metrics: ServiceMetrics, logger: Logger, clock: any ServiceClock
     ) -> (routes: [MiddlewareChain], unrouted: MiddlewareChain, preflight: MiddlewareChain) {
@@ -127,11 +128,13 @@ public final class ReactorService: HTTPResponder {
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
             case .open: break
             }
-            return MiddlewareChain(layers) { exchange in exchange.service.respond(route, exchange) }
+            // Unowned (unsafe): the chains live exactly as long as the service that holds them, and a
+            // checked unowned read costs a runtime call per request.
+            return MiddlewareChain(layers) { [unowned(unsafe) self] exchange in self.respond(route, exchange) }
         }
-        let unrouted = MiddlewareChain(outer) { exchange in exchange.service.answerUnrouted(exchange) }
-        let preflight = MiddlewareChain(outer) { exchange in
-            let methods = exchange.service.router.methods(for: exchange.request.target)
+        let unrouted = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in self.answerUnrouted(exchange) }
+        let preflight = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in
+            let methods = self.router.methods(for: exchange.request.target)
             guard !methods.isEmpty else { return exchange.fail(.notFound(exchange.request.path)) }
             CORSMiddleware.preflight(exchange, methods: methods, policy: cors.isEnabled ? cors : nil)
         }

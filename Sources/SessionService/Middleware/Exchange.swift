@@ -7,9 +7,6 @@ import Tokens
 final class Exchange: Sendable {
     let request: HTTPRequest
     let writer: HTTPResponseWriter
-    // Strong: an exchange lives for one request, and every `unowned` read costs a runtime call
-    // (three per request, measured); nothing the service holds keeps an exchange.
-    let service: ReactorService
     let method: String
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
@@ -24,10 +21,9 @@ final class Exchange: Sendable {
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
 
-    init(request: consuming HTTPRequest, writer: HTTPResponseWriter, service: ReactorService) {
+    init(request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         self.request = request
         self.writer = writer
-        self.service = service
         method = request.methodName
     }
 
