@@ -46,7 +46,10 @@ enum OpenAPIDocument {
   },
   "paths": {
     "/": {
-      "get": {"summary": "A page to try the service in a browser.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+      "get": {"summary": "A page to try the service in a browser; ?session=ID opens that session.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+    },
+    "/favicon.ico": {
+      "get": {"summary": "The pages' icon (SVG).", "responses": {"200": {"description": "An SVG image.", "content": {"image/svg+xml": {}}}}}
     },
     "/healthz": {
       "get": {"summary": "Liveness: 200 while the server accepts work.", "responses": {

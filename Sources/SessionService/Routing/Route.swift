@@ -3,7 +3,7 @@
 /// test checks `/openapi.json` against it, and the service's exhaustive `switch` over the cases makes
 /// every route have a responder.
 public enum Route: String, Sendable, CaseIterable {
-    case page, health, metrics, openAPI, reactors
+    case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
     case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
 
@@ -34,6 +34,7 @@ public enum Route: String, Sendable, CaseIterable {
     /// The routing table, in the order the README and `/openapi.json` list it.
     public static let table: [Entry] = [
         Entry("GET", "/", .page, .open),
+        Entry("GET", "/favicon.ico", .favicon, .open),
         Entry("GET", "/healthz", .health, .open),
         Entry("GET", "/metrics", .metrics, .open),
         Entry("GET", "/openapi.json", .openAPI, .open),
@@ -60,21 +61,22 @@ public enum Route: String, Sendable, CaseIterable {
     var index: Int {
         switch self {
         case .page: 0
-        case .health: 1
-        case .metrics: 2
-        case .openAPI: 3
-        case .reactors: 4
-        case .createSession: 5
-        case .getSession: 6
-        case .deleteSession: 7
-        case .postAction: 8
-        case .events: 9
-        case .adminSessions: 10
-        case .adminActions: 11
-        case .adminStub: 12
-        case .adminState: 13
-        case .adminVersion: 14
-        case .adminFork: 15
+        case .favicon: 1
+        case .health: 2
+        case .metrics: 3
+        case .openAPI: 4
+        case .reactors: 5
+        case .createSession: 6
+        case .getSession: 7
+        case .deleteSession: 8
+        case .postAction: 9
+        case .events: 10
+        case .adminSessions: 11
+        case .adminActions: 12
+        case .adminStub: 13
+        case .adminState: 14
+        case .adminVersion: 15
+        case .adminFork: 16
         }
     }
 
