@@ -101,6 +101,10 @@ enum OpenAPIDocument {
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
         "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
     },
+    "/admin/console": {
+      "get": {"summary": "The admin console page: sessions, live state, action log, stub mode, time travel, fork. The page is public; it asks for the admin token and sends it only in Authorization headers.",
+        "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+    },
     "/admin/sessions": {
       "get": {"summary": "Every session with version, subscribers and stub flag.", "security": [{"admin": []}],
         "responses": {"200": {"description": "Sessions.", "content": {"application/json": {"schema": {"type": "object", "properties": {"sessions": {"type": "array", "items": {"type": "object",

@@ -5,7 +5,7 @@
 public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
-    case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
+    case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
     public struct Entry: Sendable {
@@ -44,6 +44,8 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("DELETE", "/sessions/{id}", .deleteSession, .session(.delete)),
         Entry("POST", "/sessions/{id}/actions", .postAction, .session(.act)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read)),
+        // The console page holds no secret: the operator types the admin token into it.
+        Entry("GET", "/admin/console", .adminConsole, .open),
         Entry("GET", "/admin/sessions", .adminSessions, .admin),
         Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin),
         Entry("PUT", "/admin/sessions/{id}/stub", .adminStub, .admin),
@@ -71,12 +73,13 @@ public enum Route: String, Sendable, CaseIterable {
         case .deleteSession: 8
         case .postAction: 9
         case .events: 10
-        case .adminSessions: 11
-        case .adminActions: 12
-        case .adminStub: 13
-        case .adminState: 14
-        case .adminVersion: 15
-        case .adminFork: 16
+        case .adminConsole: 11
+        case .adminSessions: 12
+        case .adminActions: 13
+        case .adminStub: 14
+        case .adminState: 15
+        case .adminVersion: 16
+        case .adminFork: 17
         }
     }
 

@@ -133,6 +133,7 @@ public final class ReactorService: HTTPResponder {
         switch route {
         case .page: servePage(WebPage.document, exchange)
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
+        case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
             if accepting.load(ordering: .relaxed) {
                 exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
