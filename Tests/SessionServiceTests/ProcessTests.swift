@@ -44,6 +44,18 @@ import Glibc
         #expect(server.stop() == 0)
     }
 
+    @Test func openSessionsBeyondLoopbackAreAWarningAtStart() throws {
+        let exposed = try ServerProcess(arguments: ["--memory-only", "--host", "0.0.0.0"])
+        #expect(exposed.standardError.contains("reactor-server: listening on http://127.0.0.1:\(exposed.port)/ (and every IPv4 interface)"))
+        #expect(exposed.standardError.contains("reactor-server: WARNING: sessions are open (auth.sessions=open) on 0.0.0.0"))
+        #expect(exposed.standardError.contains(#""level":"warning""#), "also a log record, for collectors")
+        #expect(exposed.stop() == 0)
+        let guarded = try ServerProcess(arguments: ["--memory-only", "--host", "0.0.0.0", "--set", "auth.sessions=token"])
+        #expect(!guarded.standardError.contains("WARNING"))
+        #expect(guarded.standardError.contains("reactor-server: sessions: token"))
+        #expect(guarded.stop() == 0)
+    }
+
     @Test func configuredTokenIsNeverPrinted() throws {
         let server = try ServerProcess(arguments: ["--memory-only", "--log-level", "debug"], environment: ["REACTOR_ADMIN_TOKEN": "s3cret-token-value"])
         let client = try TestConnection(port: server.port)

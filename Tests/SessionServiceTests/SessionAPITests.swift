@@ -111,6 +111,12 @@ import Testing
         #expect(badPayload.status == 422)
         #expect(badPayload.errorCode == "invalid_action")
         #expect(badPayload.errorMessage?.contains("title") == true)
+        for outside in ["-9223372036854775809", "9223372036854775808", "1e19", "9007199254740993.0"] {
+            let rounded = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":\#(outside)}"#)
+            #expect(rounded.status == 422, "\(outside)")
+            #expect(rounded.errorCode == "invalid_action")
+            #expect(rounded.errorMessage?.contains(#""id""#) == true)
+        }
         let missing = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle"}"#)
         #expect(missing.errorCode == "invalid_action")
         #expect(missing.errorMessage?.contains("id") == true)

@@ -32,8 +32,15 @@ public enum ConfigurationSchema {
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
+        .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...1 << 28, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
         .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
+        .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
+        .strings("auth.reactors", \.auth.reactors, "Reactors POST /sessions may create (others answer 403 forbidden); empty for every hosted one."),
+        .string("auth.jwt.secret", \.auth.jwt.secret, "HS256 secret of jwt mode, at least 32 bytes (better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."),
+        .string("auth.jwt.secretFile", \.auth.jwt.secretFile, expected: "a file path", "File whose first line is the jwt secret (for container secrets)."),
+        .integer("auth.jwt.leewaySeconds", \.auth.jwt.leewaySeconds, 0...300, "Clock skew tolerated when checking a JWT's exp, nbf and iat."),
+        .string("auth.jwt.audience", \.auth.jwt.audience, "The aud a JWT must name; empty: tokens must carry no aud."),
         .strings("cors.allowedOrigins", \.cors.allowedOrigins, "Origins browsers may call the API from (https://app.example:8443), or * for any.", check: checkOrigin),
         .integer("limits.requestsPerSecond", \.limits.requestsPerSecond, 0...10_000_000, "Requests per second one client address may sustain; more get 429 rate_limited with Retry-After; 0 for no limit."),
         .integer("limits.requestBurst", \.limits.requestBurst, 1...10_000_000, "Requests one client address may send at once before limits.requestsPerSecond applies."),
@@ -69,21 +76,11 @@ public enum ConfigurationSchema {
 
     /// The configuration as the JSON document `Config/server.json` holds, sections in schema order.
     public static func json(for configuration: ServerConfiguration) -> String {
-        var sections: [(String, [(String, ConfigurationValue)])] = []
+        let root = ConfigurationTree()
         for setting in settings {
-            let parts = setting.key.split(separator: ".", maxSplits: 1).map(String.init)
-            if sections.last?.0 != parts[0] { sections.append((parts[0], [])) }
-            sections[sections.count - 1].1.append((parts[1], setting.value(in: configuration)))
+            root.insert(setting.key.split(separator: ".").map(String.init)[...], setting.value(in: configuration))
         }
-        var out = "{\n"
-        for (index, (section, members)) in sections.enumerated() {
-            out += "  \"\(section)\": {\n"
-            for (memberIndex, (name, value)) in members.enumerated() {
-                out += "    \"\(name)\": \(value.json)" + (memberIndex == members.count - 1 ? "\n" : ",\n")
-            }
-            out += "  }" + (index == sections.count - 1 ? "\n" : ",\n")
-        }
-        return out + "}\n"
+        return root.json(indent: "") + "\n"
     }
 
     /// The README's configuration reference: one row per setting (a test keeps the README equal to it).

@@ -8,6 +8,7 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var sse = SSE()
     public var sessions = Sessions()
     public var admin = Admin()
+    public var auth = Auth()
     public var cors = CORS()
     public var limits = Limits()
     public var log = Log()
@@ -62,6 +63,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var passivateAfterSeconds = 600.0
         /// Most sessions in memory at once; beyond it the least recently used leave (with storage).
         public var maxResident = 100_000
+        /// The largest state a session may reach, as JSON bytes; a mutation past it is refused.
+        public var maxStateBytes = 1 << 20
     }
 
     /// Admin API authentication.
@@ -70,6 +73,32 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var token = ""
         /// A file whose first line is the token (container secrets); empty for none.
         public var tokenFile = ""
+    }
+
+    /// Who may use sessions (API.md's "Access to sessions").
+    public struct Auth: Sendable, Equatable {
+        /// `open`, `token` or `jwt` (see ``SessionAccessMode``).
+        public var sessions = "open"
+        /// The reactors `POST /sessions` may create; empty for every hosted one.
+        public var reactors: [String] = []
+        /// JSON Web Tokens (`jwt` mode).
+        public var jwt = JWT()
+
+        public init() {}
+
+        /// The `jwt` mode's secret and checks.
+        public struct JWT: Sendable, Equatable {
+            /// The HS256 shared secret (at least 32 bytes); better from REACTOR_AUTH_JWT_SECRET or `secretFile`.
+            public var secret = ""
+            /// A file whose first line is the secret (container secrets).
+            public var secretFile = ""
+            /// Clock skew tolerated for `exp`, `nbf` and `iat`.
+            public var leewaySeconds = 60
+            /// The `aud` tokens must name; empty: tokens must not carry one.
+            public var audience = ""
+
+            public init() {}
+        }
     }
 
     /// Cross-origin access for browsers.

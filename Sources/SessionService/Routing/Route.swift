@@ -5,7 +5,7 @@
 public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
-    case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork
+    case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
     public struct Entry: Sendable {
@@ -52,6 +52,7 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("PUT", "/admin/sessions/{id}/state", .adminState, .admin),
         Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin),
         Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin),
+        Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin),
     ]
 
     /// Who may call the route.
@@ -80,6 +81,7 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminState: 15
         case .adminVersion: 16
         case .adminFork: 17
+        case .adminSessionToken: 18
         }
     }
 

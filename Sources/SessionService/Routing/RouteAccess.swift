@@ -1,3 +1,5 @@
+import Tokens
+
 /// Who may call a route, declared with it in ``Route/table``; the service puts the matching access
 /// middleware in front of the route.
 public enum RouteAccess: Sendable, Equatable {
@@ -10,16 +12,4 @@ public enum RouteAccess: Sendable, Equatable {
     case createSession
     /// A route on the session named in the path, needing this right on it.
     case session(SessionRight)
-}
-
-/// What a caller may do with a session (the `rights` of API.md's access modes).
-public enum SessionRight: String, Sendable, CaseIterable {
-    /// Create sessions.
-    case create
-    /// Read the session and follow its events.
-    case read
-    /// Send actions.
-    case act
-    /// Delete the session.
-    case delete
 }

@@ -1,4 +1,5 @@
 import HTTPServer
+import Tokens
 
 /// One request being answered: the request, its writer, the matched route, and the helpers that render
 /// JSON answers. Middleware adds headers to every answer (`answerHeaders`) and learns each answer's
@@ -18,6 +19,8 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var chain: MiddlewareChain?
     /// Headers every answer of this exchange carries, added by middleware (CORS).
     nonisolated(unsafe) var answerHeaders: [(String, String)] = []
+    /// The verified JWT of the request (jwt access mode), for routes that check it further.
+    nonisolated(unsafe) var claims: JWTClaims?
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
 

@@ -63,7 +63,11 @@ public enum ReactorServerCommand {
         }
         // Plain lines rather than log records: for the person at the terminal, and so log collectors
         // do not keep a generated admin token.
-        writeStandardError(server.startupSummary(address: address).split(separator: "\n").map { "reactor-server: \($0)\n" }.joined())
+        let summary = server.startupSummary(address: address)
+        writeStandardError(summary.split(separator: "\n").map { "reactor-server: \($0)\n" }.joined())
+        if let warning = summary.split(separator: "\n").first(where: { $0.hasPrefix("WARNING: ") }) {
+            logger.warning(String(warning.dropFirst("WARNING: ".count)))
+        }
         logger.info("listening", [
             "address": .string("\(address)"),
             "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
@@ -101,6 +105,7 @@ extension ServerConfiguration {
     var redacted: ServerConfiguration {
         var copy = self
         if !copy.admin.token.isEmpty { copy.admin.token = "<redacted>" }
+        if !copy.auth.jwt.secret.isEmpty { copy.auth.jwt.secret = "<redacted>" }
         return copy
     }
 }

@@ -114,6 +114,11 @@ extension ReactorService {
         case .success(let json): state = json
         case .failure(let error): return exchange.fail(error)
         }
+        // A fork is a new session: what it starts from must fit the limit its own states will be held to.
+        let limit = configuration.sessions.maxStateBytes
+        guard state.count <= limit else {
+            return exchange.fail(APIError(status: 422, code: "state_too_large", message: "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes (sessions.maxStateBytes); a fork cannot start from it"))
+        }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
         let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, actions: [], running: [])
         let session: any HostedSession
@@ -131,9 +136,10 @@ extension ReactorService {
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
+        let token = issueToken(for: newID)
         let created = session.snapshot()
         store.settle(session)
-        exchange.reply(201, json: Self.sessionJSON(session, created), headers: [("Location", "/sessions/\(newID)")])
+        exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
     }
 }
 

@@ -2,6 +2,7 @@ import HTTPServer
 import JSONCodec
 import Logs
 import Synchronization
+import Tokens
 
 /// The HTTP face of the service: routes every request of API.md through its route's middleware chain
 /// (metrics, access log, CORS, admin auth) to the responder of the route. Plug it into an
@@ -22,13 +23,22 @@ public final class ReactorService: HTTPResponder {
     let senders: [String: ReactorDefinition.SendAction]
     let openAPIDocument: [UInt8]
     let reactorsDocument: [UInt8]
+    /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
+    let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
     let accepting = Atomic<Bool>(true)
 
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
 
-    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil) {
+    /// Who may use sessions (`auth.sessions`).
+    public let access: SessionAccessMode
+
+    public init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil
+    ) {
+        self.access = access
         self.catalog = catalog
         senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
@@ -36,11 +46,17 @@ public final class ReactorService: HTTPResponder {
         limits.actionLogLimit = configuration.sessions.actionLogLimit
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
+        limits.maxStateBytes = configuration.sessions.maxStateBytes
+        limits.maxBodyBytes = configuration.http.maxBodyBytes
+        bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
-        store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
+        let store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
+        self.store = store
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
-        (chains, unroutedChain, preflightChain) = Self.buildChains(configuration, adminToken: adminToken, metrics: context.metrics, logger: logger, clock: clock)
+        (chains, unroutedChain, preflightChain) = Self.buildChains(
+            configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
+            metrics: context.metrics, logger: logger, clock: clock)
         attachStorage()
         scheduleIdleSweep()
     }
@@ -80,7 +96,8 @@ public final class ReactorService: HTTPResponder {
     /// Builds every route's chain: metrics and the access log around everything, then CORS, then the
     /// access check the route's table row asks for. Chains reach the service through the exchange.
     static func buildChains(
-        _ configuration: ServerConfiguration, adminToken: String, metrics: ServiceMetrics, logger: Logger, clock: any ServiceClock
+        _ configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode, tokenHash: @escaping @Sendable (String) -> SessionTokenHash?,
+        metrics: ServiceMetrics, logger: Logger, clock: any ServiceClock
     ) -> (routes: [MiddlewareChain], unrouted: MiddlewareChain, preflight: MiddlewareChain) {
         var outer: [any ServiceMiddleware] = [MetricsMiddleware(metrics: metrics)]
         if configuration.log.accessLog { outer.append(AccessLogMiddleware(logger: logger, clock: clock)) }
@@ -103,8 +120,12 @@ public final class ReactorService: HTTPResponder {
             var layers = outer
             switch route.access {
             case .admin: layers.append(admin)
-            case .createSession: layers += creation
-            case .open, .session: break
+            case .createSession:
+                layers += creation
+                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
+            case .session(let right):
+                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+            case .open: break
             }
             return MiddlewareChain(layers) { exchange in exchange.service.respond(route, exchange) }
         }
@@ -157,6 +178,7 @@ public final class ReactorService: HTTPResponder {
         case .adminState: adminState(id, exchange)
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
+        case .adminSessionToken: replaceSessionToken(id, exchange)
         }
     }
 
