@@ -126,6 +126,53 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
+    func inTokenModeThePageUsesItsTokensAndTheConsolePolls() async throws {
+        // Token mode keeps its tokens in memory only so far, so this server keeps no history either.
+        let server = try TestServer { $0.auth.sessions = "token" }
+        let port = server.port
+        let base = "http://127.0.0.1:\(port)"
+        let created = try await offPool { try TestConnection(port: port).request("POST", "/sessions", body: #"{"reactor":"counter","id":"t1"}"#) }
+        let token = try #require(try created.json()["token"] as? String)
+
+        try await Browser.run("token-mode") { browser in
+            // The page keeps the token of the session it creates and sends it (header, or access_token for the stream).
+            try await browser.open(base + "/")
+            try await browser.wait("the picker to load", until: "!document.getElementById('reactor').disabled")
+            try await browser.find("#create").click()
+            try await browser.wait("the page's own session, live through its token", until: WebPageTests.live(version: 0))
+            try await WebPageTests.button(browser, "increase").click()
+            try await browser.wait("its action to give version 1", until: WebPageTests.live(version: 1))
+            #expect(try await browser.execute("return location.search.startsWith('?session=') && !location.href.includes('token')") as? Bool == true)
+
+            // A link to someone else's session, without its token: the page says it has no access.
+            try await browser.open(base + "/?session=t1")
+            try await browser.wait("the page to say it has no access", until: "document.getElementById('streamStatus').dataset.kind === 'denied' && document.getElementById('streamStatus').textContent.includes('unauthorized')")
+            try await browser.expectNoConsoleErrors(expecting: ["/sessions/t1 - Failed to load resource: the server responded with a status of 401"])
+
+            // The console cannot open t1's stream without its token: it follows t1 through the admin routes.
+            try await browser.open(base + "/admin/console")
+            try await browser.find("#token").type(TestServer.adminToken + WebElement.Key.enter)
+            try await browser.wait("the console to list t1", until: Self.connection("connected") + " && document.querySelector('#sessions button[data-session=t1]') !== null")
+            try await browser.find("#sessions button[data-session=t1]").click()
+            try await browser.wait(
+                "t1 followed by polling at version 0, its state unreadable without a journal, time travel off",
+                until: "document.getElementById('streamStatus').dataset.kind === 'polled' && document.getElementById('liveVersion').textContent === 'version 0' && "
+                    + "document.getElementById('liveState').textContent.includes('memoryOnly') && document.getElementById('versionSlider').disabled")
+            let answer = try await offPool {
+                try TestConnection(port: port).request("POST", "/sessions/t1/actions?wait=true", headers: [("Authorization", "Bearer \(token)")], body: #"{"type":"increase"}"#)
+            }
+            #expect(answer.status == 200)
+            try await browser.wait("the polled state to reach version 1", until: "document.getElementById('liveVersion').textContent === 'version 1' && " + Self.logRows(1))
+            try await browser.screenshot("console-polled")
+            try await browser.expectNoConsoleErrors(expecting: [
+                "/sessions/t1/events - Failed to load resource: the server responded with a status of 401",
+                "/sessions/t1 - Failed to load resource: the server responded with a status of 401",
+                "/admin/sessions/t1/versions/0 - Failed to load resource: the server responded with a status of 409",
+            ])
+        }
+    }
+
     static func connection(_ kind: String) -> String {
         "document.getElementById('connection').dataset.kind === '\(kind)'"
     }

@@ -7,6 +7,8 @@ const versionCache = new Map();
 let versionRequest = 0;
 // Versions below this are not kept (a fork starts at its source's version; compaction drops old ones).
 let oldestKept = 0;
+// False once the server said it keeps no history at all (storage.memoryOnly): then nothing is asked again.
+let historyKept = true;
 
 function resetTimeTravel() {
   versionCache.clear();
@@ -42,6 +44,7 @@ async function stateAt(id, version) {
   try {
     answer = await adminAPI("GET", adminPath(id, "/versions/" + version));
   } catch (error) {
+    if (error.code === "memory_only") noHistory(error.message);
     if (error.status === 410 && selected && selected.id === id && version >= oldestKept) {
       oldestKept = version + 1;
       $("versionSlider").min = String(Math.min(oldestKept, Math.max(liveVersion, 0)));
@@ -52,8 +55,16 @@ async function stateAt(id, version) {
   return answer.state;
 }
 
+function noHistory(message) {
+  historyKept = false;
+  for (const id of ["versionSlider", "followLive", "forkId", "fork"]) $(id).disabled = true;
+  $("versionState").textContent = message;
+  $("diff").replaceChildren(node("li", "Time travel and fork need the journal.", "note"));
+}
+
 async function showVersion(version) {
   if (!selected || version < 0) return;
+  if (!historyKept) return noHistory("time travel needs the journal; this server runs with storage.memoryOnly");
   const id = selected.id, request = ++versionRequest;
   $("versionLabel").textContent = version === liveVersion ? version + " (live)" : version + " of " + liveVersion;
   $("fork").textContent = "Fork at version " + version;

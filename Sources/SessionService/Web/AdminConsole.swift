@@ -2,7 +2,7 @@
 /// live state, action log, actions (buttons or JSON), stub mode, forced states, time travel with
 /// what changed, and fork. The page itself holds no secret; the operator types the admin token,
 /// which stays in this tab (sessionStorage) and travels only in `Authorization` headers, never in a
-/// URL. Scripts: `AdminConsole+Script.swift` (connection, list, session),
+/// URL. Scripts: `AdminConsole+Script.swift` (connection, list), `AdminConsole+Session.swift`,
 /// `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift` (versions, diff, fork).
 enum AdminConsole {
     static let document = WebDocument(template: html)
@@ -48,7 +48,7 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 <title>admin console · reactor-server</title>
 <link rel="icon" type="image/svg+xml" href="/favicon.ico">
 <style nonce="__NONCE__">
-"""# + WebStyle.common + style + #"""
+"""# + WebStyle.common + "\n" + style + #"""
 </style>
 </head>
 <body>
@@ -138,7 +138,10 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
   </section>
 </main>
 <script nonce="__NONCE__">
-"""# + WebScript.common + script + actionLogScript + timeTravelScript + #"""
+"""# + [WebScript.common, script, sessionScript, actionLogScript, timeTravelScript].joined(separator: "\n") + #"""
+
+// Everything is defined: connect (when this tab holds a token).
+poll();
 </script>
 </body>
 </html>

@@ -37,7 +37,7 @@ textarea:disabled { background: var(--soft); color: var(--muted); }
 <title>reactor-server</title>
 <link rel="icon" type="image/svg+xml" href="/favicon.ico">
 <style nonce="__NONCE__">
-"""# + WebStyle.common + style + #"""
+"""# + WebStyle.common + "\n" + style + #"""
 </style>
 </head>
 <body>
@@ -107,7 +107,7 @@ textarea:disabled { background: var(--soft); color: var(--muted); }
   </section>
 </main>
 <script nonce="__NONCE__">
-"""# + WebScript.common + sessionsScript + script + #"""
+"""# + [WebScript.common, sessionsScript, script].joined(separator: "\n") + #"""
 </script>
 </body>
 </html>

@@ -23,7 +23,7 @@ input, select, textarea { font: 14px ui-monospace, SFMono-Regular, Menlo, monosp
 textarea { width: 100%; min-height: 4.5rem; resize: vertical; }
 label { display: inline-flex; gap: .35rem; align-items: center; }
 label.block { display: block; margin: .4rem 0 .2rem; font-weight: 600; font-size: .9rem; }
-pre { background: var(--soft); border-radius: 6px; padding: .6rem; overflow: auto; margin: .3rem 0; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; }
+pre { background: var(--soft); border-radius: 6px; padding: .6rem; overflow: auto; margin: .3rem 0; font: 13px/1.4 ui-monospace, SFMono-Regular, Menlo, monospace; white-space: pre-wrap; overflow-wrap: anywhere; }
 .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
 .muted { color: var(--muted); font-size: .9rem; }
 .error { color: var(--bad); }
@@ -32,7 +32,7 @@ pre { background: var(--soft); border-radius: 6px; padding: .6rem; overflow: aut
 [hidden] { display: none !important; }
 .status { display: inline-flex; align-items: center; gap: .4rem; font-size: .9rem; }
 .status::before { content: ""; width: .65rem; height: .65rem; border-radius: 50%; background: #9a9aa0; flex: none; }
-.status[data-kind="live"]::before, .status[data-kind="connected"]::before { background: #1e9e3e; }
+.status[data-kind="live"]::before, .status[data-kind="connected"]::before, .status[data-kind="polled"]::before { background: #1e9e3e; }
 .status[data-kind="connecting"]::before, .status[data-kind="retrying"]::before, .status[data-kind="unreachable"]::before { background: #e0a800; }
 .status[data-kind="gone"]::before, .status[data-kind="ended"]::before, .status[data-kind="denied"]::before, .status[data-kind="refused"]::before, .status[data-kind="error"]::before { background: var(--bad); }
 .spinner { width: 1.1rem; height: 1.1rem; border: 3px solid #c9d8f2; border-top-color: var(--accent); border-radius: 50%; animation: spin .8s linear infinite; display: inline-block; vertical-align: middle; }
