@@ -159,9 +159,9 @@ final class NATSServerProcess: @unchecked Sendable {
                 log.append(String(decoding: data, as: UTF8.self))
             }
         }
-        guard await log.waitFor("Server is ready", from: from, timeout: .seconds(20)) else {
+        guard await log.waitFor("Server is ready", from: from, timeout: .seconds(60)) else {
             process.terminate()
-            throw FixtureError(description: "nats-server \(name) did not become ready within 20 s; its log:\n\(log.text)")
+            throw FixtureError(description: "nats-server \(name) did not become ready within 60 s; its log:\n\(log.text)")
         }
     }
 
@@ -169,9 +169,9 @@ final class NATSServerProcess: @unchecked Sendable {
     func stop(signal: Int32 = SIGTERM) async throws {
         guard let (process, exited) = lock.withLock({ self.process.map { ($0, self.exited!) } }) else { return }
         Glibc.kill(process.processIdentifier, signal)
-        guard await exited.waitFor("exit", timeout: .seconds(20)) else {
+        guard await exited.waitFor("exit", timeout: .seconds(60)) else {
             Glibc.kill(process.processIdentifier, SIGKILL)
-            throw FixtureError(description: "nats-server \(name) did not exit within 20 s of signal \(signal)")
+            throw FixtureError(description: "nats-server \(name) did not exit within 60 s of signal \(signal)")
         }
         lock.withLock { self.process = nil }
     }
