@@ -23,7 +23,7 @@ struct JetStreamClusterTests {
         }
         let js = JetStream(connection: connection, timeout: .seconds(10))
         do {
-            try await js.waitUntilReady(timeout: .seconds(60), logger: Logger(label: "test", level: .info, handler: logs))
+            try await js.waitUntilReady(timeout: .seconds(120), logger: Logger(label: "test", level: .info, handler: logs))
             try await body(cluster, js, logs)
         } catch {
             connection.close()
@@ -39,7 +39,7 @@ struct JetStreamClusterTests {
         var config = StreamConfig(name: "SESSIONS", subjects: ["sessions.>"], replicas: 3)
         config.allowDirect = true
         let logger = Logger(label: "test", level: .info, handler: logs)
-        return try await js.retrying("creating the SESSIONS stream", timeout: .seconds(60), logger: logger) { () async throws(NATSError) in
+        return try await js.retrying("creating the SESSIONS stream", timeout: .seconds(120), logger: logger) { () async throws(NATSError) in
             try await js.createOrUpdateStream(config)
         }
     }
@@ -47,7 +47,7 @@ struct JetStreamClusterTests {
     /// Publishes until acknowledged, retrying transient failures with the same message id (so a
     /// publish that was stored but whose acknowledgement was lost is not stored twice).
     func publishSurely(_ js: JetStream, _ subject: String, _ payload: String, id: String, expected: UInt64? = nil) async throws -> PubAck {
-        try await js.retrying("publishing \(id)", timeout: .seconds(60), logger: .disabled) { () async throws(NATSError) in
+        try await js.retrying("publishing \(id)", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
             try await js.publish(subject, payload: payload.bytes, options: PublishOptions(messageID: id, expectedLastSubjectSequence: expected, timeout: .seconds(2)))
         }
     }
@@ -58,7 +58,7 @@ struct JetStreamClusterTests {
             #expect(info.replicas == 3)
             let leader = try #require(try await js.streamInfo("SESSIONS")?.leader)
             #expect(cluster.nodes.map(\.name).contains(leader))
-            let kv = try await js.retrying("creating the owners bucket", timeout: .seconds(60), logger: .disabled) { () async throws(NATSError) in
+            let kv = try await js.retrying("creating the owners bucket", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
                 try await js.keyValue(KeyValueConfig(bucket: "owners", replicas: 3))
             }
             #expect(try await js.streamInfo("KV_owners")?.replicas == 3)
@@ -81,7 +81,11 @@ struct JetStreamClusterTests {
 
             let info = try #require(try await js.streamInfo("SESSIONS"))
             #expect(info.leader != leaderName && info.lastSequence == 200 && info.messages == 200)
-            let replayed = try await js.replay(stream: "SESSIONS", subject: "sessions.log", batch: 64)
+            // Right after a failover the new leader may not answer consumer requests yet: retried, as
+            // the storage backend will.
+            let replayed = try await js.retrying("replaying the log", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
+                try await js.replay(stream: "SESSIONS", subject: "sessions.log", batch: 64)
+            }
             #expect(replayed.map(\.payload) == (1...200).map { "m\($0)".bytes })
 
             // The killed node comes back and catches up.
@@ -89,7 +93,7 @@ struct JetStreamClusterTests {
             let revived = try await connect(leader.url)
             defer { revived.close() }
             let local = JetStream(connection: revived, timeout: .seconds(10))
-            let caughtUp = try await local.retrying("the restarted node to catch up", timeout: .seconds(60), logger: .disabled) { () async throws(NATSError) in
+            let caughtUp = try await local.retrying("the restarted node to catch up", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
                 guard let info = try await local.streamInfo("SESSIONS"), info.lastSequence == 200 else {
                     throw NATSError.timedOut(subject: "catch-up", server: leader.url, after: .zero)
                 }

@@ -16,6 +16,8 @@ import Synchronization
 /// ```
 public final class InjectedClock: ServiceClock {
     /// What reactors sleep on (`FruitReactor(clock: clock.reactorClock)`); it moves with this clock.
+    /// Wait on it (`waitForSleepers`), but move time with ``advance(by:)``: advancing it alone would move
+    /// the service's and the HTTP server's time without running what falls due.
     public let reactorClock = TestClock()
     /// The delay of every piece of work scheduled on this clock, in order: wait on it to know a deadline
     /// is armed (`try await clock.scheduled.next { $0 == .seconds(5) }`).

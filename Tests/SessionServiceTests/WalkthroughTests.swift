@@ -10,8 +10,12 @@ import Testing
         var expected: [String] = []
     }
 
-    static func walkthrough() throws -> (steps: [Step], watcherOutput: String) {
+    static func walkthrough() throws -> (server: String, steps: [Step], watcherOutput: String) {
         let readme = try ReadmeTests.readme
+        // The server's start is its own block (first terminal), before the commands (second terminal).
+        let serverBlock = try #require(readme.components(separatedBy: "<!-- walkthrough:server -->\n```sh\n").dropFirst().first?
+            .components(separatedBy: "```").first)
+        let server = serverBlock.trimmingCharacters(in: .whitespacesAndNewlines)
         let block = try #require(readme.components(separatedBy: "<!-- walkthrough:start -->").dropFirst().first?
             .components(separatedBy: "<!-- walkthrough:end -->").first)
         var steps: [Step] = []
@@ -24,22 +28,22 @@ import Testing
             }
         }
         let after = try #require(readme.components(separatedBy: "The watcher printed, in order:\n\n```\n").dropFirst().first?.components(separatedBy: "```").first)
-        return (steps, after)
+        return (server, steps, after)
     }
 
     @Test func readmeWalkthroughRunsAsWritten() async throws {
         _ = try TestProcess.tool("curl")
-        let (steps, watcherExpected) = try Self.walkthrough()
+        let (start, steps, watcherExpected) = try Self.walkthrough()
         #expect(steps.count >= 10)
-        let start = try #require(steps.first)
-        #expect(start.command == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
+        #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
+        #expect(!steps.contains { $0.command.contains("swift run") }, "the server starts in its own block, not among the commands")
         try await withTemporaryDirectory("walkthrough") { data in
             let server = try await ServerProcess.start(arguments: ["--data-dir", data], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
             var environment = ProcessInfo.processInfo.environment
             environment["BASE"] = "http://127.0.0.1:\(server.port)"
 
             var watcher: TestProcess?
-            for step in steps.dropFirst() {
+            for step in steps {
                 if step.command.hasSuffix("&") {
                     watcher = try TestProcess("/bin/bash", ["-c", String(step.command.dropLast())], environment: environment)
                     // Continue once the server counts the subscriber, so it sees version 0 as the README shows.

@@ -47,7 +47,10 @@ enum OpenAPIDocument {
   },
   "paths": {
     "/": {
-      "get": {"summary": "A page to try the service in a browser.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+      "get": {"summary": "A page to try the service in a browser; ?session=ID opens that session.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+    },
+    "/favicon.ico": {
+      "get": {"summary": "The pages' icon (SVG).", "responses": {"200": {"description": "An SVG image.", "content": {"image/svg+xml": {}}}}}
     },
     "/healthz": {
       "get": {"summary": "Liveness: 200 while the server accepts work.", "responses": {
@@ -100,6 +103,10 @@ enum OpenAPIDocument {
           {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer (RFC 6901): send only when the selected value changes; data is the selected value. Pulses are sent only for the selected part: pulse p when the pointer is /p or inside it (the whole state, no select, gets every pulse)."},
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
         "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+    },
+    "/admin/console": {
+      "get": {"summary": "The admin console page: sessions, live state, action log, stub mode, time travel, fork. The page is public; it asks for the admin token and sends it only in Authorization headers.",
+        "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
     },
     "/admin/sessions": {
       "get": {"summary": "Every session with version, subscribers and stub flag.", "security": [{"admin": []}],

@@ -3,9 +3,9 @@
 /// test checks `/openapi.json` against it, and the service's exhaustive `switch` over the cases makes
 /// every route have a responder.
 public enum Route: String, Sendable, CaseIterable {
-    case page, health, metrics, openAPI, reactors
+    case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events
-    case adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
+    case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
     public struct Entry: Sendable {
@@ -34,6 +34,7 @@ public enum Route: String, Sendable, CaseIterable {
     /// The routing table, in the order the README and `/openapi.json` list it.
     public static let table: [Entry] = [
         Entry("GET", "/", .page, .open),
+        Entry("GET", "/favicon.ico", .favicon, .open),
         Entry("GET", "/healthz", .health, .open),
         Entry("GET", "/metrics", .metrics, .open),
         Entry("GET", "/openapi.json", .openAPI, .open),
@@ -43,6 +44,8 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("DELETE", "/sessions/{id}", .deleteSession, .session(.delete)),
         Entry("POST", "/sessions/{id}/actions", .postAction, .session(.act)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read)),
+        // The console page holds no secret: the operator types the admin token into it.
+        Entry("GET", "/admin/console", .adminConsole, .open),
         Entry("GET", "/admin/sessions", .adminSessions, .admin),
         Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin),
         Entry("PUT", "/admin/sessions/{id}/stub", .adminStub, .admin),
@@ -61,22 +64,24 @@ public enum Route: String, Sendable, CaseIterable {
     var index: Int {
         switch self {
         case .page: 0
-        case .health: 1
-        case .metrics: 2
-        case .openAPI: 3
-        case .reactors: 4
-        case .createSession: 5
-        case .getSession: 6
-        case .deleteSession: 7
-        case .postAction: 8
-        case .events: 9
-        case .adminSessions: 10
-        case .adminActions: 11
-        case .adminStub: 12
-        case .adminState: 13
-        case .adminVersion: 14
-        case .adminFork: 15
-        case .adminSessionToken: 16
+        case .favicon: 1
+        case .health: 2
+        case .metrics: 3
+        case .openAPI: 4
+        case .reactors: 5
+        case .createSession: 6
+        case .getSession: 7
+        case .deleteSession: 8
+        case .postAction: 9
+        case .events: 10
+        case .adminConsole: 11
+        case .adminSessions: 12
+        case .adminActions: 13
+        case .adminStub: 14
+        case .adminState: 15
+        case .adminVersion: 16
+        case .adminFork: 17
+        case .adminSessionToken: 18
         }
     }
 

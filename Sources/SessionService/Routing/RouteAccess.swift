@@ -3,7 +3,8 @@ import Tokens
 /// Who may call a route, declared with it in ``Route/table``; the service puts the matching access
 /// middleware in front of the route.
 public enum RouteAccess: Sendable, Equatable {
-    /// Anyone: the page, health, metrics, the API description, the reactor list.
+    /// Anyone: the pages (the admin console asks for the token itself), the icon, health, metrics, the API
+    /// description, the reactor list.
     case open
     /// The admin bearer token.
     case admin

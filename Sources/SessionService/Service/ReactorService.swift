@@ -155,8 +155,9 @@ public final class ReactorService: HTTPResponder {
     func respond(_ route: Route, _ exchange: Exchange) {
         let id = exchange.id
         switch route {
-        case .page:
-            exchange.reply(200, body: Array(WebPage.html.utf8), contentType: WebPage.contentType, headers: [("Content-Security-Policy", WebPage.contentSecurityPolicy)])
+        case .page: servePage(WebPage.document, exchange)
+        case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
+        case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
             if !accepting.load(ordering: .relaxed) {
                 exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
@@ -185,6 +186,12 @@ public final class ReactorService: HTTPResponder {
         case .adminFork: adminFork(id, exchange)
         case .adminSessionToken: replaceSessionToken(id, exchange)
         }
+    }
+
+    /// Answers with a page rendered for this response (its own script nonce and policy).
+    func servePage(_ document: WebDocument, _ exchange: Exchange) {
+        let (body, headers) = document.render()
+        exchange.reply(200, body: body, contentType: WebDocument.contentType, headers: headers)
     }
 
     /// Looks the session up (404 when unknown) and marks it active.

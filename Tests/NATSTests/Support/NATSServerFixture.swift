@@ -75,7 +75,7 @@ final class NATSServerProcess: Sendable {
         let process = try TestProcess(binary, arguments, directory: directory)
         current.withLock { $0 = process }
         do {
-            try await process.errorLines.next("nats-server \(name) to be ready", within: .seconds(20)) { $0.contains("Server is ready") }
+            try await process.errorLines.next("nats-server \(name) to be ready", within: .seconds(60)) { $0.contains("Server is ready") }
         } catch {
             process.signal(SIGKILL)
             throw TestFailure("\(error); its log:\n\(log)")
@@ -85,7 +85,7 @@ final class NATSServerProcess: Sendable {
     /// Sends `signal` and waits (bounded) for the process to exit.
     func stop(signal: Int32 = SIGTERM) async throws {
         guard let process = current.withLock({ $0 }) else { return }
-        try await process.stop(signal: signal, within: .seconds(20))
+        try await process.stop(signal: signal, within: .seconds(60))
         current.withLock { $0 = nil }
         earlier.withLock { $0 += process.standardError + process.standardOutput }
     }
