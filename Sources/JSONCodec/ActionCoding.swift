@@ -6,14 +6,17 @@ import Synchronization
 /// `"type"`. An unknown `"type"` is `.unknownType` when the type is a synthesized enum, adopts
 /// `ActionCaseNames`, or its decoder fails on the `"type"` field itself; everything else is `.invalidPayload`.
 ///
+/// `parser` sets the limits (a server passes one whose `maxBytes` is its request-body limit, so a body it
+/// accepted is never refused as too large here).
+///
 /// ```swift
 /// do { let action = try decodeAction(Counter.Action.self, from: body) }
 /// catch { respond(422, code: error.code, message: error.message) }
 /// ```
-public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
     let value: JSONValue
     do {
-        value = try JSONParser().parse(bytes)
+        value = try parser.parse(bytes)
     } catch {
         throw .invalidJSON(error)
     }
@@ -25,7 +28,7 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collecti
 /// Chosen over the general overload when `A: Sendable`, so the hot path (`{"type":"increase"}`) skips
 /// parsing and decoding after the first time. Assumes decoding is deterministic, as synthesized `Codable` is.
 @inlinable
-public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
     // Inlinable so the cache hit is specialized where it is called: unspecialized, reaching the
     // bytes and casting the cached value cost more than the rest of the lookup.
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
@@ -34,18 +37,18 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
     if let recent = recent ?? nil, let cached = recent as? A {
         return cached
     }
-    return try decodeActionFillingCache(type, from: bytes)
+    return try decodeActionFillingCache(type, from: bytes, parser: parser)
 }
 
 /// `decodeAction` past the recent-actions list: the bare-action cache, else parses and decodes, and
 /// remembers bare actions.
 @usableFromInline
-func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser) throws(ActionDecodingError) -> A {
     let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil
     guard let bare else {
         let value: JSONValue
         do {
-            value = try JSONParser().parse(bytes)
+            value = try parser.parse(bytes)
         } catch {
             throw .invalidJSON(error)
         }

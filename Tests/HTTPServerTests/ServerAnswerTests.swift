@@ -1,6 +1,6 @@
 import Dispatch
-import Foundation
 import HTTPServer
+import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -45,22 +45,30 @@ import Glibc
     }
 
     @Test func timeoutsAndADroppedRequestAreAnsweredByTheResponder() async throws {
-        let clock = ManualClock()
-        try await withServer(App(), clock: clock) { _, address in
+        let clock = InjectedClock()
+        let app = App()
+        try await withHTTPServer(app, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
             let head = try TestClient(address)
             try head.send("GET / HTTP/1.1\r\nHost: a\r\nX-Slow: ")
-            #expect(try head.advance(clock, by: .seconds(11)).contains("{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request head was not complete within 10000 ms\"}}"))
-
             let body = try TestClient(address)
             try body.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
-            #expect(try body.advance(clock, by: .seconds(31)).contains("{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request body stalled for 30000 ms\"}}"))
-
             let slow = try TestClient(address)
             try slow.send("GET /hold HTTP/1.1\r\nHost: a\r\n\r\n")
-            let answer = try slow.advance(clock, by: .seconds(61))
-            #expect(answer.hasPrefix("HTTP/1.1 503 "))
-            #expect(answer.contains("Connection: close\r\n"))
-            #expect(answer.hasSuffix("{\"error\":{\"code\":\"responseTimeout\",\"message\":\"the server did not answer within 60000 ms\"}}"))
+            try await app.holding.next("the held request to reach the responder")
+            try passBarrier(address)
+            // Past the head (10 s), body (30 s) and response (60 s) timeouts at once.
+            await clock.advance(by: .seconds(61))
+            let headAnswer = try head.readResponse()
+            #expect(headAnswer.status == 408)
+            #expect(headAnswer.text == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request head was not complete within 10000 ms\"}}")
+            let bodyAnswer = try body.readResponse()
+            #expect(bodyAnswer.status == 408)
+            #expect(bodyAnswer.text == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request body stalled for 30000 ms\"}}")
+            let slowAnswer = try slow.readResponse()
+            #expect(slowAnswer.status == 503)
+            #expect(slowAnswer.header("Connection") == "close")
+            #expect(slowAnswer.text == "{\"error\":{\"code\":\"responseTimeout\",\"message\":\"the server did not answer within 60000 ms\"}}")
+            for client in [head, body, slow] { try client.readToEnd() }
 
             let dropped = try TestClient(address)
             try dropped.send("GET /drop HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -72,7 +80,7 @@ import Glibc
 
     @Test func headOnAnEventStreamGetsItsHeadAndNoEvents() async throws {
         let app = App()
-        try await withServer(app) { _, address in
+        try await withHTTPServer(app) { _, address in
             let get = try TestClient(address)
             try get.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let getHead = try get.read(until: "\r\n\r\n")
@@ -88,12 +96,12 @@ import Glibc
             let strip: (String) -> String = { $0.split(separator: "\r\n").filter { !$0.hasPrefix("Date:") }.joined(separator: "\r\n") }
             #expect(strip(headHead) == strip(getHead))
             #expect(headHead.contains("Content-Type: text/event-stream\r\n"))
-            #expect(try head.readRemaining() == "")
+            #expect(try head.readToEnd().isEmpty)
         }
     }
 
     @Test func headAnswersCarryTheLengthAGetWouldAndNoBody() async throws {
-        try await withServer(App()) { _, address in
+        try await withHTTPServer(App()) { _, address in
             let client = try TestClient(address)
             try client.send("HEAD /big HTTP/1.1\r\nHost: a\r\n\r\nGET /after HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(try client.read(until: "\r\n\r\n").contains("Content-Length: 100000\r\n"))
@@ -103,7 +111,7 @@ import Glibc
     }
 
     @Test func atTheShutdownDeadlineUnansweredRequestsGet503AndTheServerStops() async throws {
-        let clock = ManualClock()
+        let clock = InjectedClock()
         let app = App()
         var configuration = HTTPServer.Configuration()
         configuration.port = 0
@@ -111,17 +119,12 @@ import Glibc
         configuration.shutdownTimeout = .seconds(10)
         let server = HTTPServer(configuration: configuration, responder: app, clock: clock, logger: .disabled)
         let address = try server.start()
-        let stopped = Recorder<Bool>()
-        defer {
-            server.shutdown()
-            server.waitUntilStopped()
-        }
         let waiting = try TestClient(address)
         try waiting.send("POST /hold HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}")
         let waitingHead = try TestClient(address)
         try waitingHead.send("HEAD /hold HTTP/1.1\r\nHost: a\r\n\r\n")
-        _ = try await app.holding.next { $0 == "POST" }
-        _ = try await app.holding.next { $0 == "HEAD" }
+        try await app.holding.next("the POST to reach the responder") { $0 == "POST" }
+        try await app.holding.next("the HEAD to reach the responder") { $0 == "HEAD" }
         let stream = try TestClient(address)
         try stream.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
         #expect(try stream.read(until: "data: first\n\n").contains("200 OK"))
@@ -129,33 +132,28 @@ import Glibc
         #expect(try idle.outcome(of: "/") == .answered(200))
 
         server.shutdown()
-        // On a thread of its own: waiting blocks, and the cooperative pool may have only two threads.
-        Thread {
-            server.waitUntilStopped()
-            stopped.record(true)
-        }.start()
         // Shutdown began: idle connections close and streams end at once; the others wait.
-        #expect(try idle.waitForClose())
-        #expect(try stream.waitForClose())
+        try idle.readToEnd()
+        try stream.readToEnd()
         #expect(try await app.notices.next() == .closed(reason: "server shutting down"))
 
-        clock.advance(by: .seconds(11))
+        await clock.advance(by: .seconds(11))
         let answer = try waiting.readResponse()
         #expect(answer.status == 503)
         #expect(answer.header("Connection") == "close")
         #expect(answer.text == "{\"error\":{\"code\":\"shuttingDown\",\"message\":\"the server is shutting down and could not finish this request\"}}")
-        #expect(try waiting.waitForClose())
-        let headAnswer = try waitingHead.read(until: "\r\n\r\n")
-        #expect(headAnswer.hasPrefix("HTTP/1.1 503 "))
-        #expect(try waitingHead.readRemaining() == "")
-        #expect(try await stopped.next(timeout: .seconds(20)))
+        try waiting.readToEnd()
+        #expect(try waitingHead.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 503 "))
+        #expect(try waitingHead.readToEnd().isEmpty, "a HEAD answer has no body")
+        // Down at the deadline: the loop has stopped.
+        try await stop(server)
         // An answer after the deadline goes nowhere, harmlessly.
         for writer in app.held.withLock({ $0 }) { writer.respond(status: 200) }
     }
 
     @Test func aClientThatPipelinesAndNeverReadsStopsBeingServedUntilItReads() async throws {
         let app = App()
-        try await withServer(app, configure: { $0.loopCount = 1 }) { _, address in
+        try await withHTTPServer(app, configure: { $0.loopCount = 1 }) { _, address in
             let client = try TestClient(address, receiveBuffer: 4096)
             let count = 400
             try client.send(String(repeating: "GET /big HTTP/1.1\r\nHost: a\r\n\r\n", count: count))

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -30,7 +31,7 @@ import Testing
         let id = try server.createSession("counter", id: "a")
         _ = try server.createSession("todo", id: "b")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/a/events?select=/value")
+        let stream = try server.subscribe("/sessions/a/events?select=/value")
         _ = try stream.nextEvent()
         let listing = try server.request("GET", "/admin/sessions", headers: server.admin).json()
         let sessions = try #require(listing["sessions"] as? [[String: Any]])
@@ -74,7 +75,7 @@ import Testing
         let server = try TestServer()
         let id = try server.createSession("counter")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/\(id)/events")
+        let stream = try server.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "1")
 
         let disabled = try server.request("PUT", "/admin/sessions/\(id)/state", headers: server.admin, body: #"{"value":9}"#)
@@ -83,7 +84,7 @@ import Testing
 
         let on = try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":true}"#)
         #expect(on.status == 200)
-        #expect(on.text == #"{"stub":true}"#)
+        #expect(on.text == #"{"stub":true}"# + "\n")
         let stubbed = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
         #expect(stubbed.status == 200)
         #expect(try stubbed.json()["version"] as? Int == 1, "neither mutate nor reduce ran")
@@ -107,7 +108,7 @@ import Testing
         let log = try server.request("GET", "/admin/sessions/\(id)/actions", headers: server.admin).json()
         #expect((log["actions"] as? [[String: Any]])?.map { $0["stubbed"] as? Bool } == [false, true])
 
-        #expect(try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":false}"#).text == #"{"stub":false}"#)
+        #expect(try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":false}"#).text == #"{"stub":false}"# + "\n")
         let live = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).json()
         #expect((live["state"] as? [String: Any])?["value"] as? Int == 43, "the forced state is kept")
     }
@@ -128,7 +129,7 @@ import Testing
         #expect(created.header("Access-Control-Allow-Origin") == "https://app.example")
         #expect(try server.request("GET", "/healthz", headers: [("Origin", "https://evil.example")]).header("Access-Control-Allow-Origin") == nil)
         let id = try created.json()["id"] as! String
-        let stream = try EventStreamTests.subscribe(server, "/sessions/\(id)/events", headers: [("Origin", "https://app.example")])
+        let stream = try server.subscribe("/sessions/\(id)/events", headers: [("Origin", "https://app.example")])
         #expect(try stream.nextEvent().id == "0")
     }
 

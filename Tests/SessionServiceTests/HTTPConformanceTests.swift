@@ -1,5 +1,6 @@
 import Examples
 import Foundation
+import ReactorServerTesting
 import SessionService
 import Testing
 
@@ -31,7 +32,7 @@ import Testing
         #expect(try server.request("DELETE", "/nowhere").errorCode == "not_found")
         // No tunnels: CONNECT is refused before routing.
         let connection = try server.connect()
-        try connection.write("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
+        try connection.send("CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n")
         let connect = try connection.readResponse()
         #expect(connect.status == 501)
         #expect(connect.errorCode == "not_implemented")
@@ -47,7 +48,7 @@ import Testing
     func aBadHostIs400InTheErrorShape(_ request: String) throws {
         let server = try TestServer()
         let connection = try server.connect()
-        try connection.write(request)
+        try connection.send(request)
         let response = try connection.readResponse()
         #expect(response.status == 400)
         #expect(response.errorCode == "bad_request")
@@ -81,13 +82,16 @@ import Testing
         #expect(head.header("Content-Length") == String(get.body.count))
         #expect(head.header("Content-Type") == get.header("Content-Type"))
         // The HEAD answer had no body: the next answer on the connection starts right after it.
-        #expect(try connection.request("GET", "/healthz").text == #"{"status":"ok"}"#)
+        #expect(try connection.request("GET", "/healthz").json()["status"] as? String == "ok")
     }
 
-    @Test func aSlowRequestHeadIs408InTheErrorShape() throws {
-        let server = try TestServer(configure: { $0.http.headTimeoutSeconds = 0.2 })
+    @Test func aSlowRequestHeadIs408InTheErrorShape() async throws {
+        // One loop: once another request is answered, the loop has seen the slow head's bytes.
+        let server = try TestServer(configure: { $0.http.loops = 1 })
         let connection = try server.connect()
-        try connection.write("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+        try connection.send("GET /healthz HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+        #expect(try server.request("GET", "/healthz").status == 200)
+        await server.clock.advance(by: .seconds(11))
         let response = try connection.readResponse()
         #expect(response.status == 408)
         #expect(response.errorCode == "request_timeout")
@@ -97,7 +101,8 @@ import Testing
     @Test func shutdownAnswersAnActionStillWaitingWith503() async throws {
         // An upstream that never answers: the action's effect runs past any deadline.
         let server = try TestServer(configure: { configuration in
-            configuration.http.shutdownDeadlineSeconds = 0.3
+            configuration.http.loops = 1
+            configuration.http.shutdownDeadlineSeconds = 10
             configuration.sessions.waitTimeoutSeconds = 600
         }, catalog: { catalog in
             catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
@@ -108,28 +113,21 @@ import Testing
             }
         })
         let id = try server.createSession("search")
-        let port = server.port
-        let service = server.server
-        // Blocking reads off the cooperative pool, where the never-ending effect also waits.
-        let (response, rest) = try await offPool { () throws -> (TestResponse, [UInt8]) in
-            let waiting = try TestConnection(port: port)
-            try waiting.write("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}")
-            // The action was taken: its effect started loading.
-            var loading = false
-            for _ in 0..<1000 where !loading {
-                let state = try TestConnection(port: port).request("GET", "/sessions/\(id)").json()["state"] as? [String: Any]
-                loading = state?["isLoading"] as? Bool == true
-            }
-            guard loading else { throw TestConnection.Failure(description: "the action never started loading") }
-            service.shutdown()
-            let response = try waiting.readResponse()
-            let rest = try waiting.readToEnd()
-            service.waitUntilStopped()
-            return (response, rest)
+        let waiting = try server.connect()
+        try waiting.send("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}")
+        try await eventually("the action to start loading") {
+            (try server.request("GET", "/sessions/\(id)").json()["state"] as? [String: Any])?["isLoading"] as? Bool == true
         }
+        let idle = try server.connect()
+        #expect(try idle.request("GET", "/healthz").status == 200)
+        server.server.shutdown()
+        // Shutdown began (the idle connection closed); the action still waits.
+        try idle.readToEnd()
+        await server.clock.advance(by: .seconds(11))
+        let response = try waiting.readResponse()
         #expect(response.status == 503)
         #expect(response.errorCode == "shutting_down")
         #expect(response.header("Connection") == "close")
-        #expect(rest.isEmpty)
+        #expect(try waiting.readToEnd().isEmpty)
     }
 }

@@ -1,54 +1,100 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// When the journal cannot be written (here: a 64 KiB file-size limit, `ulimit -f 64`), the server
-/// refuses changes with 503 `storage_unavailable` and says why, keeps serving reads, and loses nothing
-/// it acknowledged before the failure.
+/// When the journal cannot be written (here: a 64 KiB file-size limit, `ulimit -S -f 64`), the server
+/// refuses changes with 503 `storage_unavailable` and says why, keeps serving reads, and loses nothing it
+/// acknowledged before the failure; once the journal can be written again (the limit raised with
+/// `prlimit`), it recovers without a restart.
 @Suite struct StorageFailureTests {
-    @Test func aJournalThatCannotBeWrittenRefusesChanges() throws {
-        let directory = NSTemporaryDirectory() + "storage-failure-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let binary = try ServerProcess.binary()
-        var server = try ServerProcess(binary: "/bin/bash", arguments: ["-c", "ulimit -f 64 && exec \"$0\" --data-dir \"$1\" --port 0", binary, directory])
-        var connection = try TestConnection(port: server.port)
-        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"full"}"#).status == 201)
-        var acknowledged = 0
-        var refusal: TestResponse?
-        // About 90 bytes per action: the limit is reached within about 730.
-        for _ in 0..<5_000 {
-            let response = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#)
-            guard response.status == 202 else {
-                refusal = response
-                break
-            }
-            acknowledged += 1
-        }
-        let refused = try #require(refusal)
-        #expect(refused.status == 503)
-        #expect(refused.errorCode == "storage_unavailable")
-        #expect(refused.errorMessage?.contains("File too large") == true, "\(refused.text)")
-        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode == "storage_unavailable")
-        // Reads still work.
-        let current = try connection.request("GET", "/sessions/full")
-        #expect(current.status == 200)
-        // The line is in the pipe before the 503 left; the reader thread may not have taken it yet.
-        let line = "cannot write the journal; actions are refused with 503 storage_unavailable"
-        let deadline = Date().addingTimeInterval(10)
-        while !server.standardError.contains(line), Date() < deadline { sched_yield() }
-        #expect(server.standardError.contains(line))
-        #expect(server.stop(signal: SIGKILL) == SIGKILL)
+    static let token = "storage-failure-token"
+    static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
-        server = try ServerProcess(arguments: ["--data-dir", directory])
-        connection = try TestConnection(port: server.port)
-        let recovered = try connection.request("GET", "/sessions/full").json()
-        // The action acknowledged in the loop iteration whose write failed may be the one exception:
-        // its 202 was already queued when the write failed (the HTTP server cannot hold it back).
-        #expect((recovered["version"] as? Int ?? 0) >= acknowledged - 1, "acknowledged \(acknowledged), recovered \(recovered)")
-        #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
-        #expect(server.stop() == 0)
+    /// A server whose journal files may not grow past 64 KiB until the test raises the (soft) limit.
+    static func start(_ directory: String) async throws -> ServerProcess {
+        try await ServerProcess.start(arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": token], shell: "ulimit -S -f 64")
+    }
+
+    /// Starts such a server with session "full" and sends increases until one is refused; returns how
+    /// many were acknowledged before, and the refusal.
+    static func startAndFill(_ directory: String) async throws -> (server: ServerProcess, connection: TestClient, acknowledged: Int, refusal: TestResponse) {
+        let server = try await start(directory)
+        let connection = try server.client()
+        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"full"}"#).status == 201)
+        // About 90 bytes per action: the limit is reached within about 730.
+        for acknowledged in 0..<5_000 {
+            let response = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#)
+            if response.status != 202 { return (server, connection, acknowledged, response) }
+        }
+        throw TestFailure("5,000 actions were accepted under a 64 KiB file-size limit")
+    }
+
+    @Test func aJournalThatCannotBeWrittenRefusesChangesAndKeepsWhatItAcknowledged() async throws {
+        try await withTemporaryDirectory("storage-failure") { directory in
+            var (server, connection, acknowledged, refused) = try await Self.startAndFill(directory)
+            #expect(refused.status == 503)
+            #expect(refused.errorCode == "storage_unavailable")
+            #expect(refused.errorMessage?.contains("File too large") == true, "\(refused.text)")
+            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode == "storage_unavailable")
+            // Reads still work.
+            #expect(try connection.request("GET", "/sessions/full").status == 200)
+            try await server.process.errorLines.next("the failure to be logged") {
+                $0.contains("cannot write the journal; actions are refused with 503 storage_unavailable")
+            }
+            #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
+
+            server = try await ServerProcess.start(arguments: ["--data-dir", directory])
+            connection = try server.client()
+            let recovered = try #require(try connection.request("GET", "/sessions/full").json()["version"] as? Int)
+            // All but the action whose own write failed survive: its 202 was already queued when the
+            // write failed in the output hook, and the HTTP layer cannot hold queued output back.
+            #expect(recovered >= acknowledged - 1, "acknowledged \(acknowledged), recovered \(recovered)")
+            withKnownIssue("a 202 leaves for the action whose journal write failed; fixing it needs an output hook that can hold a response back") {
+                #expect(recovered >= acknowledged, "acknowledged \(acknowledged), recovered \(recovered)")
+            }
+            #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
+    @Test func aJournalWritableAgainRecoversWithoutARestart() async throws {
+        try await withTemporaryDirectory("storage-recovery") { directory in
+            var (server, connection, before, _) = try await Self.startAndFill(directory)
+            // While failing: no fork, and the health check tells a load balancer to look elsewhere.
+            let fork = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
+            #expect(fork.status == 503)
+            #expect(fork.errorCode == "storage_unavailable")
+            let unhealthy = try connection.request("GET", "/healthz")
+            #expect(unhealthy.status == 503)
+            #expect(unhealthy.errorCode == "storage_unavailable")
+
+            let raised = try await TestProcess.run(TestProcess.tool("prlimit"), ["--pid", "\(server.process.pid)", "--fsize=unlimited"])
+            try #require(raised.termination == .exited(0), "prlimit: \(raised.error)")
+            // The next output retries the failed write.
+            _ = try connection.request("GET", "/sessions/full")
+            try await server.process.errorLines.next("the journal to be writable again") { $0.contains("the journal is writable again") }
+            #expect(try connection.request("GET", "/healthz").status == 200)
+            var after = 0
+            for _ in 0..<10 {
+                #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
+                after += 1
+            }
+            let forked = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
+            #expect(forked.status == 201)
+
+            // Everything acknowledged, before the failure and after it, is in the journal; the action
+            // whose write failed was written by the retry.
+            #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
+            server = try await ServerProcess.start(arguments: ["--data-dir", directory])
+            let restarted = try server.client()
+            let version = try #require(try restarted.request("GET", "/sessions/full").json()["version"] as? Int)
+            #expect(version == before + after, "acknowledged \(before) + \(after), recovered version \(version)")
+            #expect(try restarted.request("GET", "/sessions/branch").json()["version"] as? Int == 1)
+            #expect(try await server.stop() == .exited(0))
+        }
     }
 }

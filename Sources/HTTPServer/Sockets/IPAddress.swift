@@ -6,11 +6,25 @@ import Glibc
 /// to hash and compare: connections are counted per client address with it.
 public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// The first and last 64 bits, in network order read as big-endian numbers.
-    var high: UInt64
-    var low: UInt64
+    public var high: UInt64
+    public var low: UInt64
 
-    /// The address of a numeric IPv4 or IPv6 string (`"10.0.0.1"`, `"::1"`), or nil.
-    public init?(_ text: String) {
+    /// The address with these 128 bits.
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
+    /// The address of a numeric IPv4 or IPv6 string (`"10.0.0.1"`, `"::1"`, `"[::1]"`), or nil.
+    public init?(_ text: some StringProtocol) {
+        var text = String(text)
+        // Dotted IPv4 read straight from the bytes: the rate limits parse an address per request, where
+        // copying to a C string for inet_pton cost more than the rest of the check.
+        if let v4 = text.withUTF8({ Self.parseIPv4($0) }) {
+            self.init(ipv4: v4)
+            return
+        }
+        if text.hasPrefix("["), text.hasSuffix("]") { text = String(text.dropFirst().dropLast()) }
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, text, &v4) == 1 {
@@ -20,6 +34,32 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         } else {
             return nil
         }
+    }
+
+    /// `a.b.c.d` with each part 0…255 and no leading zeros beyond a lone 0; nil otherwise.
+    static func parseIPv4(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        var value: UInt32 = 0
+        var part: UInt32 = 0
+        var digits = 0
+        var parts = 0
+        for byte in bytes {
+            if byte == UInt8(ascii: ".") {
+                guard digits > 0, parts < 3 else { return nil }
+                value = value << 8 | part
+                parts += 1
+                part = 0
+                digits = 0
+            } else if byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                guard digits < 3, !(digits == 1 && part == 0) else { return nil }
+                part = part * 10 + UInt32(byte - UInt8(ascii: "0"))
+                guard part <= 255 else { return nil }
+                digits += 1
+            } else {
+                return nil
+            }
+        }
+        guard digits > 0, parts == 3 else { return nil }
+        return value << 8 | part
     }
 
     init(ipv4: UInt32) {
@@ -50,7 +90,7 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether this is an IPv4 address (in its mapped form).
-    var isIPv4: Bool { high == 0 && low >> 32 == 0xFFFF }
+    public var isIPv4: Bool { high == 0 && low >> 32 == 0xFFFF }
 
     /// `10.0.0.1` or `::1`.
     public var description: String {
@@ -119,4 +159,9 @@ public struct IPAddressRange: Sendable, Hashable, CustomStringConvertible {
         let low: UInt64 = bits <= 64 ? 0 : (bits == 128 ? .max : .max << (128 - bits))
         return (high, low)
     }
+}
+
+extension [IPAddressRange] {
+    /// Whether any block holds `address`.
+    public func contains(_ address: IPAddress) -> Bool { contains { $0.contains(address) } }
 }

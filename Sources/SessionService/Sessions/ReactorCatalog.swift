@@ -55,12 +55,15 @@ public struct ReactorCatalog: Sendable {
     public init() {}
 
     /// Adds a reactor type; `make` builds the reactor of each new session. A name registered twice
-    /// replaces the earlier one.
+    /// replaces the earlier one. Stops the program when the reactor's `State` has a `@Pulse` property the
+    /// runtime cannot deliver (anywhere but at its top level): clients would never hear of it.
     @inlinable
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
     ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
+        let undelivered = Pulses.undeliverable(in: R.State.self)
+        precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,

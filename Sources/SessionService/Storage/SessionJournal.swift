@@ -81,13 +81,13 @@ final class SessionJournal: Sendable {
     /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
     /// The action log is not in it (its accept records are kept alive instead); interrupted actions
     /// older than `oldestRetained` are forgotten.
-    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], oldestRetained: UInt64?, passivating: Bool) {
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?, passivating: Bool) {
         sinceSnapshot.store(0, ordering: .relaxed)
         actions.withLock { running in
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
                 running = running.filter { $0.key >= oldestRetained }
             }
-            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted())
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted(), pulses: pulses)
             storage.appendSnapshot(key: key, snapshot, passivating: passivating)
         }
     }
