@@ -1,3 +1,4 @@
+import Posix
 import Synchronization
 
 #if canImport(Glibc)
@@ -36,12 +37,12 @@ extension SessionStorage {
             // The copies must be on disk before the originals go.
             sync()
             do {
-                try StorageFiles.remove(segmentPath(plan.segment))
+                try Posix.unlink(segmentPath(plan.segment))
             } catch {
                 logger.error("cannot delete a compacted journal segment", ["error": .string("\(error)")])
                 break
             }
-            StorageFiles.syncDirectory(options.directory)
+            try? Posix.syncDirectory(options.directory)
             state.withLock { $0.oldestSegment = plan.segment + 1 }
             deleted += 1
         }
@@ -84,15 +85,18 @@ extension SessionStorage {
     }
 
     /// Every snapshot and state record of one session still on disk, oldest first.
-    func records(key: UInt32) throws(StorageError) -> [JournalRecord] {
+    func records(key: UInt32) throws(IOError) -> [JournalRecord] {
         flush()
         var found: [JournalRecord] = []
         // Compaction deletes only the oldest segments; a segment gone mid-read just holds nothing newer.
         for segment in try segmentNumbers() {
             let path = segmentPath(segment)
-            guard let fd = try? StorageFiles.openForReading(path) else { continue }
-            let data = try StorageFiles.read(fd, offset: 0, count: StorageFiles.size(fd), path: path)
-            Glibc.close(fd)
+            let data: [UInt8]
+            do {
+                data = try JournalFiles.readAll(path)
+            } catch where error.errno == ENOENT {
+                continue
+            }
             data.withUnsafeBytes { raw in
                 var offset = 0
                 while offset < raw.count {
@@ -111,7 +115,7 @@ extension SessionStorage {
     }
 
     /// The records to replay version `version` of session `id`; nil when it is older than the retained history.
-    func history(id: String, upTo version: UInt64) throws(StorageError) -> StoredVersionHistory? {
+    func history(id: String, upTo version: UInt64) throws(IOError) -> StoredVersionHistory? {
         guard let key = key(for: id) else { return nil }
         let all = try records(key: key)
         guard let base = all.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: { $0.number < $1.number }),

@@ -1,3 +1,5 @@
+import Posix
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,14 +8,19 @@ import Glibc
 // quarantining the sessions that corrupt records belong to.
 extension SessionStorage {
     /// The journal segment numbers present, oldest first.
-    func segmentNumbers() throws(StorageError) -> [UInt32] {
-        try StorageFiles.list(options.directory).compactMap { name -> UInt32? in
-            guard name.hasPrefix("journal-"), name.hasSuffix(".log") else { return nil }
-            return UInt32(name.dropFirst(8).dropLast(4))
-        }.sorted()
+    func segmentNumbers() throws(IOError) -> [UInt32] {
+        try JournalFiles.segmentNumbers(options.directory)
     }
 
-    func recover() throws(StorageError) {
+    func recover() throws(JournalError) {
+        do throws(IOError) {
+            try scan()
+        } catch {
+            throw .io(error)
+        }
+    }
+
+    func scan() throws(IOError) {
         let segments = try segmentNumbers()
         var recovered = State()
         recovered.index.actionLogLimit = options.actionLogLimit
@@ -21,9 +28,7 @@ extension SessionStorage {
         var bytes = 0
         for segment in segments {
             let path = segmentPath(segment)
-            let fd = try StorageFiles.openForReading(path)
-            let data = try StorageFiles.read(fd, offset: 0, count: StorageFiles.size(fd), path: path)
-            Glibc.close(fd)
+            let data = try JournalFiles.readAll(path)
             bytes += data.count
             let end = data.withUnsafeBytes { raw -> Int in
                 var offset = 0
@@ -53,7 +58,9 @@ extension SessionStorage {
                 return offset
             }
             if end < data.count {
-                try StorageFiles.truncate(path, to: end)
+                let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
+                defer { Posix.close(fd) }
+                do { try Posix.ftruncate(fd, end) } catch { throw error.about(path) }
                 logger.warning("truncated a torn journal tail (a crash interrupted a write)", ["path": .string(path), "kept_bytes": .int(end), "dropped_bytes": .int(data.count - end)])
             }
         }

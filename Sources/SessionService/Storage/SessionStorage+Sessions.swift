@@ -1,3 +1,5 @@
+import Posix
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -125,7 +127,7 @@ extension SessionStorage {
                     var tail: [JournalRecord] = []
                     tail.reserveCapacity(entry.tail.count)
                     for record in entry.tail { tail.append(try reader.read(record.location)) }
-                    let actionLog = try entry.actionLog.map { location throws(StorageError) in try reader.read(location) }
+                    let actionLog = try entry.actionLog.map { location throws(JournalError) in try reader.read(location) }
                     var accepts: [JournalRecord] = []
                     accepts.reserveCapacity(entry.retainedAccepts.count)
                     for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
@@ -223,7 +225,7 @@ extension SessionStorage {
     }
 
     /// Reads one record back from its segment (the buffer must be written out).
-    func readRecord(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+    func readRecord(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         var reader = SegmentReader(storage: self)
         defer { reader.close() }
         return try reader.read(location)
@@ -247,25 +249,30 @@ struct SegmentReader {
 
     init(storage: SessionStorage) { self.storage = storage }
 
-    mutating func read(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+    mutating func read(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         let path = storage.segmentPath(location.segment)
-        let fd: Int32
-        if let existing = open[location.segment] {
-            fd = existing
-        } else {
-            fd = try StorageFiles.openForReading(path)
-            open[location.segment] = fd
+        let bytes: [UInt8]
+        do throws(IOError) {
+            let fd: Int32
+            if let existing = open[location.segment] {
+                fd = existing
+            } else {
+                fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
+                open[location.segment] = fd
+            }
+            bytes = try JournalFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
+        } catch {
+            throw .io(error)
         }
-        let bytes = try StorageFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
         let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
         guard case .record(let record, _) = parsed else {
-            throw StorageError(message: "the record at \(path) offset \(location.offset) no longer reads back (\(parsed))")
+            throw .corrupt(path: path, offset: Int(location.offset), reason: "no longer reads back (\(parsed))")
         }
         return record
     }
 
     mutating func close() {
-        for fd in open.values { Glibc.close(fd) }
+        for fd in open.values { Posix.close(fd) }
         open = [:]
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logs
+import Posix
 import Synchronization
 
 #if canImport(Glibc)
@@ -59,7 +60,7 @@ public final class SessionStorage: Sendable {
         var fd: Int32 = -1
         var fdSegment: UInt32 = 0
         /// Where the open segment ends, kept here so a failed write is cut back without asking the kernel first.
-        var fdEnd: off_t = 0
+        var fdEnd = 0
         /// Segments written since the last fdatasync (their descriptors, kept open until synced).
         var unsynced: [UInt32: Int32] = [:]
     }
@@ -89,16 +90,27 @@ public final class SessionStorage: Sendable {
     @usableFromInline let failing = Atomic<Bool>(false)
 
     /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
-    public init(options: Options, logger: Logger) throws(StorageError) {
+    public init(options: Options, logger: Logger) throws(JournalError) {
         self.options = options
         self.logger = logger
-        try StorageFiles.makeDirectory(options.directory)
         let lockPath = options.directory + "/LOCK"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StorageError("open", lockPath) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            Glibc.close(fd)
-            throw StorageError(message: "another reactor-server holds the data directory \(options.directory) (\(lockPath) is locked); use a different --data-dir or stop the other process")
+        let fd: Int32
+        let locked: Bool
+        do throws(IOError) {
+            try Posix.makeDirectories(options.directory, mode: JournalFiles.directoryMode)
+            fd = try Posix.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: JournalFiles.fileMode)
+            do {
+                locked = try Posix.tryLock(fd)
+            } catch {
+                Posix.close(fd)
+                throw error.about(lockPath)
+            }
+        } catch {
+            throw .io(error)
+        }
+        guard locked else {
+            Posix.close(fd)
+            throw .locked(directory: options.directory, lockFile: lockPath)
         }
         lockFD = fd
         // A file-size limit (ulimit -f) must fail a write with EFBIG, not kill the server.
@@ -122,15 +134,14 @@ public final class SessionStorage: Sendable {
         flush()
         sync()
         io.withLock { io in
-            if io.fd >= 0 { Glibc.close(io.fd) }
+            if io.fd >= 0 { Posix.close(io.fd) }
             io.fd = -1
         }
-        Glibc.close(lockFD)
+        Posix.close(lockFD)
     }
 
     func segmentPath(_ segment: UInt32) -> String {
-        let digits = String(segment)
-        return options.directory + "/journal-" + String(repeating: "0", count: max(0, 10 - digits.utf8.count)) + digits + ".log"
+        JournalFiles.segmentPath(options.directory, segment)
     }
 
     // MARK: appending
@@ -197,23 +208,26 @@ public final class SessionStorage: Sendable {
             do {
                 if io.fdSegment != chunk.segment || io.fd < 0 {
                     if io.fd >= 0 {
-                        if options.fsync == .never { Glibc.close(io.fd) } else { io.unsynced[io.fdSegment] = io.fd }
+                        if options.fsync == .never { Posix.close(io.fd) } else { io.unsynced[io.fdSegment] = io.fd }
+                        io.fd = -1
                     }
-                    io.fd = try StorageFiles.openForAppend(segmentPath(chunk.segment))
+                    let path = segmentPath(chunk.segment)
+                    io.fd = try Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: JournalFiles.fileMode)
                     io.fdSegment = chunk.segment
-                    io.fdEnd = lseek(io.fd, 0, SEEK_END)
-                    if options.fsync != .never { StorageFiles.syncDirectory(options.directory) }
+                    io.fdEnd = try Posix.size(io.fd)
+                    // Best effort, as before: the segment's entry reaches the disk with the next sync of the folder at the latest.
+                    if options.fsync != .never { try? Posix.syncDirectory(options.directory) }
                 }
                 let fd = io.fd
                 start = io.fdEnd
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
-                // The path is built only for an error message: formatting it cost more than the rest of a commit.
-                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: self.segmentPath(chunk.segment)) } }
-                try result.get()
-                io.fdEnd += off_t(chunk.bytes.count)
+                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.writeAll(fd, bytes) } }
+                // The path is named only for an error message: formatting it cost more than the rest of a commit.
+                do { try result.get() } catch { throw error.about(segmentPath(chunk.segment)) }
+                io.fdEnd += chunk.bytes.count
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
-                if start >= 0 { _ = ftruncate(io.fd, start) }
+                if start >= 0 { try? Posix.ftruncate(io.fd, start) }
                 let unwritten = Array(chunks[position...])
                 state.withLock { $0.chunks.insert(contentsOf: unwritten, at: 0) }
                 fail("\(error)", sticky: false)
@@ -276,11 +290,11 @@ public final class SessionStorage: Sendable {
         for (segment, fd) in io.unsynced {
             let descriptor = fd >= 0 ? fd : io.fd
             do {
-                try StorageFiles.sync(descriptor, path: segmentPath(segment))
+                try Posix.fdatasync(descriptor)
             } catch {
-                fail("\(error)", sticky: true)
+                fail("\(error.about(segmentPath(segment)))", sticky: true)
             }
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 { Posix.close(fd) }
         }
         io.unsynced = [:]
     }
@@ -311,20 +325,19 @@ public final class SessionStorage: Sendable {
                         if fd >= 0 {
                             work.append((segment, fd))
                         } else if io.fd >= 0 {
-                            let copy = dup(io.fd)
-                            if copy >= 0 { work.append((segment, copy)) } else { kept[segment] = -1 }
+                            if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
                         }
                     }
                     io.unsynced = kept
                     return work
                 }
                 for item in work {
-                    do {
-                        try StorageFiles.sync(item.fd, path: self.segmentPath(item.segment))
+                    do throws(IOError) {
+                        try Posix.fdatasync(item.fd)
                     } catch {
-                        self.fail("\(error)", sticky: true)
+                        self.fail("\(error.about(self.segmentPath(item.segment)))", sticky: true)
                     }
-                    Glibc.close(item.fd)
+                    Posix.close(item.fd)
                 }
             }
         }
