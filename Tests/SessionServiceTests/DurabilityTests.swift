@@ -64,7 +64,7 @@ import Testing
         let server = try Self.server(directory)
         #expect(try server.request("GET", "/sessions/torn").json()["version"] as? Int == 2)
         #expect(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int == size)
-        #expect(server.logs.records.contains { $0.message.contains("torn journal tail") })
+        #expect(server.logs.records.contains { $0.message.contains("cut off an incomplete record") })
     }
 
     @Test func corruptionInTheMiddleQuarantinesOnlyThatSession() throws {

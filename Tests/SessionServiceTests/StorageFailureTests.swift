@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 
+@testable import SessionService
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,5 +52,35 @@ import Glibc
         #expect((recovered["version"] as? Int ?? 0) >= acknowledged - 1, "acknowledged \(acknowledged), recovered \(recovered)")
         #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
         #expect(server.stop() == 0)
+    }
+
+    /// Writes that fail part-way (the file-size limit cuts a `write(2)` short) are cut back, and a
+    /// clean shutdown while they fail leaves whole records only: nothing for the next start to cut off.
+    @Test func aCleanShutdownLeavesNoPartOfARecord() throws {
+        let directory = NSTemporaryDirectory() + "storage-failure-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let binary = try ServerProcess.binary()
+        var server = try ServerProcess(binary: "/bin/bash", arguments: ["-c", "ulimit -f 64 && exec \"$0\" --data-dir \"$1\" --port 0", binary, directory])
+        var connection = try TestConnection(port: server.port)
+        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"todo","id":"full"}"#).status == 201)
+        var refused = false
+        // Titles of odd lengths, so the limit falls inside a record rather than between two.
+        for index in 0..<5_000 where !refused {
+            let title = String(repeating: "x", count: 37 + index % 101)
+            refused = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"add","title":"\#(title)"}"#).status == 503
+        }
+        #expect(refused, "the file-size limit was never reached")
+        #expect(server.stop() == 0)
+        for segment in try DurabilityTests.segments(directory) {
+            let bytes = try JournalDamageTests.bytes(segment)
+            let records = JournalDamageTests.records(bytes)
+            let end = records.last.map { $0.offset + $0.size } ?? 0
+            #expect(end == bytes.count, "\(segment) ends \(bytes.count - end) bytes into a record")
+        }
+        server = try ServerProcess(arguments: ["--data-dir", directory])
+        connection = try TestConnection(port: server.port)
+        #expect(try connection.request("GET", "/sessions/full").status == 200)
+        #expect(server.stop() == 0)
+        #expect(!server.standardError.contains("cut off"), "\(server.standardError)")
     }
 }

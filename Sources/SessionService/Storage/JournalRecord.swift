@@ -33,21 +33,33 @@ struct JournalRecord: Sendable, Equatable {
     static let frameBytes = 8
     /// Bytes of the body before the payload: kind, key, number.
     static let headerBytes = 13
-    /// Larger bodies are refused when scanning: a length this big is corruption.
-    static let maxBodyBytes = 1 << 30
+    /// The largest body a record may have, for the writer and the reader alike: twice the largest
+    /// state limit a server can be configured with (64 MiB), so a snapshot of a state at the limit fits
+    /// with its bookkeeping, and so does an action the journal accepted (see ``maxActionBytes``). The
+    /// writer refuses a larger record; the reader takes a larger announced length for corruption.
+    static let maxBodyBytes = 128 << 20
+    /// The largest action JSON that fits both in an accept record and alone in an action-log chunk.
+    static let maxActionBytes = maxBodyBytes - headerBytes - StoredActionLog.chunkHeaderBytes - StoredActionLog.entryHeaderBytes
 
-    /// Appends the framed record to `buffer`.
-    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) {
+    /// Appends the framed record to `buffer`; false (and `buffer` as it was) when the body would be
+    /// larger than ``maxBodyBytes``: nothing is ever written that the reader would refuse.
+    @discardableResult
+    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) -> Bool {
         let start = buffer.count
         buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
         buffer.append(kind.rawValue)
         buffer.appendLittleEndian(key)
         buffer.appendLittleEndian(number)
         payload(&buffer)
-        let length = UInt32(buffer.count - start - frameBytes)
+        let length = buffer.count - start - frameBytes
+        guard length <= maxBodyBytes else {
+            buffer.removeSubrange(start...)
+            return false
+        }
         let crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...])) }
-        buffer.storeLittleEndian(length, at: start)
+        buffer.storeLittleEndian(UInt32(length), at: start)
         buffer.storeLittleEndian(crc, at: start + 4)
+        return true
     }
 
     /// The record's encoded bytes.
@@ -58,24 +70,43 @@ struct JournalRecord: Sendable, Equatable {
         return buffer
     }
 
+    /// Why bytes are not a record a writer of this journal produced.
+    enum Damage: Equatable, CustomStringConvertible {
+        /// The frame announces a body no writer produces (shorter than a header, longer than ``maxBodyBytes``).
+        case impossibleLength(Int)
+        /// The body does not match the frame's checksum.
+        case checksumMismatch
+        /// The checksum matches but the kind byte names no record kind.
+        case unknownKind(UInt8)
+
+        var description: String {
+            switch self {
+            case .impossibleLength(let length): return "announces an impossible length (\(length) bytes; records are \(headerBytes) to \(maxBodyBytes))"
+            case .checksumMismatch: return "fails its checksum"
+            case .unknownKind(let kind): return "has an unknown kind (\(kind))"
+            }
+        }
+    }
+
     /// What reading a record at an offset found.
     enum Parse: Equatable {
         case record(JournalRecord, size: Int)
-        /// Not enough bytes for the frame or the body it announces.
+        /// The bytes end inside a frame whose announced length is possible: a write cut short, when
+        /// this is the end of the newest segment.
         case truncated
-        /// A frame whose length is impossible or whose checksum does not match.
-        case corrupt(size: Int?)
+        /// A frame no writer produces; `size` is its announced size when that is possible.
+        case corrupt(Damage, size: Int?)
     }
 
     /// Reads the record at the start of `bytes`; `withPayload: false` skips copying the payload.
     static func parse(_ bytes: UnsafeRawBufferPointer, withPayload: Bool = true) -> Parse {
-        guard bytes.count >= frameBytes else { return .truncated }
+        guard bytes.count >= 4 else { return .truncated }
         let length = Int(bytes.loadLittleEndian(UInt32.self, at: 0))
-        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(size: nil) }
+        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(.impossibleLength(length), size: nil) }
         guard bytes.count >= frameBytes + length else { return .truncated }
         let body = UnsafeRawBufferPointer(rebasing: bytes[frameBytes..<(frameBytes + length)])
-        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(size: frameBytes + length) }
-        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(size: frameBytes + length) }
+        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(.checksumMismatch, size: frameBytes + length) }
+        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(.unknownKind(body[0]), size: frameBytes + length) }
         let record = JournalRecord(
             kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1), number: body.loadLittleEndian(UInt64.self, at: 5),
             payload: withPayload ? Array(body[headerBytes...]) : [])

@@ -1,11 +1,13 @@
+import Logs
 import Posix
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-// Start-up: rebuild the index of sessions from the journal's record headers, truncating a torn tail and
-// quarantining the sessions that corrupt records belong to.
+// Start-up: rebuild the index of sessions from the journal's record headers. Only a write cut short
+// at the very end of the newest segment is cut off; every other bad frame is corruption: kept on disk,
+// reported with its place, and its session quarantined.
 extension SessionStorage {
     /// The journal segment numbers present, oldest first.
     func segmentNumbers() throws(IOError) -> [UInt32] {
@@ -30,10 +32,12 @@ extension SessionStorage {
             let path = segmentPath(segment)
             let data = try JournalFiles.readAll(path)
             bytes += data.count
-            let end = data.withUnsafeBytes { raw -> Int in
+            let newest = segment == segments.last
+            let tornAt = data.withUnsafeBytes { raw -> Int? in
                 var offset = 0
                 while offset < raw.count {
                     let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
+                    let damage: String
                     switch JournalRecord.parse(rest, withPayload: false) {
                     case .record(let record, let size):
                         let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])) : nil
@@ -42,26 +46,28 @@ extension SessionStorage {
                         if record.kind == .snapshot { recovered.index.entries[record.key]?.unavailable = nil }
                         records += 1
                         offset += size
-                    case .truncated, .corrupt:
-                        guard let next = Self.nextRecord(in: raw, after: offset) else { return offset }
-                        let key = rest.count >= 13 ? rest.loadLittleEndian(UInt32.self, at: 9) : 0
-                        let reason = "the journal record at \(path) offset \(offset) fails its checksum; history after it cannot be trusted"
-                        if recovered.index.entries[key] != nil {
-                            recovered.index.entries[key]?.unavailable = reason
-                            logger.error("a corrupt journal record; its session is quarantined", ["session": .string(recovered.index.entries[key]?.id ?? "?"), "path": .string(path), "offset": .int(offset)])
-                        } else {
-                            logger.error("a corrupt journal record of no known session was skipped", ["path": .string(path), "offset": .int(offset), "skipped_bytes": .int(next - offset)])
-                        }
-                        offset = next
+                        continue
+                    case .truncated:
+                        damage = "ends before the record it announces is complete"
+                    case .corrupt(let reason, _):
+                        damage = reason.description
                     }
+                    let next = Self.nextRecord(in: raw, after: offset)
+                    // A write cut short: the last frame of the newest segment, of a possible length, with
+                    // nothing readable after it. Anything else was written whole and damaged since.
+                    if newest, next == nil, case .truncated = JournalRecord.parse(rest, withPayload: false) { return offset }
+                    reportCorruption(&recovered.index, path: path, offset: offset, damage: damage, frame: rest, skipped: (next ?? raw.count) - offset)
+                    offset = next ?? raw.count
                 }
-                return offset
+                return nil
             }
-            if end < data.count {
+            if let tornAt {
                 let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
                 defer { Posix.close(fd) }
-                do { try Posix.ftruncate(fd, end) } catch { throw error.about(path) }
-                logger.warning("truncated a torn journal tail (a crash interrupted a write)", ["path": .string(path), "kept_bytes": .int(end), "dropped_bytes": .int(data.count - end)])
+                do { try Posix.ftruncate(fd, tornAt) } catch { throw error.about(path) }
+                logger.warning(
+                    "cut off an incomplete record at the end of the newest journal segment: the server stopped, or the machine lost power, in the middle of writing it (it was never acknowledged)",
+                    ["path": .string(path), "kept_bytes": .int(tornAt), "dropped_bytes": .int(data.count - tornAt)])
             }
         }
         recovered.segment = (segments.last ?? 0) + 1
@@ -73,7 +79,22 @@ extension SessionStorage {
         }
     }
 
-    /// The offset of the next well-formed record after a bad one, or nil when none follows (a torn tail).
+    /// Quarantines the session a damaged frame names (when its key is readable and known) and logs
+    /// where the damage lies; the bytes stay on disk.
+    func reportCorruption(_ index: inout JournalIndex, path: String, offset: Int, damage: String, frame: UnsafeRawBufferPointer, skipped: Int) {
+        let reason = "the journal record at \(path) offset \(offset) \(damage); history after it cannot be trusted"
+        let key = frame.count >= JournalRecord.frameBytes + 5 ? frame.loadLittleEndian(UInt32.self, at: JournalRecord.frameBytes + 1) : nil
+        var fields: LogFields = ["path": .string(path), "offset": .int(offset), "damage": .string(damage), "skipped_bytes": .int(skipped)]
+        if let key, let entry = index.entries[key] {
+            entry.unavailable = reason
+            fields.append("session", .string(entry.id))
+            logger.error("a damaged journal record; its session is quarantined and the bytes are kept", fields)
+        } else {
+            logger.error("a damaged journal record of no known session; the bytes are kept and skipped", fields)
+        }
+    }
+
+    /// The offset of the next well-formed record after a bad one, or nil when none follows.
     static func nextRecord(in raw: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var candidate = offset + 1
         while candidate + JournalRecord.frameBytes + JournalRecord.headerBytes <= raw.count {

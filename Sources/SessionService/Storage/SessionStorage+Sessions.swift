@@ -52,23 +52,27 @@ extension SessionStorage {
         }
     }
 
-    /// Journals a new session's first snapshot and returns its key; nil when the id is taken.
+    /// Journals a new session's first snapshot and returns its key; nil when the id is taken or the
+    /// snapshot is larger than a record (logged).
     func create(_ snapshot: StoredSnapshot) -> UInt32? {
         state.withLock { state -> UInt32? in
             guard state.index.keys[snapshot.id] == nil else { return nil }
             let key = state.index.nextKey
-            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor)) { snapshot.encode(into: &$0) }
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor), payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
             state.index.entries[key]?.resident = true
             return key
         }
     }
 
-    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same time.
-    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) {
+    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same
+    /// time. False when it was refused (larger than a record): the session must stay in memory.
+    @discardableResult
+    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) -> Bool {
         state.withLock { state in
-            guard state.index.entries[key] != nil else { return }
-            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil) { snapshot.encode(into: &$0) }
+            guard state.index.entries[key] != nil else { return false }
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return false }
             if passivating { state.index.entries[key]?.resident = false }
+            return true
         }
     }
 

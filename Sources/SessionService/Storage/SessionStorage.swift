@@ -24,6 +24,13 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// `write(2)` before any socket output leaves (group commit), so every version a client can see is in
 /// the kernel's page cache first.
 public final class SessionStorage: Sendable {
+    /// The largest body of one journal record: the writer refuses larger records, the reader takes a
+    /// larger announced length for corruption. A state limit must leave room for a snapshot's
+    /// bookkeeping: states up to half of it fit.
+    public static let maxRecordBytes = JournalRecord.maxBodyBytes
+    /// The largest action (its canonical JSON) the journal accepts.
+    public static let maxActionBytes = JournalRecord.maxActionBytes
+
     /// Tunables, from the `storage.*` settings.
     public struct Options: Sendable {
         public var directory: String
@@ -134,7 +141,13 @@ public final class SessionStorage: Sendable {
         flush()
         sync()
         io.withLock { io in
-            if io.fd >= 0 { Posix.close(io.fd) }
+            guard io.fd >= 0 else { return }
+            // Every failed write was cut back; check, so a clean stop never leaves part of a record.
+            if let size = try? Posix.size(io.fd), size != io.fdEnd {
+                logger.warning("the open journal segment does not end where its last whole record does; cutting it back", ["path": .string(segmentPath(io.fdSegment)), "size": .int(size), "end": .int(io.fdEnd)])
+                try? Posix.ftruncate(io.fd, io.fdEnd)
+            }
+            Posix.close(io.fd)
             io.fd = -1
         }
         Posix.close(lockFD)
@@ -146,13 +159,14 @@ public final class SessionStorage: Sendable {
 
     // MARK: appending
 
-    /// Appends one record, updates the index, and returns where it will lie.
+    /// Appends one record, updates the index, and returns where it will lie; nil (nothing appended)
+    /// when its body would be larger than ``JournalRecord/maxBodyBytes``.
     @discardableResult
-    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         state.withLock { state in append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) }
     }
 
-    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {
             state.segment += 1
             state.segmentLength = 0
@@ -165,7 +179,10 @@ public final class SessionStorage: Sendable {
         }
         let last = state.chunks.count - 1
         let start = state.chunks[last].bytes.count
-        JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload)
+        guard JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload) else {
+            logger.error("a journal record larger than the record limit was refused; nothing of it was written", ["kind": .string("\(kind)"), "limit_bytes": .int(JournalRecord.maxBodyBytes)])
+            return nil
+        }
         let length = state.chunks[last].bytes.count - start
         let location = RecordLocation(segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
         state.segmentLength += length
@@ -227,10 +244,18 @@ public final class SessionStorage: Sendable {
                 io.fdEnd += chunk.bytes.count
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
-                if start >= 0 { try? Posix.ftruncate(io.fd, start) }
                 let unwritten = Array(chunks[position...])
                 state.withLock { $0.chunks.insert(contentsOf: unwritten, at: 0) }
                 fail("\(error)", sticky: false)
+                if start >= 0 {
+                    do {
+                        try Posix.ftruncate(io.fd, start)
+                    } catch {
+                        // The segment may end in part of a record, and an appended retry would follow it
+                        // (a damaged frame in the middle): nothing more is written until a restart cuts it off.
+                        fail("cannot cut back a partial write: \(error.about(segmentPath(chunk.segment)))", sticky: true)
+                    }
+                }
                 return
             }
         }

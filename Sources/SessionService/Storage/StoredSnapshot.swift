@@ -14,6 +14,11 @@ struct StoredSnapshot: Sendable, Equatable {
     /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
     var running: [UInt64]
 
+    /// Whether a snapshot of a `state` this large fits in a record (with room for its bookkeeping).
+    static func fits(state: [UInt8], id: String, reactor: String) -> Bool {
+        state.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
+    }
+
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -96,6 +101,11 @@ struct StoredAccept: Sendable, Equatable {
 
 /// The payload of an action-log record (and the tail of legacy snapshots): entries, oldest first.
 enum StoredActionLog {
+    /// Bytes of an action-log payload before its entries.
+    static let chunkHeaderBytes = 5
+    /// Bytes of one entry besides its action: seq, time, flags, length.
+    static let entryHeaderBytes = 21
+
     static func encode(_ entries: [ActionLogEntry], into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(UInt32(entries.count))
         for entry in entries {
