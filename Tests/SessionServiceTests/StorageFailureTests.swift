@@ -83,4 +83,51 @@ import Glibc
         #expect(server.stop() == 0)
         #expect(!server.standardError.contains("cut off"), "\(server.standardError)")
     }
+
+    static func openDescriptors(_ pid: Int32) -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? -1
+    }
+
+    /// Waits (bounded) until the server holds `count` descriptors.
+    static func waitForDescriptors(_ pid: Int32, _ satisfied: (Int) -> Bool, _ what: String) throws {
+        let deadline = Date().addingTimeInterval(10)
+        while !satisfied(openDescriptors(pid)) {
+            guard Date() < deadline else { throw TestConnection.Failure(description: "the server never held \(what) descriptors (it holds \(openDescriptors(pid)))") }
+            sched_yield()
+        }
+    }
+
+    /// While the server has no descriptor left (`ulimit -n`, then connections), a stored session it
+    /// cannot open the journal to load answers 503 `storage_unavailable`, not 404; it is not
+    /// quarantined, and loads once descriptors are free again.
+    @Test func aSessionThatCannotBeReadIsA503NotA404() throws {
+        let directory = NSTemporaryDirectory() + "storage-failure-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let limit = 64
+        let binary = try ServerProcess.binary()
+        let server = try ServerProcess(binary: "/bin/bash", arguments: ["-c", "ulimit -n \(limit) && exec \"$0\" --data-dir \"$1\" --port 0 --loops 1", binary, directory])
+        let pid = server.process.processIdentifier
+        let connection = try TestConnection(port: server.port)
+        // A new session is journaled and leaves memory at once: its next use reads the journal.
+        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).status == 201)
+        var others: [TestConnection] = []
+        while Self.openDescriptors(pid) + others.count < limit {
+            others.append(try TestConnection(port: server.port))
+        }
+        try Self.waitForDescriptors(pid, { $0 >= limit }, "\(limit)")
+
+        let refused = try connection.request("GET", "/sessions/kept")
+        #expect(refused.status == 503, "\(refused.text)")
+        #expect(refused.errorCode == "storage_unavailable")
+        #expect(refused.errorMessage?.contains("Too many open files") == true, "\(refused.text)")
+        #expect(try connection.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 503)
+        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).errorCode == "session_exists")
+
+        others = []
+        try Self.waitForDescriptors(pid, { $0 < limit - 4 }, "fewer than \(limit - 4)")
+        let served = try connection.request("GET", "/sessions/kept")
+        #expect(served.status == 200, "\(served.text)")
+        #expect(try connection.request("POST", "/sessions/kept/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(server.stop() == 0)
+    }
 }

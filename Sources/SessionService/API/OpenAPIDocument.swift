@@ -41,7 +41,9 @@ enum OpenAPIDocument {
     "responses": {
       "Error": {"description": "An error; see the code.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "Unauthorized": {"description": "Missing or wrong admin token (unauthorized).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-      "UnknownSession": {"description": "No such session (unknown_session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+      "UnknownSession": {"description": "No such session (unknown_session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "SessionUnavailable": {"description": "session_unavailable: the session's stored history is damaged or no longer decodes (the message says why and where); DELETE it to start over.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "StorageUnavailable": {"description": "storage_unavailable: the journal cannot be written, or this stored session cannot be read from it right now (descriptors exhausted, an I/O error; the message says why). Nothing is lost or quarantined; retry later.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     }
   },
   "paths": {
@@ -74,8 +76,8 @@ enum OpenAPIDocument {
     },
     "/sessions/{id}": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
-      "get": {"summary": "A session's version and state.", "responses": {"200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}}, "404": {"$ref": "#/components/responses/UnknownSession"}}},
-      "delete": {"summary": "Delete a session: effects cancelled, subscribers get event: end.", "responses": {"204": {"description": "Deleted."}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+      "get": {"summary": "A session's version and state.", "responses": {"200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}},
+      "delete": {"summary": "Delete a session: effects cancelled, subscribers get event: end.", "responses": {"204": {"description": "Deleted."}, "404": {"$ref": "#/components/responses/UnknownSession"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/sessions/{id}/actions": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
@@ -85,9 +87,9 @@ enum OpenAPIDocument {
         "responses": {
           "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}}}},
           "200": {"description": "With wait=true: reduced.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq", "version", "state"], "properties": {"seq": {"type": "integer"}, "version": {"type": "integer"}, "state": {}}}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "413": {"$ref": "#/components/responses/Error"},
+          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "413": {"$ref": "#/components/responses/Error"},
           "415": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"},
-          "503": {"description": "storage_unavailable: the journal cannot be written (the message says why); nothing is accepted until it can be. Reads still work.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "504": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}/events": {
@@ -96,7 +98,7 @@ enum OpenAPIDocument {
         "parameters": [
           {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer (RFC 6901): send only when the selected value changes; data is the selected value."},
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
-        "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+        "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions": {
       "get": {"summary": "Every session with version, subscribers and stub flag.", "security": [{"admin": []}],
@@ -112,27 +114,27 @@ enum OpenAPIDocument {
         "responses": {"200": {"description": "Entries with seq > since; next when more remain.", "content": {"application/json": {"schema": {"type": "object", "properties": {
           "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"$ref": "#/components/schemas/Action"}, "stubbed": {"type": "boolean"}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."}}}},
           "next": {"type": "integer"}}}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/stub": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
       "put": {"summary": "Turn stub mode on or off (the current state is kept).", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}}}}},
         "responses": {"200": {"description": "The stub flag.", "content": {"application/json": {"schema": {"type": "object", "properties": {"stub": {"type": "boolean"}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "422": {"$ref": "#/components/responses/Error"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/state": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
       "put": {"summary": "Force a state (stub mode only); emitted as a new version.", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {}}}},
         "responses": {"200": {"description": "The new version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"version": {"type": "integer"}, "state": {}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/versions/{version}": {
       "parameters": [{"$ref": "#/components/parameters/id"}, {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}}],
       "get": {"summary": "Time travel: the state at a past version, replayed from the journal (nearest snapshot at or below it, then its mutations).", "security": [{"admin": []}],
         "responses": {"200": {"description": "The state at that version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}, "version": {"type": "integer"}, "state": {}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "410": {"description": "Older than the retained history (version_gone): compaction keeps the latest snapshot and what follows it.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
     },
     "/admin/sessions/{id}/fork": {
@@ -140,7 +142,7 @@ enum OpenAPIDocument {
       "post": {"summary": "Fork a new session from a past version: its state is the source's state at that version and its version starts there.", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["version"], "properties": {"version": {"type": "integer", "minimum": 0}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}}}}},
         "responses": {"201": {"description": "The new session.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     }
   }
 }

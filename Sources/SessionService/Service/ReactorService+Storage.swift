@@ -81,7 +81,7 @@ extension ReactorService {
             }
             history = found
         } catch {
-            return .failure(.internal("reading the journal failed: \(error)"))
+            return .failure(.storageUnreadable(id, "\(error)"))
         }
         do throws(RestoreError) {
             return .success(try definition.replay(history.base, history.records, shown))

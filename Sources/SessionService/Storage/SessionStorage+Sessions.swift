@@ -42,6 +42,9 @@ extension SessionStorage {
     /// Whether a session with this id is stored.
     public func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
 
+    /// Why the latest attempt to read the stored session `id` failed, while it keeps failing.
+    public func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
+
     /// How many sessions are stored (resident or not).
     public var count: Int { state.withLock { $0.index.entries.count } }
 
@@ -84,7 +87,9 @@ extension SessionStorage {
 
     /// Journals the deletion: the session's records are dead and leave the disk with their segments.
     func delete(key: UInt32) {
+        let id = state.withLock { $0.index.entries[key]?.id }
         append(kind: .delete, key: key, number: 0) { _ in }
+        if let id { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
     }
 
     /// Quarantines a stored session: every request on it answers 409 with `reason`.
@@ -126,7 +131,7 @@ extension SessionStorage {
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
                 var reader = SegmentReader(storage: self)
                 defer { reader.close() }
-                do {
+                do throws(JournalError) {
                     let snapshot = try reader.read(entry.snapshot)
                     var tail: [JournalRecord] = []
                     tail.reserveCapacity(entry.tail.count)
@@ -137,15 +142,27 @@ extension SessionStorage {
                     for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
                     return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
                 } catch {
-                    return .failure(.unavailable("its journal cannot be read back: \(error)"))
+                    switch error {
+                    // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
+                    case .io(let failure): return .failure(.storage("\(failure)"))
+                    default: return .failure(.corrupt(key: key, reason: "its journal cannot be read back: \(error)"))
+                    }
                 }
             }
         }
         switch read {
         case .failure(.missing): return .missing
         case .failure(.unavailable(let reason)): return .unavailable(reason)
-        case .failure(.storage(let reason)): return .storageUnavailable(reason)
+        case .failure(.corrupt(let key, let reason)):
+            quarantine(key: key, reason: reason)
+            logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(reason)])
+            return .unavailable(reason)
+        case .failure(.storage(let reason)):
+            readFailures.withLock { $0[id] = reason }
+            logger.error("a stored session cannot be read from the journal now; it is not quarantined, the next request tries again", ["session": .string(id), "error": .string(reason)])
+            return .storageUnavailable(reason)
         case .success(let records):
+            _ = readFailures.withLock { $0.removeValue(forKey: id) }
             switch Self.history(records) {
             case .success(let history): return .loaded(history)
             case .failure(let failure):
@@ -159,7 +176,9 @@ extension SessionStorage {
     enum LoadFailure: Error {
         case missing
         case unavailable(String)
-        /// The journal cannot be written, so what is buffered cannot be read back yet.
+        /// A record does not read back as what the index says lies there: the session is quarantined.
+        case corrupt(key: UInt32, reason: String)
+        /// The journal cannot be written (what is buffered cannot be read back yet) or read right now.
         case storage(String)
 
         var reason: String {

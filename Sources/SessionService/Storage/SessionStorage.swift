@@ -93,6 +93,8 @@ public final class SessionStorage: Sendable {
     /// (compaction); set by the session store.
     let checkpointRequest = Mutex<(@Sendable ([String]) -> Void)?>(nil)
     let failure = Mutex<Failure?>(nil)
+    /// Stored sessions whose latest load failed to read the journal (a transient condition), by id.
+    let readFailures = Mutex<[String: String]>([:])
     /// Whether ``failure`` is set; read on every action without the lock.
     @usableFromInline let failing = Atomic<Bool>(false)
 
