@@ -17,10 +17,13 @@ extension SessionStorage {
     /// asked for a fresh snapshot (resident) or have their snapshot and tail copied forward (stored).
     public func compact() {
         var deleted = 0
+        // Only segments closed before this run: the copies it writes open new ones, and chasing those
+        // could go on forever when a copy fills a segment.
+        let current = state.withLock { $0.segment }
         while true {
             let plan = state.withLock { state -> (segment: UInt32, keys: [UInt32], resident: [String])? in
                 let oldest = state.oldestSegment
-                guard oldest < state.segment else { return nil }
+                guard oldest < current else { return nil }
                 let needing = state.index.entries.filter { $0.value.oldestSegment <= oldest }
                 return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
             }
