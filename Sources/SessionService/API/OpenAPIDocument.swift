@@ -87,7 +87,8 @@ enum OpenAPIDocument {
         "responses": {
           "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}}}},
           "200": {"description": "With wait=true: reduced.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq", "version", "state"], "properties": {"seq": {"type": "integer"}, "version": {"type": "integer"}, "state": {}}}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "413": {"$ref": "#/components/responses/Error"},
+          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"},
+          "413": {"description": "body_too_large (over http.maxBodyBytes), or action_too_large: the action, encoded again as it decoded, is larger than one journal record holds; nothing was accepted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "415": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"},
           "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "504": {"$ref": "#/components/responses/Error"}}}
@@ -112,7 +113,7 @@ enum OpenAPIDocument {
       "get": {"summary": "The session's action log, oldest first.", "security": [{"admin": []}],
         "parameters": [{"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000}}],
         "responses": {"200": {"description": "Entries with seq > since; next when more remain.", "content": {"application/json": {"schema": {"type": "object", "properties": {
-          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"$ref": "#/components/schemas/Action"}, "stubbed": {"type": "boolean"}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."}}}},
+          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"allOf": [{"$ref": "#/components/schemas/Action"}], "description": "The action as it decoded, encoded again (members the reactor does not read are not kept)."}, "stubbed": {"type": "boolean"}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."}}}},
           "next": {"type": "integer"}}}}}},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },

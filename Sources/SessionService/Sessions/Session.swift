@@ -63,15 +63,25 @@ final class Session<R: Reactor>: HostedSession {
 
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+        try send(actionBody: actionBody, completion: completion, encodeAction: nil)
+    }
+
+    /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
+    /// (specialized where the reactor was registered; without it the type is asked at run time).
+    @inlinable
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(APIError) -> UInt64 {
         if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
             throw APIError.storageUnavailable(reason)
         }
         let action: R.Action
+        // What the log and the journal keep: the action as it decoded, not the body as sent.
+        let json: [UInt8]
         do {
-            action = try decodeAction(R.Action.self, from: actionBody)
+            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, encode: encodeAction)
         } catch {
             throw APIError.action(error, reactor: reactorName)
         }
+        if journal != nil, json.count > SessionStorage.maxActionBytes { throw APIError.actionTooLarge(json.count) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
@@ -90,8 +100,8 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         seq = try runtime.send(action) { _ in journal.completed(ticket) }
                     }
-                    log.append(ActionLogEntry(seq: seq, at: at, action: actionBody, stubbed: stubbed))
-                    journal.accepted(ticket, seq: seq, at: at, stubbed: stubbed, body: actionBody)
+                    log.append(ActionLogEntry(seq: seq, at: at, action: json, stubbed: stubbed))
+                    journal.accepted(ticket, seq: seq, at: at, stubbed: stubbed, body: json)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return seq
                 }
@@ -103,7 +113,7 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     seq = try runtime.send(action)
                 }
-                log.append(ActionLogEntry(seq: seq, at: at, action: actionBody, stubbed: stubbed))
+                log.append(ActionLogEntry(seq: seq, at: at, action: json, stubbed: stubbed))
                 return seq
             }
         } catch {
