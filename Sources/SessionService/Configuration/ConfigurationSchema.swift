@@ -26,6 +26,7 @@ public enum ConfigurationSchema {
         .integer("sessions.limit", \.sessions.limit, 1...100_000_000, "Most sessions at once; more gets 503 too_many_sessions."),
         .seconds("sessions.idleTTLSeconds", \.sessions.idleTTLSeconds, 0...31_536_000, "Sessions untouched (no request, no subscriber) this long are deleted; 0 never."),
         .integer("sessions.actionLogLimit", \.sessions.actionLogLimit, 0...10_000_000, "Action-log entries kept per session; the oldest go first."),
+        .integer("sessions.actionLogBytes", \.sessions.actionLogBytes, 0...1 << 34, "Bytes of action JSON kept per session's action log (in memory and in the journal); the oldest entries go first, and an action larger than this is not kept."),
         .seconds("sessions.waitTimeoutSeconds", \.sessions.waitTimeoutSeconds, 0.001...3600, "Longest wait of POST …/actions?wait=true before 504 timeout."),
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),

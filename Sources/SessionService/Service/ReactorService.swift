@@ -31,6 +31,7 @@ public final class ReactorService: HTTPResponder {
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit
+        limits.actionLogBytes = configuration.sessions.actionLogBytes
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)

@@ -50,7 +50,7 @@ final class Session<R: Reactor>: HostedSession {
         runtime = ReactorRuntime(InstrumentedReactor(reactor, context: context, sessionID: id), restoring: checkpoint)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
-        var actionLog = ActionLog(limit: context.limits.actionLogLimit)
+        var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
         journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context)

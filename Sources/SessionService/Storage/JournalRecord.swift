@@ -19,9 +19,17 @@ struct JournalRecord: Sendable, Equatable {
         case complete = 5
         /// The session was deleted; its earlier records are dead.
         case delete = 6
-        /// The retained action log up to seq `number`, copied forward by compaction so the accept
-        /// records it covers need not keep old segments alive.
+        /// The retained action log up to seq `number` in one record, as earlier versions wrote it
+        /// (read, never written: a log can be larger than a record).
         case actionLog = 7
+        /// The first chunk of an action-log checkpoint (compaction), so the accept records it covers
+        /// need not keep old segments alive: entries oldest first, the last with seq `number`.
+        case actionLogFirst = 8
+        /// A further chunk of the checkpoint this session's latest `actionLogFirst` began.
+        case actionLogNext = 9
+        /// Completes that checkpoint, covering every retained entry up to seq `number`. Chunks without
+        /// it (the server stopped while writing them) count for nothing.
+        case actionLogEnd = 10
     }
 
     var kind: Kind

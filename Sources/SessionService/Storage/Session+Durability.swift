@@ -40,7 +40,7 @@ extension Session {
     func writeCompactionCheckpoint() {
         log.withLock { log in
             writeSnapshot(&log, passivating: false)
-            journal?.checkpoint(log.all)
+            journal?.checkpoint { body in log.forEach(body) }
         }
     }
 

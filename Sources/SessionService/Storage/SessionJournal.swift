@@ -129,12 +129,19 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Journals the retained action log as one record (compaction), so the accept records it covers
-    /// no longer keep old segments alive.
-    func checkpoint(_ log: [ActionLogEntry]) {
-        guard let last = log.last?.seq else { return }
+    /// Journals the retained action log as a checkpoint (compaction), so the accept records it covers
+    /// no longer keep old segments alive. `entries` calls its argument with every entry, oldest first;
+    /// they are written in chunks, each written out once the buffer grows, so the log is never copied.
+    func checkpoint(_ entries: ((ActionLogEntry) -> Void) -> Void) {
         actions.withLock { _ in
-            _ = storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
+            var chunks = ActionLogCheckpoint()
+            let emit = { [storage, key] (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
+                storage.append(kind: kind, key: key, number: chunk[chunk.count - 1].seq) { StoredActionLog.encode(chunk, into: &$0) }
+                storage.flushIfLarge()
+            }
+            entries { chunks.add($0, emit: emit) }
+            guard let last = chunks.finish(emit: emit) else { return }
+            storage.append(kind: .actionLogEnd, key: key, number: last) { _ in }
         }
     }
 }

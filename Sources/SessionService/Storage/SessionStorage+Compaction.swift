@@ -52,38 +52,72 @@ extension SessionStorage {
         if deleted > 0 { logger.info("compacted the journal", ["deleted_segments": .int(deleted)]) }
     }
 
-    /// Copies the latest snapshot and tail of stored (non-resident) sessions to the current segment.
+    /// Copies the latest snapshot, tail and action log of stored (non-resident) sessions to the
+    /// current segment, one record at a time.
     func copyForward(_ keys: [UInt32]) {
         io.withLock { io in
             writeOut(&io)
-            state.withLock { state in
-                for key in keys {
-                    guard let entry = state.index.entries[key], !entry.resident else { continue }
-                    var reader = SegmentReader(storage: self)
-                    defer { reader.close() }
-                    do {
-                        var records = [try reader.read(entry.snapshot)]
-                        for record in entry.tail { records.append(try reader.read(record.location)) }
-                        // The retained action log goes forward as one action-log record.
-                        var log: [ActionLogEntry] = []
-                        if let location = entry.actionLog { log = (try? StoredActionLog.decode(payload: try reader.read(location).payload)) ?? [] }
-                        for accept in entry.retainedAccepts {
-                            let record = try reader.read(accept.location)
-                            if let stored = try? StoredAccept(payload: record.payload) {
-                                log.append(ActionLogEntry(seq: record.number, at: stored.at, action: stored.body, stubbed: stored.stubbed))
-                            }
-                        }
-                        for record in records {
-                            _ = append(&state, kind: record.kind, key: key, number: record.number, identity: nil) { $0.append(contentsOf: record.payload) }
-                        }
-                        if let last = log.last?.seq {
-                            _ = append(&state, kind: .actionLog, key: key, number: last, identity: nil) { StoredActionLog.encode(log, into: &$0) }
-                        }
-                    } catch {
-                        logger.error("cannot copy a session forward during compaction", ["session": .string(entry.id), "error": .string("\(error)")])
-                    }
-                }
+            for key in keys { copyForward(key, &io) }
+        }
+    }
+
+    /// A session deleted while it was being copied: nothing more of it may follow its delete record.
+    struct CopyStopped: Error {}
+
+    /// Copies one stored session; the caller holds the io lock, so it cannot be loaded meanwhile. The
+    /// action log goes forward as a checkpoint built as its records are read, written out as it grows.
+    func copyForward(_ key: UInt32, _ io: inout IO) {
+        typealias Plan = (entry: IndexEntry, snapshot: RecordLocation, tail: [RecordLocation], chunks: [RecordLocation], accepts: [RecordLocation])
+        let plan = state.withLock { state -> Plan? in
+            // A quarantined session keeps its records where they are, damage included, until it is deleted.
+            guard let entry = state.index.entries[key], !entry.resident, entry.unavailable == nil else { return nil }
+            return (entry, entry.snapshot, entry.tail.map(\.location), entry.actionLog, entry.retainedAccepts.map(\.location))
+        }
+        guard let plan else { return }
+        var reader = SegmentReader(storage: self)
+        defer { reader.close() }
+        func copy(_ kind: JournalRecord.Kind, _ number: UInt64, _ payload: (inout [UInt8]) -> Void) throws(CopyStopped) {
+            let copied = state.withLock { state -> Bool in
+                // A copy after the session's delete record would bring it back at the next start.
+                guard state.index.entries[key] === plan.entry else { return false }
+                _ = append(&state, kind: kind, key: key, number: number, identity: nil, payload: payload)
+                return true
             }
+            guard copied else { throw CopyStopped() }
+            if bufferedBytes() > 4 << 20 { writeOut(&io) }
+        }
+        do {
+            for location in [plan.snapshot] + plan.tail {
+                let record = try reader.read(location)
+                try copy(record.kind, record.number) { $0.append(contentsOf: record.payload) }
+            }
+            var chunks = ActionLogCheckpoint()
+            let emit = { (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) throws in
+                try copy(kind, chunk[chunk.count - 1].seq) { StoredActionLog.encode(chunk, into: &$0) }
+            }
+            for location in plan.chunks {
+                let record = try reader.read(location)
+                guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
+                    throw JournalError.corrupt(path: segmentPath(location.segment), offset: Int(location.offset), reason: "holds an action-log chunk that does not decode")
+                }
+                for entry in entries { try chunks.add(entry, emit: emit) }
+            }
+            for location in plan.accepts {
+                let record = try reader.read(location)
+                guard let accept = try? StoredAccept(payload: record.payload) else {
+                    throw JournalError.corrupt(path: segmentPath(location.segment), offset: Int(location.offset), reason: "holds an accepted action that does not decode")
+                }
+                try chunks.add(ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed), emit: emit)
+            }
+            if let last = try chunks.finish(emit: emit) { try copy(.actionLogEnd, last) { _ in } }
+        } catch is CopyStopped {
+            return
+        } catch JournalError.corrupt(let path, let offset, let reason) {
+            let message = "the journal record at \(path) offset \(offset) \(reason)"
+            quarantine(key: key, reason: message)
+            logger.error("a stored session is quarantined: compaction found a damaged record; its segments stay until it is deleted", ["session": .string(plan.entry.id), "path": .string(path), "offset": .int(offset)])
+        } catch {
+            logger.error("cannot copy a session forward during compaction; retrying later", ["session": .string(plan.entry.id), "error": .string("\(error)")])
         }
     }
 

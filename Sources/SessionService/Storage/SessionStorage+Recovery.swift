@@ -25,7 +25,7 @@ extension SessionStorage {
     func scan() throws(IOError) {
         let segments = try segmentNumbers()
         var recovered = State()
-        recovered.index.actionLogLimit = options.actionLogLimit
+        recovered.index.actionLogLimits = ActionLogLimits(count: options.actionLogLimit, bytes: options.actionLogBytes)
         var records = 0
         var bytes = 0
         for segment in segments {

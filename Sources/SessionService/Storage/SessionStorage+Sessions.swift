@@ -116,7 +116,8 @@ extension SessionStorage {
         var key: UInt32
         var snapshot: JournalRecord
         var tail: [JournalRecord]
-        var actionLog: JournalRecord?
+        /// The chunks of the latest action-log checkpoint, in order.
+        var actionLog: [JournalRecord]
         var accepts: [JournalRecord]
     }
 
@@ -136,7 +137,8 @@ extension SessionStorage {
                     var tail: [JournalRecord] = []
                     tail.reserveCapacity(entry.tail.count)
                     for record in entry.tail { tail.append(try reader.read(record.location)) }
-                    let actionLog = try entry.actionLog.map { location throws(JournalError) in try reader.read(location) }
+                    var actionLog: [JournalRecord] = []
+                    for chunk in entry.actionLog { actionLog.append(try reader.read(chunk)) }
                     var accepts: [JournalRecord] = []
                     accepts.reserveCapacity(entry.retainedAccepts.count)
                     for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
@@ -208,7 +210,7 @@ extension SessionStorage {
         // the retained accept records; a seq seen again replaces the earlier entry.
         var bySeq: [UInt64: ActionLogEntry] = [:]
         for entry in snapshot.actions { bySeq[entry.seq] = entry }
-        if let record = records.actionLog {
+        for record in records.actionLog {
             guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
                 return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
             }

@@ -42,6 +42,8 @@ public final class SessionStorage: Sendable {
         public var snapshotEvery = 1000
         /// Accept records kept alive per session (`sessions.actionLogLimit`): the action log is rebuilt from them.
         public var actionLogLimit = 10_000
+        /// Bytes of action JSON those accept records may hold per session (`sessions.actionLogBytes`).
+        public var actionLogBytes = 4 << 20
 
         public init(directory: String) { self.directory = directory }
     }
@@ -272,6 +274,17 @@ public final class SessionStorage: Sendable {
                 if state.spare.capacity == 0 { state.spare = bytes }
             }
         }
+    }
+
+    /// Writes the buffer out once it holds more than `threshold` bytes, so streamed work (checkpoints,
+    /// compaction's copies) never buffers more than that.
+    func flushIfLarge(_ threshold: Int = 4 << 20) {
+        if bufferedBytes() > threshold { flush() }
+    }
+
+    /// Bytes appended and not yet written.
+    func bufferedBytes() -> Int {
+        state.withLock { $0.chunks.reduce(0) { $0 + $1.bytes.count } }
     }
 
     /// The largest written buffer kept for reuse.

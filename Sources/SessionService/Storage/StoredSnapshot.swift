@@ -70,6 +70,14 @@ struct StoredSnapshot: Sendable, Equatable {
 
 /// The payload of an accept record.
 struct StoredAccept: Sendable, Equatable {
+    /// Bytes before the action: time and flags.
+    static let headerBytes = 9
+
+    /// The bytes of action JSON in the accept record at `location`.
+    static func actionBytes(_ location: RecordLocation) -> Int {
+        Int(location.length) - JournalRecord.frameBytes - JournalRecord.headerBytes - headerBytes
+    }
+
     var at: Int64
     var stubbed: Bool
     /// The action's mutations were all reduced before the record was written (no completion record follows).
@@ -102,7 +110,9 @@ struct StoredAccept: Sendable, Equatable {
 /// The payload of an action-log record (and the tail of legacy snapshots): entries, oldest first.
 enum StoredActionLog {
     /// Bytes of an action-log payload before its entries.
-    static let chunkHeaderBytes = 5
+    static let chunkHeaderBytes = 4
+    /// About how many bytes of entries one checkpoint chunk holds (an entry larger than this goes alone).
+    static let chunkTargetBytes = 1 << 20
     /// Bytes of one entry besides its action: seq, time, flags, length.
     static let entryHeaderBytes = 21
 
