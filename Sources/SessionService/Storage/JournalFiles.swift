@@ -7,8 +7,9 @@ import Glibc
 /// Where the journal's files lie in the data directory, and reading one whole (all syscalls go
 /// through ``Posix``).
 enum JournalFiles {
-    static let fileMode: mode_t = 0o644
-    static let directoryMode: mode_t = 0o755
+    /// The journal holds whatever clients sent: readable by the server's user only.
+    static let fileMode: mode_t = 0o600
+    static let directoryMode: mode_t = 0o700
 
     /// `journal-0000000042.log`: ten digits, so names sort like numbers.
     static func segmentPath(_ directory: String, _ segment: UInt32) -> String {
@@ -46,5 +47,24 @@ enum JournalFiles {
             throw error.about(path)
         }
         return try read(fd, offset: 0, count: size, path: path)
+    }
+
+    /// Takes group and other access away from the data folder and the journal's files (an earlier
+    /// version created them 0755 and 0644); returns the paths changed. A file that cannot be changed
+    /// (owned by another user) is reported, not fatal.
+    static func tightenPermissions(_ directory: String) throws(IOError) -> (changed: [String], failed: [IOError]) {
+        var changed: [String] = []
+        var failed: [IOError] = []
+        let files = try Posix.listDirectory(directory).filter { $0 == "LOCK" || ($0.hasPrefix("journal-") && $0.hasSuffix(".log")) }
+        for (path, mode) in [(directory, directoryMode)] + files.map({ (directory + "/" + $0, fileMode) }) {
+            do {
+                guard try Posix.permissions(path) & 0o077 != 0 else { continue }
+                try Posix.chmod(path, mode)
+                changed.append(path)
+            } catch {
+                failed.append(error)
+            }
+        }
+        return (changed, failed)
     }
 }

@@ -107,8 +107,10 @@ public final class SessionStorage: Sendable {
         let lockPath = options.directory + "/LOCK"
         let fd: Int32
         let locked: Bool
+        let permissions: (changed: [String], failed: [IOError])
         do throws(IOError) {
             try Posix.makeDirectories(options.directory, mode: JournalFiles.directoryMode)
+            permissions = try JournalFiles.tightenPermissions(options.directory)
             fd = try Posix.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: JournalFiles.fileMode)
             do {
                 locked = try Posix.tryLock(fd)
@@ -124,6 +126,12 @@ public final class SessionStorage: Sendable {
             throw .locked(directory: options.directory, lockFile: lockPath)
         }
         lockFD = fd
+        if !permissions.changed.isEmpty {
+            logger.notice("made the data directory and the journal readable by this user only (0700, 0600)", ["directory": .string(options.directory), "changed": .int(permissions.changed.count)])
+        }
+        for failure in permissions.failed {
+            logger.warning("cannot make a journal file private to this user; others may read it", ["error": .string("\(failure)")])
+        }
         // A file-size limit (ulimit -f) must fail a write with EFBIG, not kill the server.
         signal(SIGXFSZ, SIG_IGN)
         state = Mutex(State())
