@@ -48,4 +48,93 @@ import Glibc
         for file in try Self.journalFiles(directory) { #expect(try Self.mode(file) == 0o600, "\(file)") }
         #expect(server.logs.records.contains { $0.message.contains("readable by this user only") })
     }
+
+    static let marker = "secret-title-3f9a"
+
+    /// "doomed" (key 1): a todo list whose titles carry `marker`, passivated (its snapshot holds them
+    /// too), then deleted; "survivor" (key 2) stays. Nothing is erased yet.
+    static func deleteDoomed(_ server: TestServer) throws {
+        _ = try server.createSession("todo", id: "doomed")
+        _ = try server.createSession("counter", id: "survivor")
+        let connection = try server.connect()
+        for index in 0..<5 {
+            #expect(try connection.request("POST", "/sessions/doomed/actions", body: #"{"type":"add","title":"\#(marker) \#(index)"}"#).status == 202)
+            #expect(try connection.request("POST", "/sessions/survivor/actions", body: #"{"type":"increase"}"#).status == 202)
+        }
+        #expect(server.server.service.store.passivate(idleBefore: .max) == 2)
+        #expect(try connection.request("POST", "/sessions/survivor/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(try connection.request("DELETE", "/sessions/doomed").status == 204)
+    }
+
+    /// Segments that still mention the deleted session.
+    static func mentions(_ directory: String) throws -> [String] {
+        try DurabilityTests.segments(directory).filter { path in
+            let text = String(decoding: try JournalDamageTests.bytes(path), as: UTF8.self)
+            return text.contains(marker) || text.contains("doomed")
+        }
+    }
+
+    /// Every segment parses as whole records from start to end.
+    static func expectWholeRecords(_ directory: String) throws {
+        for segment in try DurabilityTests.segments(directory) {
+            let bytes = try JournalDamageTests.bytes(segment)
+            let end = JournalDamageTests.records(bytes).last.map { $0.offset + $0.size } ?? 0
+            #expect(end == bytes.count, "\(segment) has a damaged frame at \(end)")
+        }
+    }
+
+    @Test func aDeletedSessionsRecordsAreErasedInPlace() throws {
+        let directory = DurabilityTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let server = try DurabilityTests.server(directory)
+            let storage = try #require(server.server.storage)
+            try Self.deleteDoomed(server)
+            storage.flush()
+            #expect(try !Self.mentions(directory).isEmpty)
+            let sizes = try DurabilityTests.segments(directory).map { try JournalDamageTests.bytes($0).count }
+            storage.eraseDeletedSessions()
+            #expect(try Self.mentions(directory).isEmpty)
+            // In place: no segment changed length, and every frame is still a whole record.
+            #expect(try DurabilityTests.segments(directory).map { try JournalDamageTests.bytes($0).count } == sizes)
+            try Self.expectWholeRecords(directory)
+            #expect(server.logs.records.contains { $0.message.contains("erased deleted sessions' records") })
+            #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 6)
+        }
+        let server = try DurabilityTests.server(directory)
+        #expect(!server.logs.records.contains { $0.level >= .warning }, "\(server.logs.records.map(\.message))")
+        #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 6)
+        #expect(try server.request("GET", "/sessions/doomed").status == 404)
+        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"todo","id":"doomed"}"#).status == 201)
+        #expect(try server.request("GET", "/sessions/doomed").json()["version"] as? Int == 0)
+    }
+
+    @Test func anErasureAStopCutShortIsFinishedAfterARestart() throws {
+        let directory = DurabilityTests.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let server = try DurabilityTests.server(directory)
+            try Self.deleteDoomed(server)
+        }
+        // As a stop in the middle of an erasure leaves it: one record with its payload zeroed under
+        // its old header, one with the padding header over its old payload. Both fail their checksum.
+        let segment = try #require(try DurabilityTests.segments(directory).first)
+        var bytes = try JournalDamageTests.bytes(segment)
+        let doomed = JournalDamageTests.records(bytes).filter { $0.key == 1 && $0.size > 30 }
+        #expect(doomed.count >= 2)
+        let prefix = JournalRecord.frameBytes + JournalRecord.headerBytes
+        for index in (doomed[0].offset + prefix)..<(doomed[0].offset + doomed[0].size) { bytes[index] = 0 }
+        bytes.replaceSubrange(doomed[1].offset..<(doomed[1].offset + prefix), with: JournalRecord.paddingHeader(size: doomed[1].size))
+        try Data(bytes).write(to: URL(fileURLWithPath: segment))
+
+        let server = try DurabilityTests.server(directory)
+        let storage = try #require(server.server.storage)
+        #expect(!server.logs.records.contains { $0.message.contains("damaged journal record") }, "\(server.logs.records.map(\.message))")
+        #expect(server.logs.records.filter { $0.message.contains("was being erased when the server stopped") }.count == 2)
+        #expect(server.logs.records.contains { $0.message.contains("still on disk; they are erased in the background") })
+        #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 6)
+        storage.eraseDeletedSessions()
+        #expect(try Self.mentions(directory).isEmpty)
+        try Self.expectWholeRecords(directory)
+    }
 }

@@ -50,6 +50,9 @@ final class IndexEntry: @unchecked Sendable {
     var actionLogSeq: UInt64 = 0
     /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
     var pinned: UInt32
+    /// The oldest segment that may hold a record of this session (where it was created, or where the
+    /// start-up scan first saw it): erasing it after its deletion looks no further back.
+    let firstSegment: UInt32
 
     init(id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64, lastSeq: UInt64, resident: Bool) {
         self.id = id
@@ -60,6 +63,7 @@ final class IndexEntry: @unchecked Sendable {
         self.lastSeq = lastSeq
         self.resident = resident
         pinned = snapshot.segment
+        firstSegment = snapshot.segment
     }
 
     /// The retained accept records, oldest first.
@@ -193,6 +197,8 @@ struct JournalIndex: Sendable {
     mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?) {
         nextKey = max(nextKey, key &+ 1)
         switch kind {
+        case .padding:
+            return
         case .actionLogFirst:
             checkpointChunks[key] = [location]
             return

@@ -30,6 +30,20 @@ struct JournalRecord: Sendable, Equatable {
         /// Completes that checkpoint, covering every retained entry up to seq `number`. Chunks without
         /// it (the server stopped while writing them) count for nothing.
         case actionLogEnd = 10
+        /// A deleted session's record, overwritten in place: same length, zero key, number and payload.
+        case padding = 11
+    }
+
+    /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what
+    /// overwrites a deleted session's record once its payload is zeros.
+    static func paddingHeader(size: Int) -> [UInt8] {
+        var body = [UInt8](repeating: 0, count: size - frameBytes)
+        body[0] = Kind.padding.rawValue
+        var header: [UInt8] = []
+        header.appendLittleEndian(UInt32(body.count))
+        header.appendLittleEndian(CRC32C.checksum(body))
+        header.append(contentsOf: body[..<headerBytes])
+        return header
     }
 
     var kind: Kind

@@ -138,7 +138,16 @@ extension SessionStorage {
                 var offset = 0
                 while offset < raw.count {
                     let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                    guard case .record(let header, let size) = JournalRecord.parse(rest, withPayload: false) else { break }
+                    let header: JournalRecord
+                    let size: Int
+                    switch JournalRecord.parse(rest, withPayload: false) {
+                    case .record(let record, let recordSize): (header, size) = (record, recordSize)
+                    // A frame being erased (another session's) keeps its length: step over it.
+                    case .corrupt(_, let frameSize?):
+                        offset += frameSize
+                        continue
+                    default: return
+                    }
                     if header.key == key, header.kind == .snapshot || header.kind == .mutation || header.kind == .forced,
                         case .record(let record, _) = JournalRecord.parse(rest)
                     {

@@ -85,10 +85,14 @@ extension SessionStorage {
         state.withLock { $0.index.entries[key]?.resident = false }
     }
 
-    /// Journals the deletion: the session's records are dead and leave the disk with their segments.
+    /// Journals the deletion and queues the session's records for erasure (``eraseDeletedSessions()``).
     func delete(key: UInt32) {
-        let id = state.withLock { $0.index.entries[key]?.id }
-        append(kind: .delete, key: key, number: 0) { _ in }
+        let id = state.withLock { state -> String? in
+            guard let entry = state.index.entries[key] else { return nil }
+            let location = append(&state, kind: .delete, key: key, number: 0, identity: nil) { _ in }
+            if let location { state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment) }
+            return entry.id
+        }
         if let id { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
     }
 

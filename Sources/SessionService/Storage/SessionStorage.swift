@@ -63,6 +63,10 @@ public final class SessionStorage: Sendable {
         var appended: UInt64 = 0
         var index = JournalIndex()
         var oldestSegment: UInt32 = 1
+        /// Deleted sessions whose records are still to be overwritten, by key.
+        var erasures: [UInt32: Erasure] = [:]
+        /// Records an erasure was overwriting when the server stopped (found by the start-up scan).
+        var unfinishedErasures: [RecordLocation] = []
     }
 
     struct IO {
