@@ -102,7 +102,7 @@ extension Session {
     /// the reactor's own `reduce`. Throws the reason it cannot (the session is then quarantined).
     @usableFromInline
     static func restore(id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> Session {
-        let decoder = JSONValueDecoder()
+        let decoder = JSONValueDecoder.journal
         var state: R.State
         do {
             state = try decoder.decode(R.State.self, from: history.snapshot.state)
@@ -131,7 +131,7 @@ extension Session {
     /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through `records`.
     @usableFromInline
     static func replay(reactor: R, name: String, base: [UInt8], records: [JournalRecord], shown: Bool) throws(RestoreError) -> [UInt8] {
-        let decoder = JSONValueDecoder()
+        let decoder = JSONValueDecoder.journal
         do {
             var state = try decoder.decode(R.State.self, from: base)
             for record in records {
@@ -151,4 +151,15 @@ extension Session {
 public struct RestoreError: Error, Sendable, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
+}
+
+extension JSONValueDecoder {
+    /// A decoder for what the journal holds: documents as large as one of its records may be (the
+    /// writer's limit), not the request reader's. A state, mutation or forced state it journaled must
+    /// decode again on restore.
+    static var journal: JSONValueDecoder {
+        var decoder = JSONValueDecoder()
+        decoder.parser.maxBytes = JournalRecord.maxBodyBytes
+        return decoder
+    }
 }
