@@ -5,13 +5,17 @@ import PackageDescription
 
 let package = Package(
     name: "reactor-server",
+    // Reactors already uses Synchronization's Mutex; ReactorClient must also build for Apple apps.
+    platforms: [.macOS(.v15), .iOS(.v18), .tvOS(.v18), .watchOS(.v11), .visionOS(.v2)],
     products: [
         .library(name: "Reactors", targets: ["Reactors"]),
         .library(name: "ReactorsTesting", targets: ["ReactorsTesting"]),
         .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
+        .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
+        .library(name: "ReactorClient", targets: ["ReactorClient"]),
         .executable(name: "reactor-server", targets: ["reactor-server"]),
     ],
     targets: [
@@ -29,11 +33,18 @@ let package = Package(
         .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
         .target(name: "JSONCodec"),
+        // Access to sessions: SHA-256, HMAC, base64url, session capability tokens and HS256 JWTs. Pure, no I/O.
+        .target(name: "Tokens", dependencies: ["JSONCodec"]),
+        // A NATS + JetStream client: the text protocol, request/reply, reconnects, streams, KV.
+        .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs"]),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux"]),
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
+        // The typed Swift client (sessions, actions, SSE with reconnect, admin) for servers and Apple apps:
+        // Foundation's URLSession only, no Glibc, so it builds wherever Foundation does.
+        .target(name: "ReactorClient", dependencies: ["Reactors", "JSONCodec"]),
 
         // Benchmarks: executables that print numbers (never timed tests).
         .executableTarget(name: "reactors-bench", dependencies: ["Reactors", "Examples"]),
@@ -44,8 +55,13 @@ let package = Package(
         .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
+        .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),
+        .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec"]),
+        .testTarget(
+            name: "ReactorClientTests",
+            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs"]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec"]),
+            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens"]),
     ]
 )

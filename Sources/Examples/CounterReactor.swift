@@ -3,6 +3,8 @@ import Reactors
 /// The smallest reactor: `increase` and `decrease` a number.
 ///
 /// Actions on the wire: `{"type": "increase"}`, `{"type": "decrease"}`; state: `{"value": 0}`.
+/// The count saturates: `increase` at `Int.max` and `decrease` at `Int.min` leave it where it is (the
+/// action still makes a new version with the same value), so it never wraps to the other end.
 public struct CounterReactor: Reactor {
     /// What the counter can be asked to do.
     public enum Action: Codable, Sendable, Equatable {
@@ -52,12 +54,12 @@ public struct CounterReactor: Reactor {
     /// A counter at 0.
     public init() {}
 
-    /// Folds one mutation into the state.
+    /// Folds one mutation into the state; stops at `Int.max` and `Int.min` instead of wrapping.
     @inlinable public func reduce(state: State, mutation: Action) -> State {
         var state = state
         switch mutation {
-        case .increase: state.value &+= 1
-        case .decrease: state.value &-= 1
+        case .increase: if state.value < .max { state.value += 1 }
+        case .decrease: if state.value > .min { state.value -= 1 }
         }
         return state
     }

@@ -4,7 +4,8 @@ import Reactors
 /// the search in flight; `loadNextPage` appends the next page. A response for a stale query never lands.
 ///
 /// Actions on the wire: `{"type": "updateQuery", "query": "swift"}`, `{"type": "loadNextPage"}`.
-/// State: `{"query": "swift", "items": ["apple/swift"], "nextPage": 2, "isLoading": false}`.
+/// State: `{"query": "swift", "items": ["apple/swift"], "nextPage": 2, "isLoading": false}`, plus
+/// `"error": "…"` while the latest search of the current query failed (the page shows it).
 public struct SearchReactor: Reactor {
     /// Fetches one page of results for a query: the items and the next page's number, if any.
     public typealias Fetch = @Sendable (_ query: String, _ page: Int) async throws -> (items: [String], nextPage: Int?)
@@ -51,6 +52,8 @@ public struct SearchReactor: Reactor {
         case setResults(query: String, items: [String], nextPage: Int?)
         /// A further page of `query`'s results.
         case appendResults(query: String, items: [String], nextPage: Int?)
+        /// Searching `query` failed: why, for the screen.
+        case failed(query: String, message: String)
     }
 
     /// What the screen shows.
@@ -63,13 +66,16 @@ public struct SearchReactor: Reactor {
         public var nextPage: Int?
         /// True while a page is being fetched.
         public var isLoading: Bool
+        /// Why the latest search of `query` failed; nil after a success or a new query.
+        public var error: String?
 
         /// A screen with the given query and results.
-        public init(query: String? = nil, items: [String] = [], nextPage: Int? = nil, isLoading: Bool = false) {
+        public init(query: String? = nil, items: [String] = [], nextPage: Int? = nil, isLoading: Bool = false, error: String? = nil) {
             self.query = query
             self.items = items
             self.nextPage = nextPage
             self.isLoading = isLoading
+            self.error = error
         }
     }
 
@@ -106,7 +112,8 @@ public struct SearchReactor: Reactor {
         }
     }
 
-    /// Fetches one page; on failure clears the spinner and reports the error (the reactor lives on).
+    /// Fetches one page; on failure puts the reason into the state and reports the error (the
+    /// reactor lives on).
     private func search(_ query: String, page: Int, append: Bool) -> Effect<Mutation> {
         .run { [fetch] emit in
             do {
@@ -115,7 +122,7 @@ public struct SearchReactor: Reactor {
                     ? .appendResults(query: query, items: result.items, nextPage: result.nextPage)
                     : .setResults(query: query, items: result.items, nextPage: result.nextPage))
             } catch {
-                if !(error is CancellationError) { await emit(.setLoading(false)) }
+                if !(error is CancellationError) && !Task.isCancelled { await emit(.failed(query: query, message: "\(error)")) }
                 throw error
             }
         }
@@ -127,6 +134,7 @@ public struct SearchReactor: Reactor {
         switch mutation {
         case .setQuery(let query):
             state.query = query
+            state.error = nil
         case .setLoading(let isLoading):
             state.isLoading = isLoading
         case .setResults(let query, let items, let nextPage):
@@ -134,11 +142,17 @@ public struct SearchReactor: Reactor {
             state.items = items
             state.nextPage = nextPage
             state.isLoading = false
+            state.error = nil
         case .appendResults(let query, let items, let nextPage):
             guard query == state.query else { return state }
             state.items += items
             state.nextPage = nextPage
             state.isLoading = false
+            state.error = nil
+        case .failed(let query, let message):
+            guard query == state.query else { return state }
+            state.isLoading = false
+            state.error = message
         }
         return state
     }

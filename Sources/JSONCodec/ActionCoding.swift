@@ -6,14 +6,17 @@ import Synchronization
 /// `"type"`. An unknown `"type"` is `.unknownType` when the type is a synthesized enum, adopts
 /// `ActionCaseNames`, or its decoder fails on the `"type"` field itself; everything else is `.invalidPayload`.
 ///
+/// `parser` sets the limits (a server passes one whose `maxBytes` is its request-body limit, so a body it
+/// accepted is never refused as too large here).
+///
 /// ```swift
 /// do { let action = try decodeAction(Counter.Action.self, from: body) }
 /// catch { respond(422, code: error.code, message: error.message) }
 /// ```
-public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
     let value: JSONValue
     do {
-        value = try JSONParser().parse(bytes)
+        value = try parser.parse(bytes)
     } catch {
         throw .invalidJSON(error)
     }
@@ -25,7 +28,7 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collecti
 /// Chosen over the general overload when `A: Sendable`, so the hot path (`{"type":"increase"}`) skips
 /// parsing and decoding after the first time. Assumes decoding is deterministic, as synthesized `Codable` is.
 @inlinable
-public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
     // Inlinable so the cache hit is specialized where it is called: unspecialized, reaching the
     // bytes and casting the cached value cost more than the rest of the lookup.
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
@@ -34,7 +37,7 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
     if let recent = recent ?? nil, let cached = recent.value as? A {
         return cached
     }
-    return try decodeActionFillingCache(type, from: bytes, json: false, encode: nil).action
+    return try decodeActionFillingCache(type, from: bytes, parser: parser, json: false, encode: nil).action
 }
 
 /// Decodes one action and returns it with its canonical JSON: the decoded value encoded again in the
@@ -46,25 +49,29 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
 /// `encode`, when given, encodes an action (a closure specialized for `A` where it is known to be
 /// `Encodable`; without it the type is asked at run time, which costs a conformance lookup per action).
 @inlinable
-public func decodeActionWithJSON<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, encode: ((A) throws -> [UInt8])? = nil) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
+public func decodeActionWithJSON<A: Decodable & Sendable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser(), encode: ((A) throws -> [UInt8])? = nil
+) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
         BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
     }
     if let recent = recent ?? nil, let cached = recent.value as? A {
         return (cached, recent.json)
     }
-    return try decodeActionFillingCache(type, from: bytes, json: true, encode: encode)
+    return try decodeActionFillingCache(type, from: bytes, parser: parser, json: true, encode: encode)
 }
 
 /// `decodeAction` past the recent-actions list: the bare-action cache, else parses and decodes, and
 /// remembers bare actions. The JSON is empty for a body that is not bare unless `json` is set.
 @usableFromInline
-func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, json: Bool, encode: ((A) throws -> [UInt8])?) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
+func decodeActionFillingCache<A: Decodable & Sendable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser, json: Bool, encode: ((A) throws -> [UInt8])?
+) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
     let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil
     guard let bare else {
         let value: JSONValue
         do {
-            value = try JSONParser().parse(bytes)
+            value = try parser.parse(bytes)
         } catch {
             throw .invalidJSON(error)
         }
@@ -94,7 +101,7 @@ func canonicalJSON<A>(of action: A, parsed value: JSONValue, encode: ((A) throws
         // The writer puts "type" first for every action it writes in the wire shape; anything else
         // gets the full check.
         if json.starts(with: #"{"type":""#.utf8) { return json }
-        if case .object(let object)? = try? JSONParser().parse(json), case .string? = object["type"] { return json }
+        if case .object(let object)? = try? JSONParser(maxDepth: .max, maxBytes: .max).parse(json), case .string? = object["type"] { return json }
         return value.serialized()
     }
     if let encodable = action as? any Encodable, let json = try? encodeAction(encodable) { return json }

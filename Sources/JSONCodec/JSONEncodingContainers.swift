@@ -53,7 +53,7 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func nestedContainer<NestedKey: CodingKey>(
         keyedBy keyType: NestedKey.Type, forKey key: Key
     ) -> KeyedEncodingContainer<NestedKey> {
-        if builder.keys.isEmpty, !isEnumPayload,
+        if builder.isEmpty, !isEnumPayload,
             SynthesizedEnumKeys.isCasePayload(outer: Key.self, nested: NestedKey.self, caseName: key.stringValue)
         {
             builder.set("type", .value(.string(key.stringValue)))

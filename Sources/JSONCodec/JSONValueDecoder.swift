@@ -3,6 +3,8 @@
 /// Enums with associated values and synthesized `Codable` are read in the wire's shape,
 /// `{"type": "follow", "userID": 7}` (the case name under `"type"`, labelled values as members,
 /// `_0` for unlabelled ones); hand-written `Codable` that reads a `"type"` key works unchanged.
+/// An integer property takes exactly the integer written, never a rounded or wrapped one: a value out of
+/// its range, with a fraction, or in double form (`1e18`, `4.0`) from 2^53 on is an error naming the field.
 ///
 /// ```swift
 /// let state = try JSONValueDecoder().decode(Counter.State.self, from: body)
@@ -157,6 +159,12 @@ final class JSONDecoderImpl: Decoder, SingleValueDecodingContainer {
                 throw typeMismatch(I.self, expected: "an integer", found: value, at: path)
             }
             exact = I(exactly: double)
+            // From 2^53 on a double no longer holds every integer: the text it was read from (an integer
+            // beyond 64 bits such as -9223372036854775809, a fraction, an exponent) may have been rounded
+            // into range. Integers that large are taken only as plain integer literals, read exactly.
+            if exact != nil, double.magnitude >= 9_007_199_254_740_992 {
+                throw typeMismatch(I.self, expected: "an integer in \(I.self)'s range (\(I.min)...\(I.max)) written exactly (from 2^53 on, as a plain integer without fraction or exponent)", found: value, at: path)
+            }
         }
         guard let exact else {
             throw typeMismatch(I.self, expected: "an integer in \(I.self)'s range (\(I.min)...\(I.max))", found: value, at: path)

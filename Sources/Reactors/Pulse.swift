@@ -11,7 +11,9 @@ import Synchronization
 /// }
 /// ```
 /// The runtime compares update counts between consecutive states and reports the properties that were
-/// assigned as `PulseUpdate`s. It encodes as its value only; a decoded pulse starts at count 0.
+/// assigned as `PulseUpdate`s. It encodes as its value only; a decoded pulse starts at count 0, so whatever
+/// stores states keeps the counts beside them (`Pulses.counts(of:)`, `Pulses.restore(_:into:)`).
+/// Only top-level properties of a reactor's `State` are delivered; `Pulses.undeliverable(in:)` finds others.
 @propertyWrapper
 public struct Pulse<Value: Codable & Sendable>: Sendable {
     /// The last assigned value.
@@ -62,10 +64,12 @@ extension Pulse: Codable {
 
 extension Pulse: Equatable where Value: Equatable {}
 
-/// Lets the runtime read a pulse's count and value in place, without knowing its `Value`.
+/// Lets the runtime read and set a pulse's count and read its value in place, without knowing its `Value`.
 protocol AnyPulse: SendableMetatype {
     static func count(at pointer: UnsafeRawPointer) -> UInt64
+    static func setCount(_ count: UInt64, at pointer: UnsafeMutableRawPointer)
     static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable
+    static var valueType: Any.Type { get }
 }
 
 extension Pulse: AnyPulse {
@@ -73,9 +77,15 @@ extension Pulse: AnyPulse {
         pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.count
     }
 
+    static func setCount(_ count: UInt64, at pointer: UnsafeMutableRawPointer) {
+        pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.count = count
+    }
+
     static func value(at pointer: UnsafeRawPointer) -> any Encodable & Sendable {
         pointer.assumingMemoryBound(to: Pulse<Value>.self).pointee.value
     }
+
+    static var valueType: Any.Type { Value.self }
 }
 
 /// Finds the top-level `@Pulse` properties of a state type once (name, byte offset, type), then reads the
@@ -114,6 +124,34 @@ struct PulseScanner: Sendable {
         let scanner = PulseScanner(fields: fields)
         cache.withLock { $0[key] = scanner }
         return fields.isEmpty ? nil : scanner
+    }
+
+    /// The count of every pulse of `state`, by name.
+    func counts<State>(of state: State) -> [String: UInt64] {
+        withUnsafeBytes(of: state) { bytes in
+            Dictionary(fields.map { ($0.name, $0.type.count(at: bytes.baseAddress! + $0.offset)) }, uniquingKeysWith: { first, _ in first })
+        }
+    }
+
+    /// Sets the counts of `state`'s pulses named in `counts`.
+    func restore<State>(_ counts: [String: UInt64], into state: inout State) {
+        withUnsafeMutableBytes(of: &state) { bytes in
+            for field in fields {
+                if let count = counts[field.name] { field.type.setCount(count, at: bytes.baseAddress! + field.offset) }
+            }
+        }
+    }
+
+    /// Gives each pulse of `forced` the count of the same pulse in `previous` plus one (wrapping).
+    @usableFromInline
+    func force<State>(_ forced: inout State, replacing previous: State) {
+        withUnsafeBytes(of: previous) { before in
+            withUnsafeMutableBytes(of: &forced) { after in
+                for field in fields {
+                    field.type.setCount(field.type.count(at: before.baseAddress! + field.offset) &+ 1, at: after.baseAddress! + field.offset)
+                }
+            }
+        }
     }
 
     /// The pulses whose count differs between `old` and `new`.

@@ -4,11 +4,14 @@ public enum ReactorError: Error, Sendable, Equatable {
     case stopped
     /// A middleware refused the action before `mutate`.
     case rejected(ActionRejection)
+    /// A middleware's `vet` refused a state the action produced (or a forced state): that state was
+    /// dropped and the version did not change; the action's other mutations, if any, still applied.
+    case stateRefused(ActionRejection)
     /// `forceState` was called while stub mode is off.
     case stubDisabled
 }
 
-/// A middleware's reason for refusing an action, shaped like an API error (`code` is snake_case).
+/// A middleware's reason for refusing an action or a state, shaped like an API error (`code` is snake_case).
 public struct ActionRejection: Error, Sendable, Equatable {
     /// A stable snake_case identifier, e.g. `rate_limited`.
     public var code: String
@@ -33,6 +36,7 @@ extension ReactorError: CustomStringConvertible {
         switch self {
         case .stopped: "the reactor is stopped and takes no more actions"
         case .rejected(let rejection): "the action was rejected (\(rejection))"
+        case .stateRefused(let rejection): "a state the action produced was refused (\(rejection))"
         case .stubDisabled: "a state can only be forced while stub mode is enabled"
         }
     }

@@ -15,8 +15,11 @@ public struct Snapshot<State: Sendable>: Sendable {
 extension Snapshot: Equatable where State: Equatable {}
 
 /// What a runtime needs to resume where it stopped: the reducer's accumulator, its version and the last action seq.
+///
+/// The state keeps its `@Pulse` counts in memory; encoded, a checkpoint carries them beside the state
+/// (`pulseCounts`), so a runtime restored from it never sends a count lower than one sent before.
 public struct Checkpoint<State: Sendable>: Sendable {
-    /// The state `reduce` last returned (before `transform(state:)`).
+    /// The state `reduce` last returned (before `transform(state:)`), pulse counts included.
     public var state: State
     /// The version of that state.
     public var version: UInt64
@@ -31,7 +34,36 @@ public struct Checkpoint<State: Sendable>: Sendable {
     }
 }
 
-extension Checkpoint: Codable where State: Codable {}
+extension Checkpoint {
+    /// The counts of the state's `@Pulse` properties, by name (what the state's JSON leaves out).
+    public var pulseCounts: [String: UInt64] { Pulses.counts(of: state) }
+}
+
+extension Checkpoint: Codable where State: Codable {
+    enum CodingKeys: String, CodingKey {
+        case state, version, lastSeq, pulseCounts
+    }
+
+    /// Decodes a checkpoint and puts its pulse counts back into the state (absent: the counts stay 0).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        var state = try container.decode(State.self, forKey: .state)
+        Pulses.restore(try container.decodeIfPresent([String: UInt64].self, forKey: .pulseCounts) ?? [:], into: &state)
+        self.init(state: state, version: try container.decode(UInt64.self, forKey: .version),
+                  lastSeq: try container.decode(UInt64.self, forKey: .lastSeq))
+    }
+
+    /// Encodes the state, version, seq and the pulse counts the state's own encoding leaves out.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(state, forKey: .state)
+        try container.encode(version, forKey: .version)
+        try container.encode(lastSeq, forKey: .lastSeq)
+        let counts = pulseCounts
+        if !counts.isEmpty { try container.encode(counts, forKey: .pulseCounts) }
+    }
+}
+
 extension Checkpoint: Equatable where State: Equatable {}
 
 /// One `@Pulse` property that was assigned in the state of a given version.

@@ -5,7 +5,9 @@ import SessionService
 
 // reactor-server: the example reactors behind the full command line (see --help).
 let status = ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { configuration in
-    let search = GitHubSearchClient(baseURL: configuration.search.baseURL, timeout: configuration.search.timeoutSeconds)
+    let search = GitHubSearchClient(
+        baseURL: configuration.search.baseURL, timeout: configuration.search.timeoutSeconds,
+        maxConcurrent: configuration.search.maxConcurrentRequests, maxQueued: configuration.search.maxQueuedRequests)
     var catalog = ReactorCatalog()
     catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions) { CounterReactor() }
     catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions) { FruitReactor(clock: ContinuousClock()) }

@@ -28,6 +28,15 @@ import Testing
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(CounterReactor.Action.self, from: Data(json.utf8)) }
     }
 
+    /// At the ends of `Int` the count stays put instead of wrapping to the other end.
+    @Test func theCountSaturatesAtTheEndsOfInt() {
+        let counter = CounterReactor()
+        #expect(counter.reduce(state: .init(value: .max), mutation: .increase).value == .max)
+        #expect(counter.reduce(state: .init(value: .min), mutation: .decrease).value == .min)
+        #expect(counter.reduce(state: .init(value: .max), mutation: .decrease).value == .max - 1)
+        #expect(counter.reduce(state: .init(value: .min), mutation: .increase).value == .min + 1)
+    }
+
     @Test func stateEncodesAsValue() throws {
         let json = String(decoding: try JSONEncoder().encode(CounterReactor().initialState), as: UTF8.self)
         #expect(json == #"{"value":0}"#)

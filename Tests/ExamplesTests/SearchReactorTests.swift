@@ -84,7 +84,7 @@ final class ScriptedFetch: Sendable {
         await tester.finish()
     }
 
-    @Test func aFailedFetchClearsTheSpinnerAndIsReported() async {
+    @Test func aFailedFetchClearsTheSpinnerShowsWhyAndIsReported() async {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
         let reported = Mutex<[String]>([])
@@ -92,7 +92,7 @@ final class ScriptedFetch: Sendable {
         await tester.send(.updateQuery("x"), expecting: State(query: "x"), State(query: "x", isLoading: true))
         _ = await fetch.request(0)
         fetch.respond(0, with: .failure(URLError(.timedOut)))
-        await tester.receive(State(query: "x"))
+        await tester.receive(State(query: "x", error: "\(URLError(.timedOut))"))
         await tester.waitForEffects()
         #expect(reported.withLock { $0.count } == 1)
         await tester.finish()

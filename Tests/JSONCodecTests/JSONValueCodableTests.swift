@@ -181,6 +181,19 @@ struct AnyKey: CodingKey {
         #expect(throws: EncodingError.self) { try encoder.encode([value]) }
     }
 
+    /// Integers are taken exactly as written, also at the edges and in double form below 2^53.
+    @Test(arguments: [
+        (#"{"value":9223372036854775807}"#, Int.max),
+        (#"{"value":-9223372036854775808}"#, Int.min),
+        (#"{"value":4.0}"#, 4),
+        (#"{"value":-2.5e1}"#, -25),
+        (#"{"value":9007199254740991.0}"#, 9_007_199_254_740_991),
+    ])
+    func integersDecodeExactly(body: String, value: Int) throws {
+        struct Counter: Decodable { var value: Int }
+        #expect(try decoder.decode(Counter.self, from: Array(body.utf8)).value == value)
+    }
+
     /// Messages name the field (as a path on the wire) and say what was expected and found.
     @Test(arguments: [
         (#"{"value":"x"}"#, #""value": expected an integer, found "x""#, "value"),
@@ -188,6 +201,10 @@ struct AnyKey: CodingKey {
         (#"{"value":1.5}"#, #""value": expected an integer, found 1.5"#, "value"),
         (#"{"value":null}"#, #""value": expected an integer, found null"#, "value"),
         (#"{"value":99999999999999999999}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807), found 1e+20"#, "value"),
+        // Read as doubles that round into Int's range: refused rather than taken as a neighbouring integer.
+        (#"{"value":-9223372036854775809}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found -9.223372036854776e+18"#, "value"),
+        (#"{"value":9007199254740993.0}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 9007199254740992.0"#, "value"),
+        (#"{"value":1e18}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 1e+18"#, "value"),
     ])
     func decodingErrorsNameTheField(body: String, message: String, field: String) throws {
         struct Counter: Decodable { var value: Int }

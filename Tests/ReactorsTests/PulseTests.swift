@@ -75,3 +75,90 @@ import Testing
         token.cancel()
     }
 }
+
+/// Pulse counts never go back: a checkpoint carries them, a forced state continues them, and pulses the
+/// runtime cannot deliver are found before any session runs.
+@Suite struct PulseCountTests {
+    typealias State = PulseTests.State
+
+    static func pulses(_ recorder: Recorder<State>) -> [String] {
+        recorder.events.flatMap { event -> [String] in
+            guard case .state(_, let pulses) = event else { return [] }
+            return pulses.map { "\($0.name)#\($0.count)" }
+        }
+    }
+
+    @Test func anEncodedCheckpointKeepsTheCountsAndARestoredRuntimeContinuesThem() throws {
+        let runtime = ReactorRuntime(PulseTests.AlertReactor())
+        try runtime.send(.alert("a"))
+        try runtime.send(.alert("b"))
+        try runtime.send(.ping)
+        #expect(runtime.checkpoint.pulseCounts == ["alert": 2, "ping": 1])
+        let json = try JSONEncoder().encode(runtime.checkpoint)
+        let decoded = try JSONDecoder().decode(Checkpoint<State>.self, from: json)
+        #expect(decoded.state.$alert.count == 2)
+        #expect(decoded.pulseCounts == ["alert": 2, "ping": 1])
+
+        let restored = ReactorRuntime(PulseTests.AlertReactor(), restoring: decoded)
+        let recorder = Recorder<State>()
+        let token = restored.observe(recorder.record)
+        try restored.send(.alert("c"))
+        #expect(Self.pulses(recorder) == ["alert#3"])
+        token.cancel()
+    }
+
+    @Test func aForcedStateAssignsEachPulseOnceContinuingItsCount() throws {
+        let runtime = ReactorRuntime(PulseTests.AlertReactor())
+        try runtime.send(.alert("a"))
+        let recorder = Recorder<State>()
+        let token = runtime.observe(recorder.record)
+        runtime.isStubEnabled = true
+        try runtime.forceState(State(value: 7, alert: "forced"))
+        #expect(Self.pulses(recorder) == ["alert#2", "ping#1"])
+        #expect(runtime.currentState.alert == "forced")
+        runtime.isStubEnabled = false
+        try runtime.send(.alert("again"))
+        #expect(Self.pulses(recorder) == ["alert#2", "ping#1", "alert#3"])
+        token.cancel()
+    }
+
+    @Test func restoringCountsIntoADecodedState() throws {
+        var state = try JSONDecoder().decode(State.self, from: Data(#"{"value":1,"alert":"x","ping":0}"#.utf8))
+        Pulses.restore(["alert": 41, "unknown": 3], into: &state)
+        #expect(Pulses.counts(of: state) == ["alert": 41, "ping": 0])
+        #expect(Pulses.counts(of: 5).isEmpty)
+    }
+
+    struct Settings: Codable, Sendable {
+        @Pulse var flash: String? = nil
+    }
+
+    struct Item: Codable, Sendable {
+        var title = ""
+        @Pulse var highlight = false
+    }
+
+    struct Nested: Codable, Sendable {
+        @Pulse var alert: String? = nil
+        var settings = Settings()
+        var maybe: Settings? = nil
+        var items: [Item] = []
+        var byName: [String: Item] = [:]
+        var children: [Nested] = []
+        @Pulse var wrapped = Settings()
+    }
+
+    final class ClassState: Codable, @unchecked Sendable {
+        @Pulse var alert: String? = nil
+    }
+
+    @Test func pulsesOutsideTheTopLevelAreFound() {
+        #expect(Pulses.undeliverable(in: PulseTests.State.self).isEmpty)
+        #expect(Pulses.undeliverable(in: Nested.self) == [
+            "settings.flash", "maybe.flash", "items[].highlight", "byName[].highlight", "children[].alert",
+            "children[].settings.flash", "children[].maybe.flash", "children[].items[].highlight",
+            "children[].byName[].highlight", "children[].wrapped", "children[].wrapped.flash", "wrapped.flash",
+        ])
+        #expect(Pulses.undeliverable(in: ClassState.self) == ["alert"])
+    }
+}

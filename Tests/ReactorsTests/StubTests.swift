@@ -23,7 +23,7 @@ import Testing
         let token = runtime.observe(recorder.record)
         runtime.isStubEnabled = true
         let completed = Mutex<Snapshot<CountingReactor.State>?>(nil)
-        try runtime.forceState(.init(value: 0)) { snapshot in completed.withLock { $0 = snapshot } }
+        try runtime.forceState(.init(value: 0)) { result in completed.withLock { $0 = try? result.get() } }
         try runtime.forceState(.init(value: 42))
         #expect(recorder.snapshots.map(\.version) == [0, 1, 2])
         #expect(recorder.snapshots.map(\.state.value) == [0, 0, 42])

@@ -83,7 +83,7 @@ import Testing
 
         let on = try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":true}"#)
         #expect(on.status == 200)
-        #expect(on.text == #"{"stub":true}"#)
+        #expect(on.text == #"{"stub":true}"# + "\n")
         let stubbed = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
         #expect(stubbed.status == 200)
         #expect(try stubbed.json()["version"] as? Int == 1, "neither mutate nor reduce ran")
@@ -107,7 +107,7 @@ import Testing
         let log = try server.request("GET", "/admin/sessions/\(id)/actions", headers: server.admin).json()
         #expect((log["actions"] as? [[String: Any]])?.map { $0["stubbed"] as? Bool } == [false, true])
 
-        #expect(try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":false}"#).text == #"{"stub":false}"#)
+        #expect(try server.request("PUT", "/admin/sessions/\(id)/stub", headers: server.admin, body: #"{"enabled":false}"#).text == #"{"stub":false}"# + "\n")
         let live = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).json()
         #expect((live["state"] as? [String: Any])?["value"] as? Int == 43, "the forced state is kept")
     }

@@ -101,7 +101,7 @@ import Glibc
         let client = try TestConnection(port: server.port)
         let health = try client.request("GET", "/healthz")
         #expect(health.status == 200)
-        #expect(health.text == #"{"status":"ok"}"#)
+        #expect(health.text == #"{"status":"ok"}"# + "\n")
         #expect(try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
         #expect(server.stop() == 0)
         let stored = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("data").path)

@@ -31,14 +31,29 @@ import Glibc
 
     @Test func generatedAdminTokenIsPrintedOnceAndWorks() throws {
         let server = try ServerProcess(arguments: ["--memory-only"])
-        let line = try #require(server.standardError.split(separator: "\n").first { $0.contains("admin token (generated") })
-        let token = try #require(line.split(separator: " ").last.map(String.init))
+        let lines = server.standardError.split(separator: "\n")
+        #expect(lines.contains("reactor-server: listening on http://127.0.0.1:\(server.port)/"), "\(server.standardError)")
+        #expect(lines.contains { $0.hasPrefix("reactor-server: sessions are kept in memory only") })
+        let line = try #require(lines.first { $0.hasPrefix("reactor-server: admin token: ") && $0.contains("(generated: it changes at every start") })
+        let token = try #require(line.split(separator: " ").dropFirst(3).first.map(String.init))
         #expect(token.count >= 43, "256 random bits")
         let client = try TestConnection(port: server.port)
         #expect(try client.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer \(token)")]).status == 200)
         #expect(try client.request("GET", "/admin/sessions").status == 401)
         #expect(server.standardError.components(separatedBy: token).count == 2, "printed exactly once")
         #expect(server.stop() == 0)
+    }
+
+    @Test func openSessionsBeyondLoopbackAreAWarningAtStart() throws {
+        let exposed = try ServerProcess(arguments: ["--memory-only", "--host", "0.0.0.0"])
+        #expect(exposed.standardError.contains("reactor-server: listening on http://127.0.0.1:\(exposed.port)/ (and every IPv4 interface)"))
+        #expect(exposed.standardError.contains("reactor-server: WARNING: sessions are open (auth.sessions=open) on 0.0.0.0"))
+        #expect(exposed.standardError.contains(#""level":"warning""#), "also a log record, for collectors")
+        #expect(exposed.stop() == 0)
+        let guarded = try ServerProcess(arguments: ["--memory-only", "--host", "0.0.0.0", "--set", "auth.sessions=token"])
+        #expect(!guarded.standardError.contains("WARNING"))
+        #expect(guarded.standardError.contains("reactor-server: sessions: token"))
+        #expect(guarded.stop() == 0)
     }
 
     @Test func configuredTokenIsNeverPrinted() throws {

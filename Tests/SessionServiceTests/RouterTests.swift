@@ -22,3 +22,23 @@ import Testing
         #expect(Router().match(method: method, target: target) == expected)
     }
 }
+
+/// The table declares each route once, and the indices chains and metrics use follow it.
+@Suite struct RouteTableTests {
+    @Test func everyRouteHasOneRowAndItsIndex() {
+        #expect(Route.table.map(\.route) == Route.allCases)
+        for (position, route) in Route.allCases.enumerated() {
+            #expect(route.index == position, "\(route) has index \(route.index), position \(position)")
+        }
+    }
+
+    @Test func adminRoutesAreExactlyThoseUnderAdmin() {
+        // The console page is the one exception: it holds no secret and asks for the token itself.
+        let openUnderAdmin = Route.table.filter { $0.pattern.hasPrefix("/admin/") && $0.access != .admin }.map { "\($0.method) \($0.pattern)" }
+        #expect(openUnderAdmin == ["GET /admin/console"])
+        for entry in Route.table where entry.route != .adminConsole {
+            #expect((entry.access == .admin) == entry.pattern.hasPrefix("/admin/"), "\(entry.method) \(entry.pattern)")
+        }
+        #expect(Route.adminConsole.access == .open)
+    }
+}

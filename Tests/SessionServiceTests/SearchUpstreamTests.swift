@@ -69,3 +69,67 @@ import Testing
         #expect((after["state"] as? [String: Any])?["items"] as? [String] == ["vapor/repo-1-1", "vapor/repo-1-2"])
     }
 }
+
+extension SearchUpstreamTests {
+    /// An upstream that accepts requests and never answers them.
+    final class SilentUpstream: HTTPResponder {
+        let received = Mutex<Int>(0)
+        let writers = Mutex<[HTTPResponseWriter]>([])
+
+        func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
+            received.withLock { $0 += 1 }
+            writers.withLock { $0.append(writer) }
+        }
+    }
+
+    @Test func searchesAgainstAnUpstreamThatNeverAnswersDoNotPileUp() async throws {
+        let upstream = SilentUpstream()
+        var upstreamConfiguration = HTTPServer.Configuration()
+        upstreamConfiguration.port = 0
+        upstreamConfiguration.loopCount = 1
+        upstreamConfiguration.requestHeadTimeout = .seconds(60)
+        upstreamConfiguration.idleTimeout = .seconds(60)
+        let fake = HTTPServer(configuration: upstreamConfiguration, responder: upstream, logger: .disabled)
+        let upstreamPort = try fake.start().port
+        defer {
+            // Answered only now, so shutdown need not wait for them.
+            for writer in upstream.writers.withLock({ $0 }) { writer.respond(status: 503) }
+            fake.shutdown()
+            fake.waitUntilStopped()
+        }
+        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 0.5, maxConcurrent: 2, maxQueued: 3)
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for number in 0..<20 {
+                group.addTask {
+                    do {
+                        _ = try await client.search(query: "q\(number)", page: 1)
+                        return "answered"
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(!outcomes.contains("answered"))
+        #expect(outcomes.filter { $0.contains("3 waiting") }.count == 15, "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
+        #expect(outcomes.filter { $0.contains("within 0.5 s") }.count == 5, "the rest end at their deadline: \(outcomes)")
+        // The three that waited had no time left when a turn came: at most a request each, never 20.
+        let received = upstream.received.withLock { $0 }
+        #expect(received >= 2 && received <= 5, "the upstream saw \(received) requests")
+        #expect(client.load.running == 0 && client.load.waiting == 0)
+    }
+
+    @Test func aQueryTooLongIsRefusedWithoutARequest() async throws {
+        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:9", timeout: 5)
+        let long = String(repeating: "x", count: 1 << 20)
+        do {
+            _ = try await client.search(query: long, page: 1)
+            Issue.record("a 1 MiB query was sent")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains("at most 256"))
+            #expect(message.utf8.count < 200, "the message does not repeat the query")
+        }
+    }
+}

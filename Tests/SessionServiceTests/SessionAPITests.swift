@@ -111,6 +111,12 @@ import Testing
         #expect(badPayload.status == 422)
         #expect(badPayload.errorCode == "invalid_action")
         #expect(badPayload.errorMessage?.contains("title") == true)
+        for outside in ["-9223372036854775809", "9223372036854775808", "1e19", "9007199254740993.0"] {
+            let rounded = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":\#(outside)}"#)
+            #expect(rounded.status == 422, "\(outside)")
+            #expect(rounded.errorCode == "invalid_action")
+            #expect(rounded.errorMessage?.contains(#""id""#) == true)
+        }
         let missing = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle"}"#)
         #expect(missing.errorCode == "invalid_action")
         #expect(missing.errorMessage?.contains("id") == true)
@@ -161,7 +167,7 @@ import Testing
         let server = try TestServer()
         let health = try server.request("GET", "/healthz")
         #expect(health.status == 200)
-        #expect(health.text == #"{"status":"ok"}"#)
+        #expect(health.text == #"{"status":"ok"}"# + "\n")
         let id = try server.createSession("counter")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
         let metrics = try server.request("GET", "/metrics")

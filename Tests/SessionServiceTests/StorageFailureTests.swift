@@ -110,11 +110,13 @@ import Glibc
         let connection = try TestConnection(port: server.port)
         // A new session is journaled and leaves memory at once: its next use reads the journal.
         #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).status == 201)
+        // One connection at a time, each waited for until the server holds its descriptor.
         var others: [TestConnection] = []
-        while Self.openDescriptors(pid) + others.count < limit {
+        while Self.openDescriptors(pid) < limit, others.count < limit {
+            let before = Self.openDescriptors(pid)
             others.append(try TestConnection(port: server.port))
+            try Self.waitForDescriptors(pid, { $0 > before }, "more than \(before)")
         }
-        try Self.waitForDescriptors(pid, { $0 >= limit }, "\(limit)")
 
         let refused = try connection.request("GET", "/sessions/kept")
         #expect(refused.status == 503, "\(refused.text)")

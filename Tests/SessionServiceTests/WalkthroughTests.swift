@@ -9,8 +9,12 @@ import Testing
         var expected: [String] = []
     }
 
-    static func walkthrough() throws -> (steps: [Step], watcherOutput: String) {
+    static func walkthrough() throws -> (server: String, steps: [Step], watcherOutput: String) {
         let readme = try ReadmeTests.readme
+        // The server's start is its own block (first terminal), before the commands (second terminal).
+        let serverBlock = try #require(readme.components(separatedBy: "<!-- walkthrough:server -->\n```sh\n").dropFirst().first?
+            .components(separatedBy: "```").first)
+        let server = serverBlock.trimmingCharacters(in: .whitespacesAndNewlines)
         let block = try #require(readme.components(separatedBy: "<!-- walkthrough:start -->").dropFirst().first?
             .components(separatedBy: "<!-- walkthrough:end -->").first)
         var steps: [Step] = []
@@ -23,16 +27,16 @@ import Testing
             }
         }
         let after = try #require(readme.components(separatedBy: "The watcher printed, in order:\n\n```\n").dropFirst().first?.components(separatedBy: "```").first)
-        return (steps, after)
+        return (server, steps, after)
     }
 
     @Test func readmeWalkthroughRunsAsWritten() throws {
         let curl = ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
         try #require(curl != nil, "curl is needed (the CI script installs it)")
-        let (steps, watcherExpected) = try Self.walkthrough()
+        let (start, steps, watcherExpected) = try Self.walkthrough()
         #expect(steps.count >= 10)
-        let start = try #require(steps.first)
-        #expect(start.command == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
+        #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
+        #expect(!steps.contains { $0.command.contains("swift run") }, "the server starts in its own block, not among the commands")
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("walkthrough-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: data) }
         let server = try ServerProcess(arguments: ["--data-dir", data.path], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
@@ -41,7 +45,7 @@ import Testing
 
         var watcher: Process?
         let watcherOutput = Pipe()
-        for step in steps.dropFirst() {
+        for step in steps {
             if step.command.hasSuffix("&") {
                 let process = Process()
                 process.executableURL = URL(fileURLWithPath: "/bin/bash")

@@ -4,10 +4,18 @@ import Synchronization
 @usableFromInline
 final class EffectToken: Sendable {
     let id: EffectID?
+    /// The action that started the effect; its mutations are reported under this seq when refused.
+    @usableFromInline let seq: UInt64?
+    /// Where a refused mutation of the effect is noted for the action's completion (nil: nobody waits).
+    @usableFromInline let outcome: ActionOutcome?
     private let cancelled = Atomic<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(id: EffectID?) { self.id = id }
+    init(id: EffectID?, seq: UInt64?, outcome: ActionOutcome?) {
+        self.id = id
+        self.seq = seq
+        self.outcome = outcome
+    }
 
     /// Set once cancelled; a mutation emitted afterwards, or still queued, is dropped.
     @usableFromInline var isCancelled: Bool { cancelled.load(ordering: .acquiring) }
@@ -25,9 +33,23 @@ final class EffectToken: Sendable {
     }
 }
 
+/// The first failure of an action whose effects are still running, held until its completion fires.
+@usableFromInline
+class ActionOutcome: @unchecked Sendable {
+    // Unchecked: a non-final class; its only state is the mutex.
+    let failure = Mutex<ReactorError?>(nil)
+
+    @usableFromInline init() {}
+
+    /// Notes `error` unless an earlier failure was noted.
+    @usableFromInline func fail(_ error: ReactorError) {
+        failure.withLock { if $0 == nil { $0 = error } }
+    }
+}
+
 /// Counts the tasks an action started; the action's `send` completion fires when the last one ends.
 @usableFromInline
-final class CompletionTracker<State: Sendable>: Sendable {
+final class CompletionTracker<State: Sendable>: ActionOutcome, @unchecked Sendable {
     let pending = Atomic<Int>(1)
     let completion: @Sendable (Result<Snapshot<State>, ReactorError>) -> Void
 
@@ -37,10 +59,15 @@ final class CompletionTracker<State: Sendable>: Sendable {
 
     func retain() { pending.add(1, ordering: .relaxed) }
 
-    /// Drops one holder; the last one calls the completion with the snapshot `current()` reads then.
+    /// Drops one holder; the last one calls the completion with the failure noted, else the snapshot
+    /// `current()` reads then.
     @usableFromInline func release(_ current: () -> Result<Snapshot<State>, ReactorError>) {
         if pending.subtract(1, ordering: .acquiringAndReleasing).newValue == 0 {
-            completion(current())
+            if let error = failure.withLock({ $0 }) {
+                completion(.failure(error))
+            } else {
+                completion(current())
+            }
         }
     }
 }

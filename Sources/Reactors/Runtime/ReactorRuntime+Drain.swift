@@ -52,6 +52,7 @@ extension ReactorRuntime {
                 drain.isStubbed = core.isStubbed
                 drain.isStopped = drain.isStopped || core.isStopped
                 drain.middlewares = core.extras?.middlewares ?? []
+                drain.vetters = core.extras?.vetters ?? 0
                 return .process
             }
             switch next {
@@ -81,16 +82,27 @@ extension ReactorRuntime {
     @inlinable
     func process(_ item: WorkItem<R>, _ drain: inout DrainState<R>) {
         switch item {
-        case .action(let action, let seq, let completion, let isTransformed):
-            process(action: action, seq: seq, completion: completion, isTransformed: isTransformed, &drain)
+        case .action(let action, let seq, let completion, let isTransformed, let isStubbed):
+            process(action: action, seq: seq, completion: completion, isTransformed: isTransformed, isStubbed: isStubbed, &drain)
         case .mutation(let mutation, let token, let isTransformed, let resume):
             if !drain.isStopped, !drain.isStubbed, !(token?.isCancelled ?? false) {
+                drain.seq = token?.seq
                 apply(mutation, isTransformed: isTransformed, &drain)
+                if let refusal = drain.takeRefusal() { token?.outcome?.fail(refusal) }
             }
             resume?.resume()
         case .force(let state, let completion):
-            if !drain.isStopped { force(state, &drain) }
-            completion?(drain.snapshot)
+            guard !drain.isStopped else {
+                completion?(.failure(.stopped))
+                return
+            }
+            drain.seq = nil
+            force(state, &drain)
+            if let refusal = drain.takeRefusal() {
+                completion?(.failure(refusal))
+            } else {
+                completion?(.success(drain.snapshot))
+            }
         case .subscribe(let observer):
             if drain.isStopped {
                 observer.deliver(.state(drain.snapshot, pulses: []))
@@ -109,17 +121,18 @@ extension ReactorRuntime {
         }
     }
 
-    /// Takes one action: log it, then (unless stubbed) transform, mutate, and run its effect.
+    /// Takes one action: log it, then (unless stub mode took it when it was admitted) transform, mutate,
+    /// and run its effect.
     @inlinable
-    func process(action: R.Action, seq: UInt64, completion: Completion?, isTransformed: Bool, _ drain: inout DrainState<R>) {
+    func process(action: R.Action, seq: UInt64, completion: Completion?, isTransformed: Bool, isStubbed: Bool, _ drain: inout DrainState<R>) {
         if drain.isStopped {
             completion?(.failure(.stopped))
             return
         }
         for middleware in drain.middlewares {
-            middleware.didAccept(action: action, seq: seq, isStubbed: drain.isStubbed)
+            middleware.didAccept(action: action, seq: seq, isStubbed: isStubbed)
         }
-        if drain.isStubbed {
+        if isStubbed {
             recordStubbed(action)
             completion?(.success(drain.snapshot))
             return
@@ -133,12 +146,18 @@ extension ReactorRuntime {
             action = transformed
         }
         let effect = reactor.mutate(action: action, state: drain.shown)
+        drain.seq = seq
         if effect.isSynchronous {
             run(effect, id: nil, tracker: nil, &drain)
-            completion?(.success(drain.snapshot))
+            if let refusal = drain.takeRefusal() {
+                completion?(.failure(refusal))
+            } else {
+                completion?(.success(drain.snapshot))
+            }
         } else {
             let tracker = completion.map { CompletionTracker($0) }
             run(effect, id: nil, tracker: tracker, &drain)
+            if let refusal = drain.takeRefusal() { tracker?.fail(refusal) }
             let snapshot = drain.snapshot
             tracker?.release { .success(snapshot) }
         }
@@ -159,73 +178,19 @@ extension ReactorRuntime {
                     run(effect, id: id, tracker: tracker, &drain)
                 } else {
                     // The rest must wait for this asynchronous part, so it all continues in one task.
-                    spawn(Effect(.concat(Array(effects[index...])), isSynchronous: false), id: id, tracker: tracker)
+                    spawn(Effect(.concat(Array(effects[index...])), isSynchronous: false), id: id, seq: drain.seq, tracker: tracker)
                     return
                 }
             }
         case .merge(let effects):
             for effect in effects { run(effect, id: id, tracker: tracker, &drain) }
         case .run, .delay:
-            spawn(effect, id: id, tracker: tracker)
+            spawn(effect, id: id, seq: drain.seq, tracker: tracker)
         case .cancellable(let effect, let newID, let cancelInFlight):
             if cancelInFlight { cancelEffects(id: newID) }
             run(effect, id: newID, tracker: tracker, &drain)
         case .cancel(let cancelled):
             cancelEffects(id: cancelled)
-        }
-    }
-
-    /// Reduces one mutation, publishes the new state, then tells middlewares and observers.
-    @inlinable
-    func apply(_ mutation: R.Mutation, isTransformed: Bool, _ drain: inout DrainState<R>) {
-        var mutation = mutation
-        if !isTransformed, let transform = pipeline?.mutationTransform {
-            guard let transformed = transform(mutation) else { return }
-            mutation = transformed
-        }
-        let state = reactor.reduce(state: drain.state, mutation: mutation)
-        let (observers, previous) = commit(state, &drain)
-        for middleware in drain.middlewares {
-            middleware.didReduce(mutation: mutation, state: state, version: drain.version)
-        }
-        notify(observers, previous: previous, drain)
-    }
-
-    /// Emits a forced (stub) state as a new version.
-    @inlinable
-    func force(_ state: R.State, _ drain: inout DrainState<R>) {
-        let (observers, previous) = commit(state, &drain)
-        for middleware in drain.middlewares {
-            middleware.didForce(state: state, version: drain.version)
-        }
-        notify(observers, previous: previous, drain)
-    }
-
-    /// Makes `state` the next version (shown through `transform(state:)`), in the drain and in the
-    /// core that `currentState` reads; returns the observers to notify and the previously shown state.
-    @inlinable
-    func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State) {
-        let shown = reactor.transform(state: state)
-        let previous = drain.shown
-        drain.state = state
-        drain.shown = shown
-        drain.version &+= 1
-        let observers = core.withLock { core in
-            core.state = state
-            core.shown = shown
-            core.version &+= 1
-            return core.observers
-        }
-        return (observers, previous)
-    }
-
-    /// Hands the drain's current snapshot, with the pulses assigned since `previous`, to every observer.
-    @inlinable
-    func notify(_ observers: ObserverList<R.State>, previous: R.State, _ drain: DrainState<R>) {
-        guard !observers.isEmpty else { return }
-        let pulses = pipeline?.pulses?.changes(from: previous, to: drain.shown) ?? []
-        if !observers.deliver(.state(drain.snapshot, pulses: pulses)) {
-            core.withLock { $0.observers.removeInactive() }
         }
     }
 

@@ -1,9 +1,10 @@
 // Asynchronous effects and merged sources: each runs in its own task and hands mutations to the drain.
 extension ReactorRuntime {
-    /// Starts a task for `effect`, registered (under `id`) so stop, stub and `cancel(id:)` can cancel it.
+    /// Starts a task for `effect`, registered (under `id`) so stop, stub and `cancel(id:)` can cancel it;
+    /// `seq` is the action that started it.
     @usableFromInline @discardableResult
-    func spawn(_ effect: Effect<R.Mutation>, id: EffectID?, tracker: CompletionTracker<R.State>?) -> EffectToken? {
-        let token = EffectToken(id: id)
+    func spawn(_ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?) -> EffectToken? {
+        let token = EffectToken(id: id, seq: seq, outcome: tracker)
         let accepted = core.withLock { core -> Bool in
             if core.isStopped { return false }
             core.ensureExtras().effects[ObjectIdentifier(token)] = token
@@ -53,7 +54,7 @@ extension ReactorRuntime {
             try await perform(effect, token: token, tracker: tracker)
         case .cancellable(let effect, let id, let cancelInFlight):
             if cancelInFlight { cancelEffects(id: id) }
-            guard let child = spawn(effect, id: id, tracker: tracker) else { return }
+            guard let child = spawn(effect, id: id, seq: token.seq, tracker: tracker) else { return }
             await withTaskCancellationHandler {
                 await child.wait()
             } onCancel: {
@@ -146,19 +147,21 @@ extension ReactorRuntime {
     /// Queues an action from a merged source (already transformed, not intercepted), numbering it in arrival order.
     func admitMerged(_ action: R.Action) {
         var seq: UInt64 = 0
+        var isStubbed = false
         let admission = core.withLock { core -> Admission<R> in
             if core.isStopped { return .refused(.stopped) }
             core.lastSeq &+= 1
             seq = core.lastSeq
+            isStubbed = core.isStubbed
             if core.isDraining {
-                core.queue.append(.action(action, seq: seq, completion: nil, isTransformed: true))
+                core.queue.append(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed))
                 return .queued
             }
             core.isDraining = true
             return .drain(core.drainState())
         }
         if case .drain(var drain) = admission {
-            process(.action(action, seq: seq, completion: nil, isTransformed: true), &drain)
+            process(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), &drain)
             self.drain(&drain)
         }
     }

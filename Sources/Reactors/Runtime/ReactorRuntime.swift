@@ -49,21 +49,28 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     ///
     /// Middlewares' `intercept` runs first, on this thread, with the current state; a rejection throws
     /// `.rejected` and takes no seq. `completion` fires once every mutation the action produced, including
-    /// those of its async effects, has been reduced, with the snapshot then; at once when stubbed.
+    /// those of its async effects, has been reduced, with the snapshot then (or `.stateRefused` when a
+    /// middleware refused a state it produced); at once when stubbed.
     @inlinable @discardableResult
     public func send(_ action: R.Action, completion: Completion? = nil) throws(ReactorError) -> UInt64 {
+        try submit(action, completion: completion).seq
+    }
+
+    /// `send`, also telling whether stub mode took the action (decided here, as the action is admitted).
+    @inlinable
+    public func submit(_ action: R.Action, completion: Completion? = nil) throws(ReactorError) -> ActionReceipt {
         var intercepted = false
         while true {
-            var seq: UInt64 = 0
+            var receipt = ActionReceipt(seq: 0, isStubbed: false)
             let admission = core.withLock { core -> Admission<R>? in
                 if core.isStopped { return .refused(.stopped) }
                 if !intercepted, !core.isStubbed, let extras = core.extras, !extras.interceptors.isEmpty {
                     return nil
                 }
                 core.lastSeq &+= 1
-                seq = core.lastSeq
+                receipt = ActionReceipt(seq: core.lastSeq, isStubbed: core.isStubbed)
                 if core.isDraining {
-                    core.queue.append(.action(action, seq: seq, completion: completion, isTransformed: false))
+                    core.queue.append(.action(action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed))
                     return .queued
                 }
                 core.isDraining = true
@@ -76,11 +83,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
             case .refused(let error):
                 throw error
             case .queued:
-                return seq
+                return receipt
             case .drain(var drain):
-                process(.action(action, seq: seq, completion: completion, isTransformed: false), &drain)
+                process(.action(action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed), &drain)
                 self.drain(&drain)
-                return seq
+                return receipt
             }
         }
     }
@@ -130,6 +137,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
             let extras = core.ensureExtras()
             extras.middlewares.append(middleware)
             if middleware.interceptsActions { extras.interceptors.append(middleware) }
+            if middleware.vetsStates { extras.vetters |= 1 << min(extras.middlewares.count - 1, 63) }
         }
     }
 
@@ -170,9 +178,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         }
     }
 
-    /// Emits `state` as a new version (even if equal to the current one); only while stubbed.
-    /// `completion` gets the resulting snapshot once observers have seen it.
-    public func forceState(_ state: R.State, completion: (@Sendable (Snapshot<R.State>) -> Void)? = nil) throws(ReactorError) {
+    /// Emits `state` as a new version (even if equal to the current one); only while stubbed. Each of its
+    /// `@Pulse` properties counts as assigned (its count continues from the current state's).
+    /// `completion` gets the resulting snapshot once observers have seen it, or `.stateRefused` when a
+    /// middleware refused the state (nothing changed).
+    public func forceState(_ state: R.State, completion: Completion? = nil) throws(ReactorError) {
         let refusal = core.withLock { core -> ReactorError? in
             if core.isStopped { return .stopped }
             return core.isStubbed ? nil : .stubDisabled

@@ -1,12 +1,13 @@
 /// One unit of work for the runtime's serial drain, in arrival order.
 @usableFromInline
 enum WorkItem<R: Reactor>: Sendable {
-    /// A sent action; `isTransformed` when it came from a merged source and already went through `transform(action:)`.
-    case action(R.Action, seq: UInt64, completion: ReactorRuntime<R>.Completion?, isTransformed: Bool)
+    /// A sent action; `isTransformed` when it came from a merged source and already went through `transform(action:)`;
+    /// `isStubbed` when stub mode was on as it was admitted (it is then recorded, not run).
+    case action(R.Action, seq: UInt64, completion: ReactorRuntime<R>.Completion?, isTransformed: Bool, isStubbed: Bool)
     /// A mutation emitted by an effect (`token`) or a merged source (`isTransformed`); `resume` wakes the emitter.
     case mutation(R.Mutation, token: EffectToken?, isTransformed: Bool, resume: UnsafeContinuation<Void, Never>?)
     /// A stub state to emit as a new version.
-    case force(R.State, completion: (@Sendable (Snapshot<R.State>) -> Void)?)
+    case force(R.State, completion: ReactorRuntime<R>.Completion?)
     /// A new observer, to be handed the latest snapshot before any later one.
     case subscribe(ObserverBox<R.State>)
     /// The runtime stopped: finish every observer.
@@ -46,7 +47,7 @@ struct RuntimeCore<R: Reactor> {
     /// What the thread that takes over the drain works with.
     @inlinable func drainState() -> DrainState<R> {
         DrainState(state: state, shown: shown, version: version, isStubbed: isStubbed, isStopped: isStopped,
-                   middlewares: extras?.middlewares ?? [])
+                   middlewares: extras?.middlewares ?? [], vetters: extras?.vetters ?? 0)
     }
 
     /// The extras, allocated on first use.
@@ -64,6 +65,9 @@ final class RuntimeExtras<R: Reactor> {
     @usableFromInline var middlewares: [any ReactorMiddleware<R>] = []
     /// The middlewares whose `intercept` does something (`interceptsActions`), in order.
     @usableFromInline var interceptors: [any ReactorMiddleware<R>] = []
+    /// Which of `middlewares` vet states (`vetsStates`): bit i for middleware i (the 64th and later
+    /// share bit 63 and are asked). A mask, not a second array: the drain state copies it on every action.
+    @usableFromInline var vetters: UInt64 = 0
     var errorHandler: (@Sendable (any Error) -> Void)?
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
@@ -84,18 +88,41 @@ struct DrainState<R: Reactor>: Sendable {
     @usableFromInline var isStubbed: Bool
     @usableFromInline var isStopped: Bool
     @usableFromInline var middlewares: [any ReactorMiddleware<R>]
+    /// Which middlewares vet states (see `RuntimeExtras.vetters`).
+    @usableFromInline var vetters: UInt64
+    /// The action whose mutations are being reduced (nil for a merged source's mutation or a forced state).
+    @usableFromInline var seq: UInt64?
+    /// The first state a vetter refused since the caller last took it (`takeRefusal`). Boxed: the drain
+    /// state is copied on every admission, and a reference is one word to copy where a rejection is four.
+    @usableFromInline var refusal: StateRefusal?
 
     @inlinable init(state: R.State, shown: R.State, version: UInt64, isStubbed: Bool, isStopped: Bool,
-                    middlewares: [any ReactorMiddleware<R>]) {
+                    middlewares: [any ReactorMiddleware<R>], vetters: UInt64) {
         self.state = state
         self.shown = shown
         self.version = version
         self.isStubbed = isStubbed
         self.isStopped = isStopped
         self.middlewares = middlewares
+        self.vetters = vetters
+    }
+
+    /// The refusal noted since the last call, as the error an action's completion reports; clears it.
+    @inlinable mutating func takeRefusal() -> ReactorError? {
+        guard let refusal else { return nil }
+        self.refusal = nil
+        return .stateRefused(refusal.rejection)
     }
 
     @inlinable var snapshot: Snapshot<R.State> { Snapshot(version: version, state: shown) }
+}
+
+/// A vetter's refusal noted in the drain until the action's completion reports it.
+@usableFromInline
+final class StateRefusal: Sendable {
+    @usableFromInline let rejection: ActionRejection
+
+    @usableFromInline init(_ rejection: ActionRejection) { self.rejection = rejection }
 }
 
 /// What the reactor's `transform` hooks and state type ask of the runtime; nil for plain reactors.

@@ -15,12 +15,12 @@ extension APIError {
         }
     }
 
-    /// Maps a runtime refusal: a stopped reactor is a session that just ended; a middleware rejection
-    /// keeps its own code.
+    /// Maps a runtime refusal: a stopped reactor is a session that just ended; a middleware's rejection of
+    /// the action or of a state it produced (`state_too_large`, `state_not_encodable`) keeps its own code.
     @usableFromInline
     static func reactor(_ error: ReactorError) -> APIError {
         switch error {
-        case .rejected(let rejection):
+        case .rejected(let rejection), .stateRefused(let rejection):
             return APIError(status: 422, code: rejection.code, message: rejection.message)
         case .stopped:
             return .sessionEnded

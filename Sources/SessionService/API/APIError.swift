@@ -67,6 +67,10 @@ public struct APIError: Error, Sendable, Equatable {
             headers: [("Allow", allowed.joined(separator: ", "))])
     }
 
+    static func tooManySubscribers(_ detail: String) -> APIError {
+        APIError(status: 503, code: "too_many_subscribers", message: "\(detail); try again later", headers: [("Retry-After", "5")])
+    }
+
     @usableFromInline
     static func `internal`(_ detail: String) -> APIError {
         APIError(status: 500, code: "internal_error", message: "the server failed to handle the request: \(detail); the cause is logged")

@@ -3,7 +3,8 @@
 public struct JSONWriter: Sendable {
     public private(set) var bytes: [UInt8] = []
 
-    public init(capacity: Int = 64) { bytes.reserveCapacity(capacity) }
+    /// A writer with room for `capacity` bytes, and one more for the newline that ends an answer.
+    public init(capacity: Int = 64) { bytes.reserveCapacity(capacity + 1) }
 
     /// Appends text that is already JSON (punctuation, a pre-encoded value).
     @inline(__always)

@@ -19,7 +19,8 @@ enum OpenAPIDocument {
   },
   "components": {
     "securitySchemes": {
-      "admin": {"type": "http", "scheme": "bearer", "description": "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."}
+      "admin": {"type": "http", "scheme": "bearer", "description": "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."},
+      "session": {"type": "http", "scheme": "bearer", "description": "With auth.sessions=token: the session's capability token from POST /sessions; with auth.sessions=jwt: an HS256 JWT naming the session and the right. Streams also take it as ?access_token=. Not needed with auth.sessions=open."}
     },
     "parameters": {
       "id": {"name": "id", "in": "path", "required": true, "schema": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}
@@ -48,7 +49,10 @@ enum OpenAPIDocument {
   },
   "paths": {
     "/": {
-      "get": {"summary": "A page to try the service in a browser.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+      "get": {"summary": "A page to try the service in a browser; ?session=ID opens that session.", "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
+    },
+    "/favicon.ico": {
+      "get": {"summary": "The pages' icon (SVG).", "responses": {"200": {"description": "An SVG image.", "content": {"image/svg+xml": {}}}}}
     },
     "/healthz": {
       "get": {"summary": "Liveness: 200 while the server accepts work.", "responses": {
@@ -72,7 +76,7 @@ enum OpenAPIDocument {
         "responses": {
           "201": {"description": "Created; Location: /sessions/{id}.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
           "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
-          "415": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
+          "415": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
@@ -88,8 +92,9 @@ enum OpenAPIDocument {
           "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}}}},
           "200": {"description": "With wait=true: reduced.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq", "version", "state"], "properties": {"seq": {"type": "integer"}, "version": {"type": "integer"}, "state": {}}}}}},
           "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"},
-          "413": {"description": "body_too_large (over http.maxBodyBytes), or action_too_large: the action, encoded again as it decoded, is larger than one journal record holds; nothing was accepted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-          "415": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"},
+          "413": {"description": "body_too_large: the body exceeds http.maxBodyBytes (the JSON reader takes the same limit, so a body under it is never refused as too large); action_too_large: the action, encoded again as it decoded, is larger than one journal record holds; nothing was accepted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "415": {"$ref": "#/components/responses/Error"},
+          "422": {"description": "unknown_action (no or unknown type); invalid_action (the payload does not decode, e.g. an integer outside its type's range or written inexactly, the field named); with wait=true also state_too_large (the state the action produced would be larger than sessions.maxStateBytes of JSON; it was not applied, the session is unchanged) or state_not_encodable (that state has no JSON form). Without wait the action is accepted (202) and such a refusal shows as error in its action-log entry.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "504": {"$ref": "#/components/responses/Error"}}}
     },
@@ -97,9 +102,13 @@ enum OpenAPIDocument {
       "parameters": [{"$ref": "#/components/parameters/id"}],
       "get": {"summary": "Server-Sent Events: event: state (id = version), event: pulse, event: end, event: error.",
         "parameters": [
-          {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer (RFC 6901): send only when the selected value changes; data is the selected value."},
+          {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer (RFC 6901): send only when the selected value changes; data is the selected value. Pulses are sent only for the selected part: pulse p when the pointer is /p or inside it (the whole state, no select, gets every pulse)."},
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
         "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
+    },
+    "/admin/console": {
+      "get": {"summary": "The admin console page: sessions, live state, action log, stub mode, time travel, fork. The page is public; it asks for the admin token and sends it only in Authorization headers.",
+        "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}
     },
     "/admin/sessions": {
       "get": {"summary": "Every session with version, subscribers and stub flag.", "security": [{"admin": []}],
@@ -113,7 +122,8 @@ enum OpenAPIDocument {
       "get": {"summary": "The session's action log, oldest first.", "security": [{"admin": []}],
         "parameters": [{"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000}}],
         "responses": {"200": {"description": "Entries with seq > since; next when more remain.", "content": {"application/json": {"schema": {"type": "object", "properties": {
-          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"allOf": [{"$ref": "#/components/schemas/Action"}], "description": "The action as it decoded, encoded again (members the reactor does not read are not kept)."}, "stubbed": {"type": "boolean"}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."}}}},
+          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"allOf": [{"$ref": "#/components/schemas/Action"}], "description": "The action as it decoded, encoded again (members the reactor does not read are not kept)."}, "stubbed": {"type": "boolean", "description": "Whether stub mode took the action (decided as it was accepted, in seq order): recorded, neither mutate nor reduce ran."}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."},
+            "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}, "description": "Present when a state the action produced was refused and dropped (state_too_large, state_not_encodable); kept for the latest 1,000 refused actions while the session is in memory."}}}},
           "next": {"type": "integer"}}}}}},
           "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
@@ -126,10 +136,11 @@ enum OpenAPIDocument {
     },
     "/admin/sessions/{id}/state": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
-      "put": {"summary": "Force a state (stub mode only); emitted as a new version.", "security": [{"admin": []}],
+      "put": {"summary": "Force a state (stub mode only); emitted as a new version, each of its pulses counting as assigned.", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {}}}},
         "responses": {"200": {"description": "The new version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"version": {"type": "integer"}, "state": {}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"},
+          "422": {"description": "invalid_state (the body does not decode as the reactor's state) or state_too_large (its JSON is larger than sessions.maxStateBytes; nothing changed).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/versions/{version}": {
       "parameters": [{"$ref": "#/components/parameters/id"}, {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}}],
@@ -143,7 +154,14 @@ enum OpenAPIDocument {
       "post": {"summary": "Fork a new session from a past version: its state is the source's state at that version and its version starts there.", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["version"], "properties": {"version": {"type": "integer", "minimum": 0}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}}}}},
         "responses": {"201": {"description": "The new session.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"},
+          "422": {"description": "invalid_request (no version) or state_too_large (the state at that version is larger than sessions.maxStateBytes of JSON, e.g. after the limit was lowered).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
+    },
+    "/admin/sessions/{id}/token": {
+      "parameters": [{"$ref": "#/components/parameters/id"}],
+      "post": {"summary": "Replace a session's capability token (auth.sessions=token); the old token stops working at once.", "security": [{"admin": []}],
+        "responses": {"200": {"description": "The new token, shown only here.", "content": {"application/json": {"schema": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}}}}},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"description": "Sessions are not guarded by tokens (not_token_mode).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     }
   }
 }

@@ -27,15 +27,24 @@ public enum ConfigurationFile {
             guard case .object(let members) = members else {
                 throw ConfigurationError("\(path): \(section): expected an object of settings")
             }
-            for (name, value) in members {
-                let key = "\(section).\(name)"
-                guard let converted = convert(value) else {
-                    throw ConfigurationError("\(key) (from \(path)): unsupported value \(value.serializedString())")
-                }
-                values.append((key, converted))
-            }
+            try flatten(members, prefix: section, path: path, into: &values)
         }
         return values
+    }
+
+    /// Nested objects become dotted keys: `{"jwt": {"secret": …}}` under `auth` is `auth.jwt.secret`.
+    static func flatten(_ members: JSONObject, prefix: String, path: String, into values: inout [(String, ConfigurationValue)]) throws(ConfigurationError) {
+        for (name, value) in members {
+            let key = "\(prefix).\(name)"
+            if case .object(let nested) = value {
+                try flatten(nested, prefix: key, path: path, into: &values)
+                continue
+            }
+            guard let converted = convert(value) else {
+                throw ConfigurationError("\(key) (from \(path)): unsupported value \(value.serializedString())")
+            }
+            values.append((key, converted))
+        }
     }
 
     static func convert(_ value: JSONValue) -> ConfigurationValue? {

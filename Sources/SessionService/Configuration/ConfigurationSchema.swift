@@ -23,6 +23,8 @@ public enum ConfigurationSchema {
         .seconds("sse.keepAliveSeconds", \.sse.keepAliveSeconds, 0.1...3600, "A quiet event stream gets a ': keep-alive' comment after this long."),
         .integer("sse.subscriberBufferBytes", \.sse.subscriberBufferBytes, 4096...1 << 30, "Bytes queued for one subscriber before it counts as slow and skips states."),
         .integer("sse.pulseBuffer", \.sse.pulseBuffer, 1...1_000_000, "Pulses held for a slow subscriber before its stream closes with event: error."),
+        .integer("sse.maxSubscribersPerSession", \.sse.maxSubscribersPerSession, 1...10_000_000, "Most subscribers of one session; more get 503 too_many_subscribers."),
+        .integer("sse.maxSubscribers", \.sse.maxSubscribers, 1...10_000_000, "Most subscribers of all sessions together; more get 503 too_many_subscribers."),
         .integer("sessions.limit", \.sessions.limit, 1...100_000_000, "Most sessions at once; more gets 503 too_many_sessions."),
         .seconds("sessions.idleTTLSeconds", \.sessions.idleTTLSeconds, 0...31_536_000, "Sessions untouched (no request, no subscriber) this long are deleted; 0 never."),
         .integer("sessions.actionLogLimit", \.sessions.actionLogLimit, 0...10_000_000, "Action-log entries kept per session; the oldest go first."),
@@ -31,13 +33,28 @@ public enum ConfigurationSchema {
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
+        .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...1 << 28, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
         .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
+        .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
+        .strings("auth.reactors", \.auth.reactors, "Reactors POST /sessions may create (others answer 403 forbidden); empty for every hosted one."),
+        .string("auth.jwt.secret", \.auth.jwt.secret, "HS256 secret of jwt mode, at least 32 bytes (better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."),
+        .string("auth.jwt.secretFile", \.auth.jwt.secretFile, expected: "a file path", "File whose first line is the jwt secret (for container secrets)."),
+        .integer("auth.jwt.leewaySeconds", \.auth.jwt.leewaySeconds, 0...300, "Clock skew tolerated when checking a JWT's exp, nbf and iat."),
+        .string("auth.jwt.audience", \.auth.jwt.audience, "The aud a JWT must name; empty: tokens must carry no aud."),
         .strings("cors.allowedOrigins", \.cors.allowedOrigins, "Origins browsers may call the API from (https://app.example:8443), or * for any.", check: checkOrigin),
+        .integer("limits.requestsPerSecond", \.limits.requestsPerSecond, 0...10_000_000, "Requests per second one client address may sustain; more get 429 rate_limited with Retry-After; 0 for no limit."),
+        .integer("limits.requestBurst", \.limits.requestBurst, 1...10_000_000, "Requests one client address may send at once before limits.requestsPerSecond applies."),
+        .integer("limits.sessionsPerMinute", \.limits.sessionsPerMinute, 0...10_000_000, "Sessions one client address may create per minute; more get 429 rate_limited; 0 for no limit."),
+        .integer("limits.sessionBurst", \.limits.sessionBurst, 1...10_000_000, "Sessions one client address may create at once before limits.sessionsPerMinute applies."),
+        .strings("limits.trustedProxies", \.limits.trustedProxies, "Proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client; others' is ignored.", check: checkNetwork),
+        .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
         .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
         .string("search.baseURL", \.search.baseURL, expected: "an http(s) URL", "Upstream of the search example reactor (GitHub's search API shape).", check: checkHTTPURL),
-        .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Timeout of one upstream search request."),
+        .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Time one upstream search request may take in all."),
+        .integer("search.maxConcurrentRequests", \.search.maxConcurrentRequests, 1...1000, "Upstream search requests in flight at once, across all sessions."),
+        .integer("search.maxQueuedRequests", \.search.maxQueuedRequests, 0...100_000, "Searches waiting for a turn; beyond this a search fails at once (its error is in the state)."),
         .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
@@ -60,21 +77,11 @@ public enum ConfigurationSchema {
 
     /// The configuration as the JSON document `Config/server.json` holds, sections in schema order.
     public static func json(for configuration: ServerConfiguration) -> String {
-        var sections: [(String, [(String, ConfigurationValue)])] = []
+        let root = ConfigurationTree()
         for setting in settings {
-            let parts = setting.key.split(separator: ".", maxSplits: 1).map(String.init)
-            if sections.last?.0 != parts[0] { sections.append((parts[0], [])) }
-            sections[sections.count - 1].1.append((parts[1], setting.value(in: configuration)))
+            root.insert(setting.key.split(separator: ".").map(String.init)[...], setting.value(in: configuration))
         }
-        var out = "{\n"
-        for (index, (section, members)) in sections.enumerated() {
-            out += "  \"\(section)\": {\n"
-            for (memberIndex, (name, value)) in members.enumerated() {
-                out += "    \"\(name)\": \(value.json)" + (memberIndex == members.count - 1 ? "\n" : ",\n")
-            }
-            out += "  }" + (index == sections.count - 1 ? "\n" : ",\n")
-        }
-        return out + "}\n"
+        return root.json(indent: "") + "\n"
     }
 
     /// The README's configuration reference: one row per setting (a test keeps the README equal to it).
@@ -93,6 +100,10 @@ public enum ConfigurationSchema {
         var v6 = in6_addr()
         if inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1 { return nil }
         return "expected an IPv4 or IPv6 address such as 127.0.0.1 or 0.0.0.0, got \(ConfigurationValue.quoted(host))"
+    }
+
+    static func checkNetwork(_ network: String) -> String? {
+        IPNetwork(network) == nil ? "expected an IP address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32, got \(ConfigurationValue.quoted(network))" : nil
     }
 
     static func checkOrigin(_ origin: String) -> String? {

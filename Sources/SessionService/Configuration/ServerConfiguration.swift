@@ -8,7 +8,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var sse = SSE()
     public var sessions = Sessions()
     public var admin = Admin()
+    public var auth = Auth()
     public var cors = CORS()
+    public var limits = Limits()
     public var log = Log()
     public var search = Search()
     public var storage = Storage()
@@ -40,6 +42,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var subscriberBufferBytes = 256 * 1024
         /// Pulses held for a too-slow subscriber before its stream is closed with `event: error`.
         public var pulseBuffer = 256
+        /// Most subscribers of one session; more get 503 `too_many_subscribers`.
+        public var maxSubscribersPerSession = 10_000
+        /// Most subscribers of all sessions together.
+        public var maxSubscribers = 100_000
     }
 
     /// Session lifetime and limits.
@@ -59,6 +65,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var passivateAfterSeconds = 600.0
         /// Most sessions in memory at once; beyond it the least recently used leave (with storage).
         public var maxResident = 100_000
+        /// The largest state a session may reach, as JSON bytes; a mutation past it is refused.
+        public var maxStateBytes = 1 << 20
     }
 
     /// Admin API authentication.
@@ -69,10 +77,52 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var tokenFile = ""
     }
 
+    /// Who may use sessions (API.md's "Access to sessions").
+    public struct Auth: Sendable, Equatable {
+        /// `open`, `token` or `jwt` (see ``SessionAccessMode``).
+        public var sessions = "open"
+        /// The reactors `POST /sessions` may create; empty for every hosted one.
+        public var reactors: [String] = []
+        /// JSON Web Tokens (`jwt` mode).
+        public var jwt = JWT()
+
+        public init() {}
+
+        /// The `jwt` mode's secret and checks.
+        public struct JWT: Sendable, Equatable {
+            /// The HS256 shared secret (at least 32 bytes); better from REACTOR_AUTH_JWT_SECRET or `secretFile`.
+            public var secret = ""
+            /// A file whose first line is the secret (container secrets).
+            public var secretFile = ""
+            /// Clock skew tolerated for `exp`, `nbf` and `iat`.
+            public var leewaySeconds = 60
+            /// The `aud` tokens must name; empty: tokens must not carry one.
+            public var audience = ""
+
+            public init() {}
+        }
+    }
+
     /// Cross-origin access for browsers.
     public struct CORS: Sendable, Equatable {
         /// Origins allowed to call the API (`https://app.example`), or `*` for any; empty for none.
         public var allowedOrigins: [String] = []
+    }
+
+    /// Per-client limits (API.md's "Limits that hold under abuse").
+    public struct Limits: Sendable, Equatable {
+        /// Requests per second one client address may sustain; 0 turns the limit off.
+        public var requestsPerSecond = 100
+        /// Requests one client address may send at once before the rate applies.
+        public var requestBurst = 200
+        /// Sessions one client address may create per minute; 0 turns the limit off.
+        public var sessionsPerMinute = 30
+        /// Sessions one client address may create at once before the rate applies.
+        public var sessionBurst = 30
+        /// Proxies whose `X-Forwarded-For` names the client (addresses or CIDR blocks).
+        public var trustedProxies: [String] = []
+        /// Client addresses no rate limit applies to (addresses or CIDR blocks): loopback by default.
+        public var exemptAddresses = ["127.0.0.0/8", "::1"]
     }
 
     /// Logging.
@@ -86,6 +136,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     public struct Search: Sendable, Equatable {
         public var baseURL = "https://api.github.com"
         public var timeoutSeconds = 10.0
+        /// Upstream requests in flight at once, across all search sessions.
+        public var maxConcurrentRequests = 4
+        /// Searches waiting for a turn; beyond this a search fails at once.
+        public var maxQueuedRequests = 64
     }
 
     /// Where sessions are persisted.

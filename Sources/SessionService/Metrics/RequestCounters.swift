@@ -15,11 +15,11 @@ final class RequestCounters: Sendable {
         statuses.firstIndex(of: status) ?? statuses.count
     }
 
-    /// `Route.allCases`, built once (the synthesized property builds a new array on every call).
-    private static let routes = Route.allCases
+    /// How many routes there are (the row of unmatched requests).
+    static let routeCount = Route.allCases.count
 
     static func row(_ route: Route?) -> Int {
-        route.map { routes.firstIndex(of: $0)! } ?? routes.count
+        route?.index ?? routeCount
     }
 
     func count(route: Route?, status: Int) {

@@ -10,6 +10,7 @@ import Logs
 /// catalog.register("counter") { CounterReactor() }
 /// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())
 /// let address = try server.start()
+/// print(server.startupSummary(address: address))   // the URL, the admin token, the data folder
 /// server.waitUntilStopped()
 /// ```
 public final class ReactorServer: Sendable {
@@ -30,7 +31,14 @@ public final class ReactorServer: Sendable {
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
-        service = ReactorService(catalog: catalog, configuration: configuration, adminToken: adminToken, clock: clock, logger: logger.labeled("service"), storage: storage)
+        let access = try SessionAccessMode.from(configuration.auth)
+        if access.kind == .token, !configuration.storage.memoryOnly {
+            // Until token hashes are journaled with their sessions, a restart would lock every session out.
+            throw ConfigurationError("auth.sessions=token keeps its tokens in memory only so far: use it with storage.memoryOnly, or use jwt")
+        }
+        service = ReactorService(
+            catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
+            logger: logger.labeled("service"), storage: storage)
         var http = Self.httpConfiguration(configuration)
         if let storage {
             // Group commit: whatever a response or event is about to show is in the journal first.
@@ -43,6 +51,47 @@ public final class ReactorServer: Sendable {
     @discardableResult
     public func start() throws(IOError) -> SocketAddress {
         try http.start()
+    }
+
+    /// What a person starting the server needs to know, as plain lines: the URL to open (a terminal
+    /// turns it into a link), the admin token and whether it changes at every start, and where
+    /// sessions are kept with how many were recovered.
+    public func startupSummary(address: SocketAddress) -> String {
+        // An unspecified address is not a link anyone can open: show loopback, and say what else listens.
+        var lines: [String]
+        switch address.host {
+        case "0.0.0.0": lines = ["listening on http://127.0.0.1:\(address.port)/ (and every IPv4 interface)"]
+        case "::": lines = ["listening on http://[::1]:\(address.port)/ (and every interface)"]
+        default: lines = ["listening on http://\(address.isIPv6 ? "[\(address.host)]" : address.host):\(address.port)/"]
+        }
+        if adminTokenGenerated {
+            lines.append("admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)")
+        } else {
+            lines.append("admin token: as configured (\(configuration.admin.tokenFile.isEmpty ? "REACTOR_ADMIN_TOKEN or admin.token" : "admin.tokenFile \(configuration.admin.tokenFile)"))")
+        }
+        switch service.access.kind {
+        case .open where !Self.isLoopback(configuration.http.host):
+            lines.append("WARNING: sessions are open (auth.sessions=open) on \(configuration.http.host), beyond loopback: anyone who can reach this port and knows or guesses a session id can read, change and delete it. Set auth.sessions=token or jwt (README: Access to sessions)")
+        case .open:
+            lines.append("sessions: open (anyone who knows a session id may use it; fine on loopback, see auth.sessions before exposing it)")
+        case .token:
+            lines.append("sessions: token (each session needs the token POST /sessions returned)")
+        case .jwt:
+            lines.append("sessions: jwt (requests need an HS256 token from your backend)")
+        }
+        if let storage {
+            let count = storage.count
+            lines.append("data folder: \(configuration.storage.dataDir) (\(count) \(count == 1 ? "session" : "sessions") recovered)")
+        } else {
+            lines.append("sessions are kept in memory only (storage.memoryOnly): a restart forgets them")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// Whether the listening address is reachable only from this machine.
+    static func isLoopback(_ host: String) -> Bool {
+        guard let address = IPAddress(host) else { return false }
+        return [IPNetwork("127.0.0.0/8"), IPNetwork("::1")].compactMap { $0 }.contains(address)
     }
 
     /// Graceful shutdown: stop accepting, finish in-flight requests, end streams.

@@ -61,9 +61,12 @@ public enum ReactorServerCommand {
             logger.critical("cannot start listening", ["host": .string(configuration.http.host), "port": .int(configuration.http.port), "error": .string("\(error)")])
             return 1
         }
-        if server.adminTokenGenerated {
-            // Printed once, as plain text rather than a log record, so log collectors do not keep it.
-            writeStandardError("reactor-server: admin token (generated; set REACTOR_ADMIN_TOKEN to choose one): \(server.adminToken)\n")
+        // Plain lines rather than log records: for the person at the terminal, and so log collectors
+        // do not keep a generated admin token.
+        let summary = server.startupSummary(address: address)
+        writeStandardError(summary.split(separator: "\n").map { "reactor-server: \($0)\n" }.joined())
+        if let warning = summary.split(separator: "\n").first(where: { $0.hasPrefix("WARNING: ") }) {
+            logger.warning(String(warning.dropFirst("WARNING: ".count)))
         }
         logger.info("listening", [
             "address": .string("\(address)"),
@@ -102,6 +105,7 @@ extension ServerConfiguration {
     var redacted: ServerConfiguration {
         var copy = self
         if !copy.admin.token.isEmpty { copy.admin.token = "<redacted>" }
+        if !copy.auth.jwt.secret.isEmpty { copy.auth.jwt.secret = "<redacted>" }
         return copy
     }
 }

@@ -50,6 +50,7 @@ extension ReactorService {
             let limit = exchange.integerQuery("limit", default: 1000, range: 1...100_000)
         else { return }
         let (entries, next) = session.actionLog(since: since, limit: Int(limit))
+        let refused = session.refusedActions(entries.map(\.seq))
         var out = JSONWriter(capacity: 64 + entries.count * 96)
         out.raw("{\"actions\":[")
         for (index, entry) in entries.enumerated() {
@@ -63,6 +64,13 @@ extension ReactorService {
             out.raw(",\"stubbed\":")
             out.bool(entry.stubbed)
             if entry.interrupted { out.raw(",\"interrupted\":true") }
+            if let refusal = refused[entry.seq] {
+                out.raw(",\"error\":{\"code\":")
+                out.string(refusal.code)
+                out.raw(",\"message\":")
+                out.string(refusal.message)
+                out.raw("}")
+            }
             out.raw("}")
         }
         out.raw("]")
@@ -77,7 +85,7 @@ extension ReactorService {
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
     func adminStub(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
             return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must be {"enabled": true} or {"enabled": false}"#))
         }
@@ -94,7 +102,7 @@ extension ReactorService {
             return exchange.fail(APIError(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
         }
         do {
-            _ = try JSONParser().parse(body)
+            _ = try bodyParser.parse(body)
         } catch {
             return exchange.fail(.invalidJSON(error.message))
         }
@@ -110,6 +118,24 @@ extension ReactorService {
                 exchange.fail(error)
             }
         }
+    }
+}
+
+extension ReactorService {
+    /// `POST /admin/sessions/{id}/token` → `{"token": "<new secret>"}`: replaces the session's capability
+    /// token (token mode); the old one stops working at once.
+    func replaceSessionToken(_ id: String, _ exchange: Exchange) {
+        guard access.kind == .token else {
+            return exchange.fail(APIError(status: 409, code: "not_token_mode", message: "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only with auth.sessions=token"))
+        }
+        guard store.session(id) != nil else { return exchange.fail(store.absence(id)) }
+        guard let token = issueToken(for: id) else { return }
+        logger.notice("replaced a session's token", ["session": .string(id)])
+        var out = JSONWriter(capacity: 64)
+        out.raw("{\"token\":")
+        out.string(token.text)
+        out.raw("}")
+        exchange.reply(200, json: out.bytes)
     }
 }
 

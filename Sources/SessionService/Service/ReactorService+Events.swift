@@ -6,6 +6,14 @@ extension ReactorService {
     func subscribe(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
+        // Counted without a lock, so a burst of subscribers racing the limit may pass it by a few.
+        let limits = configuration.sse
+        if session.subscriberCount >= limits.maxSubscribersPerSession {
+            return exchange.fail(.tooManySubscribers("session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"))
+        }
+        if metrics.subscribers.value >= limits.maxSubscribers {
+            return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
+        }
         var pointer: JSONPointer?
         let selectText = exchange.request.queryValue("select")
         if let selectText {
@@ -17,11 +25,9 @@ extension ReactorService {
         }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
-        var headers: [(String, String)] = [("Cache-Control", "no-cache")]
-        headers.append(contentsOf: exchange.corsHeaders())
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
-        target.subscribe(writer: exchange.writer, headers: HTTPHeaders(pairs: headers), lastEventID: lastEventID, select: pointer, selectText: selectText)
+        target.subscribe(writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: pointer, selectText: selectText)
         exchange.finished(200)
     }
 }

@@ -3,16 +3,20 @@ import Glibc
 #endif
 import HTTPServer
 import JSONCodec
+import Tokens
 
 extension ReactorService {
     /// `POST /sessions` `{"reactor": "counter", "id": "optional"}` → 201.
     func createSession(_ exchange: Exchange) {
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .string(let name)? = body["reactor"] else {
             return exchange.fail(APIError(status: 400, code: "invalid_request", message: #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
         }
         guard let definition = catalog.definition(named: name) else {
             return exchange.fail(.unknownReactor(name, known: catalog.definitions.map(\.name)))
+        }
+        guard mayCreate(name) else {
+            return exchange.fail(APIError(status: 403, code: "forbidden", message: "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows \(configuration.auth.reactors.joined(separator: ", ")))"))
         }
         let id: String
         switch body["id"] {
@@ -26,6 +30,9 @@ extension ReactorService {
         case let other?:
             return exchange.fail(APIError(status: 400, code: "invalid_id", message: "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
         }
+        if let claims = exchange.claims, let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id) {
+            return exchange.fail(APIError(status: 403, code: "forbidden", message: refusal))
+        }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let session: any HostedSession
         do {
@@ -36,9 +43,23 @@ extension ReactorService {
             return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
         }
         metrics.sessions.increment()
+        let token = issueToken(for: id)
         let snapshot = session.snapshot()
         store.settle(session)
-        exchange.reply(201, json: Self.sessionJSON(session, snapshot), headers: [("Location", "/sessions/\(id)")])
+        exchange.reply(201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
+    }
+
+    /// Whether `auth.reactors` lets `POST /sessions` create sessions of this reactor.
+    func mayCreate(_ reactor: String) -> Bool {
+        configuration.auth.reactors.isEmpty || configuration.auth.reactors.contains(reactor)
+    }
+
+    /// In token mode, a fresh capability token for the session (its hash kept, the text returned once).
+    func issueToken(for id: String) -> SessionToken? {
+        guard access.kind == .token else { return nil }
+        let token = SessionToken.generate()
+        store.setAccessTokenHash(token.hash, for: id)
+        return token
     }
 
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
@@ -52,15 +73,19 @@ extension ReactorService {
         exchange.reply(204, body: [], contentType: nil)
     }
 
-    /// `{"id", "reactor", "version", "state"}`.
-    static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot) -> [UInt8] {
-        var out = JSONWriter(capacity: 64 + snapshot.state.count)
+    /// `{"id", "reactor", "version", "state"}`, and `"token"` when one was just issued.
+    static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot, token: SessionToken? = nil) -> [UInt8] {
+        var out = JSONWriter(capacity: 128 + snapshot.state.count)
         out.raw("{\"id\":")
         out.string(session.id)
         out.raw(",\"reactor\":")
         out.string(session.reactorName)
         out.raw(",")
         out.snapshotMembers(snapshot)
+        if let token {
+            out.raw(",\"token\":")
+            out.string(token.text)
+        }
         out.raw("}")
         return out.bytes
     }
@@ -137,12 +162,13 @@ extension Exchange {
         return request.body
     }
 
-    /// The body parsed as a JSON object, or an error answer (415, 400 `invalid_json`) and nil.
-    func jsonObject() -> JSONObject? {
+    /// The body parsed as a JSON object by `parser` (its limit is the body limit), or an error answer
+    /// (415, 400 `invalid_json`) and nil.
+    func jsonObject(parsingWith parser: JSONParser) -> JSONObject? {
         guard let body = jsonBody() else { return nil }
         let value: JSONValue
         do {
-            value = try JSONParser().parse(body)
+            value = try parser.parse(body)
         } catch {
             fail(.invalidJSON(error.message))
             return nil

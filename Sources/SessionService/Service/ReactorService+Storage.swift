@@ -98,7 +98,7 @@ extension ReactorService {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
         }
-        guard let body = exchange.jsonObject() else { return }
+        guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .number(let number)? = body["version"], let version = number.uint64Value else {
             return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
         }
@@ -115,6 +115,11 @@ extension ReactorService {
         switch stateJSON(id, at: version, storage: storage, shown: false) {
         case .success(let json): state = json
         case .failure(let error): return exchange.fail(error)
+        }
+        // A fork is a new session: what it starts from must fit the limit its own states will be held to.
+        let limit = configuration.sessions.maxStateBytes
+        guard state.count <= limit else {
+            return exchange.fail(APIError(status: 422, code: "state_too_large", message: "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes (sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
         let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, actions: [], running: [])
@@ -133,9 +138,10 @@ extension ReactorService {
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
+        let token = issueToken(for: newID)
         let created = session.snapshot()
         store.settle(session)
-        exchange.reply(201, json: Self.sessionJSON(session, created), headers: [("Location", "/sessions/\(newID)")])
+        exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
     }
 }
 

@@ -2,30 +2,43 @@ import HTTPServer
 import JSONCodec
 import Logs
 import Synchronization
+import Tokens
 
-/// The HTTP face of the service: routes every request of API.md to the sessions, checks admin auth,
-/// answers CORS, counts metrics. Plug it into an ``HTTPServer`` as its responder (``ReactorServer``
-/// does that for you).
+/// The HTTP face of the service: routes every request of API.md through its route's middleware chain
+/// (metrics, access log, CORS, admin auth) to the responder of the route. Plug it into an
+/// ``HTTPServer`` as its responder (``ReactorServer`` does that for you).
 public final class ReactorService: HTTPResponder {
     public let catalog: ReactorCatalog
     public let store: SessionStore
     public let context: SessionContext
     let configuration: ServerConfiguration
-    let authenticator: AdminAuthenticator
     let router = Router()
+    /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
+    nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
+    /// For requests no route takes (404, 405).
+    nonisolated(unsafe) private(set) var unroutedChain: MiddlewareChain!
+    /// For `OPTIONS` (CORS preflight).
+    nonisolated(unsafe) private(set) var preflightChain: MiddlewareChain!
     /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
     let senders: [String: ReactorDefinition.SendAction]
-    let cors: CORSPolicy
     let openAPIDocument: [UInt8]
     let reactorsDocument: [UInt8]
-    let accessLog: Bool
+    /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
+    let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
     let accepting = Atomic<Bool>(true)
 
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
 
-    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil) {
+    /// Who may use sessions (`auth.sessions`).
+    public let access: SessionAccessMode
+
+    public init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil
+    ) {
+        self.access = access
         self.catalog = catalog
         senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
@@ -34,13 +47,18 @@ public final class ReactorService: HTTPResponder {
         limits.actionLogBytes = configuration.sessions.actionLogBytes
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
+        limits.maxStateBytes = configuration.sessions.maxStateBytes
+        limits.maxBodyBytes = configuration.http.maxBodyBytes
+        bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
-        store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
-        authenticator = AdminAuthenticator(token: adminToken)
-        cors = CORSPolicy(allowedOrigins: configuration.cors.allowedOrigins)
+        let store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
+        self.store = store
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
-        accessLog = configuration.log.accessLog
+        // Set before the service is handed to a server, and never again: requests read them unlocked.
+        (chains, unroutedChain, preflightChain) = buildChains(
+            configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
+            metrics: context.metrics, logger: logger, clock: clock)
         attachStorage()
         scheduleIdleSweep()
     }
@@ -58,33 +76,89 @@ public final class ReactorService: HTTPResponder {
 
     public func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         // The exchange takes the request over; it is read through the exchange from here on.
-        let exchange = Exchange(request: request, writer: writer, service: self)
+        let exchange = Exchange(request: request, writer: writer)
         if exchange.method == "OPTIONS" {
-            return preflight(exchange)
+            return preflightChain.run(exchange)
         }
         switch router.match(method: exchange.method, target: exchange.request.target) {
-        case .notFound:
-            exchange.fail(.notFound(exchange.request.path))
-        case .methodNotAllowed(let allowed):
-            exchange.fail(.methodNotAllowed(exchange.method, exchange.request.path, allowed: allowed))
         case .route(let route, let id):
             exchange.route = route
-            if route.isAdmin, !authenticator.isAuthorized(authorization: exchange.request.headers["Authorization"]) {
-                return exchange.fail(.unauthorized)
-            }
-            handle(route, id: id ?? "", exchange)
+            exchange.id = id ?? ""
+            chains[route.index].run(exchange)
+        case .notFound, .methodNotAllowed:
+            unroutedChain.run(exchange)
         }
     }
 
     public func response(for rejection: HTTPRejection) -> HTTPResponse {
         let error = APIError(rejection)
-        return HTTPResponse(status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body)
+        return HTTPResponse(status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body + [UInt8(ascii: "\n")])
     }
 
-    func handle(_ route: Route, id: String, _ exchange: Exchange) {
+    /// Builds every route's chain: metrics and the access log around everything, then CORS, then the
+    /// access check the route's table row asks for.
+    func buildChains(
+        _ configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode, tokenHash: @escaping @Sendable (String) -> SessionTokenHash?,
+        metrics: ServiceMetrics, logger: Logger, clock: any ServiceClock
+    ) -> (routes: [MiddlewareChain], unrouted: MiddlewareChain, preflight: MiddlewareChain) {
+        var outer: [any ServiceMiddleware] = [MetricsMiddleware(metrics: metrics)]
+        if configuration.log.accessLog { outer.append(AccessLogMiddleware(logger: logger, clock: clock)) }
+        let cors = CORSMiddleware(allowedOrigins: configuration.cors.allowedOrigins)
+        if cors.isEnabled { outer.append(cors) }
+        let limits = configuration.limits
+        let resolver = ClientAddressResolver(trustedProxies: limits.trustedProxies.compactMap(IPNetwork.init))
+        let exempt = limits.exemptAddresses.compactMap(IPNetwork.init)
+        if limits.requestsPerSecond > 0 {
+            let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
+            outer.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "requests", settings: "limits.requestsPerSecond"))
+        }
+        var creation: [any ServiceMiddleware] = []
+        if limits.sessionsPerMinute > 0 {
+            let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
+            creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
+        }
+        let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
+        let routes = Route.allCases.map { route in
+            var layers = outer
+            switch route.access {
+            case .admin: layers.append(admin)
+            case .createSession:
+                layers += creation
+                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
+            case .session(let right):
+                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+            case .open: break
+            }
+            // Unowned (unsafe): the chains live exactly as long as the service that holds them, and a
+            // checked unowned read costs a runtime call per request.
+            return MiddlewareChain(layers) { [unowned(unsafe) self] exchange in self.respond(route, exchange) }
+        }
+        let unrouted = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in self.answerUnrouted(exchange) }
+        let preflight = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in
+            let methods = self.router.methods(for: exchange.request.target)
+            guard !methods.isEmpty else { return exchange.fail(.notFound(exchange.request.path)) }
+            CORSMiddleware.preflight(exchange, methods: methods, policy: cors.isEnabled ? cors : nil)
+        }
+        return (routes, unrouted, preflight)
+    }
+
+    /// 404 for a path no route has, 405 with `Allow` for a method the path does not take.
+    func answerUnrouted(_ exchange: Exchange) {
+        switch router.match(method: exchange.method, target: exchange.request.target) {
+        case .methodNotAllowed(let allowed):
+            exchange.fail(.methodNotAllowed(exchange.method, exchange.request.path, allowed: allowed))
+        case .notFound, .route:
+            exchange.fail(.notFound(exchange.request.path))
+        }
+    }
+
+    /// The responder of each route (the compiler makes every route in ``Route/table`` have one).
+    func respond(_ route: Route, _ exchange: Exchange) {
+        let id = exchange.id
         switch route {
-        case .page:
-            exchange.reply(200, body: Array(WebPage.html.utf8), contentType: WebPage.contentType, headers: [("Content-Security-Policy", WebPage.contentSecurityPolicy)])
+        case .page: servePage(WebPage.document, exchange)
+        case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
+        case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
             if accepting.load(ordering: .relaxed) {
                 exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
@@ -108,7 +182,14 @@ public final class ReactorService: HTTPResponder {
         case .adminState: adminState(id, exchange)
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
+        case .adminSessionToken: replaceSessionToken(id, exchange)
         }
+    }
+
+    /// Answers with a page rendered for this response (its own script nonce and policy).
+    func servePage(_ document: WebDocument, _ exchange: Exchange) {
+        let (body, headers) = document.render()
+        exchange.reply(200, body: body, contentType: WebDocument.contentType, headers: headers)
     }
 
     /// Looks the session up (404 when unknown) and marks it active.
@@ -116,26 +197,6 @@ public final class ReactorService: HTTPResponder {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         body(session)
-    }
-
-    // MARK: CORS
-
-    func preflight(_ exchange: Exchange) {
-        let methods = router.methods(for: exchange.request.target)
-        guard !methods.isEmpty else { return exchange.fail(.notFound(exchange.request.path)) }
-        let allow = (methods + (methods.contains("GET") ? ["HEAD"] : []) + ["OPTIONS"]).joined(separator: ", ")
-        guard let origin = exchange.request.headers["Origin"] else {
-            return exchange.reply(204, body: [], contentType: nil, headers: [("Allow", allow)])
-        }
-        guard cors.allows(origin) else {
-            return exchange.fail(APIError(status: 403, code: "origin_not_allowed", message: "origin \(JSONWriter.quoted(origin)) is not in cors.allowedOrigins"))
-        }
-        exchange.reply(204, body: [], contentType: nil, headers: [
-            ("Allow", allow),
-            ("Access-Control-Allow-Methods", allow),
-            ("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID"),
-            ("Access-Control-Max-Age", "600"),
-        ])
     }
 
     // MARK: Idle expiry

@@ -1,5 +1,6 @@
 import HTTPServer
 import JSONCodec
+import Reactors
 
 /// A session's state as clients see it: its version and the state as one line of JSON.
 public struct EncodedSnapshot: Sendable, Equatable {
@@ -45,6 +46,8 @@ public protocol HostedSession: AnyObject, Sendable {
     func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void)
 
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
+    /// Why the states of these accepted actions were refused (`state_too_large`, …), for those that were.
+    func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection]
     func subscriberInfo() -> [SubscriberInfo]
     var subscriberCount: Int { get }
 
@@ -73,4 +76,5 @@ extension HostedSession {
     public func writeSnapshot() {}
     public func writeCompactionCheckpoint() {}
     public var isPassivated: Bool { false }
+    public func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] { [:] }
 }

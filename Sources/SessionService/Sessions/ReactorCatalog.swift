@@ -55,7 +55,8 @@ public struct ReactorCatalog: Sendable {
     public init() {}
 
     /// Adds a reactor type; `make` builds the reactor of each new session. A name registered twice
-    /// replaces the earlier one.
+    /// replaces the earlier one. Stops the program when the reactor's `State` has a `@Pulse` property the
+    /// runtime cannot deliver (anywhere but at its top level): clients would never hear of it.
     @inlinable
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
@@ -64,7 +65,7 @@ public struct ReactorCatalog: Sendable {
     }
 
     /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
-    /// again by code specialized for it (see ``decodeActionWithJSON(_:from:encode:)``).
+    /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
     @inlinable
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
@@ -78,6 +79,8 @@ public struct ReactorCatalog: Sendable {
         encodeAction: (@Sendable (R.Action) throws -> [UInt8])?
     ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
+        let undelivered = Pulses.undeliverable(in: R.State.self)
+        precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,

@@ -22,6 +22,17 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let activity: Atomic<UInt64>
     /// Where this session is journaled; nil in memory-only mode.
     @usableFromInline let journal: SessionJournal?
+    /// The ``StateLimit`` that refuses states over `sessions.maxStateBytes` and keeps the latest state's
+    /// JSON, made by the first change (an action, a forced state; at once with merged sources): most
+    /// sessions are only created or read, and it would cost each ~340 bytes (measured). The address of an
+    /// owned reference (released in `deinit`), 0 until set, then never changed: `AtomicLazyReference`
+    /// costs a generic library call of ~650 instructions per read (measured), this one atomic load.
+    @usableFromInline let stateLimitPointer = Atomic<UInt>(0)
+    /// Makes the state limit; built where the reactor type is known, so its hot paths are specialized.
+    @usableFromInline let makeStateLimit: @Sendable (Session) -> StateLimit<InstrumentedReactor<R>>
+    /// Hands each new state to the subscribers; built where the reactor type is known, since the observer
+    /// starts in `subscribe`, which runs as generic code (~2,000 instructions a state more, measured).
+    @usableFromInline let publisher: @Sendable (Session, StateEvent<R.State>) -> Void
     /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
     /// on the session loaded back.
     @usableFromInline let passivated = Atomic<Bool>(false)
@@ -53,10 +64,23 @@ final class Session<R: Reactor>: HostedSession {
         var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
+        makeStateLimit = { session in StateLimit(limit: session.context.limits.maxStateBytes, context: session.context, sessionID: session.id) }
+        publisher = { session, event in
+            guard case .state(let snapshot, let pulses) = event else { return }
+            session.publish(snapshot, pulses: pulses)
+        }
         journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
+        // What merged sources emit is reduced without an action: the limit must be there from the start.
+        if runtime.hasMergedSources { ensureStateLimit() }
+    }
+
+    deinit {
+        if let pointer = UnsafeRawPointer(bitPattern: stateLimitPointer.load(ordering: .acquiring)) {
+            Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque(pointer).release()
+        }
     }
 
     // MARK: Actions
@@ -77,7 +101,7 @@ final class Session<R: Reactor>: HostedSession {
         // What the log and the journal keep: the action as it decoded, not the body as sent.
         let json: [UInt8]
         do {
-            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, encode: encodeAction)
+            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
         } catch {
             throw APIError.action(error, reactor: reactorName)
         }
@@ -86,35 +110,37 @@ final class Session<R: Reactor>: HostedSession {
         let seq: UInt64
         do {
             seq = try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
-                let stubbed = runtime.isStubEnabled
-                let seq: UInt64
+                ensureStateLimit()
+                // The receipt says whether stub mode took the action, decided by the runtime as it admitted
+                // it: the log records what really happens to it, however long it waits in the queue.
+                let receipt: ActionReceipt
                 if let journal {
                     let ticket = ActionTicket()
                     if let completion {
-                        seq = try runtime.send(action) { [weak self] result in
+                        receipt = try runtime.submit(action) { [weak self] result in
                             journal.completed(ticket)
                             guard let self else { return completion(.failure(.sessionEnded)) }
                             completion(self.encoded(result))
                         }
                     } else {
                         // No caller waits: no weak reference to take and load on every action.
-                        seq = try runtime.send(action) { _ in journal.completed(ticket) }
+                        receipt = try runtime.submit(action) { _ in journal.completed(ticket) }
                     }
-                    log.append(ActionLogEntry(seq: seq, at: at, action: json, stubbed: stubbed))
-                    journal.accepted(ticket, seq: seq, at: at, stubbed: stubbed, body: json)
+                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
-                    return seq
+                    return receipt.seq
                 }
                 if let completion {
-                    seq = try runtime.send(action) { [weak self] result in
+                    receipt = try runtime.submit(action) { [weak self] result in
                         guard let self else { return completion(.failure(.sessionEnded)) }
                         completion(self.encoded(result))
                     }
                 } else {
-                    seq = try runtime.send(action)
+                    receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: seq, at: at, action: json, stubbed: stubbed))
-                return seq
+                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                return receipt.seq
             }
         } catch {
             if case .stopped = error, passivated.load(ordering: .acquiring) { throw APIError.sessionPassivated }
@@ -129,7 +155,7 @@ final class Session<R: Reactor>: HostedSession {
         switch result {
         case .success(let snapshot):
             do {
-                return .success(EncodedSnapshot(version: snapshot.version, state: try JSONValueEncoder().encode(snapshot.state)))
+                return .success(EncodedSnapshot(version: snapshot.version, state: try json(of: snapshot.state)))
             } catch {
                 return .failure(.internal("the state of version \(snapshot.version) does not encode as JSON: \(error)"))
             }
@@ -153,7 +179,7 @@ final class Session<R: Reactor>: HostedSession {
             shared.latest = snapshot
             shared.observed = true
             guard !shared.subscribers.isEmpty else { return }
-            let pulseEvents = pulses.compactMap { encodePulse($0) }
+            let pulseEvents = pulses.compactMap { pulse in encodePulse(pulse).map { PulseEvent(name: pulse.name, event: $0) } }
             shared.subscribers.publish(latest(snapshot), pulses: pulseEvents, reporting: reporting)
         }
     }
@@ -177,7 +203,7 @@ final class Session<R: Reactor>: HostedSession {
     @inlinable
     func stateEvent(_ snapshot: Snapshot<R.State>) -> EncodedServerSentEvent? {
         do {
-            let json = try JSONValueEncoder().encode(snapshot.state)
+            let json = try json(of: snapshot.state)
             return EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(snapshot.version), data: String(decoding: json, as: UTF8.self)))
         } catch {
             context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
@@ -235,9 +261,9 @@ final class Session<R: Reactor>: HostedSession {
         if startObserving {
             // Outside the lock: the runtime may call the handler right here, with the latest state,
             // which then goes to every subscriber registered so far.
-            let token = runtime.observe { [weak self] event in
-                guard let self, case .state(let snapshot, let pulses) = event else { return }
-                self.publish(snapshot, pulses: pulses)
+            let token = runtime.observe { [weak self, publisher] event in
+                guard let self else { return }
+                publisher(self, event)
             }
             let ended = shared.withLock { shared -> Bool in
                 shared.observation = token
@@ -281,7 +307,8 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func setStub(enabled: Bool) {
-        // Under the log lock: an action is logged as stubbed exactly when the runtime stubbed it.
+        // Under the log lock: between two actions as the log records them, and a snapshot written here
+        // sees the flag with the log as it stands.
         log.withLock { log in
             runtime.isStubEnabled = enabled
             // The stub flag lives in snapshots, so a restart keeps it.
@@ -294,15 +321,19 @@ final class Session<R: Reactor>: HostedSession {
         if let reason = journal?.storage.unavailableReason { return reply(.failure(.storageUnavailable(reason))) }
         let state: R.State
         do {
-            state = try JSONValueDecoder().decode(R.State.self, from: json)
+            var decoder = JSONValueDecoder()
+            decoder.parser = context.limits.bodyParser
+            state = try decoder.decode(R.State.self, from: json)
         } catch {
             return reply(.failure(APIError(status: 422, code: "invalid_state", message: "the body does not decode as the state of reactor \(JSONWriter.quoted(reactorName)): \(error)")))
         }
+        log.withLock { _ in _ = ensureStateLimit() }
         do {
-            try runtime.forceState(state) { [weak self] snapshot in
-                self?.context.metrics.statesEmitted.increment()
+            // The runtime vets the forced state like a reduced one: over sessions.maxStateBytes it is refused.
+            try runtime.forceState(state) { [weak self] result in
                 guard let self else { return reply(.failure(.sessionEnded)) }
-                reply(self.encoded(.success(snapshot)))
+                if case .success = result { self.context.metrics.statesEmitted.increment() }
+                reply(self.encoded(result))
             }
         } catch {
             reply(.failure(.reactor(error)))

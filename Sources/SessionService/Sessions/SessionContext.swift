@@ -1,3 +1,4 @@
+import JSONCodec
 import Logs
 
 /// What every session of one server shares: limits, metrics, the clock and the logger.
@@ -10,8 +11,16 @@ public final class SessionContext: Sendable {
         public var stubRecordLimit = 1_000
         /// Pulses held for a subscriber that is behind before its stream is closed with `event: error`.
         public var pulseBuffer = 256
+        /// The largest state, as JSON bytes, a session may commit (`sessions.maxStateBytes`).
+        public var maxStateBytes = 1 << 20
+        /// The largest request body (`http.maxBodyBytes`): the JSON limit of every body read.
+        public var maxBodyBytes = 1 << 20
 
         public init() {}
+
+        /// The parser for request bodies: its document limit is the body limit, so a body the HTTP layer
+        /// accepted is never refused as too large by the JSON reader (one limit, one answer: 413).
+        @inlinable public var bodyParser: JSONParser { JSONParser(maxBytes: maxBodyBytes) }
     }
 
     public let limits: Limits

@@ -1,6 +1,7 @@
 import HTTPServer
 import JSONCodec
 import Synchronization
+import Tokens
 
 /// Every session by id, with the session limit. With storage, sessions not in memory (passivated, or
 /// not touched since a restart) are loaded back on their first lookup, and at most `maxResident` stay
@@ -11,6 +12,8 @@ public final class SessionStore: Sendable {
     private let loading = Mutex<Void>(())
     /// Monotonic time of last activity of sessions that are stored but not resident (idle expiry).
     private let passive = Mutex<[String: UInt64]>([:])
+    /// The hash of each session's capability token (token access mode), resident or not.
+    private let tokenHashes = Mutex<[String: SessionTokenHash]>([:])
     public let limit: Int
     public let storage: SessionStorage?
     public let maxResident: Int
@@ -120,7 +123,8 @@ public final class SessionStore: Sendable {
     /// Removes and returns the session (the caller ends it outside the lock); its stored history is deleted.
     /// A stored session that is not resident (or quarantined) is loaded or deleted from storage as needed.
     public func remove(_ id: String) -> (any HostedSession)? {
-        loading.withLock { _ -> (any HostedSession)? in
+        _ = tokenHashes.withLock { $0.removeValue(forKey: id) }
+        return loading.withLock { _ -> (any HostedSession)? in
             let session = sessions.withLock { $0.removeValue(forKey: id) }
             if let storage, let key = storage.key(for: id) {
                 storage.delete(key: key)
@@ -129,6 +133,16 @@ public final class SessionStore: Sendable {
             }
             return session
         }
+    }
+
+    /// The hash of the session's capability token; nil when the session has none or does not exist.
+    public func accessTokenHash(for id: String) -> SessionTokenHash? {
+        tokenHashes.withLock { $0[id] }
+    }
+
+    /// Gives the session a new capability token, replacing any earlier one.
+    func setAccessTokenHash(_ hash: SessionTokenHash, for id: String) {
+        tokenHashes.withLock { $0[id] = hash }
     }
 
     /// Sessions stored or resident.
@@ -150,11 +164,17 @@ public final class SessionStore: Sendable {
             for session in idle { sessions.removeValue(forKey: session.id) }
             return idle
         }
+        tokenHashes.withLock { hashes in
+            for session in idle { hashes.removeValue(forKey: session.id) }
+        }
         guard let storage else { return idle }
         let expired = passive.withLock { passive in
             let expired = passive.filter { $0.value < cutoff }.map(\.key)
             for id in expired { passive.removeValue(forKey: id) }
             return expired
+        }
+        tokenHashes.withLock { hashes in
+            for id in expired { hashes.removeValue(forKey: id) }
         }
         loading.withLock { _ in
             for id in idle.map(\.id) + expired {

@@ -53,7 +53,7 @@ struct SubscriberList {
 
     /// A new state (and the pulses it carried) for every subscriber; each loop is told once.
     @usableFromInline
-    mutating func publish(_ latest: Latest, pulses: [EncodedServerSentEvent], reporting: Reporting) {
+    mutating func publish(_ latest: Latest, pulses: [PulseEvent], reporting: Reporting) {
         var anyClosed = false
         ServerSentEventStream.batch { batch in
             for subscriber in all {
@@ -107,8 +107,9 @@ struct SubscriberList {
         return open
     }
 
-    /// Sends the latest state (when newer than what the subscriber has) and then `pulses`.
-    mutating func deliver(_ latest: Latest, pulses: [EncodedServerSentEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
+    /// Sends the latest state (when newer than what the subscriber has) and then the `pulses` of the part
+    /// of the state it follows.
+    mutating func deliver(_ latest: Latest, pulses: [PulseEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
         guard !subscriber.closed, let stream = subscriber.stream else { return }
         if subscriber.behind {
             subscriber.drops += 1
@@ -116,7 +117,8 @@ struct SubscriberList {
         } else {
             sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &batch)
         }
-        for pulse in pulses {
+        for pulseEvent in pulses where subscriber.follows(pulse: pulseEvent.name) {
+            let pulse = pulseEvent.event
             if subscriber.behind || !subscriber.pendingPulses.isEmpty {
                 queue(pulse, for: subscriber, reporting: reporting)
             } else {
@@ -232,6 +234,20 @@ struct SubscriberList {
     }
 }
 
+/// One assigned `@Pulse` property, encoded once for every subscriber that follows it.
+@usableFromInline
+struct PulseEvent {
+    /// The property name: which part of the state it belongs to (`/name`).
+    @usableFromInline let name: String
+    @usableFromInline let event: EncodedServerSentEvent
+
+    @inlinable
+    init(name: String, event: EncodedServerSentEvent) {
+        self.name = name
+        self.event = event
+    }
+}
+
 /// The latest state's encodings for subscribers, made at most once per version.
 final class EncodingCache: @unchecked Sendable {
     let version: UInt64
@@ -259,5 +275,12 @@ final class Subscriber: @unchecked Sendable {
     init(select: JSONPointer?, selectText: String?) {
         self.select = select
         self.selectText = selectText
+    }
+
+    /// Whether pulse `name` (state member `/name`) belongs to what this subscriber follows: the whole state,
+    /// or a `select` pointer at or inside `/name`. A stream that selected another part gets none of it.
+    func follows(pulse name: String) -> Bool {
+        guard let first = select?.tokens.first else { return true }
+        return first == name
     }
 }

@@ -99,12 +99,12 @@ final class SessionJournal: Sendable {
     /// older than `oldestRetained` are forgotten.
     /// False when the snapshot is larger than a record: nothing was written, and the session must
     /// stay in memory (its records since the previous snapshot still describe it).
-    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], oldestRetained: UInt64?, passivating: Bool) -> Bool {
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?, passivating: Bool) -> Bool {
         actions.withLock { running in
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
                 running = running.filter { $0.key >= oldestRetained }
             }
-            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted())
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted(), pulses: pulses)
             guard storage.appendSnapshot(key: key, snapshot, passivating: passivating) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

@@ -13,12 +13,18 @@ struct StoredSnapshot: Sendable, Equatable {
     /// Seqs of actions whose effects were still running when the snapshot was taken, and of retained
     /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
     var running: [UInt64]
+    /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
+    /// so counts continue after a reload instead of starting again at 0.
+    var pulses: [String: UInt64]
 
     /// Whether a snapshot of a `state` this large fits in a record (with room for its bookkeeping).
     static func fits(state: [UInt8], id: String, reactor: String) -> Bool {
         state.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
     }
 
+    /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
+    /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
+    /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -28,9 +34,16 @@ struct StoredSnapshot: Sendable, Equatable {
         buffer.appendLittleEndian(UInt32(running.count))
         for seq in running { buffer.appendLittleEndian(seq) }
         StoredActionLog.encode(actions, into: &buffer)
+        // Names longer than a short string cannot be stored whole; such a pulse starts again at 0.
+        let storable = pulses.filter { $0.key.utf8.count <= Int(UInt8.max) }.sorted { $0.key < $1.key }
+        buffer.appendLittleEndian(UInt32(storable.count))
+        for (name, count) in storable {
+            buffer.appendShortString(name)
+            buffer.appendLittleEndian(count)
+        }
     }
 
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry], running: [UInt64]) {
+    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry], running: [UInt64], pulses: [String: UInt64] = [:]) {
         self.id = id
         self.reactor = reactor
         self.version = version
@@ -39,6 +52,7 @@ struct StoredSnapshot: Sendable, Equatable {
         self.state = state
         self.actions = actions
         self.running = running
+        self.pulses = pulses
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -53,6 +67,13 @@ struct StoredSnapshot: Sendable, Equatable {
         running = []
         for _ in 0..<runningCount { running.append(try reader.integer(UInt64.self)) }
         actions = try StoredActionLog.decode(&reader)
+        pulses = [:]
+        guard reader.offset < reader.bytes.count else { return }
+        let pulseCount = Int(try reader.integer(UInt32.self))
+        for _ in 0..<pulseCount {
+            let name = try reader.shortString()
+            pulses[name] = try reader.integer(UInt64.self)
+        }
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).

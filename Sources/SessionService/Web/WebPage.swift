@@ -1,12 +1,32 @@
-/// The page at `/`: try the service from a browser with no tooling. It lists the reactors, creates a
-/// session, sends actions (a button per example action, or any JSON), and shows the live state and
-/// pulses through `EventSource`. Plain HTML and JavaScript, no external resources.
+/// The page at `/`: try the service from a browser with no tooling. It creates or opens a session
+/// (the open one lives in the URL, `/?session=ID`, so reload, a second tab and a shared link reopen
+/// it), remembers the sessions this browser opened (in the browser only: the server never lists
+/// sessions to the public), sends actions, and shows the live state beside the buttons. Plain HTML
+/// and JavaScript served from the binary; the scripts are in `WebPage+Sessions.swift` and
+/// `WebPage+Script.swift`.
 enum WebPage {
-    static let contentType = "text/html; charset=utf-8"
+    static let document = WebDocument(template: html)
 
-    /// Content-Security-Policy for the page: nothing loads from elsewhere.
-    static let contentSecurityPolicy =
-        "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'"
+    static let style = #"""
+.layout { display: grid; grid-template-columns: minmax(16rem, 22rem) 1fr; gap: 1rem; align-items: start; }
+@media (max-width: 52rem) { .layout { grid-template-columns: 1fr; } }
+.play { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; align-items: start; }
+@media (max-width: 64rem) { .play { grid-template-columns: 1fr; } }
+#sessionList { list-style: none; padding: 0; margin: .3rem 0; }
+#sessionList li { display: flex; align-items: center; gap: .4rem; padding: .25rem 0; border-bottom: 1px solid #eee; }
+#sessionList li a { font: 13px ui-monospace, monospace; flex: 1 1 0; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#sessionList li a[aria-current="page"] { font-weight: 700; }
+#sessionList li button { padding: .05rem .5rem; font-size: .8rem; margin: 0; }
+.badge { font-size: .75rem; padding: 0 .4rem; border-radius: 4px; background: #eee; color: var(--muted); }
+.badge.gone { background: #fde7ea; color: var(--bad); }
+#stateBox { border: 1px solid var(--line); border-radius: 8px; padding: .6rem .8rem; }
+#stateBox.stale pre { color: var(--muted); }
+textarea:disabled { background: var(--soft); color: var(--muted); }
+#stateHead { display: flex; align-items: center; gap: .6rem; min-height: 1.6rem; }
+#stateError { margin: .4rem 0; padding: .4rem .6rem; border-radius: 6px; background: #fde7ea; }
+#buttons button { font-family: ui-monospace, monospace; font-size: 13px; }
+#sessionTitle code { font-size: 1rem; }
+"""#
 
     static let html = #"""
 <!doctype html>
@@ -15,161 +35,79 @@ enum WebPage {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>reactor-server</title>
-<style>
-  body { font: 15px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 60rem; padding: 1rem 1.5rem; color: #1d1d1f; }
-  h1 { font-size: 1.4rem; margin: .2rem 0 1rem; }
-  h2 { font-size: 1.05rem; margin: 1.4rem 0 .5rem; }
-  section { border: 1px solid #d7d7dc; border-radius: 8px; padding: .8rem 1rem; margin-bottom: 1rem; }
-  button { font: inherit; padding: .3rem .8rem; margin: .15rem .3rem .15rem 0; border-radius: 6px; border: 1px solid #888; background: #f5f5f7; cursor: pointer; }
-  button.primary { background: #0a64d8; color: white; border-color: #0a64d8; }
-  input, select, textarea { font: 14px ui-monospace, monospace; padding: .3rem; border: 1px solid #aaa; border-radius: 6px; }
-  textarea { width: 100%; box-sizing: border-box; min-height: 4.5rem; }
-  pre { background: #f5f5f7; border-radius: 6px; padding: .6rem; overflow: auto; margin: .3rem 0; }
-  .row { display: flex; gap: .5rem; align-items: center; flex-wrap: wrap; }
-  .muted { color: #6e6e73; font-size: .9rem; }
-  .error { color: #b00020; }
-  #log div { font: 13px ui-monospace, monospace; border-bottom: 1px solid #eee; padding: .15rem 0; }
-  #log .pulse { color: #8a2be2; }
+<link rel="icon" type="image/svg+xml" href="/favicon.ico">
+<style nonce="__NONCE__">
+"""# + WebStyle.common + "\n" + style + #"""
 </style>
 </head>
 <body>
-<h1>reactor-server</h1>
-<p class="muted">One reactor per session: send actions, watch states arrive over Server-Sent Events.
-  API description: <a href="/openapi.json">/openapi.json</a>.</p>
-
-<section>
-  <h2>1. Create a session</h2>
-  <div class="row">
-    <label>reactor <select id="reactor"></select></label>
-    <label>id <input id="sessionId" placeholder="(server picks one)" size="24"></label>
-    <button class="primary" id="create">Create</button>
-    <span class="muted">or open an existing one:</span>
-    <input id="openId" placeholder="session id" size="20"><button id="open">Open</button>
+<header class="bar">
+  <h1><img src="/favicon.ico" alt=""> reactor-server</h1>
+  <span class="muted">One reactor per session: send actions, watch states arrive over Server-Sent Events.</span>
+  <nav aria-label="Elsewhere"><a href="/openapi.json">API (OpenAPI)</a><a href="/admin/console">Admin console</a></nav>
+</header>
+<main class="layout">
+  <div>
+    <section class="card" aria-labelledby="newHeading">
+      <h2 id="newHeading">New session</h2>
+      <form id="createForm">
+        <label class="block" for="reactor">Reactor</label>
+        <select id="reactor" disabled><option>loading …</option></select>
+        <label class="block" for="sessionId">Id <span class="muted">(optional: the server picks one)</span></label>
+        <input id="sessionId" size="22" autocomplete="off" spellcheck="false" pattern="[A-Za-z0-9_\-]{1,64}">
+        <div class="row"><button class="primary" id="create" type="submit" disabled>Create</button></div>
+      </form>
+      <p id="reactorInfo" class="muted" aria-live="polite">Loading the reactors …</p>
+    </section>
+    <section class="card" aria-labelledby="openHeading">
+      <h2 id="openHeading">Open a session</h2>
+      <form id="openForm" class="row">
+        <label for="openId" class="sr-only">Session id</label>
+        <input id="openId" placeholder="session id" size="18" autocomplete="off" spellcheck="false" required>
+        <button type="submit" id="open">Open</button>
+      </form>
+      <h3>Opened in this browser</h3>
+      <p class="muted">Kept in this browser only; the server does not list sessions to anyone without the admin token.</p>
+      <ul id="sessionList" aria-label="Sessions opened in this browser"></ul>
+      <p id="noSessions" class="muted">None yet.</p>
+    </section>
   </div>
-  <pre id="initial" class="muted">Reactors load from GET /reactors …</pre>
-</section>
-
-<section>
-  <h2>2. Send actions</h2>
-  <div id="session" class="muted">No session yet.</div>
-  <div id="buttons" class="row"></div>
-  <textarea id="actionJson" spellcheck="false">{"type": "increase"}</textarea>
-  <div class="row">
-    <button class="primary" id="send">POST action</button>
-    <label><input type="checkbox" id="wait"> ?wait=true</label>
-    <span id="sendResult" class="muted"></span>
-  </div>
-</section>
-
-<section>
-  <h2>3. Live state</h2>
-  <div class="row"><span id="streamStatus" class="muted">not connected</span></div>
-  <pre id="state">—</pre>
-  <div id="log"></div>
-</section>
-
-<script>
-"use strict";
-const $ = (id) => document.getElementById(id);
-let reactors = [], current = null, source = null;
-
-async function api(method, path, body) {
-  const init = { method, headers: {} };
-  if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = body; }
-  const response = await fetch(path, init);
-  const text = await response.text();
-  let json = null;
-  try { json = text ? JSON.parse(text) : null; } catch (_) {}
-  if (!response.ok) {
-    const error = json && json.error ? json.error.code + ": " + json.error.message : response.status + " " + text;
-    throw new Error(error);
-  }
-  return json;
-}
-
-function logLine(text, cls) {
-  const div = document.createElement("div");
-  div.textContent = new Date().toLocaleTimeString() + "  " + text;
-  if (cls) div.className = cls;
-  $("log").prepend(div);
-  while ($("log").childElementCount > 200) $("log").lastChild.remove();
-}
-
-async function loadReactors() {
-  try {
-    reactors = (await api("GET", "/reactors")).reactors;
-    $("reactor").innerHTML = "";
-    for (const r of reactors) {
-      const option = document.createElement("option");
-      option.value = r.name; option.textContent = r.name;
-      $("reactor").append(option);
-    }
-    showReactor();
-  } catch (e) { $("initial").textContent = "GET /reactors failed: " + e.message; $("initial").className = "error"; }
-}
-
-function showReactor() {
-  const r = reactors.find((x) => x.name === $("reactor").value);
-  if (!r) return;
-  $("initial").className = "muted";
-  $("initial").textContent = (r.description ? r.description + "\n" : "") + "initial state: " + JSON.stringify(r.initialState);
-}
-
-function showSession(session) {
-  current = session;
-  $("session").className = "";
-  $("session").textContent = "session " + session.id + " (" + session.reactor + ")";
-  const r = reactors.find((x) => x.name === session.reactor);
-  $("buttons").innerHTML = "";
-  for (const action of (r && r.actions) || []) {
-    const button = document.createElement("button");
-    button.textContent = action.type;
-    button.title = JSON.stringify(action);
-    button.onclick = () => { $("actionJson").value = JSON.stringify(action); send(); };
-    $("buttons").append(button);
-  }
-  if (r && r.actions && r.actions.length) $("actionJson").value = JSON.stringify(r.actions[0]);
-  watch(session.id);
-}
-
-function watch(id) {
-  if (source) source.close();
-  $("log").innerHTML = "";
-  source = new EventSource("/sessions/" + encodeURIComponent(id) + "/events");
-  source.onopen = () => { $("streamStatus").textContent = "connected"; };
-  source.onerror = () => { $("streamStatus").textContent = "reconnecting …"; };
-  source.addEventListener("state", (e) => {
-    $("state").textContent = "version " + e.lastEventId + "\n" + JSON.stringify(JSON.parse(e.data), null, 2);
-    logLine("state v" + e.lastEventId + "  " + e.data);
-  });
-  source.addEventListener("pulse", (e) => logLine("pulse " + e.data, "pulse"));
-  source.addEventListener("end", () => { logLine("session deleted: stream ended"); source.close(); $("streamStatus").textContent = "ended"; });
-  source.addEventListener("error", (e) => { if (e.data) { logLine("server closed the stream: " + e.data, "error"); source.close(); } });
-}
-
-async function send() {
-  if (!current) { $("sendResult").textContent = "create or open a session first"; return; }
-  const path = "/sessions/" + encodeURIComponent(current.id) + "/actions" + ($("wait").checked ? "?wait=true" : "");
-  try {
-    const result = await api("POST", path, $("actionJson").value);
-    $("sendResult").className = "muted";
-    $("sendResult").textContent = JSON.stringify(result);
-  } catch (e) { $("sendResult").className = "error"; $("sendResult").textContent = e.message; }
-}
-
-$("reactor").onchange = showReactor;
-$("create").onclick = async () => {
-  const body = { reactor: $("reactor").value };
-  if ($("sessionId").value.trim()) body.id = $("sessionId").value.trim();
-  try { showSession(await api("POST", "/sessions", JSON.stringify(body))); }
-  catch (e) { $("session").className = "error"; $("session").textContent = e.message; }
-};
-$("open").onclick = async () => {
-  try { showSession(await api("GET", "/sessions/" + encodeURIComponent($("openId").value.trim()))); }
-  catch (e) { $("session").className = "error"; $("session").textContent = e.message; }
-};
-$("send").onclick = send;
-loadReactors();
+  <section class="card" id="sessionPanel" aria-labelledby="sessionTitle">
+    <h2 id="sessionTitle">No session open</h2>
+    <p><span id="streamStatus" class="status" data-kind="idle" role="status" aria-live="polite">Create a session or open one.</span></p>
+    <div id="sessionBody" hidden>
+    <div class="play">
+      <div>
+        <h3 id="actionsHeading">Actions</h3>
+        <div id="buttons" class="row" role="group" aria-labelledby="actionsHeading"></div>
+        <form id="sendForm">
+          <label class="block" for="actionJson">Action JSON</label>
+          <textarea id="actionJson" spellcheck="false" disabled></textarea>
+          <div class="row">
+            <button class="primary" id="send" type="submit" disabled>Send action</button>
+            <label><input type="checkbox" id="wait"><span>wait for its state (<code>?wait=true</code>)</span></label>
+          </div>
+        </form>
+        <p id="sendResult" class="muted" aria-live="polite"></p>
+        <div class="row"><button class="danger" id="delete" type="button" disabled>Delete session</button></div>
+      </div>
+      <div id="stateBox" aria-labelledby="stateHeading">
+        <div id="stateHead">
+          <h3 id="stateHeading">Live state</h3>
+          <span id="version" class="muted"></span>
+          <span id="spinner" class="spinner hidden" role="status" aria-label="loading"></span>
+        </div>
+        <p id="stateError" class="error hidden" role="alert"></p>
+        <pre id="state" aria-live="polite">—</pre>
+      </div>
+    </div>
+    <h3>Events</h3>
+    <div id="log" class="log" aria-label="States and pulses, newest first"></div>
+    </div>
+  </section>
+</main>
+<script nonce="__NONCE__">
+"""# + [WebScript.common, sessionsScript, script].joined(separator: "\n") + #"""
 </script>
 </body>
 </html>

@@ -1,0 +1,88 @@
+/// What a publish expects of the stream; a mismatch is refused with a JetStream error and stores nothing.
+public struct PublishOptions: Sendable, Equatable {
+    /// `Nats-Msg-Id`: a second publish with the same id within the duplicate window is acknowledged
+    /// as a duplicate and not stored again (safe retries).
+    public var messageID: String?
+    /// `Nats-Expected-Stream`: the stream that must capture the subject.
+    public var expectedStream: String?
+    /// `Nats-Expected-Last-Sequence`: the stream's last sequence must be this (error 10071 otherwise).
+    public var expectedLastSequence: UInt64?
+    /// `Nats-Expected-Last-Subject-Sequence`: the sequence of the last message on this subject must be
+    /// this, 0 meaning "no message yet" (error 10071 otherwise). The single-writer check.
+    public var expectedLastSubjectSequence: UInt64?
+    /// `Nats-Expected-Last-Msg-Id`: the stream's last message id must be this (error 10070 otherwise).
+    public var expectedLastMessageID: String?
+    /// The acknowledgement timeout (nil: the JetStream context's).
+    public var timeout: Duration?
+
+    /// Options; every expectation is off unless given.
+    public init(messageID: String? = nil, expectedStream: String? = nil, expectedLastSequence: UInt64? = nil,
+                expectedLastSubjectSequence: UInt64? = nil, expectedLastMessageID: String? = nil, timeout: Duration? = nil) {
+        self.messageID = messageID
+        self.expectedStream = expectedStream
+        self.expectedLastSequence = expectedLastSequence
+        self.expectedLastSubjectSequence = expectedLastSubjectSequence
+        self.expectedLastMessageID = expectedLastMessageID
+        self.timeout = timeout
+    }
+
+    /// `headers` with these options' headers set.
+    func apply(to headers: NATSHeaders?) -> NATSHeaders? {
+        var result = headers ?? NATSHeaders()
+        if let messageID { result["Nats-Msg-Id"] = messageID }
+        if let expectedStream { result["Nats-Expected-Stream"] = expectedStream }
+        if let expectedLastSequence { result["Nats-Expected-Last-Sequence"] = String(expectedLastSequence) }
+        if let expectedLastSubjectSequence { result["Nats-Expected-Last-Subject-Sequence"] = String(expectedLastSubjectSequence) }
+        if let expectedLastMessageID { result["Nats-Expected-Last-Msg-Id"] = expectedLastMessageID }
+        return result.isEmpty ? nil : result
+    }
+}
+
+/// JetStream's acknowledgement of a publish: the message is stored (on a quorum of the replicas).
+public struct PubAck: Sendable, Equatable {
+    /// The stream that stored it.
+    public var stream: String
+    /// Its sequence in that stream.
+    public var sequence: UInt64
+    /// True when a message with the same `Nats-Msg-Id` was already stored (this one was not).
+    public var duplicate: Bool
+
+    /// An acknowledgement from its parts.
+    public init(stream: String, sequence: UInt64, duplicate: Bool) {
+        self.stream = stream
+        self.sequence = sequence
+        self.duplicate = duplicate
+    }
+}
+
+/// Publishing into streams with acknowledgement.
+extension JetStream {
+    /// Publishes to a subject a stream captures and calls `completion` once, on the connection's
+    /// thread, with the acknowledgement or the error (a JetStream error such as 10071 for a failed
+    /// expectation; ``NATSError/jetStreamUnavailable(subject:server:)`` when no stream captures the
+    /// subject; a timeout or lost connection, after which the message may or may not be stored: retry
+    /// with the same ``PublishOptions/messageID`` to be safe). Any number may be in flight at once.
+    public func publish(
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, options: PublishOptions = PublishOptions(),
+        completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void
+    ) throws(NATSError) {
+        let connection = self.connection
+        try connection.request(subject, payload: payload, headers: options.apply(to: headers), timeout: options.timeout ?? timeout) { result in
+            completion(Self.decode(result, subject: subject, connection: connection).flatMap { reply in
+                guard let stream = reply["stream"]?.stringValue, let sequence = reply.uint64("seq") else {
+                    return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "no stream and seq in the acknowledgement: \(reply)"))
+                }
+                return .success(PubAck(stream: stream, sequence: sequence, duplicate: reply["duplicate"]?.boolValue ?? false))
+            })
+        }
+    }
+
+    /// Publishes and returns the acknowledgement; see ``publish(_:payload:headers:options:completion:)``.
+    public func publish(
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, options: PublishOptions = PublishOptions()
+    ) async throws(NATSError) -> PubAck {
+        try await Self.awaiting { (completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void) throws(NATSError) in
+            try publish(subject, payload: payload, headers: headers, options: options, completion: completion)
+        }
+    }
+}

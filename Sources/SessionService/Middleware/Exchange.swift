@@ -1,0 +1,73 @@
+import HTTPServer
+import Tokens
+
+/// One request being answered: the request, its writer, the matched route, and the helpers that render
+/// JSON answers. Middleware adds headers to every answer (`answerHeaders`) and learns each answer's
+/// status through the chain the exchange ran in.
+final class Exchange: Sendable {
+    let request: HTTPRequest
+    let writer: HTTPResponseWriter
+    let method: String
+    /// Set once routed; unrouted requests count under "unmatched".
+    nonisolated(unsafe) var route: Route?
+    /// The `{id}` of the route's path, percent-decoded; empty when it has none.
+    nonisolated(unsafe) var id = ""
+    /// The chain running this exchange (set when it starts), told of the answer.
+    nonisolated(unsafe) var chain: MiddlewareChain?
+    /// Headers every answer of this exchange carries, added by middleware (CORS).
+    nonisolated(unsafe) var answerHeaders: [(String, String)] = []
+    /// The verified JWT of the request (jwt access mode), for routes that check it further.
+    nonisolated(unsafe) var claims: JWTClaims?
+    /// When the exchange started, monotonic nanoseconds; set by the access log only.
+    nonisolated(unsafe) var started: UInt64 = 0
+
+    init(request: consuming HTTPRequest, writer: HTTPResponseWriter) {
+        self.request = request
+        self.writer = writer
+        method = request.methodName
+    }
+
+    /// Answers with a JSON body, ended by a newline so a terminal does not run it into the prompt.
+    func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
+        var body = json
+        // Builders reserve room for it: no copy in the common case.
+        body.append(UInt8(ascii: "\n"))
+        reply(status, body: body, contentType: Self.jsonContentType, headers: headers)
+    }
+
+    /// Answers with an API error.
+    func fail(_ error: APIError) {
+        reply(error.status, json: error.body, headers: error.headers)
+    }
+
+    func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
+        let headers: HTTPHeaders
+        if extra.isEmpty, answerHeaders.isEmpty, contentType == Self.jsonContentType {
+            // Most answers: shared headers, no array to build per request.
+            headers = Self.jsonHeaders
+        } else {
+            var fields: [HTTPHeaders.Element] = []
+            fields.reserveCapacity(extra.count + 1 + answerHeaders.count)
+            for (name, value) in extra { fields.append((name, value)) }
+            if let contentType { fields.append(("Content-Type", contentType)) }
+            for (name, value) in answerHeaders { fields.append((name, value)) }
+            headers = HTTPHeaders(fields)
+        }
+        writer.respond(status: status, headers: headers, body: body)
+        finished(status)
+    }
+
+    /// The headers of an event stream opened for this exchange: `Cache-Control` and what middleware added.
+    var eventStreamHeaders: HTTPHeaders {
+        HTTPHeaders(pairs: [("Cache-Control", "no-cache")] + answerHeaders)
+    }
+
+    static let jsonContentType = "application/json; charset=utf-8"
+    /// The headers of a JSON answer without CORS or extra headers.
+    static let jsonHeaders = HTTPHeaders(constant: [("Content-Type", jsonContentType)])
+
+    /// Tells the middleware that observes answers (metrics, access log) how this exchange was answered.
+    func finished(_ status: Int) {
+        chain?.answered(self, status: status)
+    }
+}

@@ -1,0 +1,44 @@
+import JSONCodec
+import Reactors
+import Synchronization
+
+// The session's state limit: made by the first change, then consulted for every state's JSON.
+extension Session {
+    /// The state limit, attached to the runtime if this is the first change. Every path that changes the
+    /// state calls it first, holding the action-log lock, so nothing is reduced before the limit is in place.
+    @inlinable @discardableResult
+    func ensureStateLimit() -> StateLimit<InstrumentedReactor<R>> {
+        if let stateLimit { return stateLimit }
+        let made = makeStateLimit(self)
+        // The current state's size: a state over a since-lowered limit may still change if it does not grow.
+        let current = runtime.checkpoint.state
+        if let json = try? JSONValueEncoder().encode(current) { made.remember(current, json: json) }
+        let owned = Unmanaged.passRetained(made)
+        let (exchanged, existing) = stateLimitPointer.compareExchange(expected: 0, desired: UInt(bitPattern: owned.toOpaque()), ordering: .acquiringAndReleasing)
+        guard exchanged else {
+            owned.release()
+            return Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque(UnsafeRawPointer(bitPattern: existing)!).takeUnretainedValue()
+        }
+        runtime.addMiddleware(made)
+        return made
+    }
+
+    /// The state limit, once the first change made it.
+    @inlinable
+    var stateLimit: StateLimit<InstrumentedReactor<R>>? {
+        UnsafeRawPointer(bitPattern: stateLimitPointer.load(ordering: .acquiring)).map { Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// The JSON of `state`: the one the state limit measured when it is that state, else a fresh encoding.
+    @inlinable
+    func json(of state: R.State) throws -> [UInt8] {
+        if let stateLimit { return try stateLimit.json(of: state) }
+        return try JSONValueEncoder().encode(state)
+    }
+
+    /// Why the states of these actions were refused, for those that were.
+    @usableFromInline
+    func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] {
+        stateLimit?.refusals(of: seqs) ?? [:]
+    }
+}

@@ -1,0 +1,106 @@
+import Logs
+import NATS
+import Testing
+
+@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+struct NATSReconnectTests {
+    @Test func survivesAKill9OfItsOnlyServerAndResubscribes() async throws {
+        try await NATSServerProcess.with(jetStream: false) { server in
+            let connection = try await connect(server.url) { $0.maxReconnectWait = .milliseconds(200) }
+            defer { connection.close() }
+            let statuses = statusRecorder(connection)
+            let events = Recorder<String>()
+            _ = try connection.subscribe(to: "events") { events.record($0.text) }
+            _ = try connection.subscribe(to: "echo") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
+            _ = try connection.subscribe(to: "silent") { _ in }
+            try connection.publish("events", payload: "before".bytes)
+            try await events.wait(forCount: 1, "an event before the kill")
+
+            // A request in flight when the server dies: its outcome is unknown, so it fails clearly.
+            let inFlight = Recorder<Result<NATSMessage, NATSError>>()
+            try connection.request("silent", payload: [UInt8](), timeout: .seconds(60)) { inFlight.record($0) }
+            try await connection.flush()
+            try await server.kill()
+            let lost = try await inFlight.wait(forCount: 1, "the in-flight request to fail")
+            guard case .failure(.connectionLost(let named, _)) = lost[0] else { throw FixtureError(description: "expected connectionLost, got \(lost[0])") }
+            #expect(named == server.url)
+            try await statuses.wait(for: "reconnecting") { $0.contains(.reconnecting) }
+
+            // Requests made while disconnected wait for the new connection (within their timeout).
+            let queued = Recorder<Result<NATSMessage, NATSError>>()
+            try connection.request("echo", payload: "queued".bytes, timeout: .seconds(30)) { queued.record($0) }
+            try await server.restart()
+            try await statuses.waitForConnected()
+            let answer = try await queued.wait(forCount: 1, "the queued request's reply")
+            #expect((try? answer[0].get().text) == "queued")
+
+            try connection.publish("events", payload: "after".bytes)
+            try await events.wait(for: "the old subscription to receive again") { $0 == ["before", "after"] }
+        }
+    }
+
+    @Test func failsOverToAnotherNodeLearnedFromTheCluster() async throws {
+        try await NATSTestCluster.with() { cluster in
+            // Configured with the first node only: the others come from INFO's connect_urls.
+            let connection = try await connect(cluster.nodes[0].url) { $0.maxReconnectWait = .milliseconds(200) }
+            defer { connection.close() }
+            let statuses = statusRecorder(connection)
+            let peer = try await connect(cluster.nodes[1].url)
+            defer { peer.close() }
+            try await waitUntilKnown(connection, count: 3)
+
+            let events = Recorder<String>()
+            _ = try connection.subscribe(to: "events") { events.record($0.text) }
+            try await connection.flush()
+            try await cluster.nodes[0].kill()
+            let server = try await statuses.waitForConnected()
+            #expect(server != cluster.nodes[0].url)
+            // The subscription was renewed on the new node: a message published through another node arrives.
+            try await publishUntilReceived(peer, "events", events)
+        }
+    }
+
+    @Test func triesTheConfiguredServersInTurn() async throws {
+        try await NATSTestCluster.with() { cluster in
+            let connection = try await connect(cluster.urls) {
+                $0.discoverServers = false
+                $0.maxReconnectWait = .milliseconds(200)
+            }
+            defer { connection.close() }
+            #expect(connection.status == .connected(server: cluster.nodes[0].url))
+            let statuses = statusRecorder(connection)
+            try await cluster.nodes[0].kill()
+            try await statuses.waitForConnected()
+            #expect(connection.status == .connected(server: cluster.nodes[1].url))
+            try await cluster.nodes[1].kill()
+            try await statuses.wait(for: "a second reconnect") { $0.filter { if case .connected = $0 { true } else { false } }.count == 2 }
+            #expect(connection.status == .connected(server: cluster.nodes[2].url))
+        }
+    }
+
+    /// Waits until the connection knows `count` servers (INFO updates arrive as routes form).
+    func waitUntilKnown(_ connection: NATSConnection, count: Int) async throws {
+        let known = Recorder<Int>()
+        let ticker = Task {
+            while !Task.isCancelled {
+                known.record(connection.knownServers.count)
+                try await connection.flush()
+            }
+        }
+        defer { ticker.cancel() }
+        try await known.wait(for: "\(count) known servers", timeout: .seconds(15)) { $0.last ?? 0 >= count }
+    }
+
+    /// Publishes through `publisher` until `recorder` sees the message (the new subscription
+    /// propagates through the cluster's routes shortly after the reconnect).
+    func publishUntilReceived(_ publisher: NATSConnection, _ subject: String, _ recorder: Recorder<String>) async throws {
+        let ticker = Task {
+            while !Task.isCancelled {
+                try publisher.publish(subject, payload: "after failover".bytes)
+                try await publisher.flush()
+            }
+        }
+        defer { ticker.cancel() }
+        try await recorder.wait(for: "a message through another node after failover", timeout: .seconds(15)) { $0.contains("after failover") }
+    }
+}

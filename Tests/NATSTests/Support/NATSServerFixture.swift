@@ -1,0 +1,318 @@
+import Foundation
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Real `nats-server` processes for tests, self-contained so that other test targets can copy or
+// share it: one node, or a 3-node JetStream cluster on loopback, each in its own temporary folder
+// on free ports; start, stop, kill -9, pause (SIGSTOP), resume and restart on the same port and
+// store. Every wait is bounded and fails with a message that includes the server's log.
+//
+//     let server = try await NATSServerProcess.start()          // -js -sd <temp dir> on a free port
+//     let cluster = try await NATSTestCluster.start()           // n1, n2, n3: routes, server_name, cluster name
+//     try await cluster.nodes[0].kill()                         // SIGKILL, waits for the exit
+//     try await cluster.nodes[0].restart()                      // same port, same store
+//
+// Convention for the missing binary: with `CI` set the tests run and fail with how to install it;
+// otherwise they are skipped with that reason (`.enabled(if: NATSServerProcess.canRun, …)`).
+
+/// A test failed in the fixture itself (a server did not start, did not stop …).
+struct FixtureError: Error, CustomStringConvertible {
+    var description: String
+}
+
+/// A text that grows (a process's output) and waiters for something to appear in it.
+final class GrowingLog: Sendable {
+    private let state = Mutex<(text: String, waiters: [(id: Int, from: Int, needle: String, continuation: CheckedContinuation<Bool, Never>)], nextID: Int, expired: Set<Int>)>(("", [], 0, []))
+
+    /// Everything so far.
+    var text: String { state.withLock { $0.text } }
+
+    /// The current length in UTF-8 bytes, to wait for something that appears after now.
+    var length: Int { state.withLock { $0.text.utf8.count } }
+
+    func append(_ chunk: String) {
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            state.text += chunk
+            let text = state.text
+            var ready: [CheckedContinuation<Bool, Never>] = []
+            state.waiters.removeAll { waiter in
+                guard Self.contains(text, waiter.needle, from: waiter.from) else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Waits until `needle` appears after byte `from`; false if `timeout` passes first.
+    func waitFor(_ needle: String, from: Int = 0, timeout: Duration) async -> Bool {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        let timer = Task {
+            try? await Task.sleep(for: timeout)
+            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
+                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
+                    state.expired.insert(id)
+                    return nil
+                }
+                return state.waiters.remove(at: index).continuation
+            }
+            waiter?.resume(returning: false)
+        }
+        defer { timer.cancel() }
+        return await withCheckedContinuation { continuation in
+            let found = state.withLock { state -> Bool? in
+                if Self.contains(state.text, needle, from: from) { return true }
+                if state.expired.remove(id) != nil { return false }
+                state.waiters.append((id, from, needle, continuation))
+                return nil
+            }
+            if let found { continuation.resume(returning: found) }
+        }
+    }
+
+    private static func contains(_ text: String, _ needle: String, from: Int) -> Bool {
+        let bytes = Array(text.utf8.dropFirst(from))
+        let pattern = Array(needle.utf8)
+        guard bytes.count >= pattern.count else { return false }
+        return (0...(bytes.count - pattern.count)).contains { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) }
+    }
+}
+
+/// One `nats-server` process, restartable on the same port and store.
+final class NATSServerProcess: @unchecked Sendable {
+    /// Where Debian's package installs the server.
+    static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    /// Whether tests that need the server run: it is installed, or `CI` is set (then a missing
+    /// server fails the test with how to install it instead of skipping it).
+    static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
+    static let missing = "nats-server is not installed (apt-get install nats-server)"
+
+    let name: String
+    let port: Int
+    let directory: String
+    let arguments: [String]
+    let log = GrowingLog()
+    private let lock = NSLock()
+    private var process: Process?
+    private var exited: GrowingLog?
+
+    /// `nats://127.0.0.1:<port>`.
+    var url: String { "nats://127.0.0.1:\(port)" }
+    var pid: Int32 { lock.withLock { process?.processIdentifier ?? 0 } }
+
+    /// A server with `arguments` (its port, store and name are added), not started yet.
+    init(name: String, port: Int, directory: String, arguments: [String]) {
+        self.name = name
+        self.port = port
+        self.directory = directory
+        self.arguments = arguments
+    }
+
+    /// Starts a single server with JetStream (`-js -sd <temp>/store`) on a free port, plus `extra`
+    /// arguments and, if given, `configuration` (a configuration file's text, for settings without a flag).
+    static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
+        let directory = try temporaryDirectory()
+        let port = try freePort()
+        var arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-n", name]
+        if jetStream { arguments += ["-js", "-sd", directory + "/store"] }
+        if let configuration {
+            try configuration.write(toFile: directory + "/server.conf", atomically: true, encoding: .utf8)
+            arguments += ["-c", directory + "/server.conf"]
+        }
+        let server = NATSServerProcess(name: name, port: port, directory: directory, arguments: arguments + extra)
+        try await server.launch()
+        return server
+    }
+
+    /// Launches the process and waits (bounded) for "Server is ready".
+    func launch() async throws {
+        guard let binary = Self.binary else { throw FixtureError(description: Self.missing) }
+        let from = log.length
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        let pipe = Pipe()
+        process.standardError = pipe
+        process.standardOutput = pipe
+        let exited = GrowingLog()
+        process.terminationHandler = { exited.append("exit \($0.terminationStatus)") }
+        try process.run()
+        lock.withLock {
+            self.process = process
+            self.exited = exited
+        }
+        let log = self.log
+        Thread.detachNewThread {
+            let handle = pipe.fileHandleForReading
+            while true {
+                let data = handle.availableData
+                if data.isEmpty { return }
+                log.append(String(decoding: data, as: UTF8.self))
+            }
+        }
+        guard await log.waitFor("Server is ready", from: from, timeout: .seconds(60)) else {
+            process.terminate()
+            throw FixtureError(description: "nats-server \(name) did not become ready within 60 s; its log:\n\(log.text)")
+        }
+    }
+
+    /// Sends `signal` and waits (bounded) for the process to exit.
+    func stop(signal: Int32 = SIGTERM) async throws {
+        guard let (process, exited) = lock.withLock({ self.process.map { ($0, self.exited!) } }) else { return }
+        Glibc.kill(process.processIdentifier, signal)
+        guard await exited.waitFor("exit", timeout: .seconds(60)) else {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            throw FixtureError(description: "nats-server \(name) did not exit within 60 s of signal \(signal)")
+        }
+        lock.withLock { self.process = nil }
+    }
+
+    /// `kill -9`: the server dies without a goodbye, as in a crash.
+    func kill() async throws { try await stop(signal: SIGKILL) }
+
+    /// SIGSTOP: the process keeps its sockets but answers nothing.
+    func pause() { Glibc.kill(pid, SIGSTOP) }
+
+    /// SIGCONT after ``pause()``.
+    func resume() { Glibc.kill(pid, SIGCONT) }
+
+    /// Starts it again on the same port with the same store.
+    func restart() async throws { try await launch() }
+
+    /// Stops the process (if running) and removes its folder.
+    func shutdown() async {
+        resume()
+        try? await stop(signal: SIGKILL)
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Runs `body` with a started server (see ``start(name:jetStream:extra:configuration:)``), then
+    /// shuts it down and removes its folder, whether `body` succeeded or not.
+    static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
+        let server = try await start(jetStream: jetStream, extra: extra, configuration: configuration)
+        do {
+            try await body(server)
+        } catch {
+            await server.shutdown()
+            throw error
+        }
+        await server.shutdown()
+    }
+
+    deinit {
+        // A safety net for a server nobody shut down: no process or folder outlives the tests.
+        if let process = process, process.isRunning {
+            Glibc.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// A new folder under the system's temporary folder.
+    static func temporaryDirectory() throws -> String {
+        var template = Array((NSTemporaryDirectory() + "/nats-test-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw FixtureError(description: "mkdtemp failed: errno \(errno)") }
+        return String(cString: made)
+    }
+
+    /// A TCP port nobody listens on now (bound to 127.0.0.1:0 and released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw FixtureError(description: "socket failed: errno \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        guard bound == 0 else { throw FixtureError(description: "bind failed: errno \(errno)") }
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// A JetStream cluster of `nats-server` nodes on loopback: names `n1`…, one cluster name, full routes.
+final class NATSTestCluster: Sendable {
+    let nodes: [NATSServerProcess]
+    let directory: String
+
+    /// Every node's client URL, comma-separated (what `storage.nats.servers` takes).
+    var urls: String { nodes.map(\.url).joined(separator: ",") }
+
+    private init(nodes: [NATSServerProcess], directory: String) {
+        self.nodes = nodes
+        self.directory = directory
+    }
+
+    /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is ready.
+    static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
+        guard NATSServerProcess.binary != nil else { throw FixtureError(description: NATSServerProcess.missing) }
+        let directory = try NATSServerProcess.temporaryDirectory()
+        let clientPorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
+        let routePorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
+        let routes = routePorts.map { "nats-route://127.0.0.1:\($0)" }.joined(separator: ", ")
+        var nodes: [NATSServerProcess] = []
+        for index in 0..<size {
+            let nodeName = "n\(index + 1)"
+            let nodeDirectory = directory + "/" + nodeName
+            try FileManager.default.createDirectory(atPath: nodeDirectory, withIntermediateDirectories: true)
+            let configuration = """
+                server_name: \(nodeName)
+                listen: 127.0.0.1:\(clientPorts[index])
+                jetstream { store_dir: "\(nodeDirectory)/store" }
+                cluster {
+                  name: \(name)
+                  listen: 127.0.0.1:\(routePorts[index])
+                  routes: [\(routes)]
+                }
+                """
+            let path = nodeDirectory + "/server.conf"
+            try configuration.write(toFile: path, atomically: true, encoding: .utf8)
+            nodes.append(NATSServerProcess(name: nodeName, port: clientPorts[index], directory: nodeDirectory, arguments: ["-c", path]))
+        }
+        let cluster = NATSTestCluster(nodes: nodes, directory: directory)
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for node in nodes { group.addTask { try await node.launch() } }
+                try await group.waitForAll()
+            }
+        } catch {
+            await cluster.shutdown()
+            throw error
+        }
+        return cluster
+    }
+
+    /// The node listening on `url`'s port.
+    func node(at url: String) -> NATSServerProcess? {
+        nodes.first { url.hasSuffix(":\($0.port)") }
+    }
+
+    /// Runs `body` with a started cluster, then shuts it down, whether `body` succeeded or not.
+    static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
+        let cluster = try await start(size: size)
+        do {
+            try await body(cluster)
+        } catch {
+            await cluster.shutdown()
+            throw error
+        }
+        await cluster.shutdown()
+    }
+
+    /// Kills every node and removes the cluster's folder.
+    func shutdown() async {
+        for node in nodes { await node.shutdown() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+}
