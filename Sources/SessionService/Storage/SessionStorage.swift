@@ -28,6 +28,9 @@ public final class SessionStorage: Sendable {
     /// larger announced length for corruption. A state limit must leave room for a snapshot's
     /// bookkeeping: states up to half of it fit.
     public static let maxRecordBytes = JournalRecord.maxBodyBytes
+    /// The largest `sessions.maxStateBytes`: a snapshot of a state at the limit, with its bookkeeping,
+    /// must fit in one record, or a session the server accepted could not leave memory or come back.
+    public static let largestStateLimit = JournalRecord.maxBodyBytes / 2
     /// The largest action (its canonical JSON) the journal accepts.
     public static let maxActionBytes = JournalRecord.maxActionBytes
 
