@@ -50,18 +50,27 @@ let package = Package(
         .executableTarget(name: "reactors-bench", dependencies: ["Reactors", "Examples"]),
         .executableTarget(name: "http-bench-server", dependencies: ["HTTPServer", "Logs"]),
 
+        // The in-repo test toolkit (Hummingbird's HummingbirdTesting is the model): the service live on
+        // 127.0.0.1:0, one raw-socket client that also reads SSE, one process launcher, one injected
+        // clock, bounded waits, one Recorder. Not a product: only this package's tests use it.
+        .target(
+            name: "ReactorServerTesting",
+            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs"],
+            path: "Tests/ReactorServerTesting",
+            exclude: ["README.md"]),
+
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
-        .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs"]),
+        .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting", "ReactorServerTesting"]),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),
-        .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec"]),
+        .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),
         .testTarget(
             name: "ReactorClientTests",
-            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs"]),
+            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens"]),
+            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "ReactorServerTesting"]),
     ]
 )

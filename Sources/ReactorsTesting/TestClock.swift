@@ -1,4 +1,5 @@
 import Synchronization
+import Testing
 
 /// A clock that only moves when a test says so: inject it into reactors (`delay(for:clock:)`), then `advance`.
 ///
@@ -103,15 +104,21 @@ public final class TestClock: Clock, Sendable {
         await advance(by: latest ?? .zero)
     }
 
-    /// Returns once at least `count` tasks are sleeping on this clock (so an `advance` will reach them).
-    public func waitForSleepers(_ count: Int = 1) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = state.withLock { state -> Bool in
-                if state.sleepers.count >= count { return true }
-                state.sleeperWaiters.append((count, continuation))
-                return false
+    /// Returns once at least `count` tasks are sleeping on this clock (so an `advance` will reach them);
+    /// records an issue and returns if they are not there within `timeout` (a broken test, not a slow one).
+    public func waitForSleepers(_ count: Int = 1, timeout: Duration = .seconds(10), sourceLocation: SourceLocation = #_sourceLocation) async {
+        let reached = await firstOf(timeout: timeout) { [self] in
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = state.withLock { state -> Bool in
+                    if state.sleepers.count >= count { return true }
+                    state.sleeperWaiters.append((count, continuation))
+                    return false
+                }
+                if ready { continuation.resume() }
             }
-            if ready { continuation.resume() }
+        }
+        if !reached {
+            Issue.record("waited \(timeout) for \(count) task(s) to sleep on the test clock; \(sleeperCount) did", sourceLocation: sourceLocation)
         }
     }
 }

@@ -11,6 +11,9 @@ import Testing
         await tester.send(.apple, expecting: .init(fruitName: "", isLoading: true))
         await clock.waitForSleepers()
         await clock.advance(by: .milliseconds(499))
+        // Still asleep at 499 ms (a wake is seen here at once: the sleeper leaves the clock as it is woken).
+        #expect(clock.sleeperCount == 1, "the delay ended before 500 ms")
+        #expect(tester.runtime.currentState == .init(fruitName: "", isLoading: true))
         tester.expectNoUnassertedStates()
         await clock.advance(by: .milliseconds(1))
         await tester.receive(.init(fruitName: "Apple", isLoading: true), .init(fruitName: "Apple", isLoading: false))

@@ -1,5 +1,6 @@
 import Examples
 import Foundation
+import ReactorServerTesting
 import Reactors
 import ReactorsTesting
 import Synchronization
@@ -27,8 +28,12 @@ final class ScriptedFetch: Sendable {
         }
     }
 
-    /// Waits for the `index`-th request (0-based) and returns its query and page.
-    func request(_ index: Int) async -> (query: String, page: Int) {
+    /// Waits, bounded, for the `index`-th request (0-based) and returns its query and page.
+    func request(_ index: Int) async throws -> (query: String, page: Int) {
+        try await waitFor("search request \(index) to reach the fetch") { await self.arrived(index) }
+    }
+
+    private func arrived(_ index: Int) async -> (query: String, page: Int) {
         while true {
             let found = state.withLock { state in
                 index < state.requests.count ? (state.requests[index].query, state.requests[index].page) : nil
@@ -53,15 +58,15 @@ final class ScriptedFetch: Sendable {
 @Suite struct SearchReactorTests {
     typealias State = SearchReactor.State
 
-    @Test func searchThenLoadNextPage() async {
+    @Test func searchThenLoadNextPage() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
         await tester.send(.updateQuery("swift"), expecting: State(query: "swift"), State(query: "swift", isLoading: true))
-        #expect(await fetch.request(0) == ("swift", 1))
+        #expect(try await fetch.request(0) == ("swift", 1))
         fetch.respond(0, with: .success((["a", "b"], 2)))
         await tester.receive(State(query: "swift", items: ["a", "b"], nextPage: 2))
         await tester.send(.loadNextPage, expecting: State(query: "swift", items: ["a", "b"], nextPage: 2, isLoading: true))
-        #expect(await fetch.request(1) == ("swift", 2))
+        #expect(try await fetch.request(1) == ("swift", 2))
         fetch.respond(1, with: .success((["c"], nil)))
         await tester.receive(State(query: "swift", items: ["a", "b", "c"]))
         // No next page: nothing happens.
@@ -70,13 +75,13 @@ final class ScriptedFetch: Sendable {
         await tester.finish()
     }
 
-    @Test func aNewQueryCancelsTheSearchInFlightAndAStaleResponseNeverLands() async {
+    @Test func aNewQueryCancelsTheSearchInFlightAndAStaleResponseNeverLands() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
         await tester.send(.updateQuery("sw"), expecting: State(query: "sw"), State(query: "sw", isLoading: true))
-        _ = await fetch.request(0)
+        _ = try await fetch.request(0)
         await tester.send(.updateQuery("swift"), expecting: State(query: "swift", isLoading: true), State(query: "swift", isLoading: true))
-        _ = await fetch.request(1)
+        _ = try await fetch.request(1)
         fetch.respond(0, with: .success((["stale"], 2)))
         fetch.respond(1, with: .success((["fresh"], nil)))
         await tester.receive(State(query: "swift", items: ["fresh"]))
@@ -84,13 +89,13 @@ final class ScriptedFetch: Sendable {
         await tester.finish()
     }
 
-    @Test func aFailedFetchClearsTheSpinnerShowsWhyAndIsReported() async {
+    @Test func aFailedFetchClearsTheSpinnerShowsWhyAndIsReported() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
         let reported = Mutex<[String]>([])
         tester.runtime.setErrorHandler { error in reported.withLock { $0.append("\(error)") } }
         await tester.send(.updateQuery("x"), expecting: State(query: "x"), State(query: "x", isLoading: true))
-        _ = await fetch.request(0)
+        _ = try await fetch.request(0)
         fetch.respond(0, with: .failure(URLError(.timedOut)))
         await tester.receive(State(query: "x", error: "\(URLError(.timedOut))"))
         await tester.waitForEffects()
@@ -98,7 +103,7 @@ final class ScriptedFetch: Sendable {
         await tester.finish()
     }
 
-    @Test func clearingTheQueryClearsResultsWithoutFetching() async {
+    @Test func clearingTheQueryClearsResultsWithoutFetching() async throws {
         let tester = ReactorTester(SearchReactor(fetch: { _, _ in Issue.record("must not fetch"); return ([], nil) }))
         await tester.send(.updateQuery(nil), expecting: State(), State())
         await tester.finish()

@@ -1,4 +1,5 @@
 import HTTPServer
+import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -15,7 +16,7 @@ import Glibc
             writer.respond(status: 200, headers: ["Content-Type": "application/octet-stream"], body: body)
         }
         let calls = Atomic<Int>(0)
-        try await withServer(responder, configure: { configuration in
+        try await withHTTPServer(responder, configure: { configuration in
             configuration.loopCount = 1
             configuration.beforeWrite = { _ in calls.add(1, ordering: .relaxed) }
         }) { _, address in
@@ -24,7 +25,7 @@ import Glibc
             var chunk = [UInt8](repeating: 0, count: 1 << 16)
             func receive() throws -> Int {
                 let count = chunk.withUnsafeMutableBytes { recv(client.fd, $0.baseAddress, $0.count, 0) }
-                guard count > 0 else { throw TestError("recv: \(count), errno \(errno)") }
+                guard count > 0 else { throw TestFailure("recv: \(count), errno \(errno)") }
                 return count
             }
             // Bytes arrived: the first write happened; the rest waits for this client to read.
@@ -33,7 +34,11 @@ import Glibc
             // and only EPOLLOUT can resume them: the bytes queued for this client stop growing.
             var queued: Int32 = -1
             var steady = 0
+            let started = ContinuousClock.now
             while steady < 10_000 {
+                guard ContinuousClock.now - started < defaultBound else {
+                    throw TestFailure("the bytes queued for the client kept changing for \(defaultBound); the server never stopped on a full socket")
+                }
                 var now: Int32 = 0
                 _ = ioctl(client.fd, UInt(FIONREAD), &now)
                 steady = now == queued ? steady + 1 : 0

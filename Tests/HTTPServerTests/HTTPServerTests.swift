@@ -1,7 +1,8 @@
-import Posix
 import Dispatch
 import HTTPServer
 import Logs
+import Posix
+import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -9,9 +10,15 @@ import Testing
 import Glibc
 #endif
 
+/// Echoes method, path and body length; the default app of these tests.
+let echoResponder = ClosureResponder { request, writer in
+    let text = "\(request.method.rawValue) \(request.path) \(request.body.count)"
+    writer.respond(status: 200, headers: ["Content-Type": "text/plain"], body: Array(text.utf8))
+}
+
 @Suite struct HTTPServerTests {
     @Test func answersAGetOverARealSocket() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /hello/w%20rld?x=1 HTTP/1.1\r\nHost: a\r\n\r\n")
             let response = try client.readResponse()
@@ -22,7 +29,7 @@ import Glibc
     }
 
     @Test func servesManyShortConnectionsReusingSlots() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             for index in 0..<500 {
                 let client = try TestClient(address)
                 try client.send("GET /c/\(index) HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
@@ -33,7 +40,7 @@ import Glibc
     }
 
     @Test func refusesAPortSomeoneElseListensOn() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             var configuration = HTTPServer.Configuration()
             configuration.port = address.port
             configuration.loopCount = 2
@@ -48,7 +55,7 @@ import Glibc
             seen.withLock { $0 = request.pathSegments + ["|"] + request.query.map { "\($0.0)=\($0.1)" } + [request.queryValue("b") ?? "-"] }
             writer.respond(status: 204)
         }
-        try await withServer(responder) { _, address in
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /a%2Fb/c%20d//e?x=1&b=two+words&b=3&e=%C3%A9 HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(try client.readResponse().status == 204)
@@ -57,7 +64,7 @@ import Glibc
     }
 
     @Test func keepsOneConnectionAliveForAThousandRequests() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             for index in 0..<1000 {
                 try client.send("GET /n/\(index) HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -68,21 +75,20 @@ import Glibc
         }
     }
 
-    @Test func answersTenPipelinedRequestsInOrderEvenWhenAnsweredOutOfOrder() async throws {
-        let responder = ClosureResponder { request, writer in
-            let index = Int(request.pathSegments.last ?? "") ?? 0
-            // Odd requests are answered later from another thread; order on the wire must still hold.
-            if index % 2 == 1 {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(5 * (10 - index))) {
-                    writer.respond(status: 200, body: Array("r\(index)".utf8))
-                }
-            } else {
-                writer.respond(status: 200, body: Array("r\(index)".utf8))
-            }
-        }
-        try await withServer(responder) { _, address in
+    @Test func handsPipelinedRequestsToTheResponderOneAtATimeAndAnswersInOrder() async throws {
+        // Ten requests arrive in one read; each reaches the responder only once the one before it is
+        // answered (from another thread here), so answers leave in request order.
+        let responder = HoldingResponder()
+        let held = responder.requests
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send((0..<10).map { "GET /p/\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
+            for index in 0..<10 {
+                let request = try await held.next("request \(index) to reach the responder")
+                #expect(request.pathSegments.last == String(index))
+                #expect(held.count == index + 1, "a request reached the responder before request \(index) was answered")
+                DispatchQueue.global().async { request.writer.respond(status: 200, body: Array("r\(index)".utf8)) }
+            }
             for index in 0..<10 {
                 #expect(try client.readResponse().text == "r\(index)")
             }
@@ -93,7 +99,7 @@ import Glibc
         let responder = ClosureResponder { request, writer in
             DispatchQueue.global().async { writer.respond(status: 200, body: Array(request.path.utf8)) }
         }
-        try await withServer(responder) { _, address in
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send((0..<1000).map { "GET /\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
             for index in 0..<1000 {
@@ -103,7 +109,7 @@ import Glibc
     }
 
     @Test func sendsContinueBeforeReadingAHeldBackBody() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("POST /upload HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 5\r\n\r\n")
             let interim = try client.readResponse()
@@ -121,7 +127,7 @@ import Glibc
             bodies.withLock { $0 = request.body }
             writer.respond(status: 200)
         }
-        try await withServer(responder) { _, address in
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send("POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n4;x=y\r\nWiki\r\n")
             try client.send("5\r\npedia\r\nE\r\n in\r\n\r\nchunks.\r\n0\r\nTrailer: ignored\r\n\r\n")
@@ -131,7 +137,7 @@ import Glibc
     }
 
     @Test func answersHeadWithoutABody() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("HEAD /h HTTP/1.1\r\nHost: a\r\n\r\nGET /after HTTP/1.1\r\nHost: a\r\n\r\n")
             let head = try client.read(until: "\r\n\r\n")
@@ -149,7 +155,7 @@ import Glibc
             default: writer.respond(status: 200, headers: ["Content-Length": "1234"])
             }
         }
-        try await withServer(responder) { _, address in
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /lying HTTP/1.1\r\nHost: a\r\n\r\nHEAD /head HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(try client.readResponse().body == big)
@@ -164,12 +170,12 @@ import Glibc
     }
 
     @Test func closesHTTP10ByDefaultAndKeepsItAliveOnRequest() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /old HTTP/1.0\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.header("Connection") == "close")
-            #expect(try client.waitForClose())
+            try client.readToEnd()
 
             let keep = try TestClient(address)
             try keep.send("GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
@@ -180,12 +186,12 @@ import Glibc
     }
 
     @Test func honoursConnectionClose() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /x HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n")
             let response = try client.readResponse()
             #expect(response.header("Connection") == "close")
-            #expect(try client.waitForClose())
+            try client.readToEnd()
         }
     }
 
@@ -215,13 +221,13 @@ import Glibc
 
     @Test(arguments: rejections)
     func rejectsAndClosesThenStillServesNewConnections(_ request: String, _ status: Int) async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send(request)
             let response = try client.readResponse()
             #expect(response.status == status)
             #expect(response.header("Connection") == "close")
-            #expect(try client.waitForClose())
+            try client.readToEnd()
 
             let fresh = try TestClient(address)
             try fresh.send("GET /ok HTTP/1.1\r\nHost: a\r\n\r\n")
@@ -236,7 +242,7 @@ import Glibc
                 HTTPResponse(status: rejection.status, headers: ["Content-Type": "application/json"], body: Array("{\"error\":\"\(rejection.kind)\"}".utf8))
             }
         }
-        try await withServer(JSONRejections()) { _, address in
+        try await withHTTPServer(JSONRejections()) { _, address in
             let client = try TestClient(address)
             try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2000000\r\n\r\n")
             let response = try client.readResponse()
@@ -246,7 +252,7 @@ import Glibc
     }
 
     @Test func refusesAnOversizedBodyWithoutReadingIt() async throws {
-        try await withServer(configure: { $0.limits.maxBodyBytes = 1000 }) { _, address in
+        try await withHTTPServer(echoResponder, configure: { $0.limits.maxBodyBytes = 1000 }) { _, address in
             let client = try TestClient(address)
             // Head only: the 413 must come before any of the body is sent.
             try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1001\r\n\r\n")
@@ -257,73 +263,97 @@ import Glibc
         }
     }
 
-    @Test func cutsOffASlowlorisHead() async throws {
-        let clock = ManualClock()
-        try await withServer(clock: clock) { _, address in
-            let client = try TestClient(address)
-            try client.send("GET / HTTP/1.1\r\nHost: a\r\nX-Slow: ")
-            let received = try client.advance(clock, by: .seconds(11))
-            #expect(received.hasPrefix("HTTP/1.1 408 "))
+    // Each timeout test puts one connection just short of its timeout (it is still served) and another
+    // just past it (it is cut): a timeout much longer or shorter than configured fails. They run one
+    // loop and pass a barrier before moving the clock (so the server has seen every byte sent before at
+    // the time the test means) and after (so it has run the timers due then before the next step).
+
+    @Test func cutsOffASlowlorisHeadAtTheHeadTimeout() async throws {
+        let clock = InjectedClock()
+        try await withHTTPServer(echoResponder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
+            let finishing = try TestClient(address)
+            let slow = try TestClient(address)
+            try finishing.send("GET /finishing HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+            try slow.send("GET /slow HTTP/1.1\r\nHost: a\r\nX-Slow: ")
+            try passBarrier(address)
+            await clock.advance(by: .milliseconds(9_900))
+            try passBarrier(address)
+            try finishing.send("1\r\n\r\n")
+            #expect(try finishing.readResponse().text == "GET /finishing 0", "a head completed within 10 s is served")
+            await clock.advance(by: .milliseconds(200))
+            #expect(try slow.readResponse().status == 408)
+            try slow.readToEnd()
         }
     }
 
-    @Test func closesIdleKeepAliveConnections() async throws {
-        let clock = ManualClock()
-        try await withServer(clock: clock) { _, address in
-            let client = try TestClient(address)
-            try client.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(try client.readResponse().status == 200)
-            // Past the head timeout but within the idle timeout, the connection still serves.
-            clock.advance(by: .seconds(11))
-            try client.send("GET /again HTTP/1.1\r\nHost: a\r\n\r\n")
-            #expect(try client.readResponse().status == 200)
-            let received = try client.advance(clock, by: .seconds(61))
-            #expect(received.isEmpty)
+    @Test func closesIdleKeepAliveConnectionsAtTheIdleTimeout() async throws {
+        let clock = InjectedClock()
+        try await withHTTPServer(echoResponder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
+            let busy = try TestClient(address)
+            let idle = try TestClient(address)
+            for client in [busy, idle] {
+                try client.send("GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+                #expect(try client.readResponse().status == 200)
+            }
+            // Long past the head timeout but short of the 60 s idle timeout, the connection still serves.
+            await clock.advance(by: .milliseconds(59_900))
+            try passBarrier(address)
+            try busy.send("GET /again HTTP/1.1\r\nHost: a\r\n\r\n")
+            #expect(try busy.readResponse().status == 200)
+            await clock.advance(by: .milliseconds(200))
+            #expect(try idle.readToEnd().isEmpty, "an idle connection closes without a response")
         }
     }
 
-    @Test func closesABodyThatStopsArriving() async throws {
-        let clock = ManualClock()
-        try await withServer(clock: clock) { _, address in
-            let client = try TestClient(address)
-            try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
-            let received = try client.advance(clock, by: .seconds(31))
-            #expect(received.hasPrefix("HTTP/1.1 408 "))
+    @Test func closesABodyThatStopsArrivingAtTheBodyTimeout() async throws {
+        let clock = InjectedClock()
+        try await withHTTPServer(echoResponder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
+            let steady = try TestClient(address)
+            let stalled = try TestClient(address)
+            for client in [steady, stalled] {
+                try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\nabc")
+            }
+            try passBarrier(address)
+            await clock.advance(by: .milliseconds(29_900))
+            try passBarrier(address)
+            try steady.send("defghij")
+            #expect(try steady.readResponse().text == "POST / 10", "a body that keeps arriving within 30 s is read")
+            await clock.advance(by: .milliseconds(200))
+            #expect(try stalled.readResponse().status == 408)
         }
     }
 
-    @Test func cutsOffAPeerThatStopsReading() async throws {
-        let clock = ManualClock()
-        let records = Recorder<LogRecord>()
+    @Test func cutsOffAPeerThatStopsReadingAtTheWriteTimeout() async throws {
+        let clock = InjectedClock()
+        let logs = Recorder<LogRecord>()
         let answered = Recorder<Int>()
         let big = [UInt8](repeating: 0x61, count: 32 * 1024 * 1024)
-        let responder = ClosureResponder { _, writer in
+        let responder = ClosureResponder { request, writer in
+            guard request.path == "/big" else { return writer.respond(status: 204) }
             writer.respond(status: 200, body: big)
             answered.record(1)
         }
-        var configuration = HTTPServer.Configuration()
-        configuration.port = 0
-        configuration.loopCount = 1
-        let server = HTTPServer(
-            configuration: configuration, responder: responder, clock: clock,
-            logger: Logger(label: "test", level: .trace, handler: ForwardingLogHandler(recorder: records)))
-        let address = try server.start()
-        defer {
-            server.shutdown()
-            server.waitUntilStopped()
+        // One loop: a request on another connection is a barrier (once it is answered, the loop has
+        // seen the clock's new time and run the timers due then).
+        try await withHTTPServer(responder, clock: clock, logger: Logger(label: "test", level: .trace, handler: logs), configure: { $0.loopCount = 1 }) { _, address in
+            let client = try TestClient(address)
+            try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
+            try await answered.next("the 32 MiB response to be handed to the server")
+            let cutOff = { @Sendable (record: LogRecord) in
+                record.message == "connection closed" && record["reason"]?.description.hasPrefix("peer did not read for") == true
+            }
+            // 32 MiB cannot fit in the socket buffers and the client never reads.
+            await clock.advance(by: .milliseconds(29_900))
+            try passBarrier(address)
+            #expect(!logs.values.contains(where: cutOff), "cut off before the 30 s write timeout")
+            await clock.advance(by: .milliseconds(200))
+            try await logs.next("the server to give up on the peer that stopped reading", where: cutOff)
+            withExtendedLifetime(client) {}
         }
-        let client = try TestClient(address)
-        try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
-        _ = try await answered.next()
-        // 32 MiB cannot fit in the socket buffers and the client never reads: once the clock
-        // passes the write timeout the server must give up on it.
-        clock.advance(by: .seconds(31))
-        let closed = try await records.next { $0.message == "connection closed" }
-        #expect(closed["reason"]?.description.hasPrefix("peer did not read for") == true)
     }
 
     @Test func survivesAClientResetMidRequest() async throws {
-        try await withServer { _, address in
+        try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)
             try client.send("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100\r\n\r\npartial")
             client.reset()
@@ -335,7 +365,7 @@ import Glibc
 
     @Test func callsBeforeWriteOncePerIterationWithTheLoopIndex() async throws {
         let calls = Mutex<[Int]>([])
-        try await withServer(configure: { configuration in
+        try await withHTTPServer(echoResponder, configure: { configuration in
             configuration.loopCount = 1
             configuration.beforeWrite = { index in calls.withLock { $0.append(index) } }
         }) { _, address in
@@ -354,7 +384,7 @@ import Glibc
             writer.respond(status: 201)
             writer.respond(status: 202)
         }
-        try await withServer(responder) { _, address in
+        try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send("GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\nGET /twice HTTP/1.1\r\nHost: a\r\n\r\n")
             #expect(try client.readResponse().status == 201)
@@ -363,28 +393,30 @@ import Glibc
         }
     }
 
-    @Test func answersWith503WhenTheResponderTakesTooLong() async throws {
-        let clock = ManualClock()
-        let held = Mutex<[HTTPResponseWriter]>([])
-        let responder = ClosureResponder { _, writer in held.withLock { $0.append(writer) } }
-        try await withServer(responder, clock: clock) { _, address in
-            let client = try TestClient(address)
-            try client.send("GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
-            let received = try client.advance(clock, by: .seconds(61))
-            #expect(received.hasPrefix("HTTP/1.1 503 "))
+    @Test func answersWith503AtTheResponseTimeout() async throws {
+        let clock = InjectedClock()
+        let responder = HoldingResponder { $0 == "/barrier" }
+        let held = responder.requests
+        try await withHTTPServer(responder, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
+            let answered = try TestClient(address)
+            let forgotten = try TestClient(address)
+            try answered.send("GET /answered HTTP/1.1\r\nHost: a\r\n\r\n")
+            try forgotten.send("GET /forgotten HTTP/1.1\r\nHost: a\r\n\r\n")
+            try await held.waitForCount(2, "both requests to reach the responder")
+            await clock.advance(by: .milliseconds(59_900))
+            try passBarrier(address)
+            held.values.first { $0.target == "/answered" }?.writer.respond(status: 200, body: Array("late".utf8))
+            #expect(try answered.readResponse().text == "late", "an answer within 60 s goes out")
+            await clock.advance(by: .milliseconds(200))
+            #expect(try forgotten.readResponse().status == 503)
         }
     }
 }
 
-/// Runs `body`, failing with `TimedOut` after `timeout`.
-func withTimeout<T: Sendable>(_ timeout: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: timeout)
-            throw TimedOut(description: "timed out after \(timeout)")
-        }
-        defer { group.cancelAll() }
-        return try await group.next()!
-    }
+/// Returns once the server's loop has handled everything sent to it before (with one loop): a
+/// request on a fresh connection is answered only after the loop got to what was already waiting.
+func passBarrier(_ address: SocketAddress) throws {
+    let client = try TestClient(address)
+    try client.send("GET /barrier HTTP/1.1\r\nHost: a\r\n\r\n")
+    _ = try client.readResponse()
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import HTTPServer
+import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -55,13 +56,15 @@ final class StreamHub: HTTPResponder {
 }
 
 @Suite struct EventStreamTests {
-    @Test func streamsFramedEventsWithKeepAliveComments() async throws {
+    @Test func streamsFramedEventsWithAKeepAliveCommentAfterAQuietInterval() async throws {
         let hub = StreamHub()
-        let clock = ManualClock()
-        try await withServer(hub, clock: clock) { _, address in
+        let clock = InjectedClock()
+        // One loop, and a barrier after each move of the clock: the loop has run the timers due then
+        // before the next event is sent.
+        try await withHTTPServer(hub, clock: clock, configure: { $0.loopCount = 1 }) { _, address in
             let client = try TestClient(address)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
-            let stream = try await hub.streams.next()
+            let stream = try await hub.streams.next("the event stream to start")
             #expect(stream.send(ServerSentEvent(event: "state", id: "1", data: "line1\nline2")) == .queued)
             let head = try client.read(until: "\r\n\r\n")
             #expect(head.hasPrefix("HTTP/1.1 200 OK\r\n"))
@@ -71,7 +74,17 @@ final class StreamHub: HTTPResponder {
             #expect(!head.contains("Content-Length"))
             #expect(try client.read(until: "\n\n") == "event: state\nid: 1\ndata: line1\ndata: line2\n\n")
 
-            clock.advance(by: .seconds(16))
+            // Quiet for just under the 15 s interval: the next thing on the wire is the next event.
+            await clock.advance(by: .milliseconds(14_900))
+            try passBarrier(address)
+            #expect(stream.send(ServerSentEvent(data: "two")) == .queued)
+            #expect(try client.read(until: "\n\n") == "data: two\n\n")
+            // The interval counts from the last event, not from the start of the stream.
+            await clock.advance(by: .seconds(1))
+            try passBarrier(address)
+            #expect(stream.send(ServerSentEvent(data: "three")) == .queued)
+            #expect(try client.read(until: "\n\n") == "data: three\n\n")
+            await clock.advance(by: .milliseconds(15_100))
             #expect(try client.read(until: "\n\n") == ": keep-alive\n\n")
             #expect(stream.send(ServerSentEvent(data: "after")) == .queued)
             #expect(try client.read(until: "\n\n") == "data: after\n\n")
@@ -80,7 +93,7 @@ final class StreamHub: HTTPResponder {
 
     @Test func startsAStreamFromAnotherThread() async throws {
         let hub = StreamHub()
-        try await withServer(hub) { _, address in
+        try await withHTTPServer(hub) { _, address in
             let client = try TestClient(address)
             try client.send("GET /later-events HTTP/1.1\r\nHost: a\r\n\r\n")
             _ = try client.read(until: "\r\n\r\n")
@@ -90,7 +103,7 @@ final class StreamHub: HTTPResponder {
 
     @Test func reportsAPeerThatCloses() async throws {
         let hub = StreamHub()
-        try await withServer(hub) { _, address in
+        try await withHTTPServer(hub) { _, address in
             var client: TestClient? = try TestClient(address)
             try client!.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next()
@@ -104,7 +117,7 @@ final class StreamHub: HTTPResponder {
 
     @Test func reportsAPeerThatResetsMidStream() async throws {
         let hub = StreamHub()
-        try await withServer(hub) { _, address in
+        try await withHTTPServer(hub) { _, address in
             let client = try TestClient(address)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next()
@@ -121,7 +134,7 @@ final class StreamHub: HTTPResponder {
 
     @Test func reportsOverflowAndThenDrained() async throws {
         let hub = StreamHub()
-        try await withServer(hub, configure: { $0.eventStreamBufferLimit = 64 * 1024 }) { _, address in
+        try await withHTTPServer(hub, configure: { $0.eventStreamBufferLimit = 64 * 1024 }) { _, address in
             let client = try TestClient(address, receiveBuffer: 4096)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next()
@@ -143,25 +156,34 @@ final class StreamHub: HTTPResponder {
         }
     }
 
-    @Test func cutsOffASubscriberThatStopsReading() async throws {
+    @Test func cutsOffASubscriberThatStopsReadingAtTheWriteTimeout() async throws {
         let hub = StreamHub()
-        let clock = ManualClock()
-        try await withServer(hub, clock: clock, configure: { $0.eventStreamBufferLimit = 64 * 1024 }) { _, address in
+        let clock = InjectedClock()
+        // One loop: a request on another connection is a barrier (once it is answered, the loop has
+        // written what was queued before it and run the timers due at the clock's time).
+        try await withHTTPServer(hub, clock: clock, configure: {
+            $0.eventStreamBufferLimit = 64 * 1024
+            $0.loopCount = 1
+        }) { _, address in
             let client = try TestClient(address, receiveBuffer: 4096)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
-            let stream = try await hub.streams.next()
+            let stream = try await hub.streams.next("the event stream to start")
             let event = EncodedServerSentEvent(ServerSentEvent(data: String(repeating: "x", count: 8000)))
-            // Fill the stream buffer and, behind it, the kernel's socket buffers (the server
-            // writes until they are full and reports `.drained`; then fill again).
-            var closed: EventStreamNotice?
-            for _ in 0..<200 where closed == nil {
+            // Fill the stream buffer until the kernel's socket buffers behind it are full too: a send
+            // overflows, and after the loop has written what it could, bytes are still queued.
+            var full = false
+            for _ in 0..<100 where !full {
                 var sends = 0
                 while stream.send(event) == .queued && sends < 10_000 { sends += 1 }
-                clock.advance(by: .seconds(31))
-                if let notice = try? await hub.notices.next(timeout: .milliseconds(200)), notice != .drained {
-                    closed = notice
-                }
+                for _ in 0..<2 { try passBarrier(address) }
+                full = stream.queuedByteCount > 0
             }
+            try #require(full, "the socket buffers never filled")
+            await clock.advance(by: .milliseconds(29_900))
+            for _ in 0..<2 { try passBarrier(address) }
+            #expect(!hub.notices.values.contains { $0 != .drained }, "closed before the 30 s write timeout")
+            await clock.advance(by: .milliseconds(200))
+            let closed = try await hub.notices.next("the stream to be closed") { $0 != .drained }
             #expect(closed == .closed(reason: "peer did not read for 30000 ms"))
             withExtendedLifetime(client) {}
             #expect(stream.queuedByteCount == 0)
@@ -170,7 +192,7 @@ final class StreamHub: HTTPResponder {
 
     @Test func closesWithAFinalEventAndRefusesLaterSends() async throws {
         let hub = StreamHub()
-        try await withServer(hub) { _, address in
+        try await withHTTPServer(hub) { _, address in
             let client = try TestClient(address)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next()
@@ -180,13 +202,13 @@ final class StreamHub: HTTPResponder {
             _ = try client.read(until: "\r\n\r\n")
             #expect(try client.read(until: "\n\n") == "data: last state\n\n")
             #expect(try client.read(until: "\n\n") == "event: end\ndata: \n\n")
-            #expect(try client.waitForClose())
+            try client.readToEnd()
         }
     }
 
     @Test func broadcastsOneEncodedEventToStreamsOnEveryLoop() async throws {
         let hub = StreamHub()
-        try await withServer(hub, configure: { $0.loopCount = 2 }) { _, address in
+        try await withHTTPServer(hub, configure: { $0.loopCount = 2 }) { _, address in
             var clients: [TestClient] = []
             var streams: [ServerSentEventStream] = []
             for _ in 0..<8 {
@@ -227,31 +249,49 @@ final class StreamHub: HTTPResponder {
         server.shutdown()
         #expect(try await hub.notices.next() == .closed(reason: "server shutting down"))
         #expect(stream.send(ServerSentEvent(data: "x")) == .closed)
-        #expect(try streamClient.waitForClose())
-        #expect(try idle.waitForClose())
+        try streamClient.readToEnd()
+        try idle.readToEnd()
         // The in-flight request still gets its answer, marked as the connection's last.
         hub.held.withLock { $0.first!.respond(status: 200, body: Array("finished".utf8)) }
         let response = try busy.readResponse()
         #expect(response.text == "finished")
         #expect(response.header("Connection") == "close")
-        server.waitUntilStopped()
+        try await waitFor("the server to stop") { try await offPool { server.waitUntilStopped() } }
         #expect(throws: (any Error).self) { _ = try TestClient(address) }
     }
 
     @Test func closesWhatRemainsAtTheShutdownDeadline() async throws {
         let hub = StreamHub()
-        let clock = ManualClock()
+        let clock = InjectedClock()
         var configuration = HTTPServer.Configuration()
         configuration.port = 0
-        configuration.eventStreamKeepAliveInterval = .seconds(3600)  // no keep-alive comment mid-assertion on a slow run
         configuration.loopCount = 1
         let server = HTTPServer(configuration: configuration, responder: hub, clock: clock, logger: .disabled)
         let address = try server.start()
-        let busy = try TestClient(address)
-        try busy.send("GET /hold HTTP/1.1\r\nHost: a\r\n\r\n")
-        _ = try await hub.holding.next()
+        // Held in this order: two answered before the deadline, one left for it.
+        var clients: [TestClient] = []
+        for count in 1...3 {
+            let client = try TestClient(address)
+            try client.send("GET /hold HTTP/1.1\r\nHost: a\r\n\r\n")
+            try await hub.holding.waitForCount(count, "request \(count) to be held")
+            clients.append(client)
+        }
         server.shutdown()
-        _ = try busy.advance(clock, by: .seconds(11))
-        server.waitUntilStopped()
+        // The loop has begun shutting down (and set its deadline) once it no longer accepts.
+        try await eventually("the server to stop accepting connections") { (try? TestClient(address)) == nil }
+        // Just short of the 10 s deadline, work in flight still completes. The first answer may share
+        // the loop's turn with the clock's move; once it is read, the loop has seen the new time, and
+        // the second answer shows no connection was cut then.
+        await clock.advance(by: .milliseconds(9_900))
+        for index in 0..<2 {
+            hub.held.withLock { $0[index].respond(status: 200, body: Array("finished \(index)".utf8)) }
+            let response = try clients[index].readResponse()
+            #expect(response.text == "finished \(index)")
+            #expect(response.header("Connection") == "close")
+        }
+        // Past it, what remains is closed without an answer and the server stops.
+        await clock.advance(by: .milliseconds(200))
+        #expect(try clients[2].readToEnd().isEmpty)
+        try await waitFor("the server to stop at its shutdown deadline") { try await offPool { server.waitUntilStopped() } }
     }
 }

@@ -1,14 +1,15 @@
 import Logs
 import NATS
+import ReactorServerTesting
 import Testing
 
 /// A 3-node JetStream cluster on loopback: R3 streams, leader failover, paused nodes.
 @Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct JetStreamClusterTests {
     /// A cluster, a connection to all its nodes and a JetStream context, ready; torn down after `body`.
-    func withCluster(_ configure: @escaping (inout NATSOptions) -> Void = { _ in }, _ body: (NATSTestCluster, JetStream, RecorderLogHandler) async throws -> Void) async throws {
+    func withCluster(_ configure: @escaping (inout NATSOptions) -> Void = { _ in }, _ body: (NATSTestCluster, JetStream, Recorder<LogRecord>) async throws -> Void) async throws {
         let cluster = try await NATSTestCluster.start()
-        let logs = RecorderLogHandler()
+        let logs = Recorder<LogRecord>()
         let connection: NATSConnection
         do {
             connection = try await connect(cluster.urls) {
@@ -34,7 +35,7 @@ struct JetStreamClusterTests {
     }
 
     /// Creates an R3 stream, retrying while the cluster is still forming.
-    func createR3Stream(_ js: JetStream, logs: RecorderLogHandler) async throws -> StreamInfo {
+    func createR3Stream(_ js: JetStream, logs: Recorder<LogRecord>) async throws -> StreamInfo {
         var config = StreamConfig(name: "SESSIONS", subjects: ["sessions.>"], replicas: 3)
         config.allowDirect = true
         let logger = Logger(label: "test", level: .info, handler: logs)
@@ -132,14 +133,14 @@ struct JetStreamClusterTests {
             _ = try await createR3Stream(js, logs: logs)
             _ = try await publishSurely(js, "sessions.log", "before", id: "before")
             guard case .connected(let url) = js.connection.status, let node = cluster.node(at: url) else {
-                throw FixtureError(description: "not connected: \(js.connection.status)")
+                throw TestFailure("not connected: \(js.connection.status)")
             }
             node.pause()
             defer { node.resume() }
-            try await logs.wait(forMessage: "NATS connection lost", timeout: .seconds(10))
+            try await logs.waitForMessage(containing: "NATS connection lost", within: .seconds(10))
             let ack = try await publishSurely(js, "sessions.log", "while paused", id: "while paused")
             #expect(ack.sequence == 2)
-            guard case .connected(let now) = js.connection.status else { throw FixtureError(description: "not reconnected") }
+            guard case .connected(let now) = js.connection.status else { throw TestFailure("not reconnected") }
             #expect(now != url)
         }
     }

@@ -1,6 +1,7 @@
 import JSONCodec
 import Logs
 import NATS
+import ReactorServerTesting
 import Testing
 
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
@@ -123,7 +124,7 @@ struct JetStreamTests {
             for index in 0..<count {
                 try js.publish("sessions.bulk.\(index % 10)", payload: String(index).bytes, options: PublishOptions(timeout: .seconds(30))) { acks.record($0) }
             }
-            let all = try await acks.wait(forCount: count, "acknowledgements", timeout: .seconds(60))
+            let all = try await acks.waitForCount(count, "acknowledgements", within: .seconds(60))
             let sequences = all.compactMap { try? $0.get().sequence }
             #expect(sequences.count == count, "every publish is acknowledged: \(all.filter { (try? $0.get()) == nil }.prefix(3))")
             #expect(Set(sequences) == Set(1...UInt64(count)))
@@ -229,18 +230,18 @@ struct JetStreamTests {
         let connection = NATSConnection(options: options)
         connection.start()
         defer { connection.close() }
-        let records = RecorderLogHandler()
+        let records = Recorder<LogRecord>()
         let logger = Logger(label: "storage", level: .info, handler: records)
         let js = JetStream(connection: connection, timeout: .milliseconds(300))
         let waiting = Task { try await js.waitUntilReady(timeout: .seconds(30), logger: logger) }
-        let warning = try await records.wait(forMessage: "waiting for JetStream: not ready yet")
+        let warning = try await records.waitForMessage(containing: "waiting for JetStream: not ready yet")
         #expect(warning.level == .warning && warning["error"]?.description.contains("no reply on $JS.API.INFO") == true)
         let server = NATSServerProcess(name: "late", port: port, directory: try NATSServerProcess.temporaryDirectory(),
                                        arguments: ["-a", "127.0.0.1", "-p", "\(port)", "-js"])
         try await server.launch()
         do {
             try await waiting.value
-            try await records.wait(forMessage: "waiting for JetStream: done")
+            try await records.waitForMessage(containing: "waiting for JetStream: done")
         } catch {
             await server.shutdown()
             throw error

@@ -1,5 +1,6 @@
 import JSONCodec
 import NATS
+import ReactorServerTesting
 import Testing
 
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
@@ -116,10 +117,10 @@ struct KeyValueTests {
                     outcomes.record("update threw \(error)")
                 }
             }
-            #expect(try await outcomes.wait(forCount: 2, "chained outcomes") == ["updated true", "stale refused"])
+            #expect(try await outcomes.waitForCount(2, "chained outcomes") == ["updated true", "stale refused"])
             let read = Recorder<String>()
             try kv.entry("s1") { read.record((try? $0.get())??.value == "b".bytes ? "b" : "?") }
-            #expect(try await read.wait(forCount: 1, "the read") == ["b"])
+            #expect(try await read.waitForCount(1, "the read") == ["b"])
         }
     }
 }

@@ -1,6 +1,7 @@
 import Logs
 import NATS
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
@@ -28,12 +29,12 @@ struct NATSConnectionTests {
             try publisher.publish("orders.3", payload: "third".bytes, headers: ["Only": "header"])
             for _ in 0..<100 { try publisher.publish("jobs", payload: "job".bytes) }
 
-            let received = try await orders.wait(forCount: 3, "messages on orders.*")
+            let received = try await orders.waitForCount(3, "messages on orders.*")
             #expect(received.map(\.subject) == ["orders.1", "orders.2", "orders.3"])
             #expect(received[0].text == "first" && received[0].headers["trace"] == "t-1" && received[0].headers.values(for: "Multi") == ["1", "2"])
             #expect(received[1].payload.isEmpty && received[1].headers.isEmpty)
             #expect(received[2].headers["Only"] == "header")
-            try await workers.wait(forCount: 100, "queue deliveries")
+            try await workers.waitForCount(100, "queue deliveries")
             try await publisher.flush()
             try await subscriber.flush()
             #expect(workers.values.count == 100, "each queued message goes to exactly one member")
@@ -56,7 +57,7 @@ struct NATSConnectionTests {
             for index in 0..<count {
                 try client.request("echo", payload: String(index).bytes, timeout: .seconds(20)) { replies.record((index, $0)) }
             }
-            let all = try await replies.wait(forCount: count, "replies", timeout: .seconds(30))
+            let all = try await replies.waitForCount(count, "replies", within: .seconds(30))
             let mismatched = all.filter { index, result in (try? result.get().text) != "\(index):reply" }
             #expect(mismatched.isEmpty, "\(mismatched.count) replies failed or went to the wrong request, e.g. \(mismatched.prefix(3))")
         }
@@ -102,7 +103,7 @@ struct NATSConnectionTests {
                 }
             }
             try connection.publish("hop", payload: "1".bytes)
-            let values = try await done.wait(forCount: 500, "hops answered", timeout: .seconds(30))
+            let values = try await done.waitForCount(500, "hops answered", within: .seconds(30))
             #expect(Set(values) == Set(1...500))
         }
     }
@@ -122,7 +123,7 @@ struct NATSConnectionTests {
             for index in 0..<40 {
                 try publisher.publish("big", payload: [UInt8](repeating: UInt8(index), count: size), headers: ["Index": String(index)])
             }
-            let messages = try await received.wait(forCount: 40, "large messages", timeout: .seconds(60))
+            let messages = try await received.waitForCount(40, "large messages", within: .seconds(60))
             for (index, message) in messages.enumerated() {
                 #expect(message.headers["Index"] == String(index))
                 #expect(message.payload.count == size && message.payload.allSatisfy { $0 == UInt8(index) }, "message \(index) arrived damaged")
@@ -153,7 +154,7 @@ struct NATSConnectionTests {
             let received = Recorder<String>()
             let subscription = try connection.subscribe(to: "news") { received.record($0.text) }
             try connection.publish("news", payload: "one".bytes)
-            try await received.wait(forCount: 1, "message before unsubscribing")
+            try await received.waitForCount(1, "message before unsubscribing")
             subscription.unsubscribe()
             try connection.publish("news", payload: "two".bytes)
             try await connection.flush()
@@ -187,7 +188,7 @@ struct NATSConnectionTests {
             #expect(refused == .outboundBufferFull(limit: 256 * 1024), "the buffer must fill while the server reads nothing")
             server.resume()
             try await publisher.flush(timeout: .seconds(30))
-            try await received.wait(forCount: accepted, "messages accepted before the buffer filled", timeout: .seconds(30))
+            try await received.waitForCount(accepted, "messages accepted before the buffer filled", within: .seconds(30))
         }
     }
 
@@ -201,7 +202,7 @@ struct NATSConnectionTests {
             defer { connection.close() }
             let statuses = statusRecorder(connection)
             server.pause()
-            try await statuses.wait(for: "reconnecting after unanswered PINGs") { $0.contains(.reconnecting) }
+            try await statuses.waitUntil("reconnecting after unanswered PINGs") { $0.contains(.reconnecting) }
             server.resume()
             try await statuses.waitForConnected()
             let echo = try connection.subscribe(to: "after") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
@@ -251,8 +252,8 @@ struct NATSConnectionTests {
             try connection.request("silent", payload: [UInt8](), timeout: .seconds(60)) { outcome.record($0) }
             try await connection.flush()
             connection.close()
-            let results = try await outcome.wait(forCount: 1, "the pending request to end")
-            guard case .failure(.closed) = results[0] else { throw FixtureError(description: "expected closed, got \(results[0])") }
+            let results = try await outcome.waitForCount(1, "the pending request to end")
+            guard case .failure(.closed) = results[0] else { throw TestFailure("expected closed, got \(results[0])") }
             #expect(connection.status == .closed)
             #expect(throws: NATSError.closed) { try connection.publish("a", payload: [UInt8]()) }
         }

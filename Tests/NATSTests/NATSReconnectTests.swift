@@ -1,5 +1,6 @@
 import Logs
 import NATS
+import ReactorServerTesting
 import Testing
 
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
@@ -14,28 +15,28 @@ struct NATSReconnectTests {
             _ = try connection.subscribe(to: "echo") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
             _ = try connection.subscribe(to: "silent") { _ in }
             try connection.publish("events", payload: "before".bytes)
-            try await events.wait(forCount: 1, "an event before the kill")
+            try await events.waitForCount(1, "an event before the kill")
 
             // A request in flight when the server dies: its outcome is unknown, so it fails clearly.
             let inFlight = Recorder<Result<NATSMessage, NATSError>>()
             try connection.request("silent", payload: [UInt8](), timeout: .seconds(60)) { inFlight.record($0) }
             try await connection.flush()
             try await server.kill()
-            let lost = try await inFlight.wait(forCount: 1, "the in-flight request to fail")
-            guard case .failure(.connectionLost(let named, _)) = lost[0] else { throw FixtureError(description: "expected connectionLost, got \(lost[0])") }
+            let lost = try await inFlight.waitForCount(1, "the in-flight request to fail")
+            guard case .failure(.connectionLost(let named, _)) = lost[0] else { throw TestFailure("expected connectionLost, got \(lost[0])") }
             #expect(named == server.url)
-            try await statuses.wait(for: "reconnecting") { $0.contains(.reconnecting) }
+            try await statuses.waitUntil("reconnecting") { $0.contains(.reconnecting) }
 
             // Requests made while disconnected wait for the new connection (within their timeout).
             let queued = Recorder<Result<NATSMessage, NATSError>>()
             try connection.request("echo", payload: "queued".bytes, timeout: .seconds(30)) { queued.record($0) }
             try await server.restart()
             try await statuses.waitForConnected()
-            let answer = try await queued.wait(forCount: 1, "the queued request's reply")
+            let answer = try await queued.waitForCount(1, "the queued request's reply")
             #expect((try? answer[0].get().text) == "queued")
 
             try connection.publish("events", payload: "after".bytes)
-            try await events.wait(for: "the old subscription to receive again") { $0 == ["before", "after"] }
+            try await events.waitUntil("the old subscription to receive again") { $0 == ["before", "after"] }
         }
     }
 
@@ -73,7 +74,7 @@ struct NATSReconnectTests {
             try await statuses.waitForConnected()
             #expect(connection.status == .connected(server: cluster.nodes[1].url))
             try await cluster.nodes[1].kill()
-            try await statuses.wait(for: "a second reconnect") { $0.filter { if case .connected = $0 { true } else { false } }.count == 2 }
+            try await statuses.waitUntil("a second reconnect") { $0.filter { if case .connected = $0 { true } else { false } }.count == 2 }
             #expect(connection.status == .connected(server: cluster.nodes[2].url))
         }
     }
@@ -88,7 +89,7 @@ struct NATSReconnectTests {
             }
         }
         defer { ticker.cancel() }
-        try await known.wait(for: "\(count) known servers", timeout: .seconds(15)) { $0.last ?? 0 >= count }
+        try await known.waitUntil("\(count) known servers", within: .seconds(15)) { $0.last ?? 0 >= count }
     }
 
     /// Publishes through `publisher` until `recorder` sees the message (the new subscription
@@ -101,6 +102,6 @@ struct NATSReconnectTests {
             }
         }
         defer { ticker.cancel() }
-        try await recorder.wait(for: "a message through another node after failover", timeout: .seconds(15)) { $0.contains("after failover") }
+        try await recorder.waitUntil("a message through another node after failover", within: .seconds(15)) { $0.contains("after failover") }
     }
 }

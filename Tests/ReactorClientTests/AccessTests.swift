@@ -28,7 +28,7 @@ import Testing
         #expect(session.token == "secret-a")
         _ = try await session.get()
         try await session.send(.increase)
-        let stream = Recorder(session.events())
+        let stream = SequenceRecorder(session.events())
         try await stream.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
         #expect(requests.map(\.target) == ["/sessions", "/sessions/a", "/sessions/a/actions", "/sessions/a/events"])
@@ -52,9 +52,9 @@ import Testing
         var configuration = ReactorClient.Configuration()
         configuration.streamCredentials = .accessTokenParameter
         let client = ReactorClient(baseURL: server.baseURL, bearerToken: "h.p.s", configuration: configuration)
-        let withToken = Recorder(client.session("a", as: CounterReactor.self, token: "t+/=&?").events())
+        let withToken = SequenceRecorder(client.session("a", as: CounterReactor.self, token: "t+/=&?").events())
         try await withToken.wait("connected") { $0.count == 2 }
-        let withJWT = Recorder(client.session("b", as: CounterReactor.self).events())
+        let withJWT = SequenceRecorder(client.session("b", as: CounterReactor.self).events())
         try await withJWT.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
         #expect(requests[0].target == "/sessions/a/events?access_token=t%2B%2F%3D%26%3F")

@@ -26,7 +26,7 @@ import Testing
                 : .events([Event("state", id: "6", #"{"value":6}"#)], close: false)
         }
         let clock = TestClock()
-        let recorder = Recorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
         try await recorder.wait("the wait") { $0.count == 4 }
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
@@ -51,7 +51,7 @@ import Testing
             }
         }
         let clock = TestClock()
-        let recorder = Recorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
         for (count, delay) in [(4, 250), (6, 500), (8, 1000)] {
             try await recorder.wait("wait number \(count / 2 - 1)") { $0.count == count }
             await clock.waitForSleepers()
@@ -74,7 +74,7 @@ import Testing
                 : .events([], close: false)
         }
         let clock = TestClock()
-        let recorder = Recorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server, clock: clock).session("s", as: CounterReactor.self).events())
         try await recorder.wait("the wait") { $0.count == 2 }
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(5))
@@ -91,7 +91,7 @@ import Testing
     ])
     func refusalsThatWaitingCannotCureEndTheStream(status: Int, body: String, expected: String) async throws {
         let server = try ScriptedServer { _, _ in .status(status, json: body) }
-        let recorder = Recorder(Self.client(server).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server).session("s", as: CounterReactor.self).events())
         let recording = try await recorder.waitUntilFinished("the refusal")
         #expect(recording.elements.map(describe) == ["connecting", expected])
         #expect(server.log.value.requests.count == 1)
@@ -101,7 +101,7 @@ import Testing
         let server = try ScriptedServer { _, _ in
             .events([Event("message", "hello"), Event("future", "{}"), Self.state5, Event("state", id: "6", #"{"value":"six"}"#)], close: false)
         }
-        let recorder = Recorder(Self.client(server).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server).session("s", as: CounterReactor.self).events())
         let recording = try await recorder.waitUntilFinished("the failure")
         #expect(recording.elements.map(describe) == ["connecting", "connected", #"state 5 {"value":5}"#, "failed: invalid response"])
         try await server.log.wait("the close") { $0.closedByClient == 1 }
@@ -112,7 +112,7 @@ import Testing
             .events([Self.state5, Event("state", id: "6", #"{"value":6,"padding":""# + String(repeating: "x", count: 200) + #""}"#)], close: false)
         }
         let client = Self.client(server) { $0.eventLimits = .init(maxLineBytes: 100, maxEventBytes: 100) }
-        let recorder = Recorder(client.session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(client.session("s", as: CounterReactor.self).events())
         let recording = try await recorder.waitUntilFinished("the failure")
         #expect(recording.elements.map(describe) == ["connecting", "connected", #"state 5 {"value":5}"#, "failed: invalid response"])
         guard case .connection(.ended(.failed(.invalidResponse(let message))))? = recording.elements.last else { return }
@@ -121,7 +121,7 @@ import Testing
 
     @Test func cancellingTheReaderClosesTheConnection() async throws {
         let server = try ScriptedServer { _, _ in .events([Self.state5], close: false) }
-        let recorder = Recorder(Self.client(server).session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(Self.client(server).session("s", as: CounterReactor.self).events())
         try await recorder.wait("the state") { $0.count == 3 }
         #expect(server.log.value.closedByClient == 0)
         recorder.cancel()
@@ -136,7 +136,7 @@ import Testing
             $0.reconnect.initialDelay = .zero
             $0.clock = ContinuousClock()
         }
-        let recorder = Recorder(client.session("s", as: CounterReactor.self).events())
+        let recorder = SequenceRecorder(client.session("s", as: CounterReactor.self).events())
         // The first connection delivers version 5, then nothing: its idle timeout ends it and a new one follows.
         let events = try await recorder.wait("a connection after version 5") { events in
             events.map(describe).drop { $0 != #"state 5 {"value":5}"# }.contains("connected")

@@ -36,7 +36,7 @@ import Testing
         var configuration = ReactorClient.Configuration(clock: clock)
         configuration.reconnect.jitter = 0
         let client = ReactorClient(baseURL: server.baseURL, configuration: configuration)
-        let recorder = Recorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b"), SessionAccess(id: "c")]))
+        let recorder = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b"), SessionAccess(id: "c")]))
         try await recorder.wait("the drop") { $0.count == 8 }
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
@@ -59,7 +59,7 @@ import Testing
             .events([Self.state("a", 0, 0, cursor: "1"), Self.end("a", "session deleted", cursor: "2"), Self.end("b", "unauthorized", cursor: "3")], close: false)
         }
         let client = ReactorClient(baseURL: server.baseURL)
-        let recorder = Recorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
+        let recorder = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
         let recording = try await recorder.waitUntilFinished("the end of both parts")
         #expect(recording.elements.map(describe) == [
             "connecting", "connected", #"a: state 0 {"value":0}"#, "a: end session deleted", "b: end unauthorized",
@@ -71,9 +71,9 @@ import Testing
     @Test func tokensTravelInSessionOrderAndAJWTInTheHeader() async throws {
         let server = try ScriptedServer { _, _ in .events([], close: false) }
         let client = ReactorClient(baseURL: server.baseURL, bearerToken: "the.jwt")
-        let withTokens = Recorder(client.events(for: [SessionAccess(id: "a", token: "t+1/="), SessionAccess(id: "b"), SessionAccess(id: "c", token: "t3")], select: "/value"))
+        let withTokens = SequenceRecorder(client.events(for: [SessionAccess(id: "a", token: "t+1/="), SessionAccess(id: "b"), SessionAccess(id: "c", token: "t3")], select: "/value"))
         try await withTokens.wait("connected") { $0.count == 2 }
-        let jwtOnly = Recorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
+        let jwtOnly = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
         try await jwtOnly.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
         #expect(requests[0].target == "/events?sessions=a,b,c&select=%2Fvalue&access_token=t%2B1%2F%3D,,t3")
@@ -91,7 +91,7 @@ import Testing
         }
         var configuration = ReactorClient.Configuration()
         configuration.reconnect = ReconnectPolicy(initialDelay: .zero, jitter: 0)
-        let recorder = Recorder(ReactorClient(baseURL: server.baseURL, configuration: configuration).events(for: [SessionAccess(id: "a")]))
+        let recorder = SequenceRecorder(ReactorClient(baseURL: server.baseURL, configuration: configuration).events(for: [SessionAccess(id: "a")]))
         try await recorder.wait("connected again") { $0.count == 6 }
         #expect(recorder.elements.map(describe) == [
             "connecting", "connected", #"a: state 1 {"value":1}"#, "reconnecting after 0 ms (stream subscriber_too_slow)", "connecting", "connected",

@@ -22,9 +22,9 @@ import Testing
         let session = try await server.client().createSession(reactor: "todo", as: TodoReactor.self)
         let reactor = try await RemoteReactor(session)
         #expect(reactor.currentState == TodoReactor.State())
-        let states = Recorder(reactor.state)
-        let alerts = Recorder(reactor.pulse(\.$alert))
-        let connection = Recorder(reactor.connection)
+        let states = SequenceRecorder(reactor.state)
+        let alerts = SequenceRecorder(reactor.pulse(\.$alert))
+        let connection = SequenceRecorder(reactor.connection)
         try await connection.wait("connected") { $0.last == .connected }
 
         reactor.send(.add(title: "milk"))
@@ -43,7 +43,7 @@ import Testing
         #expect(reactor.connectionState == .connected)
         #expect(reactor.lastError == nil)
 
-        let named = Recorder(reactor.pulse(named: "alert", as: String?.self))
+        let named = SequenceRecorder(reactor.pulse(named: "alert", as: String?.self))
         reactor.send(.remove(id: 42))
         try await named.wait("the alert by name") { $0 == ["There is no todo with id 42 to remove."] }
     }
@@ -53,8 +53,8 @@ import Testing
         let client = server.client()
         let session = try await client.createSession(reactor: "counter", as: CounterReactor.self)
         let reactor = RemoteReactor(session, initialState: CounterReactor.State())
-        let errors = Recorder(reactor.errors)
-        let connection = Recorder(reactor.connection)
+        let errors = SequenceRecorder(reactor.errors)
+        let connection = SequenceRecorder(reactor.connection)
         try await connection.wait("connected") { $0.last == .connected }
         try await client.session(session.id, as: CounterReactor.self).delete()
         reactor.send(.increase)
@@ -74,8 +74,8 @@ import Testing
         let admin = client.admin(token: LiveServer.adminToken)
         let session = try await client.createSession(reactor: "counter", as: CounterReactor.self)
         let reactor = RemoteReactor(session, initialState: CounterReactor.State())
-        let states = Recorder(reactor.state)
-        try await Recorder(reactor.connection).wait("connected") { $0.last == .connected }
+        let states = SequenceRecorder(reactor.state)
+        try await SequenceRecorder(reactor.connection).wait("connected") { $0.last == .connected }
         try await Self.waitForSubscribers(1, admin, session.id)
         reactor.stop()
         try await states.waitUntilFinished("the state sequence")
@@ -92,7 +92,7 @@ import Testing
         let session = try await client.createSession(reactor: "counter", as: CounterReactor.self)
         var reactor: RemoteReactor<CounterReactor>? = RemoteReactor(session, initialState: CounterReactor.State())
         try await Self.waitForSubscribers(1, admin, session.id)
-        let connection = Recorder(reactor!.connection)
+        let connection = SequenceRecorder(reactor!.connection)
         reactor = nil
         try await connection.waitUntilFinished("the end of the connection states")
         #expect(connection.elements.last == .ended(.stopped))

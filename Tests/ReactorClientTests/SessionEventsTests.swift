@@ -10,7 +10,7 @@ import Testing
     @Test func statesAndPulsesArriveInOrderAndTheEndFinishesTheStream() async throws {
         let server = try LiveServer()
         let todo = try await server.client().createSession(reactor: "todo", as: TodoReactor.self, id: "list")
-        let recorder = Recorder(todo.events())
+        let recorder = SequenceRecorder(todo.events())
         try await recorder.wait("the current state") { $0.count == 3 }
         _ = try await todo.sendAndWait(.add(title: "milk"))
         _ = try await todo.sendAndWait(.add(title: " "))
@@ -34,7 +34,7 @@ import Testing
     @Test func statesOnlyEndNormallyWhenTheSessionIsDeleted() async throws {
         let server = try LiveServer()
         let counter = try await server.client().createSession(reactor: "counter", as: CounterReactor.self)
-        let recorder = Recorder(throwing: counter.states())
+        let recorder = SequenceRecorder(throwing: counter.states())
         try await recorder.wait("the current state") { $0.count == 1 }
         _ = try await counter.sendAndWait(.increase)
         try await recorder.wait("version 1") { $0.count == 2 }
@@ -48,10 +48,10 @@ import Testing
     @Test func anUnknownSessionFailsAtOnceWithoutRetrying() async throws {
         let server = try LiveServer()
         let ghost = server.client().session("ghost", as: CounterReactor.self)
-        let events = Recorder(ghost.events())
+        let events = SequenceRecorder(ghost.events())
         let recording = try await events.waitUntilFinished("the refusal")
         #expect(recording.elements.map(describe) == ["connecting", "failed: 404 unknown_session"])
-        let states = Recorder(throwing: ghost.states())
+        let states = SequenceRecorder(throwing: ghost.states())
         let thrown = try await states.waitUntilFinished("the refusal")
         guard case .server(404, .unknownSession, let message)? = thrown.error else { Issue.record("got \(thrown)"); return }
         #expect(message.contains("ghost"))
@@ -60,7 +60,7 @@ import Testing
     @Test func selectStreamsOnlyThePartAskedFor() async throws {
         let server = try LiveServer()
         let todo = try await server.client().createSession(reactor: "todo", as: TodoReactor.self)
-        let recorder = Recorder(todo.events(select: "/nextID", as: Int.self))
+        let recorder = SequenceRecorder(todo.events(select: "/nextID", as: Int.self))
         try await recorder.wait("the current value") { $0.count == 3 }
         _ = try await todo.sendAndWait(.add(title: "a"))
         _ = try await todo.sendAndWait(.add(title: ""))
@@ -81,7 +81,7 @@ import Testing
             $0.reconnect = ReconnectPolicy(initialDelay: .seconds(1), maximumDelay: .seconds(8), jitter: 0)
         }
         let counter = try await client.createSession(reactor: "counter", as: CounterReactor.self, id: "restarted")
-        let recorder = Recorder(counter.events())
+        let recorder = SequenceRecorder(counter.events())
         /// Waits until `text` has been reported `times` times.
         func reported(_ text: String, times: Int = 1) async throws {
             try await recorder.wait("\(text) × \(times)") { $0.map(describe).filter { $0 == text }.count >= times }

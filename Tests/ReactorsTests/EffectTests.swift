@@ -1,4 +1,6 @@
+import ReactorServerTesting
 import Reactors
+import ReactorsTesting
 import Synchronization
 import Testing
 
@@ -39,7 +41,7 @@ import Testing
         let snapshot = try await runtime.sendAndWait(.effect { _ in
             .merge([
                 .run { emit in
-                    await gate.wait()
+                    try await gate.wait()
                     await emit(.append(3))
                 },
                 .just(.append(1)),
@@ -60,7 +62,7 @@ import Testing
             .merge([
                 .run { emit in
                     await emit(.append(1))
-                    throw TestFailure(reason: "boom")
+                    throw TestFailure("boom")
                 },
                 .run { emit in
                     await emit(.append(2))
@@ -69,7 +71,7 @@ import Testing
             ])
         })
         #expect(snapshot.state.values.sorted() == [1, 2, 3])
-        #expect(errors.withLock { $0 } == [#"TestFailure(reason: "boom")"#])
+        #expect(errors.withLock { $0 } == ["boom"])
         // The runtime lives on.
         try runtime.send(.set(4))
         #expect(runtime.currentState.values.last == 4)
@@ -82,17 +84,17 @@ import Testing
         try runtime.send(.effect { _ in
             Effect.run { emit in
                 firstStarted.open()
-                await release.wait()
+                try await release.wait()
                 await emit(.append(1))
             }.cancellable(id: "search", cancelInFlight: true)
         })
-        await firstStarted.wait()
+        try await firstStarted.wait()
         #expect(runtime.inFlightEffectCount == 1)
         let snapshot = try await runtime.sendAndWait(.effect { _ in
             Effect.run { emit in await emit(.append(2)) }.cancellable(id: "search", cancelInFlight: true)
         })
         release.open()
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(snapshot.state.values == [2])
         #expect(runtime.currentState.values == [2])
         #expect(runtime.inFlightEffectCount == 0)
@@ -106,28 +108,30 @@ import Testing
             Effect.run { emit in
                 await emit(.append(1))
                 started.open()
-                await release.wait()
+                try await release.wait()
                 await emit(.append(2))
             }.cancellable(id: 7)
         })
-        await started.wait()
+        try await started.wait()
         try runtime.send(.effect { _ in .cancel(id: 7) })
         release.open()
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(runtime.currentState.values == [1])
     }
 
     @Test func delayWaitsOnTheInjectedClock() async throws {
-        let clock = ManualClock()
+        let clock = TestClock()
         let runtime = ReactorRuntimeBox.make()
         try runtime.send(.effect { _ in
             .concat([.just(.append(1)), Effect.just(.append(2)).delay(for: .seconds(1), clock: clock)])
         })
         #expect(runtime.currentState.values == [1])
-        await clock.waitForSleeper()
+        await clock.waitForSleepers()
+        await clock.advance(by: .milliseconds(999))
+        #expect(clock.sleeperCount == 1, "the delay ended before its second")
         #expect(runtime.currentState.values == [1])
-        clock.fire()
-        await runtime.waitForEffects()
+        await clock.advance(by: .milliseconds(1))
+        try await runtime.settle()
         #expect(runtime.currentState.values == [1, 2])
     }
 
@@ -144,49 +148,13 @@ import Testing
         let completed = Mutex<Snapshot<ScriptReactor.State>?>(nil)
         try runtime.send(.effect { _ in
             .concat([.just(.append(1)), .run { emit in
-                await gate.wait()
+                try await gate.wait()
                 await emit(.append(2))
             }])
         }) { result in completed.withLock { $0 = try? result.get() } }
         #expect(completed.withLock { $0 } == nil)
         gate.open()
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(completed.withLock { $0 } == Snapshot(version: 2, state: .init(values: [1, 2])))
-    }
-}
-
-/// A clock with one sleeper that a test fires by hand (the `TestClock` of ReactorsTesting is tested separately).
-final class ManualClock: Clock, Sendable {
-    private let state = Mutex<(sleeper: CheckedContinuation<Void, Never>?, waiter: CheckedContinuation<Void, Never>?)>((nil, nil))
-    var now: ContinuousClock.Instant { ContinuousClock.now }
-    var minimumResolution: Duration { .zero }
-
-    func sleep(until deadline: ContinuousClock.Instant, tolerance: Duration?) async throws {
-        await withCheckedContinuation { continuation in
-            let waiter = state.withLock { state in
-                state.sleeper = continuation
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume()
-        }
-    }
-
-    func waitForSleeper() async {
-        await withCheckedContinuation { continuation in
-            let ready = state.withLock { state in
-                if state.sleeper != nil { return true }
-                state.waiter = continuation
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
-
-    func fire() {
-        state.withLock { state in
-            defer { state.sleeper = nil }
-            return state.sleeper
-        }?.resume()
     }
 }

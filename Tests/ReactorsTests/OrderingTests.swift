@@ -1,3 +1,4 @@
+import ReactorServerTesting
 import Reactors
 import Synchronization
 import Testing
@@ -22,8 +23,21 @@ import Testing
         token.cancel()
     }
 
-    @Test func actionsSentFromAnEffectAreQueued() async throws {
+    @Test func anActionSentWhileMutateRunsIsQueuedBehindTheCurrentActionsMutations() async throws {
         let runtime = ReactorRuntimeBox.make()
+        // `mutate` runs inside the dispatch: a send from there must wait its turn, not run first.
+        let snapshot = try await runtime.sendAndWait(.effect { box in
+            _ = try? box.runtime.send(.set(3))
+            return .concat([.just(.append(1)), .just(.append(2))])
+        })
+        #expect(snapshot.state.values == [1, 2], "the action completes with its own mutations")
+        #expect(runtime.currentState.values == [1, 2, 3], "the queued action runs after them, not before")
+        #expect(runtime.currentVersion == 3)
+    }
+
+    @Test func anActionSentFromARunningEffectIsReducedBetweenItsEmissions() async throws {
+        let runtime = ReactorRuntimeBox.make()
+        // Each emit returns once reduced, so what the effect sends in between lands in between.
         let snapshot = try await runtime.sendAndWait(.effect { box in
             .run { emit in
                 await emit(.append(1))
@@ -31,15 +45,15 @@ import Testing
                 await emit(.append(2))
             }
         })
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(snapshot.state.values.prefix(1) == [1])
-        #expect(runtime.currentState.values.sorted() == [1, 2, 3])
+        #expect(runtime.currentState.values == [1, 3, 2])
         #expect(runtime.currentVersion == 3)
     }
 
     @Test func concurrentSendersReachExactCountWithGaplessVersions() async throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         let token = runtime.observe(recorder.record)
         // Observer calls for one runtime must never overlap, even when a drain is handed to a task.
         let inside = Atomic<Int>(0)
@@ -60,7 +74,7 @@ import Testing
             return await group.reduce(into: []) { $0 += $1 }
         }
         // A drain that ran over its budget may still be finishing in a task.
-        await recorder.waitFor(80_001)
+        try await recorder.waitForCount(80_001)
         #expect(runtime.currentSnapshot == Snapshot(version: 80_000, state: .init(value: 80_000)))
         let snapshots = recorder.snapshots
         #expect(snapshots.count == 80_001)
@@ -73,27 +87,27 @@ import Testing
 
     @Test func stopCancelsEffectsFinishesObserversAndRefusesActions() async throws {
         let runtime = ReactorRuntimeBox.make()
-        let recorder = Recorder<ScriptReactor.State>()
+        let recorder = StateRecorder<ScriptReactor.State>()
         let token = runtime.observe(recorder.record)
         let started = Gate()
         let cancelled = Gate()
         try runtime.send(.effect { _ in
             .run { _ in
                 started.open()
-                await withTaskCancellationHandler {
-                    await cancelled.wait()
+                try await withTaskCancellationHandler {
+                    try await cancelled.wait()
                 } onCancel: {
                     cancelled.open()
                 }
             }
         })
-        await started.wait()
+        try await started.wait()
         runtime.stop()
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(runtime.isStopped)
         #expect(recorder.isFinished)
         #expect(throws: ReactorError.stopped) { try runtime.send(.set(1)) }
-        let late = Recorder<ScriptReactor.State>()
+        let late = StateRecorder<ScriptReactor.State>()
         let lateToken = runtime.observe(late.record)
         #expect(late.isFinished)
         token.cancel()
@@ -141,7 +155,7 @@ import Testing
 @Suite struct ReentrancyTests {
     @Test func stopFromAnObserverFinishesAfterTheCurrentDispatch() throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         let stopper = runtime.observe { [weak runtime] event in
             if case .state(let snapshot, _) = event, snapshot.version == 1 { runtime?.stop() }
         }

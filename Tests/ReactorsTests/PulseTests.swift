@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import Testing
 
@@ -55,13 +56,13 @@ import Testing
 
     @Test func runtimeReportsAssignedPulsesByName() throws {
         let runtime = ReactorRuntime(AlertReactor())
-        let recorder = Recorder<State>()
+        let recorder = StateRecorder<State>()
         let token = runtime.observe(recorder.record)
         try runtime.send(.alert("same"))
         try runtime.send(.alert("same"))
         try runtime.send(.count)
         try runtime.send(.ping)
-        let pulses = recorder.events.map { event -> [String] in
+        let pulses = recorder.values.map { event -> [String] in
             guard case .state(_, let pulses) = event else { return [] }
             return pulses.map { "\($0.name)#\($0.count)=\(String(describing: $0.value))" }
         }
@@ -81,8 +82,8 @@ import Testing
 @Suite struct PulseCountTests {
     typealias State = PulseTests.State
 
-    static func pulses(_ recorder: Recorder<State>) -> [String] {
-        recorder.events.flatMap { event -> [String] in
+    static func pulses(_ recorder: StateRecorder<State>) -> [String] {
+        recorder.values.flatMap { event -> [String] in
             guard case .state(_, let pulses) = event else { return [] }
             return pulses.map { "\($0.name)#\($0.count)" }
         }
@@ -100,7 +101,7 @@ import Testing
         #expect(decoded.pulseCounts == ["alert": 2, "ping": 1])
 
         let restored = ReactorRuntime(PulseTests.AlertReactor(), restoring: decoded)
-        let recorder = Recorder<State>()
+        let recorder = StateRecorder<State>()
         let token = restored.observe(recorder.record)
         try restored.send(.alert("c"))
         #expect(Self.pulses(recorder) == ["alert#3"])
@@ -110,7 +111,7 @@ import Testing
     @Test func aForcedStateAssignsEachPulseOnceContinuingItsCount() throws {
         let runtime = ReactorRuntime(PulseTests.AlertReactor())
         try runtime.send(.alert("a"))
-        let recorder = Recorder<State>()
+        let recorder = StateRecorder<State>()
         let token = runtime.observe(recorder.record)
         runtime.isStubEnabled = true
         try runtime.forceState(State(value: 7, alert: "forced"))

@@ -1,3 +1,4 @@
+import ReactorServerTesting
 import Reactors
 import Synchronization
 import Testing
@@ -26,7 +27,7 @@ import Testing
         let runtime = ReactorRuntime(CountingReactor())
         try runtime.send(.increase)
         try runtime.send(.increase)
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         let token = runtime.observe(recorder.record)
         try runtime.send(.decrease)
         #expect(recorder.snapshots.map(\.version) == [2, 3])
@@ -53,7 +54,7 @@ import Testing
 
     @Test func everyObserverSeesEveryStateInOrder() throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let recorders = (0..<3).map { _ in Recorder<CountingReactor.State>() }
+        let recorders = (0..<3).map { _ in StateRecorder<CountingReactor.State>() }
         let tokens = recorders.map { runtime.observe($0.record) }
         try runtime.send(.increase)
         try runtime.send(.increaseTwice)
@@ -63,13 +64,13 @@ import Testing
 
     @Test func anObserverAddedDuringADispatchStartsFromTheNextLatestState() throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let late = Recorder<CountingReactor.State>()
+        let late = StateRecorder<CountingReactor.State>()
         let lateToken = LockedToken()
         let token = runtime.observe { [weak runtime] event in
             guard case .state(let snapshot, _) = event, snapshot.version == 1, let runtime else { return }
             lateToken.set(runtime.observe(late.record))
             // Not delivered yet: subscribing is queued behind this dispatch.
-            if !late.events.isEmpty { lateToken.note("delivered during another observer's call") }
+            if !late.values.isEmpty { lateToken.note("delivered during another observer's call") }
         }
         try runtime.send(.increase)
         try runtime.send(.increase)
@@ -80,7 +81,7 @@ import Testing
 
     @Test func droppingTheTokenEndsTheObservation() throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         do {
             _ = runtime.observe(recorder.record)
         }
@@ -110,7 +111,7 @@ import Testing
     @Test func theReactorRunsWithoutObservers() async throws {
         let runtime = ReactorRuntimeBox.make()
         try runtime.send(.effect { _ in .run { emit in await emit(.append(1)) } })
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(runtime.currentSnapshot == Snapshot(version: 1, state: .init(values: [1])))
     }
 }

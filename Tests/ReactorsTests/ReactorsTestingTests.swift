@@ -1,3 +1,4 @@
+import ReactorServerTesting
 import Reactors
 import ReactorsTesting
 import Synchronization
@@ -17,11 +18,13 @@ import Testing
         await clock.advance(by: .milliseconds(999))
         #expect(clock.sleeperCount == 3)
         await clock.advance(by: .milliseconds(1))
-        try await tasks[1].value
+        try await waitFor("the 1 s sleeper to wake") { try await tasks[1].value }
         #expect(woke.all == ["1"])
         await clock.run()
-        try await tasks[0].value
-        try await tasks[2].value
+        try await waitFor("the other sleepers to wake") {
+            try await tasks[0].value
+            try await tasks[2].value
+        }
         #expect(woke.all.sorted() == ["1", "2", "3"])
         #expect(clock.now == TestClock.Instant(offset: .seconds(3)))
     }
@@ -69,7 +72,7 @@ import Testing
     @Test func failsWhenEffectsOutliveTheTest() async {
         let tester = ReactorTester(ReactorRuntimeBox.makeReactor(), timeout: .milliseconds(200))
         let gate = Gate()
-        await tester.send(.effect { _ in .run { _ in await gate.wait() } })
+        await tester.send(.effect { _ in .run { _ in try await gate.wait() } })
         await withKnownIssue {
             await tester.finish()
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import Synchronization
 import Testing
@@ -62,7 +63,7 @@ struct NoNinetyNine: ReactorMiddleware {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())
         runtime.addMiddleware(CeilingMiddleware(maximum: 1, log: log))
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         let token = runtime.observe(recorder.record)
         #expect(try Self.result { try runtime.send(.increase, completion: $0) }.map { try $0.get().version } == 1)
         let refused = try Self.result { try runtime.send(.increase, completion: $0) }

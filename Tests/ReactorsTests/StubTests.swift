@@ -1,3 +1,4 @@
+import ReactorServerTesting
 import Reactors
 import Synchronization
 import Testing
@@ -19,7 +20,7 @@ import Testing
 
     @Test func forcedStateIsEmittedAsANewVersionEvenIfEqual() throws {
         let runtime = ReactorRuntime(CountingReactor())
-        let recorder = Recorder<CountingReactor.State>()
+        let recorder = StateRecorder<CountingReactor.State>()
         let token = runtime.observe(recorder.record)
         runtime.isStubEnabled = true
         let completed = Mutex<Snapshot<CountingReactor.State>?>(nil)
@@ -66,14 +67,14 @@ import Testing
         try runtime.send(.effect { _ in
             .run { emit in
                 started.open()
-                await release.wait()
+                try await release.wait()
                 await emit(.append(1))
             }
         })
-        await started.wait()
+        try await started.wait()
         runtime.isStubEnabled = true
         release.open()
-        await runtime.waitForEffects()
+        try await runtime.settle()
         #expect(runtime.currentState.values == [])
         #expect(runtime.currentVersion == 0)
     }

@@ -1,3 +1,4 @@
+import ReactorServerTesting
 import Reactors
 import Synchronization
 
@@ -51,56 +52,43 @@ final class EventLog: Sendable {
     func removeAll() { entries.withLock { $0 = [] } }
 }
 
-/// Collects what an observer receives, and lets a test wait for a number of events.
-final class Recorder<State: Sendable>: Sendable {
-    private struct Storage {
-        var events: [StateEvent<State>] = []
-        var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
-    }
-    private let storage = Mutex(Storage())
+/// What a recorder of observer events reads: the states among them, and whether the runtime finished.
+protocol ObservedEvent: Sendable {
+    associatedtype State: Sendable
+    var snapshot: Snapshot<State>? { get }
+    var isFinish: Bool { get }
+}
 
-    func record(_ event: StateEvent<State>) {
-        let ready = storage.withLock { storage in
-            storage.events.append(event)
-            let count = storage.events.count
-            let ready = storage.waiters.filter { $0.count <= count }.map(\.continuation)
-            storage.waiters.removeAll { $0.count <= count }
-            return ready
-        }
-        for continuation in ready { continuation.resume() }
-    }
+extension StateEvent: ObservedEvent {
+    var snapshot: Snapshot<State>? { if case .state(let snapshot, _) = self { snapshot } else { nil } }
+    var isFinish: Bool { if case .finished = self { true } else { false } }
+}
 
-    var events: [StateEvent<State>] { storage.withLock { $0.events } }
+/// Records what an observer receives: `runtime.observe(recorder.record)`.
+typealias StateRecorder<State: Sendable> = Recorder<StateEvent<State>>
 
-    var snapshots: [Snapshot<State>] {
-        events.compactMap { if case .state(let snapshot, _) = $0 { snapshot } else { nil } }
-    }
-
-    var isFinished: Bool {
-        if case .finished = events.last { true } else { false }
-    }
-
-    /// Returns once `count` events have arrived (a generous real-time bound only fails the test).
-    func waitFor(_ count: Int) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let ready = storage.withLock { storage in
-                if storage.events.count >= count { return true }
-                storage.waiters.append((count, continuation))
-                return false
-            }
-            if ready { continuation.resume() }
-        }
-    }
+extension Recorder where Value: ObservedEvent {
+    /// The states recorded, in order.
+    var snapshots: [Snapshot<Value.State>] { values.compactMap(\.snapshot) }
+    /// Whether the last event recorded is `.finished`.
+    var isFinished: Bool { values.last?.isFinish ?? false }
 }
 
 extension ReactorRuntime {
+    /// Returns once no effect runs (`waitForEffects()`), failing after the default bound.
+    func settle() async throws {
+        try await waitFor("every effect of the runtime to finish") { await self.waitForEffects() }
+    }
+
     /// Sends `action` and returns once everything it started has been reduced.
     func sendAndWait(_ action: R.Action) async throws -> Snapshot<R.State> {
-        let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot<R.State>, ReactorError>, Never>) in
-            do throws(ReactorError) {
-                try send(action) { continuation.resume(returning: $0) }
-            } catch {
-                continuation.resume(returning: .failure(error))
+        let result = try await waitFor("everything the action started to be reduced") {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot<R.State>, ReactorError>, Never>) in
+                do throws(ReactorError) {
+                    try self.send(action) { continuation.resume(returning: $0) }
+                } catch {
+                    continuation.resume(returning: .failure(error))
+                }
             }
         }
         return try result.get()
@@ -111,7 +99,12 @@ extension ReactorRuntime {
 final class Gate: Sendable {
     private let state = Mutex<(open: Bool, waiters: [CheckedContinuation<Void, Never>])>((false, []))
 
-    func wait() async {
+    /// Returns once the gate is open; fails after `bound` saying it waited for `what`.
+    func wait(_ what: String = "the gate to open", within bound: Duration = defaultBound) async throws {
+        try await waitFor(what, within: bound) { await self.opened() }
+    }
+
+    private func opened() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let open = state.withLock { state in
                 if state.open { return true }
@@ -130,10 +123,6 @@ final class Gate: Sendable {
         }
         for waiter in waiters { waiter.resume() }
     }
-}
-
-struct TestFailure: Error, Equatable {
-    var reason: String
 }
 
 /// A reactor whose actions describe their effect, to exercise every `Effect` shape.

@@ -1,5 +1,6 @@
 import Foundation
 import SessionService
+import ReactorServerTesting
 import Testing
 import Tokens
 
@@ -40,7 +41,7 @@ import Tokens
         }
         #expect(try server.request("POST", "/sessions/\(id)/actions?wait=true", headers: bearer, body: #"{"type":"increase"}"#).status == 200)
         #expect(try server.request("GET", "/sessions/\(id)?access_token=\(token)").json()["version"] as? Int == 1)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/\(id)/events?access_token=\(token)")
+        let stream = try server.subscribe("/sessions/\(id)/events?access_token=\(token)")
         #expect(try stream.nextEvent().id == "1")
         #expect(try server.request("DELETE", "/sessions/\(id)").status == 401)
         #expect(try server.request("DELETE", "/sessions/\(id)", headers: bearer).status == 204)
@@ -80,7 +81,7 @@ import Tokens
         let (id, token) = try Self.create(server)
         _ = try server.request("GET", "/sessions/\(id)?access_token=\(token)")
         _ = try server.request("POST", "/admin/sessions/\(id)/token", headers: server.admin)
-        let lines = server.logs.records.map { "\($0.message) \($0.fields)" }
+        let lines = server.logs.values.map { "\($0.message) \($0.fields)" }
         #expect(lines.contains { $0.contains("replaced a session's token") })
         #expect(!lines.contains { $0.contains(token) })
     }
@@ -130,7 +131,7 @@ import Tokens
         #expect(try server.request("DELETE", "/sessions/game-1", headers: creator).status == 403, "no delete right")
         #expect(try server.request("GET", "/sessions/game-1", headers: try Self.jwt(server, sessions: ["game-2"], rights: [.read])).status == 403)
         let bearer = try #require(reader.first?.1.split(separator: " ").last)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/game-1/events?access_token=\(bearer)")
+        let stream = try server.subscribe("/sessions/game-1/events?access_token=\(bearer)")
         #expect(try stream.nextEvent().id == "1")
 
         for (headers, what) in [

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -30,7 +31,7 @@ import Testing
         let id = try server.createSession("counter", id: "a")
         _ = try server.createSession("todo", id: "b")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/a/events?select=/value")
+        let stream = try server.subscribe("/sessions/a/events?select=/value")
         _ = try stream.nextEvent()
         let listing = try server.request("GET", "/admin/sessions", headers: server.admin).json()
         let sessions = try #require(listing["sessions"] as? [[String: Any]])
@@ -74,7 +75,7 @@ import Testing
         let server = try TestServer()
         let id = try server.createSession("counter")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/\(id)/events")
+        let stream = try server.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "1")
 
         let disabled = try server.request("PUT", "/admin/sessions/\(id)/state", headers: server.admin, body: #"{"value":9}"#)
@@ -128,7 +129,7 @@ import Testing
         #expect(created.header("Access-Control-Allow-Origin") == "https://app.example")
         #expect(try server.request("GET", "/healthz", headers: [("Origin", "https://evil.example")]).header("Access-Control-Allow-Origin") == nil)
         let id = try created.json()["id"] as! String
-        let stream = try EventStreamTests.subscribe(server, "/sessions/\(id)/events", headers: [("Origin", "https://app.example")])
+        let stream = try server.subscribe("/sessions/\(id)/events", headers: [("Origin", "https://app.example")])
         #expect(try stream.nextEvent().id == "0")
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// The admin console (and the page at `/` beside it) in a real Chromium: the token kept in the tab,
@@ -37,7 +38,7 @@ import Testing
         let base = "http://127.0.0.1:\(port)"
         let token = TestServer.adminToken
         @Sendable func post(_ path: String, _ body: String) async throws -> TestResponse {
-            try await offPool { try TestConnection(port: port, timeoutSeconds: 60).request("POST", path, body: body) }
+            try await offPool { try TestClient(port: port, readTimeout: .seconds(60)).request("POST", path, body: body) }
         }
         #expect(try await post("/sessions", #"{"reactor":"counter","id":"c1"}"#).status == 201)
         for _ in 0..<2 { #expect(try await post("/sessions/c1/actions?wait=true", #"{"type":"increase"}"#).status == 200) }
@@ -132,7 +133,7 @@ import Testing
         let server = try TestServer { $0.auth.sessions = "token" }
         let port = server.port
         let base = "http://127.0.0.1:\(port)"
-        let created = try await offPool { try TestConnection(port: port).request("POST", "/sessions", body: #"{"reactor":"counter","id":"t1"}"#) }
+        let created = try await offPool { try TestClient(port: port).request("POST", "/sessions", body: #"{"reactor":"counter","id":"t1"}"#) }
         let token = try #require(try created.json()["token"] as? String)
 
         try await Browser.run("token-mode") { browser in
@@ -160,7 +161,7 @@ import Testing
                 until: "document.getElementById('streamStatus').dataset.kind === 'polled' && document.getElementById('liveVersion').textContent === 'version 0' && "
                     + "document.getElementById('liveState').textContent.includes('memoryOnly') && document.getElementById('versionSlider').disabled")
             let answer = try await offPool {
-                try TestConnection(port: port).request("POST", "/sessions/t1/actions?wait=true", headers: [("Authorization", "Bearer \(token)")], body: #"{"type":"increase"}"#)
+                try TestClient(port: port).request("POST", "/sessions/t1/actions?wait=true", headers: [("Authorization", "Bearer \(token)")], body: #"{"type":"increase"}"#)
             }
             #expect(answer.status == 200)
             try await browser.wait("the polled state to reach version 1", until: "document.getElementById('liveVersion').textContent === 'version 1' && " + Self.logRows(1))
@@ -196,6 +197,6 @@ import Testing
         for button in try await browser.findAll("#exampleActions button") where try await button.text() == type {
             return button
         }
-        throw BrowserFailure("no example action button \(type)")
+        throw TestFailure("no example action button \(type)")
     }
 }

@@ -1,12 +1,13 @@
 import Foundation
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// Compaction keeps disk use bounded by snapshots and the retained action log, not by history, and
 /// deleting a session removes its records from the disk.
 @Suite struct CompactionTests {
     static func server(_ directory: String) throws -> TestServer {
-        try DurabilityTests.server(directory) {
+        try TestServer(dataDirectory: directory) {
             $0.storage.segmentBytes = 4096
             $0.storage.snapshotEvery = 10
             $0.sessions.actionLogLimit = 20
@@ -34,75 +35,75 @@ import Testing
     }
 
     @Test func diskStaysBoundedWhileASessionKeepsMutating() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        do {
-            let server = try Self.server(directory)
-            let storage = try #require(server.server.storage)
-            _ = try server.createSession("counter", id: "hot")
-            var largest = 0
-            var deletedAny = false
-            for _ in 0..<10 {
-                try Self.increase(server, "hot", count: 100)
-                let before = try DurabilityTests.segments(directory)
-                storage.compact()
-                let after = try DurabilityTests.segments(directory)
-                deletedAny = deletedAny || Set(before).subtracting(after).count > 0
-                largest = max(largest, try Self.diskBytes(directory))
+        try withTemporaryDirectory("compaction") { directory in
+            do {
+                let server = try Self.server(directory)
+                let storage = try #require(server.server.storage)
+                _ = try server.createSession("counter", id: "hot")
+                var largest = 0
+                var deletedAny = false
+                for _ in 0..<10 {
+                    try Self.increase(server, "hot", count: 100)
+                    let before = try DurabilityTests.segments(directory)
+                    storage.compact()
+                    let after = try DurabilityTests.segments(directory)
+                    deletedAny = deletedAny || Set(before).subtracting(after).count > 0
+                    largest = max(largest, try Self.diskBytes(directory))
+                }
+                // 1,000 actions journal about 90 KB; what stays is a snapshot, the newest 20 actions and
+                // the segments written since the last compaction.
+                #expect(deletedAny)
+                #expect(largest < 20_000, "the journal kept \(largest) bytes")
+                #expect(try server.request("GET", "/sessions/hot").json()["version"] as? Int == 1000)
+                #expect(try Self.actionSeqs(server, "hot") == Array(981...1000))
             }
-            // 1,000 actions journal about 90 KB; what stays is a snapshot, the newest 20 actions and
-            // the segments written since the last compaction.
-            #expect(deletedAny)
-            #expect(largest < 20_000, "the journal kept \(largest) bytes")
-            #expect(try server.request("GET", "/sessions/hot").json()["version"] as? Int == 1000)
+            // The retained log and the state come back from what compaction kept.
+            let server = try Self.server(directory)
+            let session = try server.request("GET", "/sessions/hot").json()
+            #expect(session["version"] as? Int == 1000)
+            #expect((session["state"] as? [String: Any])?["value"] as? Int == 1000)
             #expect(try Self.actionSeqs(server, "hot") == Array(981...1000))
+            #expect(try server.request("POST", "/sessions/hot/actions", body: #"{"type":"increase"}"#).json()["seq"] as? Int == 1001)
         }
-        // The retained log and the state come back from what compaction kept.
-        let server = try Self.server(directory)
-        let session = try server.request("GET", "/sessions/hot").json()
-        #expect(session["version"] as? Int == 1000)
-        #expect((session["state"] as? [String: Any])?["value"] as? Int == 1000)
-        #expect(try Self.actionSeqs(server, "hot") == Array(981...1000))
-        #expect(try server.request("POST", "/sessions/hot/actions", body: #"{"type":"increase"}"#).json()["seq"] as? Int == 1001)
     }
 
     @Test func aPassivatedSessionKeepsItsActionLogThroughCompaction() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try Self.server(directory)
-        let storage = try #require(server.server.storage)
-        _ = try server.createSession("counter", id: "resting")
-        try Self.increase(server, "resting", count: 30)
-        #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
-        _ = try server.createSession("counter", id: "busy")
-        try Self.increase(server, "busy", count: 200)
-        storage.compact()
-        #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
-        #expect(try server.request("GET", "/sessions/resting").json()["version"] as? Int == 30)
-        #expect(try Self.actionSeqs(server, "resting") == Array(11...30))
+        try withTemporaryDirectory("compaction") { directory in
+            let server = try Self.server(directory)
+            let storage = try #require(server.server.storage)
+            _ = try server.createSession("counter", id: "resting")
+            try Self.increase(server, "resting", count: 30)
+            #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
+            _ = try server.createSession("counter", id: "busy")
+            try Self.increase(server, "busy", count: 200)
+            storage.compact()
+            #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
+            #expect(try server.request("GET", "/sessions/resting").json()["version"] as? Int == 30)
+            #expect(try Self.actionSeqs(server, "resting") == Array(11...30))
+        }
     }
 
     @Test func deletingASessionDeletesItsRecordsFromTheDisk() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try Self.server(directory)
-        let storage = try #require(server.server.storage)
-        _ = try server.createSession("counter", id: "doomed-session")
-        try Self.increase(server, "doomed-session", count: 20)
-        _ = try server.createSession("counter", id: "survivor")
-        let marker = Data("doomed-session".utf8)
-        func mentions() throws -> Int {
-            try DurabilityTests.segments(directory).filter { (try Data(contentsOf: URL(fileURLWithPath: $0))).range(of: marker) != nil }.count
+        try withTemporaryDirectory("compaction") { directory in
+            let server = try Self.server(directory)
+            let storage = try #require(server.server.storage)
+            _ = try server.createSession("counter", id: "doomed-session")
+            try Self.increase(server, "doomed-session", count: 20)
+            _ = try server.createSession("counter", id: "survivor")
+            let marker = Data("doomed-session".utf8)
+            func mentions() throws -> Int {
+                try DurabilityTests.segments(directory).filter { (try Data(contentsOf: URL(fileURLWithPath: $0))).range(of: marker) != nil }.count
+            }
+            storage.sync()
+            #expect(try mentions() > 0)
+            #expect(try server.request("DELETE", "/sessions/doomed-session").status == 204)
+            #expect(server.logs.values.contains { $0.message.contains("deleted a session; its records in the journal are erased") })
+            // Later writes close the segments that held it; compaction then deletes them.
+            try Self.increase(server, "survivor", count: 200)
+            storage.compact()
+            #expect(try mentions() == 0)
+            #expect(try server.request("GET", "/sessions/doomed-session").status == 404)
+            #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 200)
         }
-        storage.sync()
-        #expect(try mentions() > 0)
-        #expect(try server.request("DELETE", "/sessions/doomed-session").status == 204)
-        #expect(server.logs.records.contains { $0.message.contains("deleted a session; its records in the journal are erased") })
-        // Later writes close the segments that held it; compaction then deletes them.
-        try Self.increase(server, "survivor", count: 200)
-        storage.compact()
-        #expect(try mentions() == 0)
-        #expect(try server.request("GET", "/sessions/doomed-session").status == 404)
-        #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 200)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 /// 100 concurrent clients, each creating a session and sending 100 actions with `?wait=true`.
@@ -16,10 +17,10 @@ import Testing
             Thread.detachNewThread {
                 defer { finished.leave() }
                 do {
-                    let connection = try TestConnection(port: port)
+                    let connection = try TestClient(port: port)
                     let id = "client-\(client)"
                     guard try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201 else {
-                        throw TestConnection.Failure(description: "\(id): create failed")
+                        throw TestFailure("\(id): create failed")
                     }
                     var value = 0
                     for index in 1...actions {
@@ -30,14 +31,15 @@ import Testing
                         let body = try response.json()
                         guard body["seq"] as? Int == index, body["version"] as? Int == index,
                             (body["state"] as? [String: Any])?["value"] as? Int == value
-                        else { throw TestConnection.Failure(description: "\(id) action \(index): \(response.text)") }
+                        else { throw TestFailure("\(id) action \(index): \(response.text)") }
                     }
                 } catch {
                     failures.withLock { $0.append("\(error)") }
                 }
             }
         }
-        try await offPool { finished.wait() }
+        let done = try await offPool { finished.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds) * 4)) }
+        try #require(done == .success, "the clients did not finish within \(defaultBound * 4)")
         #expect(failures.withLock { $0 } == [])
 
         let admin = try server.connect()

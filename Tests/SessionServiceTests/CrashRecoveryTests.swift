@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -22,8 +23,8 @@ import Glibc
         var seq: [String: Int] = [:]
     }
 
-    static func start(_ directory: String, fsync: String) throws -> ServerProcess {
-        try ServerProcess(
+    static func start(_ directory: String, fsync: String) async throws -> ServerProcess {
+        try await ServerProcess.start(
             arguments: ["--data-dir", directory, "--set", "storage.fsync=\(fsync)", "--set", "storage.snapshotEvery=25", "--loops", "2"],
             environment: ["REACTOR_ADMIN_TOKEN": token])
     }
@@ -33,11 +34,19 @@ import Glibc
         let seen = Mutex(Seen())
         let events = Atomic<Int>(0)
         let killed = Atomic<Bool>(false)
+        /// What went wrong before the kill (after it, failed requests and closed streams are expected).
+        let failures = Mutex<[String]>([])
+
+        /// Notes `failure` unless the server was already killed (then it is the kill's doing).
+        func fail(_ failure: String) {
+            guard !killed.load(ordering: .acquiring) else { return }
+            failures.withLock { $0.append(failure) }
+        }
 
         /// Counts one SSE event; the one that reaches `killAfter` kills the server.
         func event(killAfter: Int, pid: Int32) {
             guard events.add(1, ordering: .relaxed).newValue >= killAfter,
-                killed.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
+                killed.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
             else { return }
             kill(pid, SIGKILL)
         }
@@ -45,69 +54,80 @@ import Glibc
 
     /// Drives `sessions` with concurrent clients and one SSE subscriber each until the subscribers have
     /// seen `killAfter` events in all, then kills the server with SIGKILL; returns what clients saw.
-    static func driveAndKill(_ server: ServerProcess, sessions: [String], killAfter: Int) throws -> Seen {
+    static func driveAndKill(_ server: ServerProcess, sessions: [String], killAfter: Int) async throws -> Seen {
         let run = Run()
         let group = DispatchGroup()
         let ready = DispatchSemaphore(value: 0)
         let port = server.port
-
-        let pid = server.process.processIdentifier
+        let pid = server.process.pid
 
         for id in sessions {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                guard let connection = try? TestConnection(port: port) else {
-                    ready.signal()
-                    return
-                }
-                try? connection.write("GET /sessions/\(id)/events HTTP/1.1\r\nHost: test\r\n\r\n")
                 var signalled = false
-                // Ends when the killed server's socket closes.
-                while let event = try? connection.nextEvent() {
-                    if !signalled {
-                        signalled = true
-                        ready.signal()
+                defer { if !signalled { ready.signal() } }
+                do {
+                    let connection = try TestClient(port: port)
+                    try connection.openEventStream("/sessions/\(id)/events")
+                    // Ends when the killed server's socket closes.
+                    while true {
+                        let event = try connection.nextEvent()
+                        if !signalled {
+                            signalled = true
+                            ready.signal()
+                        }
+                        guard event.event == "state", let version = event.id.flatMap(Int.init) else { continue }
+                        run.seen.withLock { $0.version[id] = max($0.version[id] ?? 0, version) }
+                        run.event(killAfter: killAfter, pid: pid)
                     }
-                    guard event.event == "state", let version = event.id.flatMap(Int.init) else { continue }
-                    run.seen.withLock { $0.version[id] = max($0.version[id] ?? 0, version) }
-                    run.event(killAfter: killAfter, pid: pid)
+                } catch {
+                    run.fail("subscriber of \(id): \(error)")
                 }
-                if !signalled { ready.signal() }
             }
         }
         // Every subscriber holds its stream before the load starts, so each sees the versions it makes.
-        for _ in sessions { _ = ready.wait(timeout: .now() + 20) }
+        let subscribed = try await offPool {
+            sessions.allSatisfy { _ in ready.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds))) == .success }
+        }
+        try #require(subscribed, "the subscribers did not all open their streams within \(defaultBound)")
 
         for client in 0..<clientCount {
             group.enter()
             Thread.detachNewThread {
                 defer { group.leave() }
-                guard let connection = try? TestConnection(port: port) else { return }
                 var generator = SystemRandomNumberGenerator()
-                // Bounded so a server that never reaches the kill point still ends the test (which then fails).
-                for request in 0..<20_000 where !run.killed.load(ordering: .relaxed) {
-                    let id = sessions[(client + request * 7 + Int.random(in: 0..<3, using: &generator)) % sessions.count]
-                    guard let response = try? connection.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#) else { return }
-                    guard response.status == 202, let seq = (try? response.json())?["seq"] as? Int else { continue }
-                    run.seen.withLock { $0.seq[id] = max($0.seq[id] ?? 0, seq) }
+                do {
+                    let connection = try TestClient(port: port)
+                    // Bounded so a server that never reaches the kill point still ends the test (which then fails).
+                    for request in 0..<20_000 where !run.killed.load(ordering: .acquiring) {
+                        let id = sessions[(client + request * 7 + Int.random(in: 0..<3, using: &generator)) % sessions.count]
+                        let response = try connection.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#)
+                        guard response.status == 202, let seq = try response.json()["seq"] as? Int else {
+                            run.fail("client \(client), session \(id): \(response.status) \(response.text)")
+                            return
+                        }
+                        run.seen.withLock { $0.seq[id] = max($0.seq[id] ?? 0, seq) }
+                    }
+                } catch {
+                    run.fail("client \(client): \(error)")
                 }
             }
         }
-        let finished = group.wait(timeout: .now() + 30)
-        let reached = run.killed.load(ordering: .relaxed)
-        if !reached { kill(pid, SIGKILL) }
-        #expect(finished == .success, "clients did not finish within 30 s")
+        let finished = try await offPool { group.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds))) }
+        let reached = run.killed.load(ordering: .acquiring)
+        if !reached { server.process.signal(SIGKILL) }
+        #expect(finished == .success, "clients did not finish within \(defaultBound)")
         #expect(reached, "the subscribers never saw \(killAfter) events")
-        server.process.waitUntilExit()
-        #expect(server.process.terminationReason == .uncaughtSignal)
+        #expect(run.failures.withLock { $0 } == [], "failures before the kill")
+        #expect(try await server.process.waitForExit() == .signalled(SIGKILL))
         return run.seen.withLock { $0 }
     }
 
     /// Checks every session against what the clients saw before the kill; returns the recovered versions.
     static func verify(_ server: ServerProcess, sessions: [String], seen: Seen, previous: [String: Int]) throws -> [String: Int] {
         let admin = [("Authorization", "Bearer \(token)")]
-        let connection = try TestConnection(port: server.port)
+        let connection = try TestClient(port: server.port)
         var recovered: [String: Int] = [:]
         for id in sessions {
             let session = try connection.request("GET", "/sessions/\(id)").json()
@@ -143,25 +163,25 @@ import Glibc
     }
 
     @Test(arguments: ["batch", "always", "never"])
-    func noVersionAClientSawIsLostToKill9(fsync: String) throws {
-        let directory = NSTemporaryDirectory() + "crash-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let sessions = (0..<Self.sessionCount).map { "crash\($0)" }
-        var server = try Self.start(directory, fsync: fsync)
-        let setup = try TestConnection(port: server.port)
-        for id in sessions {
-            #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
+    func noVersionAClientSawIsLostToKill9(fsync: String) async throws {
+        try await withTemporaryDirectory("crash-recovery") { directory in
+            let sessions = (0..<Self.sessionCount).map { "crash\($0)" }
+            var server = try await Self.start(directory, fsync: fsync)
+            let setup = try TestClient(port: server.port)
+            for id in sessions {
+                #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
+            }
+            var previous: [String: Int] = [:]
+            // Kill points: counts of SSE events seen, random per round.
+            for round in 0..<3 {
+                let killAfter = Int.random(in: (100 + 300 * round)...(1_000 + 500 * round))
+                let seen = try await Self.driveAndKill(server, sessions: sessions, killAfter: killAfter)
+                server = try await Self.start(directory, fsync: fsync)
+                previous = try Self.verify(server, sessions: sessions, seen: seen, previous: previous)
+                // The verification's own POST made one more version each.
+                previous = previous.mapValues { $0 + 1 }
+            }
+            #expect(try await server.stop() == .exited(0))
         }
-        var previous: [String: Int] = [:]
-        // Kill points: counts of SSE events seen, random per round.
-        for round in 0..<3 {
-            let killAfter = Int.random(in: (100 + 300 * round)...(1_000 + 500 * round))
-            let seen = try Self.driveAndKill(server, sessions: sessions, killAfter: killAfter)
-            server = try Self.start(directory, fsync: fsync)
-            previous = try Self.verify(server, sessions: sessions, seen: seen, previous: previous)
-            // The verification's own POST made one more version each.
-            previous = previous.mapValues { $0 + 1 }
-        }
-        #expect(server.stop() == 0)
     }
 }

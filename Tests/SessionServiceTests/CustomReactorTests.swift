@@ -1,6 +1,7 @@
 import Foundation
 import Reactors
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// A reactor defined only here, hosted by the server as a library: what a package depending on this
@@ -32,7 +33,7 @@ struct ScoreboardReactor: Reactor {
 }
 
 @Suite struct CustomReactorTests {
-    @Test func aPackageHostsItsOwnReactorInAFewLines() throws {
+    @Test func aPackageHostsItsOwnReactorInAFewLines() async throws {
         var catalog = ReactorCatalog()
         catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"score","team":"home","points":3}"#]) {
             ScoreboardReactor()
@@ -43,12 +44,8 @@ struct ScoreboardReactor: Reactor {
         configuration.storage.memoryOnly = true
         let server = try ReactorServer(catalog: catalog, configuration: configuration)
         let port = try server.start().port
-        defer {
-            server.shutdown()
-            server.waitUntilStopped()
-        }
 
-        let client = try TestConnection(port: port)
+        let client = try TestClient(port: port)
         #expect(try client.request("POST", "/sessions", body: #"{"reactor":"scoreboard","id":"game"}"#).status == 201)
         #expect(try client.request("POST", "/sessions/game/actions", body: #"{"type":"score","team":"home","points":3}"#).status == 202)
         let after = try client.request("POST", "/sessions/game/actions?wait=true", body: #"{"type":"score","team":"away","points":2}"#)
@@ -63,5 +60,7 @@ struct ScoreboardReactor: Reactor {
         let listing = try client.request("GET", "/reactors").text
         #expect(listing.contains(#""name":"scoreboard""#))
         #expect(!listing.contains("counter"), "only what the package registered")
+        server.shutdown()
+        try await waitFor("the server to stop") { try await offPool { server.waitUntilStopped() } }
     }
 }

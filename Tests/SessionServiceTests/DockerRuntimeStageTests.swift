@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -18,20 +19,21 @@ import Glibc
 
     /// The release binary, built like the Dockerfile's build stage (its own scratch folder, so it never
     /// contends with the build running these tests).
-    static func releaseBinary() throws -> String {
+    static func releaseBinary() async throws -> String {
         let swift = ["/opt/swift/usr/bin/swift", "/usr/bin/swift"].first { FileManager.default.isExecutableFile(atPath: $0) }
             ?? ProcessInfo.processInfo.environment["PATH"].flatMap { path in
                 path.split(separator: ":").map { "\($0)/swift" }.first { FileManager.default.isExecutableFile(atPath: $0) }
             }
-        guard let swift else { throw ServerProcess.Failure(description: "no swift executable on PATH") }
+        guard let swift else { throw TestFailure("no swift executable on PATH") }
         let arguments = ["build", "-c", "release", "--static-swift-stdlib", "--product", "reactor-server",
                          "--package-path", root.path, "--scratch-path", root.appendingPathComponent(".build-release").path]
         // At the lowest priority: this build runs alongside the other tests, which must not starve.
-        let build = try run("/usr/bin/nice", ["-n", "19", swift] + arguments)
-        guard build.status == 0 else {
-            throw ServerProcess.Failure(description: "release build failed (a static FoundationNetworking needs libcurl4-openssl-dev): \(build.output.suffix(2000)) \(build.error.suffix(2000))")
+        // A release build on a busy two-core machine takes minutes; an hour means it hangs.
+        let build = try await TestProcess.run("/usr/bin/nice", ["-n", "19", swift] + arguments, within: .seconds(3600))
+        guard build.termination == .exited(0) else {
+            throw TestFailure("release build failed (a static FoundationNetworking needs libcurl4-openssl-dev): \(build.output.suffix(2000)) \(build.error.suffix(2000))")
         }
-        let path = try run(swift, arguments + ["--show-bin-path"]).output.trimmingCharacters(in: .whitespacesAndNewlines)
+        let path = try await TestProcess.run(swift, arguments + ["--show-bin-path"], within: .seconds(600)).output.trimmingCharacters(in: .whitespacesAndNewlines)
         return path + "/reactor-server"
     }
 
@@ -42,8 +44,8 @@ import Glibc
     }
 
     /// The Debian package that ships a shared library with this file name.
-    static func package(of library: String) throws -> String {
-        let result = try run("/usr/bin/dpkg", ["-S", "*/\(library)"])
+    static func package(of library: String) async throws -> String {
+        let result = try await TestProcess.run("/usr/bin/dpkg", ["-S", "*/\(library)"])
         let owners = result.output.split(separator: "\n").compactMap { line -> String? in
             let parts = line.split(separator: ":", maxSplits: 1)
             guard parts.count == 2, parts[1].contains("-linux-gnu/") || parts[1].hasPrefix(" /lib") else { return nil }
@@ -53,15 +55,16 @@ import Glibc
     }
 
     @Test func runtimeStageProvidesExactlyWhatTheReleaseBinaryNeeds() async throws {
-        let binary = try await offPool { try Self.releaseBinary() }
-        let readelf = try run("/usr/bin/readelf", ["-d", binary])
-        try #require(readelf.status == 0, "readelf (binutils) is needed: \(readelf.error)")
+        let binary = try await Self.releaseBinary()
+        let readelf = try await TestProcess.run(TestProcess.tool("readelf"), ["-d", binary])
+        try #require(readelf.termination == .exited(0), "readelf (binutils) is needed: \(readelf.error)")
         let needed = readelf.output.split(separator: "\n").compactMap { line -> String? in
             guard line.contains("(NEEDED)"), let open = line.firstIndex(of: "["), let close = line.lastIndex(of: "]") else { return nil }
             return String(line[line.index(after: open)..<close])
         }
         #expect(!needed.contains { $0.hasPrefix("libswift") || $0.hasPrefix("libFoundation") || $0.hasPrefix("libdispatch") }, "the Swift runtime must be static: \(needed)")
-        let packages = Set(try needed.map(Self.package(of:)))
+        var packages: Set<String> = []
+        for library in needed { packages.insert(try await Self.package(of: library)) }
         let provided = try Self.runtimeLibraries(Self.dockerfile).union(["libc6"])
         #expect(packages == provided, "NEEDED \(needed) come from \(packages.sorted()); the runtime stage provides \(provided.sorted())")
     }
@@ -77,34 +80,35 @@ import Glibc
         #expect(dockerfile.contains("swift build -c release --static-swift-stdlib"))
 
         // The image's /app and /data, as a temporary folder holding only the binary and Config/.
-        let app = FileManager.default.temporaryDirectory.appendingPathComponent("reactor-app-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        defer { try? FileManager.default.removeItem(at: app) }
-        try FileManager.default.createDirectory(at: app.appendingPathComponent("data"), withIntermediateDirectories: true)
-        let binary = try await offPool { try Self.releaseBinary() }
-        try FileManager.default.copyItem(atPath: binary, toPath: app.appendingPathComponent("reactor-server").path)
-        try FileManager.default.copyItem(at: Self.root.appendingPathComponent("Config"), to: app.appendingPathComponent("Config"))
+        let binary = try await Self.releaseBinary()
+        try await withTemporaryDirectory("reactor-app") { folder in
+            let app = URL(fileURLWithPath: folder)
+            try FileManager.default.createDirectory(at: app.appendingPathComponent("data"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: binary, toPath: app.appendingPathComponent("reactor-server").path)
+            try FileManager.default.copyItem(at: Self.root.appendingPathComponent("Config"), to: app.appendingPathComponent("Config"))
 
-        // ENV KEY=VALUE lines of the runtime stage, with /app and /data mapped into the folder.
-        var environment: [String: String] = ["REACTOR_ADMIN_TOKEN": "container-token"]
-        let envBlock = try #require(dockerfile.components(separatedBy: "\nENV ").dropFirst().first?.components(separatedBy: "\n").prefix { !$0.isEmpty && !$0.hasPrefix("VOLUME") })
-        for line in envBlock {
-            let pair = line.trimmingCharacters(in: CharacterSet(charactersIn: " \\"))
-            let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2 else { continue }
-            environment[parts[0]] = parts[1].replacingOccurrences(of: "/app", with: app.path).replacingOccurrences(of: "/data", with: app.appendingPathComponent("data").path)
+            // ENV KEY=VALUE lines of the runtime stage, with /app and /data mapped into the folder.
+            var environment: [String: String] = ["REACTOR_ADMIN_TOKEN": "container-token"]
+            let envBlock = try #require(dockerfile.components(separatedBy: "\nENV ").dropFirst().first?.components(separatedBy: "\n").prefix { !$0.isEmpty && !$0.hasPrefix("VOLUME") })
+            for line in envBlock {
+                let pair = line.trimmingCharacters(in: CharacterSet(charactersIn: " \\"))
+                let parts = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard parts.count == 2 else { continue }
+                environment[parts[0]] = parts[1].replacingOccurrences(of: "/app", with: app.path).replacingOccurrences(of: "/data", with: app.appendingPathComponent("data").path)
+            }
+            #expect(environment["REACTOR_HTTP_HOST"] == "0.0.0.0")
+            #expect(environment["REACTOR_CONFIG"] == app.appendingPathComponent("Config/server.json").path)
+
+            let server = try await ServerProcess.start(app.appendingPathComponent("reactor-server").path, environment: environment, directory: app.path)
+            #expect(server.standardError.contains("0.0.0.0:"), "listens on all interfaces inside the container")
+            let client = try TestClient(port: server.port)
+            let health = try client.request("GET", "/healthz")
+            #expect(health.status == 200)
+            #expect(health.text == #"{"status":"ok"}"# + "\n")
+            #expect(try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
+            #expect(try await server.stop() == .exited(0))
+            let stored = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("data").path)
+            #expect(!stored.isEmpty, "sessions are persisted in the data volume")
         }
-        #expect(environment["REACTOR_HTTP_HOST"] == "0.0.0.0")
-        #expect(environment["REACTOR_CONFIG"] == app.appendingPathComponent("Config/server.json").path)
-
-        let server = try ServerProcess(binary: app.appendingPathComponent("reactor-server").path, arguments: [], environment: environment, directory: app.path)
-        #expect(server.standardError.contains("0.0.0.0:"), "listens on all interfaces inside the container")
-        let client = try TestConnection(port: server.port)
-        let health = try client.request("GET", "/healthz")
-        #expect(health.status == 200)
-        #expect(health.text == #"{"status":"ok"}"# + "\n")
-        #expect(try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
-        #expect(server.stop() == 0)
-        let stored = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent("data").path)
-        #expect(!stored.isEmpty, "sessions are persisted in the data volume")
     }
 }

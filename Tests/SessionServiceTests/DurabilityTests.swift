@@ -1,97 +1,87 @@
 import Foundation
 import Reactors
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// Sessions survive restarts of an in-process server on a real data directory; damaged journals
 /// truncate (torn tail) or quarantine one session (corruption, changed reactor types).
 @Suite struct DurabilityTests {
-    static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "durability-" + UUID().uuidString
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
-    }
-
-    static func server(_ directory: String, _ extra: @escaping (inout ServerConfiguration) -> Void = { _ in }, catalog: (inout ReactorCatalog) -> Void = { _ in }) throws -> TestServer {
-        try TestServer(configure: {
-            $0.storage.memoryOnly = false
-            $0.storage.dataDir = directory
-            extra(&$0)
-        }, catalog: catalog)
-    }
-
     static func segments(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
     }
 
     @Test func versionsStateAndActionLogSurviveARestart() throws {
-        let directory = Self.temporaryDirectory()
-        do {
-            let server = try Self.server(directory)
-            _ = try server.createSession("counter", id: "kept")
-            for _ in 0..<3 { #expect(try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 202) }
-            #expect(try server.request("GET", "/sessions/kept").json()["version"] as? Int == 3)
+        try withTemporaryDirectory("durability") { directory in
+            do {
+                let server = try TestServer(dataDirectory: directory)
+                _ = try server.createSession("counter", id: "kept")
+                for _ in 0..<3 { #expect(try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 202) }
+                #expect(try server.request("GET", "/sessions/kept").json()["version"] as? Int == 3)
+            }
+            let server = try TestServer(dataDirectory: directory)
+            let session = try server.request("GET", "/sessions/kept").json()
+            #expect(session["version"] as? Int == 3)
+            #expect((session["state"] as? [String: Any])?["value"] as? Int == 3)
+            let log = try server.request("GET", "/admin/sessions/kept/actions", headers: server.admin).json()
+            #expect((log["actions"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [1, 2, 3])
+            let next = try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).json()
+            #expect(next["seq"] as? Int == 4)
+            let past = try server.request("GET", "/admin/sessions/kept/versions/1", headers: server.admin).json()
+            #expect((past["state"] as? [String: Any])?["value"] as? Int == 1)
+            let fork = try server.request("POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":2,"id":"forked"}"#)
+            #expect(fork.status == 201)
+            #expect(try fork.json()["version"] as? Int == 2)
         }
-        let server = try Self.server(directory)
-        let session = try server.request("GET", "/sessions/kept").json()
-        #expect(session["version"] as? Int == 3)
-        #expect((session["state"] as? [String: Any])?["value"] as? Int == 3)
-        let log = try server.request("GET", "/admin/sessions/kept/actions", headers: server.admin).json()
-        #expect((log["actions"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [1, 2, 3])
-        let next = try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).json()
-        #expect(next["seq"] as? Int == 4)
-        let past = try server.request("GET", "/admin/sessions/kept/versions/1", headers: server.admin).json()
-        #expect((past["state"] as? [String: Any])?["value"] as? Int == 1)
-        let fork = try server.request("POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":2,"id":"forked"}"#)
-        #expect(fork.status == 201)
-        #expect(try fork.json()["version"] as? Int == 2)
     }
 
     @Test func aTornTailIsTruncatedAndTheRestKept() throws {
-        let directory = Self.temporaryDirectory()
-        do {
-            let server = try Self.server(directory)
-            _ = try server.createSession("counter", id: "torn")
-            for _ in 0..<2 { _ = try server.request("POST", "/sessions/torn/actions", body: #"{"type":"increase"}"#) }
+        try withTemporaryDirectory("durability") { directory in
+            do {
+                let server = try TestServer(dataDirectory: directory)
+                _ = try server.createSession("counter", id: "torn")
+                for _ in 0..<2 { _ = try server.request("POST", "/sessions/torn/actions", body: #"{"type":"increase"}"#) }
+            }
+            let segment = try #require(try Self.segments(directory).last)
+            let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
+            let handle = try #require(FileHandle(forWritingAtPath: segment))
+            handle.seekToEndOfFile()
+            // A record frame announcing 40 bytes of which only 3 arrived: a crash mid-write.
+            handle.write(Data([40, 0, 0, 0, 1, 2, 3, 4, 9, 9, 9]))
+            try handle.close()
+            let server = try TestServer(dataDirectory: directory)
+            #expect(try server.request("GET", "/sessions/torn").json()["version"] as? Int == 2)
+            #expect(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int == size)
+            #expect(server.logs.values.contains { $0.message.contains("cut off an incomplete record") })
         }
-        let segment = try #require(try Self.segments(directory).last)
-        let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
-        let handle = try #require(FileHandle(forWritingAtPath: segment))
-        handle.seekToEndOfFile()
-        // A record frame announcing 40 bytes of which only 3 arrived: a crash mid-write.
-        handle.write(Data([40, 0, 0, 0, 1, 2, 3, 4, 9, 9, 9]))
-        try handle.close()
-        let server = try Self.server(directory)
-        #expect(try server.request("GET", "/sessions/torn").json()["version"] as? Int == 2)
-        #expect(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int == size)
-        #expect(server.logs.records.contains { $0.message.contains("cut off an incomplete record") })
     }
 
     @Test func corruptionInTheMiddleQuarantinesOnlyThatSession() throws {
-        let directory = Self.temporaryDirectory()
-        do {
-            let server = try Self.server(directory)
-            _ = try server.createSession("counter", id: "damaged")
-            _ = try server.createSession("counter", id: "healthy")
-            _ = try server.request("POST", "/sessions/damaged/actions", body: #"{"type":"increase"}"#)
-            _ = try server.request("POST", "/sessions/healthy/actions", body: #"{"type":"increase"}"#)
+        try withTemporaryDirectory("durability") { directory in
+            do {
+                let server = try TestServer(dataDirectory: directory)
+                _ = try server.createSession("counter", id: "damaged")
+                _ = try server.createSession("counter", id: "healthy")
+                _ = try server.request("POST", "/sessions/damaged/actions", body: #"{"type":"increase"}"#)
+                _ = try server.request("POST", "/sessions/healthy/actions", body: #"{"type":"increase"}"#)
+            }
+            let segment = try #require(try Self.segments(directory).first)
+            var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
+            // The first mutation record belongs to "damaged": flip a byte of its JSON payload.
+            let marker = Array(#"increase"#.utf8)
+            let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker })
+            bytes[at] ^= 0x20
+            try Data(bytes).write(to: URL(fileURLWithPath: segment))
+            let server = try TestServer(dataDirectory: directory)
+            let damaged = try server.request("GET", "/sessions/damaged")
+            #expect(damaged.status == 409)
+            #expect(damaged.text.contains("session_unavailable"))
+            #expect(try server.request("GET", "/sessions/healthy").json()["version"] as? Int == 1)
+            let listing = try server.request("GET", "/admin/sessions", headers: server.admin).json()
+            let entry = (listing["sessions"] as? [[String: Any]])?.first { $0["id"] as? String == "damaged" }
+            #expect((entry?["unavailable"] as? String)?.contains("checksum") == true)
+            #expect(try server.request("DELETE", "/sessions/damaged").status == 204)
         }
-        let segment = try #require(try Self.segments(directory).first)
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
-        // The first mutation record belongs to "damaged": flip a byte of its JSON payload.
-        let marker = Array(#"increase"#.utf8)
-        let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker })
-        bytes[at] ^= 0x20
-        try Data(bytes).write(to: URL(fileURLWithPath: segment))
-        let server = try Self.server(directory)
-        let damaged = try server.request("GET", "/sessions/damaged")
-        #expect(damaged.status == 409)
-        #expect(damaged.text.contains("session_unavailable"))
-        #expect(try server.request("GET", "/sessions/healthy").json()["version"] as? Int == 1)
-        let listing = try server.request("GET", "/admin/sessions", headers: server.admin).json()
-        let entry = (listing["sessions"] as? [[String: Any]])?.first { $0["id"] as? String == "damaged" }
-        #expect((entry?["unavailable"] as? String)?.contains("checksum") == true)
-        #expect(try server.request("DELETE", "/sessions/damaged").status == 204)
     }
 
     /// A "counter" whose state no longer decodes what the old one journaled.
@@ -102,65 +92,67 @@ import Testing
     }
 
     @Test func aJournalFromAChangedReactorTypeIsQuarantined() throws {
-        let directory = Self.temporaryDirectory()
-        do {
-            let server = try Self.server(directory)
-            _ = try server.createSession("counter", id: "old")
-            _ = try server.request("POST", "/sessions/old/actions", body: #"{"type":"increase"}"#)
+        try withTemporaryDirectory("durability") { directory in
+            do {
+                let server = try TestServer(dataDirectory: directory)
+                _ = try server.createSession("counter", id: "old")
+                _ = try server.request("POST", "/sessions/old/actions", body: #"{"type":"increase"}"#)
+            }
+            let server = try TestServer(dataDirectory: directory) { _ in } catalog: { $0.register("counter") { ChangedCounter() } }
+            let response = try server.request("GET", "/sessions/old")
+            #expect(response.status == 409)
+            #expect(response.text.contains("does not decode"))
+            #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"new"}"#).status == 201)
         }
-        let server = try Self.server(directory) { _ in } catalog: { $0.register("counter") { ChangedCounter() } }
-        let response = try server.request("GET", "/sessions/old")
-        #expect(response.status == 409)
-        #expect(response.text.contains("does not decode"))
-        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"new"}"#).status == 201)
     }
 
     @Test func passivatedSessionsComeBackTransparently() throws {
-        let directory = Self.temporaryDirectory()
-        let server = try Self.server(directory) { $0.sessions.maxResident = 2 }
-        for index in 0..<5 {
-            _ = try server.createSession("counter", id: "s\(index)")
-            for _ in 0...index { _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#) }
-        }
-        #expect(server.server.service.store.residentCount <= 2)
-        for index in 0..<5 {
-            let session = try server.request("GET", "/sessions/s\(index)").json()
-            #expect(session["version"] as? Int == index + 1)
+        try withTemporaryDirectory("durability") { directory in
+            let server = try TestServer(dataDirectory: directory) { $0.sessions.maxResident = 2 }
+            for index in 0..<5 {
+                _ = try server.createSession("counter", id: "s\(index)")
+                for _ in 0...index { _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#) }
+            }
             #expect(server.server.service.store.residentCount <= 2)
+            for index in 0..<5 {
+                let session = try server.request("GET", "/sessions/s\(index)").json()
+                #expect(session["version"] as? Int == index + 1)
+                #expect(server.server.service.store.residentCount <= 2)
+            }
+            #expect(server.server.service.store.count == 5)
         }
-        #expect(server.server.service.store.count == 5)
     }
 
     @Test func aNewSessionStaysOnDiskUntilUsedAndAnUnchangedOneLeavesWithoutANewSnapshot() throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try Self.server(directory)
-        let storage = try #require(server.server.storage)
-        let store = server.server.service.store
-        let journalBytes = { () throws -> Int in
-            storage.flush()
-            return try CompactionTests.diskBytes(directory)
+        try withTemporaryDirectory("durability") { directory in
+            let server = try TestServer(dataDirectory: directory)
+            let storage = try #require(server.server.storage)
+            let store = server.server.service.store
+            let journalBytes = { () throws -> Int in
+                storage.flush()
+                return try CompactionTests.diskBytes(directory)
+            }
+            let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"fresh"}"#)
+            #expect(created.status == 201)
+            #expect(try created.json()["version"] as? Int == 0)
+            #expect(store.residentCount == 0)
+            #expect(storage.storedSessions(matching: "fresh")?.resident == false)
+            let afterCreate = try journalBytes()
+
+            // Read: loaded, then it leaves again with nothing new to journal.
+            #expect(try server.request("GET", "/sessions/fresh").json()["version"] as? Int == 0)
+            #expect(store.residentCount == 1)
+            #expect(store.passivate(idleBefore: .max) == 1)
+            #expect(try journalBytes() == afterCreate)
+
+            // Changed: leaving memory journals a snapshot, and the change comes back.
+            #expect(try server.request("POST", "/sessions/fresh/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(store.passivate(idleBefore: .max) == 1)
+            #expect(try journalBytes() > afterCreate)
+            let loaded = try server.request("GET", "/sessions/fresh").json()
+            #expect(loaded["version"] as? Int == 1)
+            #expect((loaded["state"] as? [String: Any])?["value"] as? Int == 1)
         }
-        let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"fresh"}"#)
-        #expect(created.status == 201)
-        #expect(try created.json()["version"] as? Int == 0)
-        #expect(store.residentCount == 0)
-        #expect(storage.storedSessions(matching: "fresh")?.resident == false)
-        let afterCreate = try journalBytes()
-
-        // Read: loaded, then it leaves again with nothing new to journal.
-        #expect(try server.request("GET", "/sessions/fresh").json()["version"] as? Int == 0)
-        #expect(store.residentCount == 1)
-        #expect(store.passivate(idleBefore: .max) == 1)
-        #expect(try journalBytes() == afterCreate)
-
-        // Changed: leaving memory journals a snapshot, and the change comes back.
-        #expect(try server.request("POST", "/sessions/fresh/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
-        #expect(store.passivate(idleBefore: .max) == 1)
-        #expect(try journalBytes() > afterCreate)
-        let loaded = try server.request("GET", "/sessions/fresh").json()
-        #expect(loaded["version"] as? Int == 1)
-        #expect((loaded["state"] as? [String: Any])?["value"] as? Int == 1)
     }
 
     /// Counts ticks merged from outside (a clock, a feed): they reach only a session in memory.
@@ -175,17 +167,17 @@ import Testing
     }
 
     @Test func aSessionMergingOutsideActionsStaysInMemory() throws {
-        let directory = Self.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
-        let server = try Self.server(directory, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
-        let store = server.server.service.store
-        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
-        _ = try server.createSession("counter", id: "c")
-        // The counter session left memory at once; the ticker stays, and idle passivation passes it over.
-        #expect(store.residentCount == 1)
-        #expect(store.passivate(idleBefore: .max) == 0)
-        #expect(server.server.storage?.storedSessions(matching: "t")?.resident == true)
-        continuation.finish()
+        try withTemporaryDirectory("durability") { directory in
+            let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
+            let server = try TestServer(dataDirectory: directory, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
+            let store = server.server.service.store
+            #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
+            _ = try server.createSession("counter", id: "c")
+            // The counter session left memory at once; the ticker stays, and idle passivation passes it over.
+            #expect(store.residentCount == 1)
+            #expect(store.passivate(idleBefore: .max) == 0)
+            #expect(server.server.storage?.storedSessions(matching: "t")?.resident == true)
+            continuation.finish()
+        }
     }
 }

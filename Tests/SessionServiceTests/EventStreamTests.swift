@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -6,19 +7,6 @@ import Testing
 /// `GET /sessions/{id}/events` over real sockets: first event, versions, Last-Event-ID, pulses,
 /// select, end on delete.
 @Suite struct EventStreamTests {
-    /// Opens the stream and checks the response head.
-    static func subscribe(_ server: TestServer, _ path: String, headers: [(String, String)] = []) throws -> TestConnection {
-        let connection = try server.connect()
-        var head = "GET \(path) HTTP/1.1\r\nHost: t\r\nAccept: text/event-stream\r\n"
-        for (name, value) in headers { head += "\(name): \(value)\r\n" }
-        try connection.write(head + "\r\n")
-        let response = String(decoding: try connection.read(until: Array("\r\n\r\n".utf8)), as: UTF8.self)
-        #expect(response.hasPrefix("HTTP/1.1 200"))
-        #expect(response.lowercased().contains("content-type: text/event-stream"))
-        #expect(response.lowercased().contains("cache-control: no-cache"))
-        return connection
-    }
-
     static func value(_ event: TestEvent) throws -> Int? {
         (try event.json() as? [String: Any])?["value"] as? Int
     }
@@ -27,7 +15,9 @@ import Testing
         let server = try TestServer()
         let id = try server.createSession("counter")
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        let stream = try server.connect()
+        let head = try stream.openEventStream("/sessions/\(id)/events")
+        #expect(head.header("Cache-Control") == "no-cache")
         let first = try stream.nextEvent()
         #expect(first.event == "state")
         #expect(first.id == "1")
@@ -46,10 +36,10 @@ import Testing
         let id = try server.createSession("counter")
         for _ in 0..<3 { _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) }
         // Older id: the current state comes first.
-        let behind = try Self.subscribe(server, "/sessions/\(id)/events", headers: [("Last-Event-ID", "1")])
+        let behind = try server.subscribe("/sessions/\(id)/events", headers: [("Last-Event-ID", "1")])
         #expect(try behind.nextEvent().id == "3")
         // Current id: nothing is repeated; the next state is the first event.
-        let current = try Self.subscribe(server, "/sessions/\(id)/events", headers: [("Last-Event-ID", "3")])
+        let current = try server.subscribe("/sessions/\(id)/events", headers: [("Last-Event-ID", "3")])
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"decrease"}"#)
         let next = try current.nextEvent()
         #expect(next.id == "4")
@@ -60,7 +50,7 @@ import Testing
     @Test func pulsesFollowTheirStateEvenWithEqualValues() throws {
         let server = try TestServer()
         let id = try server.createSession("todo")
-        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        let stream = try server.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "0")
         for expectedCount in 1...2 {
             _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":99}"#)
@@ -74,7 +64,7 @@ import Testing
             #expect((body["value"] as? String)?.contains("99") == true)
         }
         // A reconnecting subscriber is not sent earlier pulses.
-        let late = try Self.subscribe(server, "/sessions/\(id)/events")
+        let late = try server.subscribe("/sessions/\(id)/events")
         #expect(try late.nextEvent().event == "state")
         _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"add","title":"milk"}"#)
         let added = try late.nextEvent()
@@ -85,7 +75,7 @@ import Testing
     @Test func selectSendsOnlyWhenTheSelectedValueChanges() throws {
         let server = try TestServer()
         let id = try server.createSession("todo")
-        let stream = try Self.subscribe(server, "/sessions/\(id)/events?select=/nextID")
+        let stream = try server.subscribe("/sessions/\(id)/events?select=/nextID")
         let first = try stream.nextEvent()
         #expect(first.data == "1")
         #expect(first.id == "0")
@@ -103,7 +93,7 @@ import Testing
     @Test func deleteEndsEveryStream() throws {
         let server = try TestServer()
         let id = try server.createSession("counter")
-        let streams = try (0..<3).map { _ in try Self.subscribe(server, "/sessions/\(id)/events") }
+        let streams = try (0..<3).map { _ in try server.subscribe("/sessions/\(id)/events") }
         for stream in streams { #expect(try stream.nextEvent().id == "0") }
         #expect(try server.request("DELETE", "/sessions/\(id)").status == 204)
         for stream in streams {
@@ -113,12 +103,26 @@ import Testing
         #expect(try server.request("GET", "/sessions/\(id)/events").errorCode == "unknown_session")
     }
 
-    @Test func keepAliveCommentsOnAQuietStream() throws {
-        let server = try TestServer { $0.sse.keepAliveSeconds = 0.2 }
+    @Test func aKeepAliveCommentFollowsAQuietIntervalOnTheInjectedClock() async throws {
+        // An hour: only the injected clock can bring it within the test's bounds.
+        // One loop, and a request after moving the clock: the loop has run the timers due then before
+        // the next state is sent.
+        let server = try TestServer {
+            $0.sse.keepAliveSeconds = 3600
+            $0.http.loops = 1
+        }
         let id = try server.createSession("counter")
-        let stream = try Self.subscribe(server, "/sessions/\(id)/events")
+        let stream = try server.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "0")
+        // Quiet for just under the interval: the next thing on the wire is the next state.
+        await server.clock.advance(by: .seconds(3599))
+        #expect(try server.request("GET", "/healthz").status == 200)
+        #expect(try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#).status == 202)
+        #expect(try stream.nextEvent(includeComments: true).id == "1")
+        // Quiet for the interval since that state: a comment.
+        await server.clock.advance(by: .seconds(3601))
         let comment = try stream.nextEvent(includeComments: true)
         #expect(comment.comment == "keep-alive")
+        #expect(comment.isComment)
     }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import HTTPServer
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -11,46 +13,56 @@ import Glibc
     static let token = "interrupted-admin-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
-    static func start(_ directory: String) throws -> ServerProcess {
-        try ServerProcess(arguments: ["--data-dir", directory, "--set", "storage.snapshotEvery=1"], environment: ["REACTOR_ADMIN_TOKEN": token])
+    /// A `reactor-server` whose `search` reactor asks `upstream` (which the test holds), a snapshot per mutation.
+    static func start(_ directory: String, upstream: SocketAddress) async throws -> ServerProcess {
+        try await ServerProcess.start(
+            arguments: ["--data-dir", directory, "--set", "storage.snapshotEvery=1",
+                        "--set", "search.baseURL=http://127.0.0.1:\(upstream.port)", "--set", "search.timeoutSeconds=600"],
+            environment: ["REACTOR_ADMIN_TOKEN": token])
     }
 
-    static func actions(_ connection: TestConnection) throws -> [[String: Any]] {
-        try connection.request("GET", "/admin/sessions/basket/actions", headers: admin).json()["actions"] as? [[String: Any]] ?? []
+    static func actions(_ connection: TestClient) throws -> [[String: Any]] {
+        try connection.request("GET", "/admin/sessions/finder/actions", headers: admin).json()["actions"] as? [[String: Any]] ?? []
     }
 
-    @Test func anActionCutShortByKill9IsMarkedInterrupted() throws {
-        let directory = NSTemporaryDirectory() + "interrupted-" + UUID().uuidString
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        var server = try Self.start(directory)
-        var connection = try TestConnection(port: server.port)
-        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"fruit","id":"basket"}"#).status == 201)
-        let stream = try TestConnection(port: server.port)
-        try stream.write("GET /sessions/basket/events HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = try stream.nextEvent()
-        #expect(try connection.request("POST", "/sessions/basket/actions", body: #"{"type":"apple"}"#).json()["seq"] as? Int == 1)
-        // The loading state is shown at once; the fruit's name would follow 500 ms later.
-        let loading = try stream.nextEvent()
-        #expect(loading.id == "1")
-        #expect(server.stop(signal: SIGKILL) == SIGKILL)
+    @Test func anActionCutShortByKill9IsMarkedInterrupted() async throws {
+        // The search effect waits on this upstream, which never answers: the effect is in flight for as
+        // long as the test wants, with no real delay to race.
+        let upstream = HoldingResponder()
+        try await withHTTPServer(upstream) { _, address in
+            try await withTemporaryDirectory("interrupted") { directory in
+                var server = try await Self.start(directory, upstream: address)
+                var connection = try server.client()
+                #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
+                #expect(try connection.request("POST", "/sessions/finder/actions", body: #"{"type":"updateQuery","query":"swift"}"#).json()["seq"] as? Int == 1)
+                // The query and the spinner are reduced (and journaled) before the effect asks upstream.
+                try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
+                #expect(try connection.request("GET", "/sessions/finder").json()["version"] as? Int == 2)
+                #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
-        server = try Self.start(directory)
-        connection = try TestConnection(port: server.port)
-        let recovered = try connection.request("GET", "/sessions/basket").json()
-        #expect(recovered["version"] as? Int == 1, "the interrupted effect must not be re-run")
-        var log = try Self.actions(connection)
-        #expect(log.count == 1)
-        #expect(log.first?["interrupted"] as? Bool == true)
+                server = try await Self.start(directory, upstream: address)
+                connection = try server.client()
+                let recovered = try connection.request("GET", "/sessions/finder").json()
+                #expect(recovered["version"] as? Int == 2)
+                #expect((recovered["state"] as? [String: Any])?["isLoading"] as? Bool == true)
+                var log = try Self.actions(connection)
+                #expect(log.count == 1)
+                #expect(log.first?["interrupted"] as? Bool == true)
 
-        // A later action completes normally and writes snapshots (snapshotEvery=1); the mark stays.
-        let done = try connection.request("POST", "/sessions/basket/actions?wait=true", body: #"{"type":"banana"}"#)
-        #expect(done.status == 200)
-        #expect(server.stop() == 0)
-        server = try Self.start(directory)
-        connection = try TestConnection(port: server.port)
-        log = try Self.actions(connection)
-        #expect(log.map { $0["seq"] as? Int } == [1, 2])
-        #expect(log.map { $0["interrupted"] as? Bool ?? false } == [true, false])
-        #expect(server.stop() == 0)
+                // A later action completes normally and writes snapshots (snapshotEvery=1); the mark stays.
+                let done = try connection.request("POST", "/sessions/finder/actions?wait=true", body: #"{"type":"updateQuery","query":""}"#)
+                #expect(done.status == 200)
+                #expect(try await server.stop() == .exited(0))
+                server = try await Self.start(directory, upstream: address)
+                connection = try server.client()
+                log = try Self.actions(connection)
+                #expect(log.map { $0["seq"] as? Int } == [1, 2])
+                #expect(log.map { $0["interrupted"] as? Bool ?? false } == [true, false])
+                #expect(try await server.stop() == .exited(0))
+                // Never re-run: the upstream was asked once, before the kill.
+                #expect(upstream.requests.values.map { $0.query("q") } == ["swift"])
+                upstream.answerAll(status: 503)
+            }
+        }
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import HTTPServer
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -54,8 +55,8 @@ import Testing
         #expect(resolver.client(of: Self.request(peer: peer, forwardedFor: forwardedFor))?.description == expected)
     }
 
-    @Test func bucketsRefillOnTheInjectedClock() throws {
-        let clock = ManualServiceClock()
+    @Test func bucketsRefillOnTheInjectedClock() async throws {
+        let clock = InjectedClock()
         let buckets = TokenBuckets(rate: 2, burst: 3, clock: clock)
         let client = try #require(IPAddress("203.0.113.7"))
         let other = try #require(IPAddress("203.0.113.8"))
@@ -63,23 +64,23 @@ import Testing
         let wait = try #require(buckets.take(client))
         #expect(abs(wait - 0.5) < 1e-9, "one token comes back in 1/rate seconds, got \(wait)")
         #expect(buckets.take(other) == nil, "another address has its own bucket")
-        clock.advance(by: .milliseconds(499))
+        await clock.advance(by: .milliseconds(499))
         #expect(buckets.take(client) != nil, "not refilled before its time")
-        clock.advance(by: .milliseconds(1))
+        await clock.advance(by: .milliseconds(1))
         #expect(buckets.take(client) == nil)
     }
 
-    @Test func bucketsStayWithinTheirCapacity() throws {
-        let clock = ManualServiceClock()
+    @Test func bucketsStayWithinTheirCapacity() async throws {
+        let clock = InjectedClock()
         let buckets = TokenBuckets(rate: 1, burst: 1, capacity: 64, clock: clock)
         for index in 0..<10_000 {
             _ = buckets.take(IPAddress(high: 0, low: 0xFFFF_0000_0000 | UInt64(index)))
-            if index % 100 == 0 { clock.advance(by: .milliseconds(1)) }
+            if index % 100 == 0 { await clock.advance(by: .milliseconds(1)) }
         }
         #expect(buckets.count <= 64, "tracked \(buckets.count) addresses")
     }
 
-    @Test func requestsOverTheRateGet429WithRetryAfterAndRecover() throws {
+    @Test func requestsOverTheRateGet429WithRetryAfterAndRecover() async throws {
         let server = try TestServer {
             $0.limits.requestsPerSecond = 1
             $0.limits.requestBurst = 3
@@ -90,7 +91,7 @@ import Testing
         #expect(limited.status == 429)
         #expect(limited.header("Retry-After") == "1")
         #expect(try limited.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "rate_limited")
-        server.clock.advance(by: .seconds(1))
+        await server.clock.advance(by: .seconds(1))
         #expect(try server.request("GET", "/healthz").status == 200)
         #expect(try server.request("GET", "/healthz").status == 429)
     }
@@ -125,7 +126,7 @@ import Testing
         #expect(statuses == [200, 429])
     }
 
-    @Test func sessionCreationHasItsOwnRate() throws {
+    @Test func sessionCreationHasItsOwnRate() async throws {
         let server = try TestServer {
             $0.limits.sessionsPerMinute = 2
             $0.limits.sessionBurst = 2
@@ -139,7 +140,7 @@ import Testing
         #expect(refused.text.contains("limits.sessionsPerMinute"))
         // Other routes are not counted against creation.
         #expect(try server.request("GET", "/sessions/\(id)").status == 200)
-        server.clock.advance(by: .seconds(30))
+        await server.clock.advance(by: .seconds(30))
         #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter"}"#).status == 201)
     }
 
@@ -150,12 +151,12 @@ import Testing
         }
         let first = try server.createSession("counter")
         let second = try server.createSession("counter")
-        var streams = [try EventStreamTests.subscribe(server, "/sessions/\(first)/events"), try EventStreamTests.subscribe(server, "/sessions/\(first)/events")]
+        var streams = [try server.subscribe("/sessions/\(first)/events"), try server.subscribe("/sessions/\(first)/events")]
         for stream in streams { _ = try stream.nextEvent() }
         let perSession = try server.request("GET", "/sessions/\(first)/events")
         #expect(perSession.status == 503)
         #expect(perSession.text.contains("sse.maxSubscribersPerSession"))
-        streams.append(try EventStreamTests.subscribe(server, "/sessions/\(second)/events"))
+        streams.append(try server.subscribe("/sessions/\(second)/events"))
         _ = try streams[2].nextEvent()
         let inAll = try server.request("GET", "/sessions/\(second)/events")
         #expect(inAll.status == 503)

@@ -1,51 +1,83 @@
 import Foundation
-import SessionService
+import HTTPServer
 import Synchronization
+import ReactorServerTesting
 import Testing
+
+@testable import SessionService
 
 /// Requests racing the passivation of their session are served by the session loaded back, never
 /// answered 404 as if it had been deleted.
 @Suite struct PassivationRaceTests {
     @Test func requestsRacingPassivationNeverSeeA404() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try DurabilityTests.server(directory)
-        let store = server.server.service.store
-        _ = try server.createSession("counter", id: "flicker")
-        let done = Atomic<Bool>(false)
-        let passivations = Atomic<Int>(0)
-        let passivator = Thread {
-            while !done.load(ordering: .relaxed) {
-                passivations.add(store.passivate(idleBefore: .max), ordering: .relaxed)
+        try withTemporaryDirectory("passivationrace") { directory in
+            let server = try TestServer(dataDirectory: directory)
+            let store = server.server.service.store
+            _ = try server.createSession("counter", id: "flicker")
+            let done = Atomic<Bool>(false)
+            let passivations = Atomic<Int>(0)
+            let passivator = Thread {
+                while !done.load(ordering: .relaxed) {
+                    passivations.add(store.passivate(idleBefore: .max), ordering: .relaxed)
+                }
             }
+            passivator.start()
+            defer { done.store(true, ordering: .relaxed) }
+            let connection = try server.connect()
+            var statuses: [Int: Int] = [:]
+            var accepted = 0
+            for index in 0..<600 {
+                let response: TestResponse
+                switch index % 3 {
+                case 0:
+                    response = try connection.request("POST", "/sessions/flicker/actions", body: #"{"type":"increase"}"#)
+                    if response.status == 202 { accepted += 1 }
+                case 1:
+                    response = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#)
+                    if response.status == 200 { accepted += 1 }
+                default:
+                    response = try connection.request("GET", "/sessions/flicker")
+                }
+                statuses[response.status, default: 0] += 1
+                if response.status == 404 || response.status >= 500 {
+                    Issue.record("request \(index): \(response.status) \(response.text)")
+                    break
+                }
+            }
+            done.store(true, ordering: .relaxed)
+            #expect(passivations.load(ordering: .relaxed) > 0, "the session was never passivated during the run")
+            // Serial per session: once this one is reduced, every accepted action before it is too.
+            let final = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#).json()
+            #expect(final["version"] as? Int == accepted + 1, "statuses: \(statuses)")
         }
-        passivator.start()
-        defer { done.store(true, ordering: .relaxed) }
-        let connection = try server.connect()
-        var statuses: [Int: Int] = [:]
-        var accepted = 0
-        for index in 0..<600 {
-            let response: TestResponse
-            switch index % 3 {
-            case 0:
-                response = try connection.request("POST", "/sessions/flicker/actions", body: #"{"type":"increase"}"#)
-                if response.status == 202 { accepted += 1 }
-            case 1:
-                response = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#)
-                if response.status == 200 { accepted += 1 }
-            default:
-                response = try connection.request("GET", "/sessions/flicker")
+    }
+
+    @Test func aStreamOpenedAsItsSessionLeavesMemoryEndsWithSessionPassivated() async throws {
+        try await withTemporaryDirectory("passivated-stream") { directory in
+            let server = try TestServer(dataDirectory: directory)
+            try server.createSession("counter", id: "leaving")
+            #expect(try server.request("POST", "/sessions/leaving/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            let service = server.server.service
+            // The race, made to happen every time: the session leaves memory between the lookup and the
+            // subscription (what a passivation on another thread does at the worst instant).
+            let left = Recorder<Int>()
+            let racing = ClosureResponder { _, writer in
+                guard let session = service.store.session("leaving") else { return writer.respond(status: 404) }
+                left.record(service.store.passivate(idleBefore: .max))
+                session.subscribe(writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
             }
-            statuses[response.status, default: 0] += 1
-            if response.status == 404 || response.status >= 500 {
-                Issue.record("request \(index): \(response.status) \(response.text)")
-                break
+            try await withHTTPServer(racing) { _, address in
+                let stream = try TestClient(address)
+                try stream.openEventStream("/sessions/leaving/events")
+                let event = try stream.nextEvent()
+                #expect(event.event == "error")
+                #expect(try event.object()["code"] as? String == "session_passivated")
+                try stream.readToEnd()
             }
+            #expect(left.values == [1], "the session did not leave memory in the race")
+            // Reconnecting with Last-Event-ID follows the session loaded back.
+            let again = try server.subscribe("/sessions/leaving/events", headers: [("Last-Event-ID", "0")])
+            #expect(try again.nextEvent().id == "1")
         }
-        done.store(true, ordering: .relaxed)
-        #expect(passivations.load(ordering: .relaxed) > 0, "the session was never passivated during the run")
-        // Serial per session: once this one is reduced, every accepted action before it is too.
-        let final = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#).json()
-        #expect(final["version"] as? Int == accepted + 1, "statuses: \(statuses)")
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Reactors
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -10,7 +11,7 @@ import Testing
 /// `@Pulse` that could never be delivered stops registration.
 @Suite struct ReactorSemanticsTests {
     /// The next pulse event's count, skipping state events.
-    static func nextPulseCount(_ stream: TestConnection) throws -> Int? {
+    static func nextPulseCount(_ stream: TestClient) throws -> Int? {
         var event = try stream.nextEvent()
         while event.event == "state" { event = try stream.nextEvent() }
         #expect(event.event == "pulse")
@@ -18,42 +19,42 @@ import Testing
     }
 
     @Test func pulseCountsNeverGoBackAcrossPassivationRestartAndForcedStates() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let miss = #"{"type":"toggle","id":99}"#
-        do {
-            let server = try DurabilityTests.server(directory)
-            _ = try server.createSession("todo", id: "p")
-            for _ in 0..<2 { #expect(try server.request("POST", "/sessions/p/actions", body: miss).status == 202) }
-            // Leaves memory with a snapshot; the stream loads it back.
-            #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
-            let stream = try EventStreamTests.subscribe(server, "/sessions/p/events")
-            #expect(try stream.nextEvent().id == "2")
+        try withTemporaryDirectory("reactor-semantics") { directory in
+            let miss = #"{"type":"toggle","id":99}"#
+            do {
+                let server = try TestServer(dataDirectory: directory)
+                _ = try server.createSession("todo", id: "p")
+                for _ in 0..<2 { #expect(try server.request("POST", "/sessions/p/actions", body: miss).status == 202) }
+                // Leaves memory with a snapshot; the stream loads it back.
+                #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
+                let stream = try server.subscribe("/sessions/p/events")
+                #expect(try stream.nextEvent().id == "2")
+                _ = try server.request("POST", "/sessions/p/actions", body: miss)
+                #expect(try Self.nextPulseCount(stream) == 3)
+                // A forced state assigns its pulses: the count continues.
+                #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":true}"#).status == 200)
+                let forced = try server.request("PUT", "/admin/sessions/p/state", headers: server.admin, body: #"{"items":[],"nextID":1,"alert":"forced"}"#)
+                #expect(forced.status == 200)
+                #expect(try Self.nextPulseCount(stream) == 4)
+                #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":false}"#).status == 200)
+                _ = try server.request("POST", "/sessions/p/actions", body: miss)
+                #expect(try Self.nextPulseCount(stream) == 5)
+            }
+            // Restarted: the snapshot's counts, then the journal's tail (a mutation, a forced state, a mutation) replayed.
+            let server = try TestServer(dataDirectory: directory)
+            let stream = try server.subscribe("/sessions/p/events")
+            #expect(try stream.nextEvent().id == "5")
             _ = try server.request("POST", "/sessions/p/actions", body: miss)
-            #expect(try Self.nextPulseCount(stream) == 3)
-            // A forced state assigns its pulses: the count continues.
-            #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":true}"#).status == 200)
-            let forced = try server.request("PUT", "/admin/sessions/p/state", headers: server.admin, body: #"{"items":[],"nextID":1,"alert":"forced"}"#)
-            #expect(forced.status == 200)
-            #expect(try Self.nextPulseCount(stream) == 4)
-            #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":false}"#).status == 200)
-            _ = try server.request("POST", "/sessions/p/actions", body: miss)
-            #expect(try Self.nextPulseCount(stream) == 5)
+            #expect(try Self.nextPulseCount(stream) == 6)
         }
-        // Restarted: the snapshot's counts, then the journal's tail (a mutation, a forced state, a mutation) replayed.
-        let server = try DurabilityTests.server(directory)
-        let stream = try EventStreamTests.subscribe(server, "/sessions/p/events")
-        #expect(try stream.nextEvent().id == "5")
-        _ = try server.request("POST", "/sessions/p/actions", body: miss)
-        #expect(try Self.nextPulseCount(stream) == 6)
     }
 
     @Test func aSelectStreamGetsOnlyThePulsesOfItsPart() throws {
         let server = try TestServer()
         let id = try server.createSession("todo")
-        let whole = try EventStreamTests.subscribe(server, "/sessions/\(id)/events")
-        let items = try EventStreamTests.subscribe(server, "/sessions/\(id)/events?select=/items")
-        let alert = try EventStreamTests.subscribe(server, "/sessions/\(id)/events?select=/alert")
+        let whole = try server.subscribe("/sessions/\(id)/events")
+        let items = try server.subscribe("/sessions/\(id)/events?select=/items")
+        let alert = try server.subscribe("/sessions/\(id)/events?select=/alert")
         for stream in [whole, items, alert] { #expect(try stream.nextEvent().id == "0") }
         for _ in 0..<2 { _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":9}"#) }
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"milk"}"#)

@@ -4,6 +4,7 @@ import HTTPServer
 import Logs
 import SessionService
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 /// The `search` example calls its upstream with URLSession; here the upstream is a fake GitHub search
@@ -27,97 +28,76 @@ import Testing
 
     @Test func searchesThroughURLSessionAndPages() async throws {
         let upstream = FakeGitHub()
-        var upstreamConfiguration = HTTPServer.Configuration()
-        upstreamConfiguration.port = 0
-        upstreamConfiguration.loopCount = 1
-        let fake = HTTPServer(configuration: upstreamConfiguration, responder: upstream, logger: .disabled)
-        let upstreamPort = try fake.start().port
-        defer {
-            fake.shutdown()
-            fake.waitUntilStopped()
-        }
-
-        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)/", timeout: 60)
-        let server = try TestServer(configure: { $0.sessions.waitTimeoutSeconds = 120 }, catalog: { catalog in
-            catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
-                SearchReactor(fetch: client.search)
+        try await withHTTPServer(upstream, configure: { $0.loopCount = 1 }) { _, upstreamAddress in
+            let upstreamPort = upstreamAddress.port
+            let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)/", timeout: 60)
+            let server = try TestServer(configure: { $0.sessions.waitTimeoutSeconds = 120 }, catalog: { catalog in
+                catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
+                    SearchReactor(fetch: client.search)
+                }
+            })
+            let id = try server.createSession("search")
+            let port = server.port
+            // The effects run on the cooperative pool, where the other tests of this process queue too:
+            // wait for answers off it, and patiently (the effect may queue behind many tests).
+            @Sendable func post(_ body: String) async throws -> TestResponse {
+                try await offPool { try TestClient(port: port, readTimeout: .seconds(120)).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
             }
-        })
-        let id = try server.createSession("search")
-        let port = server.port
-        // The effects run on the cooperative pool, where the other tests of this process queue too:
-        // wait for answers off it, and patiently (the effect may queue behind many tests).
-        @Sendable func post(_ body: String) async throws -> TestResponse {
-            try await offPool { try TestConnection(port: port, timeoutSeconds: 120).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
+            let first = try await post(#"{"type":"updateQuery","query":"swift"}"#).json()
+            let state = try #require(first["state"] as? [String: Any])
+            #expect(state["query"] as? String == "swift")
+            #expect(state["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2"])
+            #expect(state["isLoading"] as? Bool == false)
+            #expect(state["nextPage"] as? Int == 2)
+
+            let next = try await post(#"{"type":"loadNextPage"}"#).json()
+            #expect((next["state"] as? [String: Any])?["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2", "swift/repo-2-1", "swift/repo-2-2"])
+            #expect(upstream.seen.withLock { $0 } == ["/search/repositories?q=swift&page=1", "/search/repositories?q=swift&page=2"])
+
+            // An upstream failure ends only that effect: the session keeps its state and keeps working.
+            let failed = try await post(#"{"type":"updateQuery","query":"broken"}"#)
+            #expect(failed.status == 200)
+            #expect(server.logs.values.contains { $0.message.contains("effect failed") })
+            let after = try await post(#"{"type":"updateQuery","query":"vapor"}"#).json()
+            #expect((after["state"] as? [String: Any])?["items"] as? [String] == ["vapor/repo-1-1", "vapor/repo-1-2"])
         }
-        let first = try await post(#"{"type":"updateQuery","query":"swift"}"#).json()
-        let state = try #require(first["state"] as? [String: Any])
-        #expect(state["query"] as? String == "swift")
-        #expect(state["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2"])
-        #expect(state["isLoading"] as? Bool == false)
-        #expect(state["nextPage"] as? Int == 2)
-
-        let next = try await post(#"{"type":"loadNextPage"}"#).json()
-        #expect((next["state"] as? [String: Any])?["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2", "swift/repo-2-1", "swift/repo-2-2"])
-        #expect(upstream.seen.withLock { $0 } == ["/search/repositories?q=swift&page=1", "/search/repositories?q=swift&page=2"])
-
-        // An upstream failure ends only that effect: the session keeps its state and keeps working.
-        let failed = try await post(#"{"type":"updateQuery","query":"broken"}"#)
-        #expect(failed.status == 200)
-        #expect(server.logs.records.contains { $0.message.contains("effect failed") })
-        let after = try await post(#"{"type":"updateQuery","query":"vapor"}"#).json()
-        #expect((after["state"] as? [String: Any])?["items"] as? [String] == ["vapor/repo-1-1", "vapor/repo-1-2"])
     }
 }
 
 extension SearchUpstreamTests {
-    /// An upstream that accepts requests and never answers them.
-    final class SilentUpstream: HTTPResponder {
-        let received = Mutex<Int>(0)
-        let writers = Mutex<[HTTPResponseWriter]>([])
-
-        func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
-            received.withLock { $0 += 1 }
-            writers.withLock { $0.append(writer) }
-        }
-    }
-
     @Test func searchesAgainstAnUpstreamThatNeverAnswersDoNotPileUp() async throws {
-        let upstream = SilentUpstream()
-        var upstreamConfiguration = HTTPServer.Configuration()
-        upstreamConfiguration.port = 0
-        upstreamConfiguration.loopCount = 1
-        upstreamConfiguration.requestHeadTimeout = .seconds(60)
-        upstreamConfiguration.idleTimeout = .seconds(60)
-        let fake = HTTPServer(configuration: upstreamConfiguration, responder: upstream, logger: .disabled)
-        let upstreamPort = try fake.start().port
-        defer {
-            // Answered only now, so shutdown need not wait for them.
-            for writer in upstream.writers.withLock({ $0 }) { writer.respond(status: 503) }
-            fake.shutdown()
-            fake.waitUntilStopped()
-        }
-        let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 0.5, maxConcurrent: 2, maxQueued: 3)
-        let outcomes = await withTaskGroup(of: String.self) { group in
-            for number in 0..<20 {
-                group.addTask {
-                    do {
-                        _ = try await client.search(query: "q\(number)", page: 1)
-                        return "answered"
-                    } catch {
-                        return "\(error)"
+        // An upstream that accepts requests and never answers them.
+        let upstream = HoldingResponder()
+        try await withHTTPServer(upstream, configure: {
+            $0.loopCount = 1
+            $0.requestHeadTimeout = .seconds(60)
+            $0.idleTimeout = .seconds(60)
+        }) { _, address in
+            // Answered only at the end, so shutdown need not wait for them.
+            defer { upstream.answerAll(status: 503) }
+            let upstreamPort = address.port
+            let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 0.5, maxConcurrent: 2, maxQueued: 3)
+            let outcomes = await withTaskGroup(of: String.self) { group in
+                for number in 0..<20 {
+                    group.addTask {
+                        do {
+                            _ = try await client.search(query: "q\(number)", page: 1)
+                            return "answered"
+                        } catch {
+                            return "\(error)"
+                        }
                     }
                 }
+                return await group.reduce(into: []) { $0.append($1) }
             }
-            return await group.reduce(into: []) { $0.append($1) }
+            #expect(!outcomes.contains("answered"))
+            #expect(outcomes.filter { $0.contains("3 waiting") }.count == 15, "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
+            #expect(outcomes.filter { $0.contains("within 0.5 s") }.count == 5, "the rest end at their deadline: \(outcomes)")
+            // The three that waited had no time left when a turn came: at most a request each, never 20.
+            let received = upstream.requests.count
+            #expect(received >= 2 && received <= 5, "the upstream saw \(received) requests")
+            #expect(client.load.running == 0 && client.load.waiting == 0)
         }
-        #expect(!outcomes.contains("answered"))
-        #expect(outcomes.filter { $0.contains("3 waiting") }.count == 15, "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
-        #expect(outcomes.filter { $0.contains("within 0.5 s") }.count == 5, "the rest end at their deadline: \(outcomes)")
-        // The three that waited had no time left when a turn came: at most a request each, never 20.
-        let received = upstream.received.withLock { $0 }
-        #expect(received >= 2 && received <= 5, "the upstream saw \(received) requests")
-        #expect(client.load.running == 0 && client.load.waiting == 0)
     }
 
     @Test func aQueryTooLongIsRefusedWithoutARequest() async throws {

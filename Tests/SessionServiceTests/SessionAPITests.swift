@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -134,22 +135,21 @@ import Testing
         #expect(try server.request("GET", "/sessions/\(id)").json()["version"] as? Int == 0)
     }
 
-    @Test func waitTimesOutWith504WhileTheEffectKeepsRunning() throws {
-        let server = try TestServer { $0.sessions.waitTimeoutSeconds = 5 }
+    @Test func waitTimesOutWith504WhileTheEffectKeepsRunning() async throws {
+        // 250 ms: the fruit's 500 ms delay, on the same clock, is still running when the wait ends.
+        let server = try TestServer { $0.sessions.waitTimeoutSeconds = 0.25 }
         let id = try server.createSession("fruit")
         let connection = try server.connect()
-        let scheduled = server.clock.pendingCount
-        try connection.write("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"type\":\"apple\"}")
-        // The fruit reactor waits 500 ms on its own (manual) clock, which nobody advances: only the
-        // service clock's deadline can answer.
-        while server.clock.pendingCount == scheduled { sched_yield() }
-        server.clock.advance(by: .seconds(5))
+        try connection.send("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"type\":\"apple\"}")
+        try await server.clock.scheduled.next("the wait's deadline to be armed") { $0 == .milliseconds(250) }
+        await server.clock.advance(by: .milliseconds(250))
         let response = try connection.readResponse()
         #expect(response.status == 504)
         #expect(response.errorCode == "timeout")
         #expect(response.errorMessage?.contains("action 1") == true)
         let session = try server.request("GET", "/sessions/\(id)").json()
         #expect((session["state"] as? [String: Any])?["isLoading"] as? Bool == true)
+        #expect((session["state"] as? [String: Any])?["fruitName"] as? String == "", "the effect's delay has not ended")
     }
 
     @Test func unknownRoutesAndMethods() throws {
@@ -184,13 +184,13 @@ import Testing
         #expect(page.text.contains("EventSource"))
     }
 
-    @Test func idleSessionsExpireAfterTheTTL() throws {
+    @Test func idleSessionsExpireAfterTheTTL() async throws {
         let server = try TestServer { $0.sessions.idleTTLSeconds = 60 }
         let idle = try server.createSession("counter")
         let busy = try server.createSession("counter")
-        server.clock.advance(by: .seconds(45))
+        await server.clock.advance(by: .seconds(45))
         _ = try server.request("GET", "/sessions/\(busy)")
-        server.clock.advance(by: .seconds(30))
+        await server.clock.advance(by: .seconds(30))
         #expect(try server.request("GET", "/sessions/\(idle)").status == 404)
         #expect(try server.request("GET", "/sessions/\(busy)").status == 200)
     }
@@ -203,12 +203,12 @@ import Testing
         _ = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#)
         _ = try server.request("GET", "/admin/sessions", headers: server.admin)
         _ = try server.request("GET", "/nowhere")
-        let lines = server.logs.records.filter { $0.message == "request" }
+        let lines = server.logs.values.filter { $0.message == "request" }
         let summary = lines.map { record in
             record.fields.filter { ["method", "route", "status"].contains($0.key) }.map { "\($0.value)" }.joined(separator: " ")
         }
         #expect(summary == ["POST POST /sessions 201", "POST POST /sessions/{id}/actions 202", "GET GET /admin/sessions 200", "GET unmatched 404"])
         #expect(lines.allSatisfy { $0.fields.contains { $0.key == "micros" } })
-        #expect(!server.logs.records.contains { record in record.fields.contains { "\($0.value)".contains(TestServer.adminToken) } || record.message.contains(TestServer.adminToken) })
+        #expect(!server.logs.values.contains { record in record.fields.contains { "\($0.value)".contains(TestServer.adminToken) } || record.message.contains(TestServer.adminToken) })
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// `GET /admin/sessions/{id}/versions/{v}` rebuilds exactly what subscribers were shown at version v;
@@ -8,9 +9,7 @@ import Testing
     /// Drives a counter through increases and decreases, recording each state an SSE subscriber saw.
     static func history(_ server: TestServer, _ id: String, steps: Int) throws -> [Int: Int] {
         _ = try server.createSession("counter", id: id)
-        let stream = try server.connect()
-        try stream.write("GET /sessions/\(id)/events HTTP/1.1\r\nHost: test\r\n\r\n")
-        _ = try stream.read(until: Array("\r\n\r\n".utf8))
+        let stream = try server.subscribe("/sessions/\(id)/events")
         var seen: [Int: Int] = [:]
         let client = try server.connect()
         for step in 0...steps {
@@ -30,60 +29,78 @@ import Testing
     }
 
     @Test func aPastVersionIsWhatSubscribersSawThen() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try DurabilityTests.server(directory) { $0.storage.snapshotEvery = 7 }
-        let seen = try Self.history(server, "past", steps: 30)
-        #expect(seen.count == 31)
-        for (version, value) in seen.sorted(by: { $0.key < $1.key }) {
-            let response = try Self.state(server, "past", at: version)
-            #expect(response.status == 200)
-            #expect((try response.json()["state"] as? [String: Any])?["value"] as? Int == value, "version \(version)")
+        try withTemporaryDirectory("timetravel") { directory in
+            let server = try TestServer(dataDirectory: directory) { $0.storage.snapshotEvery = 7 }
+            let seen = try Self.history(server, "past", steps: 30)
+            #expect(seen.count == 31)
+            for (version, value) in seen.sorted(by: { $0.key < $1.key }) {
+                let response = try Self.state(server, "past", at: version)
+                #expect(response.status == 200)
+                #expect((try response.json()["state"] as? [String: Any])?["value"] as? Int == value, "version \(version)")
+            }
+            let future = try Self.state(server, "past", at: 31)
+            #expect(future.status == 404)
+            #expect(future.errorCode == "unknown_version")
+            #expect(try Self.state(server, "nobody", at: 0).status == 404)
+            #expect(try Self.state(server, "past", at: 1).errorCode == nil)
+            #expect(try server.request("GET", "/admin/sessions/past/versions/1").status == 401)
         }
-        let future = try Self.state(server, "past", at: 31)
-        #expect(future.status == 404)
-        #expect(future.errorCode == "unknown_version")
-        #expect(try Self.state(server, "nobody", at: 0).status == 404)
-        #expect(try Self.state(server, "past", at: 1).errorCode == nil)
-        #expect(try server.request("GET", "/admin/sessions/past/versions/1").status == 401)
     }
 
-    @Test func versionsOlderThanTheRetainedHistoryAreGone() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try DurabilityTests.server(directory) {
-            $0.storage.segmentBytes = 4096
-            $0.storage.snapshotEvery = 10
+    @Test func versionsOlderThanTheRetainedHistoryAreGoneAndCannotBeForked() throws {
+        try withTemporaryDirectory("time-travel") { directory in
+            let server = try TestServer(dataDirectory: directory) {
+                $0.storage.segmentBytes = 4096
+                $0.storage.snapshotEvery = 10
+            }
+            let seen = try Self.history(server, "old", steps: 150)
+            try #require(server.server.storage).compact()
+            let gone = try Self.state(server, "old", at: 1)
+            #expect(gone.status == 410)
+            #expect(gone.errorCode == "version_gone")
+            #expect(gone.errorMessage?.contains("oldest retained version") == true)
+            let fork = try server.request("POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":1,"id":"too-late"}"#)
+            #expect(fork.status == 410)
+            #expect(fork.errorCode == "version_gone")
+            #expect(try server.request("GET", "/sessions/too-late").status == 404, "a refused fork leaves no session")
+            // The newest version is always there, and can be forked.
+            #expect((try Self.state(server, "old", at: 150).json()["state"] as? [String: Any])?["value"] as? Int == seen[150])
+            #expect(try server.request("POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":150,"id":"recent"}"#).status == 201)
         }
-        let seen = try Self.history(server, "old", steps: 150)
-        try #require(server.server.storage).compact()
-        let gone = try Self.state(server, "old", at: 1)
-        #expect(gone.status == 410)
-        #expect(gone.errorCode == "version_gone")
-        #expect(gone.errorMessage?.contains("oldest retained version") == true)
-        // The newest version is always there.
-        #expect((try Self.state(server, "old", at: 150).json()["state"] as? [String: Any])?["value"] as? Int == seen[150])
     }
 
-    @Test func forkStartsANewSessionAtAPastVersion() throws {
-        let directory = DurabilityTests.temporaryDirectory()
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let server = try DurabilityTests.server(directory)
-        let seen = try Self.history(server, "trunk", steps: 9)
-        let fork = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":5,"id":"branch"}"#)
-        #expect(fork.status == 201)
-        #expect(fork.header("Location") == "/sessions/branch")
-        let forked = try fork.json()
-        #expect(forked["version"] as? Int == 5)
-        #expect((forked["state"] as? [String: Any])?["value"] as? Int == seen[5])
-        let next = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
-        #expect(next["version"] as? Int == 6)
-        #expect((next["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
-        // The source is untouched, and the fork survives a restart like any session.
-        #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
-        let taken = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":2,"id":"branch"}"#)
-        #expect(taken.status == 409)
-        let future = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":99}"#)
-        #expect(future.status == 404)
+    @Test func forkStartsANewSessionAtAPastVersionThatSurvivesARestart() throws {
+        try withTemporaryDirectory("time-travel") { directory in
+            var server = try TestServer(dataDirectory: directory)
+            let seen = try Self.history(server, "trunk", steps: 9)
+            let fork = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":5,"id":"branch"}"#)
+            #expect(fork.status == 201)
+            #expect(fork.header("Location") == "/sessions/branch")
+            let forked = try fork.json()
+            #expect(forked["version"] as? Int == 5)
+            #expect((forked["state"] as? [String: Any])?["value"] as? Int == seen[5])
+            let next = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
+            #expect(next["version"] as? Int == 6)
+            #expect((next["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
+            // The source is untouched; an id in use and a future version are refused.
+            #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
+            let taken = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":2,"id":"branch"}"#)
+            #expect(taken.status == 409)
+            let future = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":99}"#)
+            #expect(future.status == 404)
+
+            // After a restart the fork is a session like any other, with its own history.
+            server.stop()
+            server = try TestServer(dataDirectory: directory)
+            let restarted = try server.request("GET", "/sessions/branch").json()
+            #expect(restarted["version"] as? Int == 6)
+            #expect((restarted["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
+            #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
+            let again = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
+            #expect(again["version"] as? Int == 7)
+            let past = try Self.state(server, "branch", at: 5)
+            #expect((try past.json()["state"] as? [String: Any])?["value"] as? Int == seen[5], "the fork's first version is the source's")
+            #expect(try Self.state(server, "branch", at: 4).status == 410, "the fork has no history before it")
+        }
     }
 }

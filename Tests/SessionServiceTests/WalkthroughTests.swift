@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 /// Runs the README's curl walkthrough as written, with real curl, against a started `reactor-server`,
@@ -30,49 +31,42 @@ import Testing
         return (server, steps, after)
     }
 
-    @Test func readmeWalkthroughRunsAsWritten() throws {
-        let curl = ["/usr/bin/curl", "/bin/curl"].first { FileManager.default.isExecutableFile(atPath: $0) }
-        try #require(curl != nil, "curl is needed (the CI script installs it)")
+    @Test func readmeWalkthroughRunsAsWritten() async throws {
+        _ = try TestProcess.tool("curl")
         let (start, steps, watcherExpected) = try Self.walkthrough()
         #expect(steps.count >= 10)
         #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
         #expect(!steps.contains { $0.command.contains("swift run") }, "the server starts in its own block, not among the commands")
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("walkthrough-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
-        defer { try? FileManager.default.removeItem(at: data) }
-        let server = try ServerProcess(arguments: ["--data-dir", data.path], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
-        var environment = ProcessInfo.processInfo.environment
-        environment["BASE"] = "http://127.0.0.1:\(server.port)"
+        try await withTemporaryDirectory("walkthrough") { data in
+            let server = try await ServerProcess.start(arguments: ["--data-dir", data], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
+            var environment = ProcessInfo.processInfo.environment
+            environment["BASE"] = "http://127.0.0.1:\(server.port)"
 
-        var watcher: Process?
-        let watcherOutput = Pipe()
-        for step in steps {
-            if step.command.hasSuffix("&") {
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: "/bin/bash")
-                process.arguments = ["-c", String(step.command.dropLast())]
-                process.environment = environment
-                process.standardOutput = watcherOutput
-                try process.run()
-                watcher = process
-                // Continue once the server counts the subscriber, so it sees version 0 as the README shows.
-                let admin = try TestConnection(port: server.port)
-                while !(try admin.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer let-me-in")]).text.contains(#""subscribers":1"#)) {}
-                continue
+            var watcher: TestProcess?
+            for step in steps {
+                if step.command.hasSuffix("&") {
+                    watcher = try TestProcess("/bin/bash", ["-c", String(step.command.dropLast())], environment: environment)
+                    // Continue once the server counts the subscriber, so it sees version 0 as the README shows.
+                    let admin = try server.client()
+                    try await eventually("the server to count the watcher as a subscriber") {
+                        try admin.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer let-me-in")]).text.contains(#""subscribers":1"#)
+                    }
+                    continue
+                }
+                if step.command == "wait" {
+                    let process = try #require(watcher)
+                    #expect(try await process.waitForExit() == .exited(0))
+                    // The stream ends with the blank line that terminates its last event.
+                    #expect(process.standardOutput == watcherExpected + "\n")
+                    continue
+                }
+                let result = try await TestProcess.run("/bin/bash", ["-c", step.command], environment: environment)
+                #expect(result.termination == .exited(0), "\(step.command): \(result.error)")
+                let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
+                #expect(lines == step.expected, "\(step.command)")
             }
-            if step.command == "wait" {
-                let process = try #require(watcher)
-                let output = watcherOutput.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                // The stream ends with the blank line that terminates its last event.
-                #expect(String(decoding: output, as: UTF8.self) == watcherExpected + "\n")
-                continue
-            }
-            let result = try run("/bin/bash", ["-c", step.command], environment: environment)
-            #expect(result.status == 0, "\(step.command): \(result.error)")
-            let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init).filter { !$0.isEmpty }
-            #expect(lines == step.expected, "\(step.command)")
+            #expect(watcher?.isRunning == false)
+            #expect(try await server.stop() == .exited(0))
         }
-        #expect(watcher?.isRunning == false)
-        #expect(server.stop() == 0)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 @testable import SessionService

@@ -1,6 +1,7 @@
 import Examples
 import Foundation
 import SessionService
+import ReactorServerTesting
 import Testing
 
 /// The page at `/` in a real Chromium: the session in the URL (reload and a second window reopen
@@ -20,7 +21,7 @@ import Testing
         })
         let port = server.port
         let base = "http://127.0.0.1:\(port)"
-        let reactorClock = server.reactorClock
+        let clock = server.clock
         try await Browser.run("page") { browser in
             try await browser.open(base + "/")
             try await browser.wait("the picker to list the four reactors", until: "document.querySelectorAll('#reactor option').length === 4 && !document.getElementById('reactor').disabled")
@@ -58,9 +59,9 @@ import Testing
             try await Self.button(browser, "apple").click()
             try await browser.wait("the spinner while the fruit loads", until: "!document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""isLoading": true"#))
             try await browser.screenshot("fruit-loading")
-            try await within(.seconds(20), "the fruit reactor to sleep on its clock") {
-                await reactorClock.waitForSleepers(1)
-                await reactorClock.advance(by: .milliseconds(500))
+            try await waitFor("the fruit reactor to sleep on its clock", within: .seconds(20)) {
+                await clock.reactorClock.waitForSleepers(1)
+                await clock.advance(by: .milliseconds(500))
             }
             try await browser.wait("the fruit's name, without the spinner", until: "document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""fruitName": "Apple""#))
 
@@ -80,7 +81,7 @@ import Testing
             // Deleted elsewhere: the page says so and disables its buttons, instead of reconnecting forever.
             try await browser.find("#sessionList a[href='?session=\(id)']").click()
             try await browser.wait("the counter session, live", until: Self.live(version: 2))
-            let deleted = try await offPool { try TestConnection(port: port).request("DELETE", "/sessions/\(id)").status }
+            let deleted = try await offPool { try TestClient(port: port).request("DELETE", "/sessions/\(id)").status }
             #expect(deleted == 204)
             try await browser.wait(
                 "the page to say the session was deleted and disable its buttons",
@@ -119,6 +120,6 @@ import Testing
         for button in try await browser.findAll("#buttons button") where try await button.text() == type {
             return button
         }
-        throw BrowserFailure("no action button \(type)")
+        throw TestFailure("no action button \(type)")
     }
 }

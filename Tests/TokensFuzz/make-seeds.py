@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""Writes the seed corpus of the Tokens fuzzer (Tests/TokensFuzz/seeds/) with Python's standard library.
+"""Writes the seed inputs of the Tokens fuzzer into its corpus (Tests/TokensFuzz/corpus/) with Python's standard library.
 Tokens are signed with the harness's secret so that the fuzzer starts from tokens that verify.
 
-    cd Tests/TokensFuzz/seeds && python3 ../make-seeds.py
+    cd Tests/TokensFuzz/corpus && python3 ../make-seeds.py
 """
 import base64
 import hashlib

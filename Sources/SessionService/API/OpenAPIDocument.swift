@@ -57,7 +57,7 @@ enum OpenAPIDocument {
     "/healthz": {
       "get": {"summary": "Liveness: 200 while the server accepts work.", "responses": {
         "200": {"description": "{\"status\": \"ok\"}", "content": {"application/json": {"schema": {"type": "object", "properties": {"status": {"type": "string"}}}}}},
-        "503": {"description": "Shutting down."}}}
+        "503": {"description": "Shutting down, or the journal cannot be written (error code storage_unavailable)."}}}
     },
     "/metrics": {
       "get": {"summary": "Prometheus metrics.", "responses": {"200": {"description": "Text exposition format 0.0.4.", "content": {"text/plain": {}}}}}

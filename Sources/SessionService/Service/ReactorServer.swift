@@ -44,7 +44,8 @@ public final class ReactorServer: Sendable {
             // Group commit: whatever a response or event is about to show is in the journal first.
             http.beforeWrite = { _ in storage.flushForOutput() }
         }
-        self.http = HTTPServer(configuration: http, responder: service, logger: logger.labeled("http"))
+        // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
+        self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))
     }
 
     /// Binds and starts serving; returns the bound address (port 0 picks a free port).

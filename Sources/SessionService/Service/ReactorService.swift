@@ -160,10 +160,13 @@ public final class ReactorService: HTTPResponder {
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
         case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
-            if accepting.load(ordering: .relaxed) {
-                exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
-            } else {
+            if !accepting.load(ordering: .relaxed) {
                 exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
+            } else if let reason = store.storage?.unavailableReason {
+                // API.md: 503 while the server cannot accept work, so a load balancer looks elsewhere.
+                exchange.fail(.storageUnavailable(reason))
+            } else {
+                exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
             }
         case .metrics:
             exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)

@@ -286,6 +286,9 @@ final class Session<R: Reactor>: HostedSession {
         shared.withLock { shared in
             shared.subscribers.handle(notice, for: subscriber, latest: latest(shared), reporting: reporting)
         }
+        // A subscriber leaving is the session's last activity: idle expiry and passivation count from
+        // here, not from the request before it (else a session watched for hours expires at once).
+        if case .closed = notice { touch(at: context.clock.monotonicNanoseconds()) }
     }
 
     @usableFromInline

@@ -1,13 +1,16 @@
 import Dispatch
+import HTTPServer
 import Synchronization
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// Where the service reads time and schedules deadlines (`?wait=true` timeouts, idle-session expiry).
-/// Tests inject ``ManualServiceClock`` and advance it instead of sleeping.
-public protocol ServiceClock: Sendable {
+/// Where the service reads time and schedules deadlines (`?wait=true` timeouts, idle-session expiry,
+/// storage maintenance). It is also the HTTP server's clock (connection timeouts, keep-alive comments),
+/// so one clock rules every timer; tests inject a manual one (the test toolkit's `InjectedClock`) and
+/// advance it instead of sleeping.
+public protocol ServiceClock: ServerClock {
     /// Monotonic nanoseconds, for durations.
     func monotonicNanoseconds() -> UInt64
     /// Nanoseconds since the Unix epoch, for timestamps shown to people (`"at"` in the action log).
@@ -29,13 +32,16 @@ public final class ScheduledWork: Sendable {
         if !cancelled.exchange(true, ordering: .acquiringAndReleasing) { onCancel() }
     }
 
-    /// Claims the right to run: false when cancelled (or already run).
-    func claim() -> Bool { !cancelled.exchange(true, ordering: .acquiringAndReleasing) }
+    /// Claims the right to run, for a clock about to run the work: false when cancelled (or already run).
+    public func claim() -> Bool { !cancelled.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
 /// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and Dispatch timers.
 public struct SystemServiceClock: ServiceClock {
     public init() {}
+
+    /// `CLOCK_MONOTONIC` as the HTTP server reads it.
+    public func now() -> Duration { .nanoseconds(Int64(monotonicNanoseconds())) }
 
     public func monotonicNanoseconds() -> UInt64 {
         var spec = timespec()
@@ -58,67 +64,5 @@ public struct SystemServiceClock: ServiceClock {
             if handle.claim() { work() }
         }
         return handle
-    }
-}
-
-/// A clock that moves only when a test calls ``advance(by:)``; scheduled work runs in deadline order
-/// on the advancing thread.
-public final class ManualServiceClock: ServiceClock {
-    private struct Pending {
-        var deadline: UInt64
-        var order: Int
-        var handle: ScheduledWork
-        var work: @Sendable () -> Void
-    }
-
-    private struct Storage {
-        var now: UInt64 = 1_000_000_000
-        var wallOffset: Int64 = 1_790_000_000_000_000_000
-        var pending: [Pending] = []
-        var order = 0
-    }
-
-    private let storage = Mutex(Storage())
-
-    public init() {}
-
-    public func monotonicNanoseconds() -> UInt64 { storage.withLock { $0.now } }
-
-    public func wallNanoseconds() -> Int64 { storage.withLock { $0.wallOffset + Int64($0.now) } }
-
-    @discardableResult
-    public func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork {
-        let handle = ScheduledWork()
-        let (seconds, attoseconds) = delay.components
-        let nanoseconds = UInt64(max(0, seconds)) * 1_000_000_000 + UInt64(max(0, attoseconds) / 1_000_000_000)
-        storage.withLock {
-            $0.order += 1
-            $0.pending.append(Pending(deadline: $0.now + nanoseconds, order: $0.order, handle: handle, work: work))
-        }
-        return handle
-    }
-
-    /// How many scheduled pieces of work have not run yet (cancelled ones included until their time).
-    public var pendingCount: Int { storage.withLock { $0.pending.count } }
-
-    /// Moves time forward, running every piece of work whose deadline is reached, earliest first.
-    public func advance(by duration: Duration) {
-        let (seconds, attoseconds) = duration.components
-        let target = storage.withLock { $0.now } + UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-        while true {
-            let next: Pending? = storage.withLock { state in
-                guard let index = state.pending.indices.filter({ state.pending[$0].deadline <= target })
-                    .min(by: { (state.pending[$0].deadline, state.pending[$0].order) < (state.pending[$1].deadline, state.pending[$1].order) })
-                else {
-                    state.now = target
-                    return nil
-                }
-                let item = state.pending.remove(at: index)
-                state.now = max(state.now, item.deadline)
-                return item
-            }
-            guard let next else { return }
-            if next.handle.claim() { next.work() }
-        }
     }
 }

@@ -1,4 +1,5 @@
 import NATS
+import ReactorServerTesting
 
 /// A connection to `servers` (comma-separated URLs), connected before it is returned. Requests
 /// wait up to 30 s by default: the machines that run the tests may be heavily loaded, and only the
@@ -24,7 +25,7 @@ extension Recorder where Value == NATSConnection.Status {
     /// Waits for a `connected` status after `index` changes; returns the server.
     @discardableResult
     func waitForConnected(after index: Int = 0, timeout: Duration = .seconds(15)) async throws -> String {
-        let values = try await wait(for: "connected", timeout: timeout) { values in
+        let values = try await waitUntil("connected", within: timeout) { values in
             values.dropFirst(index).contains { if case .connected = $0 { true } else { false } }
         }
         for case .connected(let server) in values.dropFirst(index) { return server }

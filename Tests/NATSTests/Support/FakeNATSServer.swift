@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Synchronization
 
 #if canImport(Glibc)
@@ -21,7 +22,7 @@ final class FakeNATSServer: Sendable {
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
         guard bound == 0, listen(fd, 16) == 0 else {
             close(fd)
-            throw FixtureError(description: "fake server: bind/listen failed: errno \(errno)")
+            throw TestFailure("fake server: bind/listen failed: errno \(errno)")
         }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }

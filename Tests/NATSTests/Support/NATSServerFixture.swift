@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -6,8 +7,8 @@ import Testing
 import Glibc
 #endif
 
-// Real `nats-server` processes for tests, self-contained so that other test targets can copy or
-// share it: one node, or a 3-node JetStream cluster on loopback, each in its own temporary folder
+// Real `nats-server` processes for tests, launched with the test toolkit's TestProcess:
+// one node, or a 3-node JetStream cluster on loopback, each in its own temporary folder
 // on free ports; start, stop, kill -9, pause (SIGSTOP), resume and restart on the same port and
 // store. Every wait is bounded and fails with a message that includes the server's log.
 //
@@ -19,75 +20,8 @@ import Glibc
 // Convention for the missing binary: with `CI` set the tests run and fail with how to install it;
 // otherwise they are skipped with that reason (`.enabled(if: NATSServerProcess.canRun, …)`).
 
-/// A test failed in the fixture itself (a server did not start, did not stop …).
-struct FixtureError: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// A text that grows (a process's output) and waiters for something to appear in it.
-final class GrowingLog: Sendable {
-    private let state = Mutex<(text: String, waiters: [(id: Int, from: Int, needle: String, continuation: CheckedContinuation<Bool, Never>)], nextID: Int, expired: Set<Int>)>(("", [], 0, []))
-
-    /// Everything so far.
-    var text: String { state.withLock { $0.text } }
-
-    /// The current length in UTF-8 bytes, to wait for something that appears after now.
-    var length: Int { state.withLock { $0.text.utf8.count } }
-
-    func append(_ chunk: String) {
-        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
-            state.text += chunk
-            let text = state.text
-            var ready: [CheckedContinuation<Bool, Never>] = []
-            state.waiters.removeAll { waiter in
-                guard Self.contains(text, waiter.needle, from: waiter.from) else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
-        }
-        for continuation in ready { continuation.resume(returning: true) }
-    }
-
-    /// Waits until `needle` appears after byte `from`; false if `timeout` passes first.
-    func waitFor(_ needle: String, from: Int = 0, timeout: Duration) async -> Bool {
-        let id = state.withLock { state -> Int in
-            state.nextID += 1
-            return state.nextID
-        }
-        let timer = Task {
-            try? await Task.sleep(for: timeout)
-            let waiter = state.withLock { state -> CheckedContinuation<Bool, Never>? in
-                guard let index = state.waiters.firstIndex(where: { $0.id == id }) else {
-                    state.expired.insert(id)
-                    return nil
-                }
-                return state.waiters.remove(at: index).continuation
-            }
-            waiter?.resume(returning: false)
-        }
-        defer { timer.cancel() }
-        return await withCheckedContinuation { continuation in
-            let found = state.withLock { state -> Bool? in
-                if Self.contains(state.text, needle, from: from) { return true }
-                if state.expired.remove(id) != nil { return false }
-                state.waiters.append((id, from, needle, continuation))
-                return nil
-            }
-            if let found { continuation.resume(returning: found) }
-        }
-    }
-
-    private static func contains(_ text: String, _ needle: String, from: Int) -> Bool {
-        let bytes = Array(text.utf8.dropFirst(from))
-        let pattern = Array(needle.utf8)
-        guard bytes.count >= pattern.count else { return false }
-        return (0...(bytes.count - pattern.count)).contains { bytes[$0..<$0 + pattern.count].elementsEqual(pattern) }
-    }
-}
-
 /// One `nats-server` process, restartable on the same port and store.
-final class NATSServerProcess: @unchecked Sendable {
+final class NATSServerProcess: Sendable {
     /// Where Debian's package installs the server.
     static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
     /// Whether tests that need the server run: it is installed, or `CI` is set (then a missing
@@ -99,14 +33,17 @@ final class NATSServerProcess: @unchecked Sendable {
     let port: Int
     let directory: String
     let arguments: [String]
-    let log = GrowingLog()
-    private let lock = NSLock()
-    private var process: Process?
-    private var exited: GrowingLog?
+    /// The running process (the toolkit's launcher); a restart makes a new one.
+    private let current = Mutex<TestProcess?>(nil)
+    /// What earlier runs of this server wrote, for failure messages.
+    private let earlier = Mutex("")
 
     /// `nats://127.0.0.1:<port>`.
     var url: String { "nats://127.0.0.1:\(port)" }
-    var pid: Int32 { lock.withLock { process?.processIdentifier ?? 0 } }
+    var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
+
+    /// Everything this server wrote so far, over its restarts.
+    var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
 
     /// A server with `arguments` (its port, store and name are added), not started yet.
     init(name: String, port: Int, directory: String, arguments: [String]) {
@@ -134,46 +71,23 @@ final class NATSServerProcess: @unchecked Sendable {
 
     /// Launches the process and waits (bounded) for "Server is ready".
     func launch() async throws {
-        guard let binary = Self.binary else { throw FixtureError(description: Self.missing) }
-        let from = log.length
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: directory)
-        let pipe = Pipe()
-        process.standardError = pipe
-        process.standardOutput = pipe
-        let exited = GrowingLog()
-        process.terminationHandler = { exited.append("exit \($0.terminationStatus)") }
-        try process.run()
-        lock.withLock {
-            self.process = process
-            self.exited = exited
-        }
-        let log = self.log
-        Thread.detachNewThread {
-            let handle = pipe.fileHandleForReading
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { return }
-                log.append(String(decoding: data, as: UTF8.self))
-            }
-        }
-        guard await log.waitFor("Server is ready", from: from, timeout: .seconds(60)) else {
-            process.terminate()
-            throw FixtureError(description: "nats-server \(name) did not become ready within 60 s; its log:\n\(log.text)")
+        guard let binary = Self.binary else { throw TestFailure(Self.missing) }
+        let process = try TestProcess(binary, arguments, directory: directory)
+        current.withLock { $0 = process }
+        do {
+            try await process.errorLines.next("nats-server \(name) to be ready", within: .seconds(60)) { $0.contains("Server is ready") }
+        } catch {
+            process.signal(SIGKILL)
+            throw TestFailure("\(error); its log:\n\(log)")
         }
     }
 
     /// Sends `signal` and waits (bounded) for the process to exit.
     func stop(signal: Int32 = SIGTERM) async throws {
-        guard let (process, exited) = lock.withLock({ self.process.map { ($0, self.exited!) } }) else { return }
-        Glibc.kill(process.processIdentifier, signal)
-        guard await exited.waitFor("exit", timeout: .seconds(60)) else {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            throw FixtureError(description: "nats-server \(name) did not exit within 60 s of signal \(signal)")
-        }
-        lock.withLock { self.process = nil }
+        guard let process = current.withLock({ $0 }) else { return }
+        try await process.stop(signal: signal, within: .seconds(60))
+        current.withLock { $0 = nil }
+        earlier.withLock { $0 += process.standardError + process.standardOutput }
     }
 
     /// `kill -9`: the server dies without a goodbye, as in a crash.
@@ -209,32 +123,29 @@ final class NATSServerProcess: @unchecked Sendable {
     }
 
     deinit {
-        // A safety net for a server nobody shut down: no process or folder outlives the tests.
-        if let process = process, process.isRunning {
-            Glibc.kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // A safety net for a server nobody shut down: no folder outlives the tests (a process left
+        // running is killed when its TestProcess is released).
         try? FileManager.default.removeItem(atPath: directory)
     }
 
     /// A new folder under the system's temporary folder.
     static func temporaryDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/nats-test-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw FixtureError(description: "mkdtemp failed: errno \(errno)") }
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
         return String(cString: made)
     }
 
     /// A TCP port nobody listens on now (bound to 127.0.0.1:0 and released).
     static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw FixtureError(description: "socket failed: errno \(errno)") }
+        guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0 else { throw FixtureError(description: "bind failed: errno \(errno)") }
+        guard bound == 0 else { throw TestFailure("bind failed: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -256,7 +167,7 @@ final class NATSTestCluster: Sendable {
 
     /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is ready.
     static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
-        guard NATSServerProcess.binary != nil else { throw FixtureError(description: NATSServerProcess.missing) }
+        guard NATSServerProcess.binary != nil else { throw TestFailure(NATSServerProcess.missing) }
         let directory = try NATSServerProcess.temporaryDirectory()
         let clientPorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
         let routePorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }

@@ -2,6 +2,7 @@ import Examples
 import Foundation
 import Logs
 import ReactorClient
+import ReactorServerTesting
 import ReactorsTesting
 import SessionService
 import Synchronization
@@ -46,10 +47,8 @@ final class LiveServer: Sendable {
     /// Shuts the server down gracefully (streams end, the journal is synced) and waits until it has stopped.
     func stop() async throws {
         let server = running.withLock { $0.take() }
-        try await offPool {
-            server?.shutdown()
-            server?.waitUntilStopped()
-        }
+        server?.shutdown()
+        try await waitFor("the server to stop") { try await offPool { server?.waitUntilStopped() } }
     }
 
     /// Starts a new server on the same port over the same data folder.
@@ -66,12 +65,14 @@ final class LiveServer: Sendable {
         configuration.http.loops = 2
         configuration.admin.token = adminToken
         configuration.storage.dataDir = dataDirectory
+        // The injected clock never reaches a shutdown deadline: stopping closes what remains at once.
+        configuration.http.shutdownDeadlineSeconds = 0
         configure(&configuration)
         var catalog = ReactorCatalog()
         catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions) { CounterReactor() }
         catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions) { TodoReactor() }
         catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions) { FruitReactor(clock: TestClock()) }
-        return try ReactorServer(catalog: catalog, configuration: configuration, clock: ManualServiceClock(),
+        return try ReactorServer(catalog: catalog, configuration: configuration, clock: InjectedClock(),
                                  logger: Logger(label: "client-test", level: .debug, handler: logs))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Synchronization
 
 /// A value tests wait on: every `update` wakes the waiters whose condition now holds. Waiting is bounded; the
@@ -39,15 +40,11 @@ final class Observed<Value: Sendable>: Sendable {
 
     /// Returns the value once `condition` holds; fails after `timeout` saying `what` was awaited.
     @discardableResult
-    func wait(_ what: String, timeout: Duration = .seconds(30), until condition: @escaping @Sendable (Value) -> Bool) async throws -> Value {
-        try await withThrowingTaskGroup(of: Value.self) { group in
-            group.addTask { try await self.waitUnbounded(condition) }
-            group.addTask {
-                try await Task.sleep(for: timeout)
-                throw WaitFailure(description: "\(what): not within \(timeout); the value is \(self.value)")
-            }
-            defer { group.cancelAll() }
-            return try await group.next()!
+    func wait(_ what: String, timeout: Duration = defaultBound, until condition: @escaping @Sendable (Value) -> Bool) async throws -> Value {
+        do {
+            return try await waitFor(what, within: timeout) { try await self.waitUnbounded(condition) }
+        } catch let failure as TestFailure {
+            throw TestFailure("\(failure.description); the value is \(value)")
         }
     }
 
@@ -75,20 +72,6 @@ final class Observed<Value: Sendable>: Sendable {
                 return state.waiters.remove(at: index).continuation
             }
             cancelled?.resume(throwing: CancellationError())
-        }
-    }
-}
-
-/// A bounded wait that ran out.
-struct WaitFailure: Error, CustomStringConvertible {
-    var description: String
-}
-
-/// Runs blocking work (a server's shutdown) on its own thread, off the cooperative pool the tests share.
-func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread.detachNewThread {
-            continuation.resume(with: Result { try work() })
         }
     }
 }

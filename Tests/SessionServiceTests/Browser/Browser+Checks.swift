@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ReactorServerTesting
 import Testing
 
 /// Waiting for the page, reading its console log, and screenshots.
@@ -38,7 +39,7 @@ extension Browser {
         guard answer?["ok"] as? Bool != true else { return }
         let statuses = (answer?["statuses"] as? [String] ?? []).joined(separator: " | ")
         let shot = try? await screenshot("timeout")
-        throw BrowserFailure("""
+        throw TestFailure("""
             timed out after \(timeout) waiting for \(what) (\(predicate)) at \(answer?["url"] as? String ?? "?"); \
             the page's status lines: \(statuses.isEmpty ? "none" : statuses)\(shot.map { "; screenshot \($0.path)" } ?? "")
             """)
@@ -65,7 +66,7 @@ extension Browser {
     @discardableResult
     func screenshot(_ name: String) async throws -> URL {
         guard let encoded = try await command("GET", "/screenshot") as? String, let png = Data(base64Encoded: encoded) else {
-            throw BrowserFailure("the screenshot of \(name) was not base64 PNG")
+            throw TestFailure("the screenshot of \(name) was not base64 PNG")
         }
         screenshotCount += 1
         let file = screenshots.appendingPathComponent(String(format: "%02d-%@.png", screenshotCount, name))
@@ -77,40 +78,5 @@ extension Browser {
     /// The text of the element with this id (empty when there is none).
     func text(of id: String) async throws -> String {
         try await execute("const e = document.getElementById(arguments[0]); return e ? e.textContent : '';", [id]) as? String ?? ""
-    }
-}
-
-/// Runs `operation`, failing with `what` if it has not finished within `timeout` (for waits that
-/// have no bound of their own, such as a test clock's sleepers); the operation is left behind, cancelled.
-func within(_ timeout: Duration, _ what: String, _ operation: @escaping @Sendable () async throws -> Void) async throws {
-    let outcome = FirstOutcome()
-    try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-        outcome.pending.withLock { $0 = continuation }
-        let finish = { @Sendable (result: Result<Void, any Error>) in outcome.resume(with: result) }
-        let work = Task {
-            do {
-                try await operation()
-                finish(.success(()))
-            } catch {
-                finish(.failure(error))
-            }
-        }
-        Task {
-            try? await Task.sleep(for: timeout)
-            finish(.failure(BrowserFailure("timed out after \(timeout) waiting for \(what)")))
-            work.cancel()
-        }
-    }
-}
-
-/// A continuation resumed by the first of several racers; later ones find it gone.
-final class FirstOutcome: Sendable {
-    let pending = Mutex<CheckedContinuation<Void, any Error>?>(nil)
-
-    func resume(with result: Result<Void, any Error>) {
-        pending.withLock { continuation in
-            continuation?.resume(with: result)
-            continuation = nil
-        }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -25,73 +26,40 @@ enum BrowserPrograms {
         Comment(rawValue: "chromium or chromedriver is not installed: \(installHint); skipped here, a failure when CI is set")
     }
 
-    /// Both paths, or an error carrying the install hint.
+    /// Both paths, or a failure carrying the install hint.
     static func require() throws -> (chromium: String, chromedriver: String) {
         guard let chromium, let chromedriver else {
             let missing = [chromium == nil ? "chromium" : nil, chromedriver == nil ? "chromedriver" : nil].compactMap { $0 }
-            throw BrowserFailure("\(missing.joined(separator: " and ")) not found on PATH: \(installHint)")
+            throw TestFailure("\(missing.joined(separator: " and ")) not found on PATH: \(installHint)")
         }
         return (chromium, chromedriver)
     }
 
     static func find(_ names: [String]) -> String? {
-        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        for name in names {
-            for directory in path.split(separator: ":") {
-                let candidate = "\(directory)/\(name)"
-                if access(candidate, X_OK) == 0 { return candidate }
-            }
-        }
-        return nil
+        names.lazy.compactMap { try? TestProcess.tool($0) }.first
     }
 }
 
-/// What went wrong driving the browser, in words that name what did not happen.
-struct BrowserFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
 /// A `chromedriver` process on a free port of 127.0.0.1 (it picks one with `--port=0` and says which).
-final class ChromeDriver: @unchecked Sendable {
-    let process = Process()
+final class ChromeDriver: Sendable {
+    let process: TestProcess
     let port: Int
-    /// What chromedriver printed (it prints little without --verbose).
-    let output = ServerProcess.Output()
 
-    /// Starts chromedriver and waits (at most `timeoutSeconds`) for the line naming its port.
-    init(path: String, timeoutSeconds: Double = 30) throws {
-        process.executableURL = URL(fileURLWithPath: path)
-        process.arguments = ["--port=0"]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let found = DispatchSemaphore(value: 0)
-        let handle = pipe.fileHandleForReading
-        let output = self.output
-        // Reads until the end, so chromedriver never blocks on a full pipe.
-        Thread.detachNewThread {
-            var signalled = false
-            while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                output.append(String(decoding: data, as: UTF8.self))
-                let text = output.value
-                if !signalled, Self.port(in: text) != nil {
-                    signalled = true
-                    found.signal()
-                }
-            }
-            if !signalled { found.signal() }
-        }
-        let waited = found.wait(timeout: .now() + timeoutSeconds)
-        let text = output.value
-        guard waited == .success, let port = Self.port(in: text) else {
-            process.terminate()
-            throw BrowserFailure("chromedriver did not say which port it listens on within \(timeoutSeconds) s; it printed: \(text)")
-        }
+    private init(process: TestProcess, port: Int) {
+        self.process = process
         self.port = port
+    }
+
+    /// Starts chromedriver and waits (bounded) for the line naming its port.
+    static func start(path: String, within bound: Duration = .seconds(30)) async throws -> ChromeDriver {
+        let process = try TestProcess(path, ["--port=0"])
+        do {
+            let line = try await process.outputLines.next("chromedriver to say which port it listens on", within: bound) { port(in: $0) != nil }
+            return ChromeDriver(process: process, port: port(in: line)!)
+        } catch {
+            process.signal(SIGKILL)
+            throw TestFailure("\(error); it printed: \(process.standardOutput)\(process.standardError)")
+        }
     }
 
     /// The port from "ChromeDriver was started successfully on port 41234."
@@ -102,12 +70,11 @@ final class ChromeDriver: @unchecked Sendable {
         return rest.isEmpty ? nil : Int(digits)
     }
 
-    /// Ends chromedriver and waits for it (end the WebDriver session first: that quits the browser).
-    func stop() {
+    /// Ends chromedriver and waits, bounded, for it (end the WebDriver session first: that quits the browser).
+    func stop() async {
         guard process.isRunning else { return }
         // SIGKILL: Foundation starts children with the signal mask of the spawning thread, where
         // SIGTERM is blocked, so chromedriver would never see a SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = try? await process.stop(signal: SIGKILL)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// screenshots and the console log. ``run(_:_:)`` starts it, runs the test's body, fails the test on
 /// any console error left unchecked, and closes it; one browser runs at a time.
 ///
-/// Commands go over the tests' own HTTP/1.1 client (``TestConnection``), not `URLSession`: the
+/// Commands go over the tests' own HTTP/1.1 client (``TestClient``), not `URLSession`: the
 /// toolchain's FoundationNetworking aborts on chromedriver's header lines, which have no space after
 /// the colon (valid per RFC 9110; fixed in swift-corelibs-foundation #5527, after Swift 6.3.1).
 ///
@@ -57,7 +58,7 @@ final class Browser: @unchecked Sendable {
     }
 
     static func start(name: String, chromium: String, chromedriver: String) async throws -> Browser {
-        let driver = try await offPool { try ChromeDriver(path: chromedriver) }
+        let driver = try await ChromeDriver.start(path: chromedriver)
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("browser-profile-\(unique)")
         let screenshots = FileManager.default.temporaryDirectory.appendingPathComponent("browser-screenshots-\(name)-\(unique)")
@@ -81,12 +82,12 @@ final class Browser: @unchecked Sendable {
         do {
             answer = try await Self.send("POST", port: driver.port, path: "/session", body: ["capabilities": ["alwaysMatch": capabilities]])
         } catch {
-            driver.stop()
-            throw BrowserFailure("chromium did not start through chromedriver: \(error)")
+            await driver.stop()
+            throw TestFailure("chromium did not start through chromedriver: \(error)")
         }
         guard let session = (answer as? [String: Any])?["sessionId"] as? String else {
-            driver.stop()
-            throw BrowserFailure("chromedriver answered a new session without an id: \(String(describing: answer))")
+            await driver.stop()
+            throw TestFailure("chromedriver answered a new session without an id: \(String(describing: answer))")
         }
         print("browser test \(name): screenshots in \(screenshots.path)")
         return Browser(driver: driver, session: session, profile: profile, screenshots: screenshots)
@@ -102,7 +103,7 @@ final class Browser: @unchecked Sendable {
     /// Ends the session (the browser quits), chromedriver, and removes the profile.
     func close() async {
         _ = try? await command("DELETE", "")
-        driver.stop()
+        await driver.stop()
         try? FileManager.default.removeItem(at: profile)
     }
 
@@ -118,10 +119,10 @@ final class Browser: @unchecked Sendable {
         let text = try body.map { String(decoding: try JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
         let response = try await offPool {
             // chromedriver refuses a Host other than its own address (DNS rebinding), so the head is written here.
-            let connection = try TestConnection(port: port, timeoutSeconds: 150)
+            let connection = try TestClient(port: port, readTimeout: .seconds(150))
             var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n"
             if let text { head += "Content-Type: application/json\r\nContent-Length: \(text.utf8.count)\r\n" }
-            try connection.write(head + "\r\n" + (text ?? ""))
+            try connection.send(head + "\r\n" + (text ?? ""))
             return try connection.readResponse(method: method)
         }
         let data = Data(response.body)
@@ -131,7 +132,7 @@ final class Browser: @unchecked Sendable {
             let error = value as? [String: Any]
             let name = error?["error"] as? String ?? "HTTP \(status)"
             let message = (error?["message"] as? String ?? String(decoding: data, as: UTF8.self)).split(separator: "\n").first.map(String.init) ?? ""
-            throw BrowserFailure("WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): \(name): \(message)")
+            throw TestFailure("WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): \(name): \(message)")
         }
         return value is NSNull ? nil : value
     }
@@ -148,7 +149,7 @@ final class Browser: @unchecked Sendable {
     /// The first element matching the CSS selector; an error naming the selector when there is none.
     func find(_ selector: String) async throws -> WebElement {
         let answer = try await command("POST", "/element", ["using": "css selector", "value": selector])
-        guard let id = (answer as? [String: Any])?[WebElement.key] as? String else { throw BrowserFailure("no element matches \(selector)") }
+        guard let id = (answer as? [String: Any])?[WebElement.key] as? String else { throw TestFailure("no element matches \(selector)") }
         return WebElement(browser: self, id: id, selector: selector)
     }
 
@@ -172,7 +173,7 @@ final class Browser: @unchecked Sendable {
     /// Opens a new window (not a tab, so it is never in the background) and returns its handle.
     func newWindow() async throws -> String {
         let answer = try await command("POST", "/window/new", ["type": "window"])
-        guard let handle = (answer as? [String: Any])?["handle"] as? String else { throw BrowserFailure("no handle for a new window: \(String(describing: answer))") }
+        guard let handle = (answer as? [String: Any])?["handle"] as? String else { throw TestFailure("no handle for a new window: \(String(describing: answer))") }
         return handle
     }
 

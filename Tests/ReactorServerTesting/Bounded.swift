@@ -1,0 +1,99 @@
+import Foundation
+import Synchronization
+
+/// Awaits `body`, or fails after `bound` with a ``TestFailure`` naming `what` did not happen; for any
+/// wait that has no bound of its own (a gate, `waitForEffects()`, a task's value). `body` need not
+/// honour cancellation: at the bound the test goes on failing and `body` is cancelled and left behind.
+///
+/// ```swift
+/// try await waitFor("the effect to start") { await started.wait() }
+/// ```
+@discardableResult
+public func waitFor<T: Sendable>(
+    _ what: String, within bound: Duration = defaultBound, _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
+    let race = Race<T>()
+    return try await withCheckedThrowingContinuation { continuation in
+        race.start(continuation)
+        race.add(Task {
+            guard (try? await Task.sleep(for: bound)) != nil else { return }
+            race.finish(.failure(TestFailure("waited \(bound.spoken) for \(what); it did not happen")))
+        })
+        race.add(Task {
+            do {
+                race.finish(.success(try await body()))
+            } catch {
+                race.finish(.failure(error))
+            }
+        })
+    }
+}
+
+/// The body and the timer of one ``waitFor(_:within:_:)``: whichever finishes first resumes the
+/// waiter and cancels the other.
+private final class Race<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var tasks: [Task<Void, Never>] = []
+        var finished = false
+    }
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>) { state.withLock { $0.continuation = continuation } }
+
+    func add(_ task: Task<Void, Never>) {
+        let finished = state.withLock { state -> Bool in
+            state.tasks.append(task)
+            return state.finished
+        }
+        if finished { task.cancel() }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            defer {
+                state.continuation = nil
+                state.finished = true
+            }
+            return (state.continuation, state.tasks)
+        }
+        guard let continuation else { return }
+        continuation.resume(with: result)
+        for task in tasks { task.cancel() }
+    }
+}
+
+/// Checks `condition` again and again (yielding between checks) until it holds, failing after `bound`
+/// with a ``TestFailure`` naming `what`; for states no event announces (a count in an admin listing).
+/// Prefer an event (a ``Recorder``, a read on a ``TestClient``) where there is one.
+///
+/// ```swift
+/// try await eventually("the server to count the subscriber") {
+///     try server.request("GET", "/admin/sessions", headers: server.admin).text.contains(#""subscribers":1"#)
+/// }
+/// ```
+public func eventually(_ what: String, within bound: Duration = defaultBound, _ condition: () async throws -> Bool) async throws {
+    let start = ContinuousClock.now
+    while try await !condition() {
+        guard ContinuousClock.now - start < bound else {
+            throw TestFailure("waited \(bound.spoken) for \(what); it did not happen")
+        }
+        // Not a wait for the event itself: a pause between two looks, so the check does not spin a core.
+        try await Task.sleep(for: .milliseconds(2))
+    }
+}
+
+/// Runs blocking work (a build, a child process, socket reads that wait on the server) on a thread of
+/// its own and awaits it. Swift Testing runs tests on the cooperative pool (one thread per core): a test
+/// blocking a pool thread starves every in-process reactor whose effects need the pool.
+///
+/// ```swift
+/// let response = try await offPool { try client.request("POST", "/sessions/s/actions?wait=true", body: body) }
+/// ```
+public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread.detachNewThread {
+            continuation.resume(with: Result { try work() })
+        }
+    }
+}

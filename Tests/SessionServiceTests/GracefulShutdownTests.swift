@@ -1,0 +1,93 @@
+import Foundation
+import HTTPServer
+import ReactorServerTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// SIGTERM on a durable `reactor-server` with work in flight: what finishes within
+/// `http.shutdownDeadlineSeconds` is answered and journaled; what does not is cut off and, after a
+/// restart, shows as interrupted. Either way the process exits 0 and nothing acknowledged is lost.
+@Suite struct GracefulShutdownTests {
+    static let token = "graceful-admin-token"
+    static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
+
+    /// A durable server whose `search` reactor asks `upstream`, which the test answers when it chooses.
+    static func start(_ directory: String, upstream: SocketAddress, deadline: Int = 30) async throws -> ServerProcess {
+        try await ServerProcess.start(
+            arguments: ["--data-dir", directory, "--set", "search.baseURL=http://127.0.0.1:\(upstream.port)",
+                        "--set", "search.timeoutSeconds=600", "--set", "http.shutdownDeadlineSeconds=\(deadline)"],
+            environment: ["REACTOR_ADMIN_TOKEN": token])
+    }
+
+    /// Starts a search (`?wait=true`) and 50 counter actions; returns once the search waits on the
+    /// upstream and the 50 are acknowledged, with the connection still waiting for the search's answer.
+    static func startWork(_ server: ServerProcess, upstream: HoldingResponder) async throws -> TestClient {
+        let setup = try server.client()
+        #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
+        #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"tally"}"#).status == 201)
+        let waiting = try server.client()
+        let body = #"{"type":"updateQuery","query":"swift"}"#
+        try waiting.send("POST /sessions/finder/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+        try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
+        let action = "POST /sessions/tally/actions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
+        try setup.send(String(repeating: action, count: 50))
+        for seq in 1...50 { #expect(try setup.readResponse().json()["seq"] as? Int == seq) }
+        return waiting
+    }
+
+    @Test func workInFlightFinishesAndIsDurable() async throws {
+        let upstream = HoldingResponder()
+        try await withHTTPServer(upstream) { _, address in
+            try await withTemporaryDirectory("graceful") { directory in
+                var server = try await Self.start(directory, upstream: address)
+                let waiting = try await Self.startWork(server, upstream: upstream)
+                server.process.signal(SIGTERM)
+                try await server.process.errorLines.next("the server to begin shutting down") { $0.contains(#""msg":"shutting down""#) }
+                // Shutting down, with the search still in flight: the upstream answers now.
+                let items = #"{"items":[{"full_name":"swift/one"},{"full_name":"swift/two"}]}"#
+                upstream.requests.values[0].writer.respond(status: 200, headers: ["Content-Type": "application/json"], body: Array(items.utf8))
+                let answer = try waiting.readResponse()
+                #expect(answer.status == 200)
+                #expect(answer.header("Connection") == "close")
+                #expect(try answer.json()["version"] as? Int == 3)
+                #expect(try await server.process.waitForExit() == .exited(0))
+
+                server = try await Self.start(directory, upstream: address)
+                let client = try server.client()
+                let finder = try client.request("GET", "/sessions/finder").json()
+                #expect(finder["version"] as? Int == 3)
+                #expect((finder["state"] as? [String: Any])?["items"] as? [String] == ["swift/one", "swift/two"])
+                let log = try client.request("GET", "/admin/sessions/finder/actions", headers: Self.admin).json()["actions"] as? [[String: Any]]
+                #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [false], "a finished action is not interrupted")
+                #expect(try client.request("GET", "/sessions/tally").json()["version"] as? Int == 50)
+                #expect(try await server.stop() == .exited(0))
+            }
+        }
+    }
+
+    @Test func workStillInFlightAtTheDeadlineIsCutOffAndMarkedInterrupted() async throws {
+        let upstream = HoldingResponder()
+        try await withHTTPServer(upstream) { _, address in
+            try await withTemporaryDirectory("graceful") { directory in
+                // The upstream never answers: at the 1 s deadline the waiting request is cut off.
+                var server = try await Self.start(directory, upstream: address, deadline: 1)
+                let waiting = try await Self.startWork(server, upstream: upstream)
+                #expect(try await server.stop(signal: SIGTERM) == .exited(0))
+                #expect(try waiting.readToEnd().isEmpty, "no answer for work cut off at the deadline")
+
+                server = try await Self.start(directory, upstream: address)
+                let client = try server.client()
+                #expect(try client.request("GET", "/sessions/finder").json()["version"] as? Int == 2)
+                let log = try client.request("GET", "/admin/sessions/finder/actions", headers: Self.admin).json()["actions"] as? [[String: Any]]
+                #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [true])
+                #expect(try client.request("GET", "/sessions/tally").json()["version"] as? Int == 50)
+                #expect(try await server.stop() == .exited(0))
+                #expect(upstream.requests.values.map { $0.query("q") } == ["swift"], "an interrupted action is never re-run")
+                upstream.answerAll(status: 503)
+            }
+        }
+    }
+}
