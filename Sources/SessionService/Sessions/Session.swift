@@ -61,7 +61,7 @@ final class Session<R: Reactor>: HostedSession {
         runtime = ReactorRuntime(InstrumentedReactor(reactor, context: context, sessionID: id), restoring: checkpoint)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
-        var actionLog = ActionLog(limit: context.limits.actionLogLimit)
+        var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
         makeStateLimit = { session in StateLimit(limit: session.context.limits.maxStateBytes, context: session.context, sessionID: session.id) }
@@ -87,15 +87,25 @@ final class Session<R: Reactor>: HostedSession {
 
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+        try send(actionBody: actionBody, completion: completion, encodeAction: nil)
+    }
+
+    /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
+    /// (specialized where the reactor was registered; without it the type is asked at run time).
+    @inlinable
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(APIError) -> UInt64 {
         if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
             throw APIError.storageUnavailable(reason)
         }
         let action: R.Action
+        // What the log and the journal keep: the action as it decoded, not the body as sent.
+        let json: [UInt8]
         do {
-            action = try decodeAction(R.Action.self, from: actionBody, parser: context.limits.bodyParser)
+            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
         } catch {
             throw APIError.action(error, reactor: reactorName)
         }
+        if journal != nil, json.count > SessionStorage.maxActionBytes { throw APIError.actionTooLarge(json.count) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
@@ -116,8 +126,8 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { _ in journal.completed(ticket) }
                     }
-                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: actionBody, stubbed: receipt.isStubbed))
-                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: actionBody)
+                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -129,7 +139,7 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: actionBody, stubbed: receipt.isStubbed))
+                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
                 return receipt.seq
             }
         } catch {
