@@ -28,16 +28,30 @@ enum BareAction {
         }
     }
 
+    /// A decoded bare action and its canonical JSON (see ``decodeActionWithJSON(_:from:)``), one
+    /// buffer shared by every action log entry of that case.
+    @usableFromInline
+    struct Cached: Sendable {
+        @usableFromInline let value: any Sendable
+        @usableFromInline let json: [UInt8]
+
+        @usableFromInline
+        init(value: any Sendable, json: [UInt8]) {
+            self.value = value
+            self.json = json
+        }
+    }
+
     /// Bounded, because case names come from clients (only successful decodes are stored).
     static let capacity = 4096
-    @usableFromInline static let cache = Mutex<[Key: any Sendable]>([:])
+    @usableFromInline static let cache = Mutex<[Key: Cached]>([:])
 
     /// A decoded bare action, found by its type and the bytes of its case name.
     @usableFromInline
     struct RecentEntry: Sendable {
         let type: ObjectIdentifier
         let name: [UInt8]
-        let value: any Sendable
+        let cached: Cached
     }
 
     /// The first bare actions decoded (a handful of case names per type in practice), searched by
@@ -45,29 +59,29 @@ enum BareAction {
     static let recentCapacity = 16
     @usableFromInline static let recent = Mutex<[RecentEntry]>([])
 
-    /// The cached value of bare action `name` of `type` from `recent`, or nil.
+    /// The cached bare action `name` of `type` from `recent`, or nil.
     @usableFromInline
-    static func recentValue(type: ObjectIdentifier, name: UnsafeBufferPointer<UInt8>) -> (any Sendable)? {
+    static func recentValue(type: ObjectIdentifier, name: UnsafeBufferPointer<UInt8>) -> Cached? {
         recent.withLock { entries in
             for entry in entries where entry.type == type && entry.name.count == name.count {
                 let same = entry.name.withUnsafeBufferPointer { stored in
                     for i in 0..<stored.count where stored[i] != name[i] { return false }
                     return true
                 }
-                if same { return entry.value }
+                if same { return entry.cached }
             }
             return nil
         }
     }
 
     /// Remembers a decoded bare action in `recent` while there is room.
-    static func remember(type: ObjectIdentifier, name: String, value: any Sendable) {
+    static func remember(type: ObjectIdentifier, name: String, cached: Cached) {
         recent.withLock { entries in
             // Once full, checked before any bytes are copied: every later bare action comes here.
             guard entries.count < recentCapacity else { return }
             let bytes = Array(name.utf8)
             guard !entries.contains(where: { $0.type == type && $0.name == bytes }) else { return }
-            entries.append(RecentEntry(type: type, name: bytes, value: value))
+            entries.append(RecentEntry(type: type, name: bytes, cached: cached))
         }
     }
 

@@ -34,16 +34,39 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
         BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
     }
-    if let recent = recent ?? nil, let cached = recent as? A {
+    if let recent = recent ?? nil, let cached = recent.value as? A {
         return cached
     }
-    return try decodeActionFillingCache(type, from: bytes, parser: parser)
+    return try decodeActionFillingCache(type, from: bytes, parser: parser, json: false, encode: nil).action
+}
+
+/// Decodes one action and returns it with its canonical JSON: the decoded value encoded again in the
+/// same `{"type": …}` shape (``encodeAction(_:)``), so members the type does not read are gone and
+/// whitespace is not kept; what a log keeps is what the reactor got. An action type that is not
+/// `Encodable` (or does not encode as such an object) gets the body as parsed, written compactly.
+///
+/// Bare actions (`{"type":"increase"}`) come from the cache with their JSON: one shared buffer.
+/// `encode`, when given, encodes an action (a closure specialized for `A` where it is known to be
+/// `Encodable`; without it the type is asked at run time, which costs a conformance lookup per action).
+@inlinable
+public func decodeActionWithJSON<A: Decodable & Sendable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser(), encode: ((A) throws -> [UInt8])? = nil
+) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
+    let recent = bytes.withContiguousStorageIfAvailable { buffer in
+        BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
+    }
+    if let recent = recent ?? nil, let cached = recent.value as? A {
+        return (cached, recent.json)
+    }
+    return try decodeActionFillingCache(type, from: bytes, parser: parser, json: true, encode: encode)
 }
 
 /// `decodeAction` past the recent-actions list: the bare-action cache, else parses and decodes, and
-/// remembers bare actions.
+/// remembers bare actions. The JSON is empty for a body that is not bare unless `json` is set.
 @usableFromInline
-func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser) throws(ActionDecodingError) -> A {
+func decodeActionFillingCache<A: Decodable & Sendable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser, json: Bool, encode: ((A) throws -> [UInt8])?
+) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
     let bare = bytes.withContiguousStorageIfAvailable { BareAction.caseName(in: $0) } ?? nil
     guard let bare else {
         let value: JSONValue
@@ -52,19 +75,37 @@ func decodeActionFillingCache<A: Decodable & Sendable>(_ type: A.Type, from byte
         } catch {
             throw .invalidJSON(error)
         }
-        return try decodeAction(type, from: value)
+        let action = try decodeAction(type, from: value)
+        return (action, json ? canonicalJSON(of: action, parsed: value, encode: encode) : [])
     }
     let key = BareAction.Key(type: ObjectIdentifier(A.self), name: bare)
-    if let cached = BareAction.cache.withLock({ $0[key] }) as? A {
-        BareAction.remember(type: key.type, name: bare, value: cached)
-        return cached
+    if let cached = BareAction.cache.withLock({ $0[key] }), let action = cached.value as? A {
+        BareAction.remember(type: key.type, name: bare, cached: cached)
+        return (action, cached.json)
     }
-    let action = try decodeAction(type, from: .object(JSONObject([("type", .string(bare))])))
+    let parsed = JSONValue.object(JSONObject([("type", .string(bare))]))
+    let action = try decodeAction(type, from: parsed)
+    let cached = BareAction.Cached(value: action, json: canonicalJSON(of: action, parsed: parsed, encode: encode))
     BareAction.cache.withLock { cache in
-        if cache.count < BareAction.capacity { cache[key] = action }
+        if cache.count < BareAction.capacity { cache[key] = cached }
     }
-    BareAction.remember(type: key.type, name: bare, value: action)
-    return action
+    BareAction.remember(type: key.type, name: bare, cached: cached)
+    return (action, cached.json)
+}
+
+/// The action encoded again in the wire shape, else (not `Encodable`, or not encoding as an object
+/// with a string `"type"`) the parsed body written compactly.
+@usableFromInline
+func canonicalJSON<A>(of action: A, parsed value: JSONValue, encode: ((A) throws -> [UInt8])?) -> [UInt8] {
+    if let encode, let json = try? encode(action) {
+        // The writer puts "type" first for every action it writes in the wire shape; anything else
+        // gets the full check.
+        if json.starts(with: #"{"type":""#.utf8) { return json }
+        if case .object(let object)? = try? JSONParser(maxDepth: .max, maxBytes: .max).parse(json), case .string? = object["type"] { return json }
+        return value.serialized()
+    }
+    if let encodable = action as? any Encodable, let json = try? encodeAction(encodable) { return json }
+    return value.serialized()
 }
 
 /// Decodes one action from an already parsed body.

@@ -189,6 +189,26 @@ public enum Posix {
         try blocking("fcntl(F_DUPFD_CLOEXEC)") { Glibc.fcntl(fd, F_DUPFD_CLOEXEC, 0) }
     }
 
+    /// The permission bits of the file at `path` (`stat(2)`).
+    public static func permissions(_ path: String) throws(IOError) -> mode_t {
+        var info = stat()
+        do {
+            _ = try blocking("stat") { Glibc.fstatat(AT_FDCWD, path, &info, 0) }
+        } catch {
+            throw error.about(path)
+        }
+        return info.st_mode & 0o7777
+    }
+
+    /// `chmod(2)`.
+    public static func chmod(_ path: String, _ mode: mode_t) throws(IOError) {
+        do {
+            _ = try blocking("chmod") { Glibc.chmod(path, mode) }
+        } catch {
+            throw error.about(path)
+        }
+    }
+
     /// `unlink(2)`; a file already gone is not an error.
     public static func unlink(_ path: String) throws(IOError) {
         guard Glibc.unlink(path) != 0 else { return }

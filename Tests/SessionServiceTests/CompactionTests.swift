@@ -97,7 +97,7 @@ import Testing
             storage.sync()
             #expect(try mentions() > 0)
             #expect(try server.request("DELETE", "/sessions/doomed-session").status == 204)
-            #expect(server.logs.values.contains { $0.message.contains("deleted a session and its journal") })
+            #expect(server.logs.values.contains { $0.message.contains("deleted a session; its records in the journal are erased") })
             // Later writes close the segments that held it; compaction then deletes them.
             try Self.increase(server, "survivor", count: 200)
             storage.compact()

@@ -52,7 +52,7 @@ import Testing
             let server = try TestServer(dataDirectory: directory)
             #expect(try server.request("GET", "/sessions/torn").json()["version"] as? Int == 2)
             #expect(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int == size)
-            #expect(server.logs.values.contains { $0.message.contains("torn journal tail") })
+            #expect(server.logs.values.contains { $0.message.contains("cut off an incomplete record") })
         }
     }
 

@@ -2,6 +2,8 @@ import Foundation
 import ReactorServerTesting
 import Testing
 
+@testable import SessionService
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -94,6 +96,81 @@ import Glibc
             let version = try #require(try restarted.request("GET", "/sessions/full").json()["version"] as? Int)
             #expect(version == before + after, "acknowledged \(before) + \(after), recovered version \(version)")
             #expect(try restarted.request("GET", "/sessions/branch").json()["version"] as? Int == 1)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
+    /// Writes that fail part-way (the file-size limit cuts a `write(2)` short) are cut back, and a
+    /// clean shutdown while they fail leaves whole records only: nothing for the next start to cut off.
+    @Test func aCleanShutdownLeavesNoPartOfARecord() async throws {
+        try await withTemporaryDirectory("storage-failure") { directory in
+            var server = try await Self.start(directory)
+            var connection = try server.client()
+            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"todo","id":"full"}"#).status == 201)
+            var refused = false
+            // Titles of odd lengths, so the limit falls inside a record rather than between two.
+            for index in 0..<5_000 where !refused {
+                let title = String(repeating: "x", count: 37 + index % 101)
+                refused = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"add","title":"\#(title)"}"#).status == 503
+            }
+            #expect(refused, "the file-size limit was never reached")
+            #expect(try await server.stop() == .exited(0))
+            for segment in try DurabilityTests.segments(directory) {
+                let bytes = try JournalDamageTests.bytes(segment)
+                let records = JournalDamageTests.records(bytes)
+                let end = records.last.map { $0.offset + $0.size } ?? 0
+                #expect(end == bytes.count, "\(segment) ends \(bytes.count - end) bytes into a record")
+            }
+            server = try await ServerProcess.start(arguments: ["--data-dir", directory])
+            connection = try server.client()
+            #expect(try connection.request("GET", "/sessions/full").status == 200)
+            #expect(try await server.stop() == .exited(0))
+            #expect(!server.standardError.contains("cut off"), "\(server.standardError)")
+        }
+    }
+
+    /// How many of the descriptor numbers below `limit` the process uses. Numbers above it (inherited
+    /// from the parent before the limit was lowered) do not count: only a free number below it lets an
+    /// `open` succeed.
+    static func usedDescriptors(_ pid: Int32, below limit: Int) -> Int {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? []
+        return names.compactMap(Int.init).filter { $0 < limit }.count
+    }
+
+    /// While the server has no descriptor left (`ulimit -n`, then connections), a stored session it
+    /// cannot open the journal to load answers 503 `storage_unavailable`, not 404; it is not
+    /// quarantined, and loads once descriptors are free again.
+    @Test func aSessionThatCannotBeReadIsA503NotA404() async throws {
+        try await withTemporaryDirectory("storage-descriptors") { directory in
+            let limit = 64
+            // Connections that send nothing stay open for the whole test, and no sync thread borrows a
+            // descriptor now and then (fsync batch syncs through a duplicate).
+            let patient = ["--set", "http.headTimeoutSeconds=3600", "--set", "http.idleTimeoutSeconds=3600", "--set", "storage.fsync=never"]
+            let server = try await ServerProcess.start(arguments: ["--data-dir", directory, "--loops", "1"] + patient, shell: "ulimit -n \(limit)")
+            let pid = server.process.pid
+            let connection = try server.client()
+            // A new session is journaled and leaves memory at once: its next use reads the journal.
+            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).status == 201)
+            // One connection at a time, each waited for until the server holds its descriptor.
+            var others: [TestClient] = []
+            while Self.usedDescriptors(pid, below: limit) < limit, others.count < limit {
+                let before = Self.usedDescriptors(pid, below: limit)
+                others.append(try server.client())
+                try await eventually("the server to accept connection \(others.count) (it holds \(before) descriptors)") { Self.usedDescriptors(pid, below: limit) > before }
+            }
+
+            let refused = try connection.request("GET", "/sessions/kept")
+            #expect(refused.status == 503, "\(refused.text)")
+            #expect(refused.errorCode == "storage_unavailable")
+            #expect(refused.errorMessage?.contains("Too many open files") == true, "\(refused.text)")
+            #expect(try connection.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 503)
+            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).errorCode == "session_exists")
+
+            others = []
+            try await eventually("the server to close the other connections") { Self.usedDescriptors(pid, below: limit) < limit - 4 }
+            let served = try connection.request("GET", "/sessions/kept")
+            #expect(served.status == 200, "\(served.text)")
+            #expect(try connection.request("POST", "/sessions/kept/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
             #expect(try await server.stop() == .exited(0))
         }
     }

@@ -40,6 +40,18 @@ extension APIError {
         APIError(status: 503, code: "storage_unavailable", message: "the journal cannot be written (\(reason)); changes are refused until it can be, reads still work")
     }
 
+    /// An action whose canonical JSON is larger than one journal record holds: refused before anything changed.
+    @usableFromInline
+    static func actionTooLarge(_ bytes: Int) -> APIError {
+        APIError(status: 413, code: "action_too_large", message: "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(SessionStorage.maxActionBytes) bytes")
+    }
+
+    /// A stored session could not be read back (descriptors exhausted, an I/O error): it exists and is
+    /// not damaged, so this is neither a 404 nor a quarantine.
+    static func storageUnreadable(_ id: String, _ reason: String?) -> APIError {
+        APIError(status: 503, code: "storage_unavailable", message: "session \(JSONWriter.quoted(id)) is stored but cannot be read from the journal right now (\(reason ?? "it was being loaded or changed at the same time")); retry later")
+    }
+
     @usableFromInline
     static let sessionEnded = APIError(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
 }

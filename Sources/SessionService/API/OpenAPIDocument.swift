@@ -43,6 +43,8 @@ enum OpenAPIDocument {
       "Error": {"description": "An error; see the code.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "Unauthorized": {"description": "Missing or wrong admin token (unauthorized).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "UnknownSession": {"description": "No such session (unknown_session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "SessionUnavailable": {"description": "session_unavailable: the session's stored history is damaged or no longer decodes (the message says why and where); DELETE it to start over.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "StorageUnavailable": {"description": "storage_unavailable: the journal cannot be written, or this stored session cannot be read from it right now (descriptors exhausted, an I/O error; the message says why). Nothing is lost or quarantined; retry later.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "ServerAnswer": {"description": "An answer the HTTP server gives by itself, on any route: 408 request_timeout, 503 too_many_connections, response_timeout or shutting_down; the connection closes after it.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     }
   },
@@ -79,8 +81,8 @@ enum OpenAPIDocument {
     },
     "/sessions/{id}": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
-      "get": {"summary": "A session's version and state.", "responses": {"200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}}, "404": {"$ref": "#/components/responses/UnknownSession"}}},
-      "delete": {"summary": "Delete a session: effects cancelled, subscribers get event: end.", "responses": {"204": {"description": "Deleted."}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+      "get": {"summary": "A session's version and state.", "responses": {"200": {"description": "The session.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}},
+      "delete": {"summary": "Delete a session: effects cancelled, subscribers get event: end.", "responses": {"204": {"description": "Deleted."}, "404": {"$ref": "#/components/responses/UnknownSession"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/sessions/{id}/actions": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
@@ -90,11 +92,11 @@ enum OpenAPIDocument {
         "responses": {
           "202": {"description": "Accepted.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq"], "properties": {"seq": {"type": "integer", "minimum": 1}}}}}},
           "200": {"description": "With wait=true: reduced.", "content": {"application/json": {"schema": {"type": "object", "required": ["seq", "version", "state"], "properties": {"seq": {"type": "integer"}, "version": {"type": "integer"}, "state": {}}}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"},
-          "413": {"description": "body_too_large: the body exceeds http.maxBodyBytes (the JSON reader takes the same limit, so a body under it is never refused as too large).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"},
+          "413": {"description": "body_too_large: the body exceeds http.maxBodyBytes (the JSON reader takes the same limit, so a body under it is never refused as too large); action_too_large: the action, encoded again as it decoded, is larger than one journal record holds; nothing was accepted.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
           "415": {"$ref": "#/components/responses/Error"},
           "422": {"description": "unknown_action (no or unknown type); invalid_action (the payload does not decode, e.g. an integer outside its type's range or written inexactly, the field named); with wait=true also state_too_large (the state the action produced would be larger than sessions.maxStateBytes of JSON; it was not applied, the session is unchanged) or state_not_encodable (that state has no JSON form). Without wait the action is accepted (202) and such a refusal shows as error in its action-log entry.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-          "503": {"description": "storage_unavailable: the journal cannot be written (the message says why); nothing is accepted until it can be. Reads still work.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+          "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "504": {"$ref": "#/components/responses/Error"}}}
     },
     "/sessions/{id}/events": {
@@ -103,7 +105,7 @@ enum OpenAPIDocument {
         "parameters": [
           {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer (RFC 6901): send only when the selected value changes; data is the selected value. Pulses are sent only for the selected part: pulse p when the pointer is /p or inside it (the whole state, no select, gets every pulse)."},
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
-        "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+        "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/console": {
       "get": {"summary": "The admin console page: sessions, live state, action log, stub mode, time travel, fork. The page is public; it asks for the admin token and sends it only in Authorization headers.",
@@ -121,17 +123,17 @@ enum OpenAPIDocument {
       "get": {"summary": "The session's action log, oldest first.", "security": [{"admin": []}],
         "parameters": [{"name": "since", "in": "query", "schema": {"type": "integer", "minimum": 0}}, {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 100000, "default": 1000}}],
         "responses": {"200": {"description": "Entries with seq > since; next when more remain.", "content": {"application/json": {"schema": {"type": "object", "properties": {
-          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"$ref": "#/components/schemas/Action"}, "stubbed": {"type": "boolean", "description": "Whether stub mode took the action (decided as it was accepted, in seq order): recorded, neither mutate nor reduce ran."}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."},
+          "actions": {"type": "array", "items": {"type": "object", "properties": {"seq": {"type": "integer"}, "at": {"type": "string", "format": "date-time"}, "action": {"allOf": [{"$ref": "#/components/schemas/Action"}], "description": "The action as it decoded, encoded again (members the reactor does not read are not kept)."}, "stubbed": {"type": "boolean", "description": "Whether stub mode took the action (decided as it was accepted, in seq order): recorded, neither mutate nor reduce ran."}, "interrupted": {"type": "boolean", "description": "Present and true when the server stopped (crashed) before the action's effects finished; it is never re-run."},
             "error": {"type": "object", "required": ["code", "message"], "properties": {"code": {"type": "string"}, "message": {"type": "string"}}, "description": "Present when a state the action produced was refused and dropped (state_too_large, state_not_encodable); kept for the latest 1,000 refused actions while the session is in memory."}}}},
           "next": {"type": "integer"}}}}}},
-          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}}}
+          "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/stub": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
       "put": {"summary": "Turn stub mode on or off (the current state is kept).", "security": [{"admin": []}],
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["enabled"], "properties": {"enabled": {"type": "boolean"}}}}}},
         "responses": {"200": {"description": "The stub flag.", "content": {"application/json": {"schema": {"type": "object", "properties": {"stub": {"type": "boolean"}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "422": {"$ref": "#/components/responses/Error"}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "422": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/state": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
@@ -139,13 +141,13 @@ enum OpenAPIDocument {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {}}}},
         "responses": {"200": {"description": "The new version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"version": {"type": "integer"}, "state": {}}}}}},
           "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/Error"},
-          "422": {"description": "invalid_state (the body does not decode as the reactor's state) or state_too_large (its JSON is larger than sessions.maxStateBytes; nothing changed).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+          "422": {"description": "invalid_state (the body does not decode as the reactor's state) or state_too_large (its JSON is larger than sessions.maxStateBytes; nothing changed).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/versions/{version}": {
       "parameters": [{"$ref": "#/components/parameters/id"}, {"name": "version", "in": "path", "required": true, "schema": {"type": "integer", "minimum": 0}}],
       "get": {"summary": "Time travel: the state at a past version, replayed from the journal (nearest snapshot at or below it, then its mutations).", "security": [{"admin": []}],
         "responses": {"200": {"description": "The state at that version.", "content": {"application/json": {"schema": {"type": "object", "properties": {"id": {"type": "string"}, "version": {"type": "integer"}, "state": {}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"},
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/StorageUnavailable"},
           "410": {"description": "Older than the retained history (version_gone): compaction keeps the latest snapshot and what follows it.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
     },
     "/admin/sessions/{id}/fork": {
@@ -154,13 +156,13 @@ enum OpenAPIDocument {
         "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["version"], "properties": {"version": {"type": "integer", "minimum": 0}, "id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}}}}}},
         "responses": {"201": {"description": "The new session.", "headers": {"Location": {"schema": {"type": "string"}}}, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Session"}}}},
           "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "410": {"$ref": "#/components/responses/Error"},
-          "422": {"description": "invalid_request (no version) or state_too_large (the state at that version is larger than sessions.maxStateBytes of JSON, e.g. after the limit was lowered).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+          "422": {"description": "invalid_request (no version) or state_too_large (the state at that version is larger than sessions.maxStateBytes of JSON, e.g. after the limit was lowered).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
     "/admin/sessions/{id}/token": {
       "parameters": [{"$ref": "#/components/parameters/id"}],
       "post": {"summary": "Replace a session's capability token (auth.sessions=token); the old token stops working at once.", "security": [{"admin": []}],
         "responses": {"200": {"description": "The new token, shown only here.", "content": {"application/json": {"schema": {"type": "object", "required": ["token"], "properties": {"token": {"type": "string", "pattern": "^[A-Za-z0-9_-]{43}$"}}}}}},
-          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"description": "Sessions are not guarded by tokens (not_token_mode).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}
+          "401": {"$ref": "#/components/responses/Unauthorized"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"description": "Sessions are not guarded by tokens (not_token_mode).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     }
   }
 }

@@ -60,6 +60,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var idleTTLSeconds = 24 * 3600.0
         /// Action-log entries kept per session (oldest dropped first).
         public var actionLogLimit = 10_000
+        /// Bytes of action JSON kept in one session's action log (oldest dropped first).
+        public var actionLogBytes = 4 << 20
         /// Longest `?wait=true` wait before 504.
         public var waitTimeoutSeconds = 30.0
         /// Actions recorded per session while stub mode is on.

@@ -117,6 +117,7 @@ public final class ReactorServer: Sendable {
         options.snapshotEvery = settings.snapshotEvery
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
+        options.actionLogBytes = configuration.sessions.actionLogBytes
         do {
             return try SessionStorage(options: options, logger: logger)
         } catch {

@@ -68,7 +68,7 @@ extension ReactorService {
         session.end()
         metrics.sessions.decrement()
         if store.storage != nil {
-            logger.info("deleted a session and its journal; its records leave the disk when their segments are compacted", ["session": .string(id)])
+            logger.info("deleted a session; its records in the journal are erased in the background within seconds", ["session": .string(id)])
         }
         exchange.reply(204, body: [], contentType: nil)
     }

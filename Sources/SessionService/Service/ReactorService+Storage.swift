@@ -27,7 +27,8 @@ extension ReactorService {
         metrics.sessions.increment(by: stored.count)
     }
 
-    /// Periodic storage work: passivate idle sessions, write due snapshots, compact old segments.
+    /// Periodic storage work: passivate idle sessions, write due snapshots, erase deleted sessions'
+    /// records, compact old segments.
     func maintainStorage() {
         guard let storage = store.storage else { return }
         let after = configuration.sessions.passivateAfterSeconds
@@ -37,6 +38,7 @@ extension ReactorService {
             if count > 0 { logger.debug("passivated idle sessions", ["count": .int(count)]) }
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
+        storage.eraseDeletedSessions()
         storage.compact()
     }
 
@@ -81,7 +83,7 @@ extension ReactorService {
             }
             history = found
         } catch {
-            return .failure(.internal("reading the journal failed: \(error)"))
+            return .failure(.storageUnreadable(id, "\(error)"))
         }
         do throws(RestoreError) {
             return .success(try definition.replay(history.base, history.records, shown))

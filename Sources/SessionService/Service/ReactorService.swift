@@ -44,6 +44,7 @@ public final class ReactorService: HTTPResponder {
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit
+        limits.actionLogBytes = configuration.sessions.actionLogBytes
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
         limits.pulseBuffer = configuration.sse.pulseBuffer
         limits.maxStateBytes = configuration.sessions.maxStateBytes

@@ -61,6 +61,23 @@ public struct ReactorCatalog: Sendable {
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
     ) {
+        register(name, summary: summary, exampleActions: exampleActions, make, encodeAction: nil)
+    }
+
+    /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
+    /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
+    @inlinable
+    public mutating func register<R: Reactor>(
+        _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
+    ) where R.Action: Encodable {
+        register(name, summary: summary, exampleActions: exampleActions, make, encodeAction: { try JSONValueEncoder().encode($0) })
+    }
+
+    @inlinable
+    mutating func register<R: Reactor>(
+        _ name: String, summary: String, exampleActions: [String], _ make: @escaping @Sendable () -> R,
+        encodeAction: (@Sendable (R.Action) throws -> [UInt8])?
+    ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
         let undelivered = Pulses.undeliverable(in: R.State.self)
         precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
@@ -73,7 +90,7 @@ public struct ReactorCatalog: Sendable {
             },
             replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
             sendAction: { session, body, completion throws(APIError) in
-                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion)
+                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })
         add(definition)
     }

@@ -61,7 +61,7 @@ final class Session<R: Reactor>: HostedSession {
         runtime = ReactorRuntime(InstrumentedReactor(reactor, context: context, sessionID: id), restoring: checkpoint)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
-        var actionLog = ActionLog(limit: context.limits.actionLogLimit)
+        var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
         makeStateLimit = { session in StateLimit(limit: session.context.limits.maxStateBytes, context: session.context, sessionID: session.id) }
@@ -87,15 +87,25 @@ final class Session<R: Reactor>: HostedSession {
 
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+        try send(actionBody: actionBody, completion: completion, encodeAction: nil)
+    }
+
+    /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
+    /// (specialized where the reactor was registered; without it the type is asked at run time).
+    @inlinable
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(APIError) -> UInt64 {
         if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
             throw APIError.storageUnavailable(reason)
         }
         let action: R.Action
+        // What the log and the journal keep: the action as it decoded, not the body as sent.
+        let json: [UInt8]
         do {
-            action = try decodeAction(R.Action.self, from: actionBody, parser: context.limits.bodyParser)
+            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
         } catch {
             throw APIError.action(error, reactor: reactorName)
         }
+        if journal != nil, json.count > SessionStorage.maxActionBytes { throw APIError.actionTooLarge(json.count) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
@@ -116,8 +126,8 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { _ in journal.completed(ticket) }
                     }
-                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: actionBody, stubbed: receipt.isStubbed))
-                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: actionBody)
+                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -129,7 +139,7 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: actionBody, stubbed: receipt.isStubbed))
+                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
                 return receipt.seq
             }
         } catch {
@@ -158,139 +168,6 @@ final class Session<R: Reactor>: HostedSession {
     func snapshot() -> EncodedSnapshot {
         let latest = runtime.currentSnapshot
         return (try? encoded(.success(latest)).get()) ?? EncodedSnapshot(version: latest.version, state: Array("null".utf8))
-    }
-
-    // MARK: Publishing
-
-    /// Called by the runtime, serially, for every new state before anyone else can read it.
-    @inlinable
-    func publish(_ snapshot: Snapshot<R.State>, pulses: [PulseUpdate]) {
-        shared.withLock { shared in
-            shared.latest = snapshot
-            shared.observed = true
-            guard !shared.subscribers.isEmpty else { return }
-            let pulseEvents = pulses.compactMap { pulse in encodePulse(pulse).map { PulseEvent(name: pulse.name, event: $0) } }
-            shared.subscribers.publish(latest(snapshot), pulses: pulseEvents, reporting: reporting)
-        }
-    }
-
-    /// The latest state for subscribers; nil until the observer has delivered one.
-    @inlinable
-    func latest(_ shared: Shared) -> SubscriberList.Latest? {
-        shared.observed ? latest(shared.latest) : nil
-    }
-
-    /// `snapshot` for subscribers, encoded only if one of them needs it.
-    @inlinable
-    func latest(_ snapshot: Snapshot<R.State>) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: snapshot.version, event: { [self] in stateEvent(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
-    }
-
-    @inlinable
-    var reporting: SubscriberList.Reporting { SubscriberList.Reporting(context: context, sessionID: id) }
-
-    /// The SSE event of a state.
-    @inlinable
-    func stateEvent(_ snapshot: Snapshot<R.State>) -> EncodedServerSentEvent? {
-        do {
-            let json = try json(of: snapshot.state)
-            return EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(snapshot.version), data: String(decoding: json, as: UTF8.self)))
-        } catch {
-            context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
-            return nil
-        }
-    }
-
-    @usableFromInline
-    func encodePulse(_ pulse: PulseUpdate) -> EncodedServerSentEvent? {
-        guard let value = try? JSONValueEncoder().encode(pulse.value) else {
-            context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
-            return nil
-        }
-        var data = JSONWriter()
-        data.raw("{\"name\":")
-        data.string(pulse.name)
-        data.raw(",\"value\":")
-        data.raw(value)
-        data.raw(",\"count\":")
-        data.integer(pulse.count)
-        data.raw("}")
-        return EncodedServerSentEvent(ServerSentEvent(event: "pulse", data: String(decoding: data.bytes, as: UTF8.self)))
-    }
-
-    // MARK: Subscribing
-
-    @usableFromInline
-    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
-        let subscriber = Subscriber(select: select, selectText: selectText)
-        var passivatedMeanwhile = false
-        let stream = writer.startEventStream(headers: headers) { [weak self, subscriber] notice in
-            self?.handle(notice, for: subscriber)
-        }
-        var startObserving = false
-        let accepted = shared.withLock { shared -> Bool in
-            guard !shared.ended else { return false }
-            // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
-            guard !passivated.load(ordering: .relaxed) else {
-                passivatedMeanwhile = true
-                return false
-            }
-            subscriber.stream = stream
-            subscriber.lastSentVersion = lastEventID
-            // Before the observer starts, its first event delivers the latest state.
-            shared.subscribers.add(subscriber, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
-            if !shared.observing {
-                shared.observing = true
-                startObserving = true
-            }
-            return true
-        }
-        guard accepted else {
-            return stream.close(with: passivatedMeanwhile ? Self.reconnectEvent : Self.endEvent)
-        }
-        if startObserving {
-            // Outside the lock: the runtime may call the handler right here, with the latest state,
-            // which then goes to every subscriber registered so far.
-            let token = runtime.observe { [weak self, publisher] event in
-                guard let self else { return }
-                publisher(self, event)
-            }
-            let ended = shared.withLock { shared -> Bool in
-                shared.observation = token
-                return shared.ended
-            }
-            if ended { token.cancel() }
-        }
-    }
-
-    /// Closes a stream opened in the instant its session left memory: the client reconnects (as
-    /// EventSource does by itself) and gets the session loaded back.
-    static var reconnectEvent: ServerSentEvent {
-        ServerSentEvent(event: "error", data: #"{"code":"session_passivated","message":"the session left memory as this stream opened; reconnect to follow it"}"#)
-    }
-
-    @usableFromInline
-    var isPassivated: Bool { passivated.load(ordering: .acquiring) }
-
-    func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
-        shared.withLock { shared in
-            shared.subscribers.handle(notice, for: subscriber, latest: latest(shared), reporting: reporting)
-        }
-        // A subscriber leaving is the session's last activity: idle expiry and passivation count from
-        // here, not from the request before it (else a session watched for hours expires at once).
-        if case .closed = notice { touch(at: context.clock.monotonicNanoseconds()) }
-    }
-
-    @usableFromInline
-    var subscriberCount: Int { shared.withLock { $0.subscribers.count } }
-
-    @usableFromInline
-    func subscriberInfo() -> [SubscriberInfo] {
-        shared.withLock { shared in
-            shared.subscribers.all.map {
-                SubscriberInfo(queuedBytes: $0.stream?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops, select: $0.selectText)
-            }
-        }
     }
 
     // MARK: Admin

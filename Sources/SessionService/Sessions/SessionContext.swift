@@ -6,6 +6,8 @@ public final class SessionContext: Sendable {
     /// Per-session limits from the configuration.
     public struct Limits: Sendable {
         public var actionLogLimit = 10_000
+        /// Bytes of action JSON kept in one session's action log (`sessions.actionLogBytes`).
+        public var actionLogBytes = 4 << 20
         public var stubRecordLimit = 1_000
         /// Pulses held for a subscriber that is behind before its stream is closed with `event: error`.
         public var pulseBuffer = 256

@@ -85,14 +85,16 @@ public final class SessionStore: Sendable {
         return result
     }
 
-    /// Why `id` has no session: 503 `storage_unavailable` when it is stored but cannot be loaded while
-    /// the journal cannot be written, 409 `session_unavailable` when it is quarantined, else 404.
+    /// Why `id` has no session: 409 `session_unavailable` when it is quarantined; 503
+    /// `storage_unavailable` when it is stored but could not be loaded (the journal cannot be written
+    /// or read right now); 404 only when no session has this id.
     func absence(_ id: String) -> APIError {
-        if let storage, let reason = storage.unavailableReason, storage.contains(id) { return .storageUnavailable(reason) }
-        if let storage, let reason = storage.storedSessions(matching: id)?.unavailable {
+        guard let storage, let info = storage.storedSessions(matching: id) else { return .unknownSession(id) }
+        if let reason = info.unavailable {
             return APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
         }
-        return .unknownSession(id)
+        if let reason = storage.unavailableReason { return .storageUnavailable(reason) }
+        return .storageUnreadable(id, storage.readFailure(id))
     }
 
     /// Adds a session built by `make` under `id`, unless the id is taken or the limit is reached.

@@ -37,15 +37,22 @@ final class IndexEntry: @unchecked Sendable {
     var resident: Bool
     /// Why the session cannot be served (quarantine), nil when fine.
     var unavailable: String?
-    /// The accept records of the retained action log (the newest `actionLogLimit`), oldest first from
-    /// `acceptsStart`; kept whether or not the session is resident, since snapshots do not hold the log.
+    /// The accept records of the retained action log (the newest within `sessions.actionLogLimit` and
+    /// `sessions.actionLogBytes`), oldest first from `acceptsStart`; kept whether or not the session is
+    /// resident, since snapshots do not hold the log.
     var accepts: [AcceptLocation] = []
     var acceptsStart = 0
-    /// The latest action-log record (compaction's copy of older entries) and the seq it covers.
-    var actionLog: RecordLocation?
+    /// Bytes of action JSON in the retained accept records.
+    var acceptBytes = 0
+    /// The chunks of the latest complete action-log checkpoint (older entries, copied by compaction),
+    /// in order, and the seq it covers.
+    var actionLog: [RecordLocation] = []
     var actionLogSeq: UInt64 = 0
     /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
     var pinned: UInt32
+    /// The oldest segment that may hold a record of this session (where it was created, or where the
+    /// start-up scan first saw it): erasing it after its deletion looks no further back.
+    let firstSegment: UInt32
 
     init(id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64, lastSeq: UInt64, resident: Bool) {
         self.id = id
@@ -56,6 +63,7 @@ final class IndexEntry: @unchecked Sendable {
         self.lastSeq = lastSeq
         self.resident = resident
         pinned = snapshot.segment
+        firstSegment = snapshot.segment
     }
 
     /// The retained accept records, oldest first.
@@ -64,12 +72,12 @@ final class IndexEntry: @unchecked Sendable {
     /// The oldest segment this session needs.
     var oldestSegment: UInt32 {
         let accept = acceptsStart < accepts.count ? accepts[acceptsStart].location.segment : .max
-        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog?.segment ?? .max)
+        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max)
     }
 
     /// Applies one record of this session (not its creation or deletion); returns whether its oldest
     /// needed segment may have changed.
-    func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, actionLogLimit: Int) -> Bool {
+    func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits) -> Bool {
         if kind == .snapshot {
             guard number >= snapshotVersion else { return false }
             snapshot = location
@@ -95,10 +103,13 @@ final class IndexEntry: @unchecked Sendable {
         case .accept:
             repeated = number <= lastSeq
             lastSeq = max(lastSeq, number)
-            moved = retain(accept: number, at: location, limit: actionLogLimit)
+            moved = retain(accept: number, at: location, limits: limits)
         case .actionLog:
-            retain(actionLog: location, upTo: number)
+            retain(actionLog: [location], upTo: number)
             return true
+        case .actionLogFirst, .actionLogNext, .actionLogEnd:
+            // Gathered by the index until the checkpoint is complete.
+            return false
         default:
             break
         }
@@ -120,42 +131,52 @@ final class IndexEntry: @unchecked Sendable {
     }
 
     /// Keeps an accept record's location; a seq seen before (a compaction copy) replaces the original.
-    /// Returns whether the oldest retained accept changed.
+    /// Keeps the newest accepts within both limits, as ``ActionLog`` does. Returns whether the oldest
+    /// retained accept changed.
     @discardableResult
-    func retain(accept seq: UInt64, at location: RecordLocation, limit: Int) -> Bool {
-        guard limit > 0, seq > actionLogSeq else { return false }
+    func retain(accept seq: UInt64, at location: RecordLocation, limits: ActionLogLimits) -> Bool {
+        guard limits.count > 0, seq > actionLogSeq else { return false }
         if let last = accepts.last, last.seq >= seq {
             if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) { accepts[same].location = location }
             return true
         }
         var moved = acceptsStart == accepts.count
         accepts.append(AcceptLocation(seq: seq, location: location))
-        if accepts.count - acceptsStart > limit {
+        acceptBytes += StoredAccept.actionBytes(location)
+        var evicted = false
+        while acceptsStart < accepts.count, accepts.count - acceptsStart > limits.count || acceptBytes > limits.bytes {
+            acceptBytes -= StoredAccept.actionBytes(accepts[acceptsStart].location)
             acceptsStart += 1
-            moved = true
+            evicted = true
         }
+        moved = moved || evicted
         // Drop the dead prefix now and then, so trimming stays O(1) amortized.
         if acceptsStart >= 64, acceptsStart * 2 >= accepts.count {
             accepts.removeFirst(acceptsStart)
             acceptsStart = 0
         }
-        // Once the accepts alone fill the log, an older action-log record adds nothing.
-        if actionLog != nil, accepts.count - acceptsStart >= limit {
-            actionLog = nil
+        // Once an accept had to go, or the accepts alone fill the log, every older entry (the
+        // checkpoint's) is out of the log too.
+        if !actionLog.isEmpty, evicted || accepts.count - acceptsStart >= limits.count || acceptBytes >= limits.bytes {
+            actionLog = []
             moved = true
         }
         return moved
     }
 
-    /// Notes an action-log record covering every entry up to `seq`.
-    func retain(actionLog location: RecordLocation, upTo seq: UInt64) {
+    /// Notes a complete action-log checkpoint (its chunks) covering every entry up to `seq`.
+    func retain(actionLog chunks: [RecordLocation], upTo seq: UInt64) {
         guard seq >= actionLogSeq else { return }
-        actionLog = location
+        actionLog = chunks
         actionLogSeq = seq
-        while acceptsStart < accepts.count, accepts[acceptsStart].seq <= seq { acceptsStart += 1 }
+        while acceptsStart < accepts.count, accepts[acceptsStart].seq <= seq {
+            acceptBytes -= StoredAccept.actionBytes(accepts[acceptsStart].location)
+            acceptsStart += 1
+        }
         if acceptsStart == accepts.count {
             accepts = []
             acceptsStart = 0
+            acceptBytes = 0
         }
     }
 }
@@ -167,13 +188,35 @@ struct JournalIndex: Sendable {
     var nextKey: UInt32 = 1
     /// Segment → number of sessions whose oldest needed record lies in it.
     var pins: [UInt32: Int] = [:]
-    /// Accept records kept per session (`sessions.actionLogLimit`).
-    var actionLogLimit = 10_000
+    /// What each session's retained action log may hold.
+    var actionLogLimits = ActionLogLimits()
+    /// Chunks of action-log checkpoints being written (or cut short by a stop), by session key.
+    var checkpointChunks: [UInt32: [RecordLocation]] = [:]
 
     /// Applies one record, as appended now or found by the start-up scan.
     mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?) {
         nextKey = max(nextKey, key &+ 1)
+        switch kind {
+        case .padding:
+            return
+        case .actionLogFirst:
+            checkpointChunks[key] = [location]
+            return
+        case .actionLogNext:
+            checkpointChunks[key]?.append(location)
+            return
+        case .actionLogEnd:
+            guard let chunks = checkpointChunks.removeValue(forKey: key), let entry = entries[key] else { return }
+            entry.retain(actionLog: chunks, upTo: number)
+            let oldest = entry.oldestSegment
+            repin(from: entry.pinned, to: oldest)
+            entry.pinned = oldest
+            return
+        default:
+            break
+        }
         if kind == .delete {
+            checkpointChunks.removeValue(forKey: key)
             guard let entry = entries.removeValue(forKey: key) else { return }
             unpin(entry.pinned)
             if keys[entry.id] == key { keys.removeValue(forKey: entry.id) }
@@ -190,7 +233,7 @@ struct JournalIndex: Sendable {
             pin(location.segment)
             return
         }
-        guard let entry = entries[key], entry.apply(kind: kind, number: number, location: location, actionLogLimit: actionLogLimit) else { return }
+        guard let entry = entries[key], entry.apply(kind: kind, number: number, location: location, limits: actionLogLimits) else { return }
         let oldest = entry.oldestSegment
         repin(from: entry.pinned, to: oldest)
         entry.pinned = oldest
@@ -208,6 +251,12 @@ struct JournalIndex: Sendable {
         unpin(before)
         pin(after)
     }
+}
+
+/// How much of each session's action log the journal keeps: entries and bytes of action JSON.
+struct ActionLogLimits: Sendable {
+    var count = 10_000
+    var bytes = 4 << 20
 }
 
 extension JournalRecord.Kind {

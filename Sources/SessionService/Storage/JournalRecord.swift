@@ -19,9 +19,31 @@ struct JournalRecord: Sendable, Equatable {
         case complete = 5
         /// The session was deleted; its earlier records are dead.
         case delete = 6
-        /// The retained action log up to seq `number`, copied forward by compaction so the accept
-        /// records it covers need not keep old segments alive.
+        /// The retained action log up to seq `number` in one record, as earlier versions wrote it
+        /// (read, never written: a log can be larger than a record).
         case actionLog = 7
+        /// The first chunk of an action-log checkpoint (compaction), so the accept records it covers
+        /// need not keep old segments alive: entries oldest first, the last with seq `number`.
+        case actionLogFirst = 8
+        /// A further chunk of the checkpoint this session's latest `actionLogFirst` began.
+        case actionLogNext = 9
+        /// Completes that checkpoint, covering every retained entry up to seq `number`. Chunks without
+        /// it (the server stopped while writing them) count for nothing.
+        case actionLogEnd = 10
+        /// A deleted session's record, overwritten in place: same length, zero key, number and payload.
+        case padding = 11
+    }
+
+    /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what
+    /// overwrites a deleted session's record once its payload is zeros.
+    static func paddingHeader(size: Int) -> [UInt8] {
+        var body = [UInt8](repeating: 0, count: size - frameBytes)
+        body[0] = Kind.padding.rawValue
+        var header: [UInt8] = []
+        header.appendLittleEndian(UInt32(body.count))
+        header.appendLittleEndian(CRC32C.checksum(body))
+        header.append(contentsOf: body[..<headerBytes])
+        return header
     }
 
     var kind: Kind
@@ -33,21 +55,33 @@ struct JournalRecord: Sendable, Equatable {
     static let frameBytes = 8
     /// Bytes of the body before the payload: kind, key, number.
     static let headerBytes = 13
-    /// Larger bodies are refused when scanning: a length this big is corruption.
-    static let maxBodyBytes = 1 << 30
+    /// The largest body a record may have, for the writer and the reader alike: twice the largest
+    /// state limit a server can be configured with (64 MiB), so a snapshot of a state at the limit fits
+    /// with its bookkeeping, and so does an action the journal accepted (see ``maxActionBytes``). The
+    /// writer refuses a larger record; the reader takes a larger announced length for corruption.
+    static let maxBodyBytes = 128 << 20
+    /// The largest action JSON that fits both in an accept record and alone in an action-log chunk.
+    static let maxActionBytes = maxBodyBytes - headerBytes - StoredActionLog.chunkHeaderBytes - StoredActionLog.entryHeaderBytes
 
-    /// Appends the framed record to `buffer`.
-    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) {
+    /// Appends the framed record to `buffer`; false (and `buffer` as it was) when the body would be
+    /// larger than ``maxBodyBytes``: nothing is ever written that the reader would refuse.
+    @discardableResult
+    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) -> Bool {
         let start = buffer.count
         buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
         buffer.append(kind.rawValue)
         buffer.appendLittleEndian(key)
         buffer.appendLittleEndian(number)
         payload(&buffer)
-        let length = UInt32(buffer.count - start - frameBytes)
+        let length = buffer.count - start - frameBytes
+        guard length <= maxBodyBytes else {
+            buffer.removeSubrange(start...)
+            return false
+        }
         let crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...])) }
-        buffer.storeLittleEndian(length, at: start)
+        buffer.storeLittleEndian(UInt32(length), at: start)
         buffer.storeLittleEndian(crc, at: start + 4)
+        return true
     }
 
     /// The record's encoded bytes.
@@ -58,24 +92,43 @@ struct JournalRecord: Sendable, Equatable {
         return buffer
     }
 
+    /// Why bytes are not a record a writer of this journal produced.
+    enum Damage: Equatable, CustomStringConvertible {
+        /// The frame announces a body no writer produces (shorter than a header, longer than ``maxBodyBytes``).
+        case impossibleLength(Int)
+        /// The body does not match the frame's checksum.
+        case checksumMismatch
+        /// The checksum matches but the kind byte names no record kind.
+        case unknownKind(UInt8)
+
+        var description: String {
+            switch self {
+            case .impossibleLength(let length): return "announces an impossible length (\(length) bytes; records are \(headerBytes) to \(maxBodyBytes))"
+            case .checksumMismatch: return "fails its checksum"
+            case .unknownKind(let kind): return "has an unknown kind (\(kind))"
+            }
+        }
+    }
+
     /// What reading a record at an offset found.
     enum Parse: Equatable {
         case record(JournalRecord, size: Int)
-        /// Not enough bytes for the frame or the body it announces.
+        /// The bytes end inside a frame whose announced length is possible: a write cut short, when
+        /// this is the end of the newest segment.
         case truncated
-        /// A frame whose length is impossible or whose checksum does not match.
-        case corrupt(size: Int?)
+        /// A frame no writer produces; `size` is its announced size when that is possible.
+        case corrupt(Damage, size: Int?)
     }
 
     /// Reads the record at the start of `bytes`; `withPayload: false` skips copying the payload.
     static func parse(_ bytes: UnsafeRawBufferPointer, withPayload: Bool = true) -> Parse {
-        guard bytes.count >= frameBytes else { return .truncated }
+        guard bytes.count >= 4 else { return .truncated }
         let length = Int(bytes.loadLittleEndian(UInt32.self, at: 0))
-        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(size: nil) }
+        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(.impossibleLength(length), size: nil) }
         guard bytes.count >= frameBytes + length else { return .truncated }
         let body = UnsafeRawBufferPointer(rebasing: bytes[frameBytes..<(frameBytes + length)])
-        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(size: frameBytes + length) }
-        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(size: frameBytes + length) }
+        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(.checksumMismatch, size: frameBytes + length) }
+        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(.unknownKind(body[0]), size: frameBytes + length) }
         let record = JournalRecord(
             kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1), number: body.loadLittleEndian(UInt64.self, at: 5),
             payload: withPayload ? Array(body[headerBytes...]) : [])

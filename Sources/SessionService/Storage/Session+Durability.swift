@@ -32,7 +32,7 @@ extension Session {
     /// Journals a snapshot now (compaction, due snapshots found by the sweep).
     @usableFromInline
     func writeSnapshot() {
-        log.withLock { writeSnapshot(&$0, passivating: false) }
+        _ = log.withLock { writeSnapshot(&$0, passivating: false) }
     }
 
     /// Journals a snapshot and the retained action log, so nothing of this session needs older segments.
@@ -40,34 +40,43 @@ extension Session {
     func writeCompactionCheckpoint() {
         log.withLock { log in
             writeSnapshot(&log, passivating: false)
-            journal?.checkpoint(log.all)
+            journal?.checkpoint { body in log.forEach(body) }
         }
     }
 
-    /// Journals a snapshot; the caller holds the action-log lock.
+    /// Journals a snapshot; the caller holds the action-log lock. False when none could be written.
     @usableFromInline
-    func writeSnapshot(_ log: inout ActionLog, passivating: Bool) {
-        guard let journal else { return }
+    @discardableResult
+    func writeSnapshot(_ log: inout ActionLog, passivating: Bool) -> Bool {
+        guard let journal else { return false }
         // Leaving memory unchanged since the latest snapshot (a new session, or one only read): that
         // snapshot stands, and writing it again would only grow the journal.
-        if passivating, journal.leaveIfUnchanged() { return }
+        if passivating, journal.leaveIfUnchanged() { return true }
         journal.startSnapshot()
         let checkpoint = runtime.checkpoint
         do {
             // Usually the JSON the state-size check made when the state was reduced.
             let state = try json(of: checkpoint.state)
-            journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, pulses: checkpoint.pulseCounts, oldestRetained: log.oldestSeq, passivating: passivating)
+            if journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, pulses: checkpoint.pulseCounts, oldestRetained: log.oldestSeq, passivating: passivating) { return true }
+            context.logger.error("a snapshot is larger than the journal's record limit; none written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "state_bytes": .int(state.count)])
         } catch {
             journal.changedSinceSnapshot.store(true, ordering: .relaxed)
             context.logger.error("a state does not encode as JSON; no snapshot written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
         }
+        return false
     }
 
     /// Leaves memory: stops the runtime and journals a final snapshot. False when it must stay (effects
-    /// running, subscribers, merged sources whose values would be lost, or not persisted).
+    /// running, subscribers, merged sources whose values would be lost, not persisted, or a state no
+    /// snapshot record can hold: a session out of memory is described by its latest snapshot).
     @usableFromInline
     func passivate() -> Bool {
-        guard journal != nil, runtime.inFlightEffectCount == 0, !runtime.hasMergedSources else { return false }
+        guard let journal, runtime.inFlightEffectCount == 0, !runtime.hasMergedSources else { return false }
+        // Checked before the runtime stops, which cannot be undone (the JSON is the one the state-size
+        // check keeps, so the snapshot below does not encode it again).
+        if journal.changedSinceSnapshot.load(ordering: .relaxed) {
+            guard let state = try? json(of: runtime.checkpoint.state), StoredSnapshot.fits(state: state, id: id, reactor: reactorName) else { return false }
+        }
         let idle = shared.withLock { shared -> Bool in
             guard shared.subscribers.isEmpty, !shared.ended else { return false }
             passivated.store(true, ordering: .releasing)
@@ -77,7 +86,9 @@ extension Session {
         }
         guard idle else { return false }
         runtime.stop()
-        log.withLock { writeSnapshot(&$0, passivating: true) }
+        if !log.withLock({ writeSnapshot(&$0, passivating: true) }) {
+            context.logger.critical("a session left memory without its final snapshot; its latest versions come back only after a restart", ["session": .string(id)])
+        }
         return true
     }
 

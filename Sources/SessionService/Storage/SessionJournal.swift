@@ -29,16 +29,32 @@ final class SessionJournal: Sendable {
     @usableFromInline
     var isSnapshotDue: Bool { sinceSnapshot.load(ordering: .relaxed) >= storage.options.snapshotEvery }
 
-    func journal(mutation json: [UInt8], version: UInt64) {
+    /// Journals a reduced mutation; false when it is larger than a record (nothing written).
+    func journal(mutation json: [UInt8], version: UInt64) -> Bool {
+        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
         storage.append(kind: .mutation, key: key, number: version) { $0.append(contentsOf: json) }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
+        return true
     }
 
-    func journal(forced json: [UInt8], version: UInt64) {
+    /// Journals a state as version `version` (forced in stub mode, or standing in for a mutation too
+    /// large for a record); false when it is larger than a record (nothing written).
+    func journal(forced json: [UInt8], version: UInt64) -> Bool {
+        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
         storage.append(kind: .forced, key: key, number: version) { $0.append(contentsOf: json) }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// A version that no record can hold (its state is larger than a record): logged loudly, since
+    /// a restart will find the session's history broken there and quarantine it.
+    func cannotJournal(version: UInt64, _ what: String) {
+        sinceSnapshot.store(.max / 2, ordering: .relaxed)
+        storage.logger.critical(
+            "a version cannot be journaled: \(what) is larger than the journal's record limit; after a restart the session will be unavailable",
+            ["session": .string(id), "version": .int(Int(version)), "limit_bytes": .int(JournalRecord.maxBodyBytes)])
     }
 
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
@@ -81,14 +97,20 @@ final class SessionJournal: Sendable {
     /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
     /// The action log is not in it (its accept records are kept alive instead); interrupted actions
     /// older than `oldestRetained` are forgotten.
-    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?, passivating: Bool) {
-        sinceSnapshot.store(0, ordering: .relaxed)
+    /// False when the snapshot is larger than a record: nothing was written, and the session must
+    /// stay in memory (its records since the previous snapshot still describe it).
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?, passivating: Bool) -> Bool {
         actions.withLock { running in
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
                 running = running.filter { $0.key >= oldestRetained }
             }
             let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, actions: [], running: running.keys.sorted(), pulses: pulses)
-            storage.appendSnapshot(key: key, snapshot, passivating: passivating)
+            guard storage.appendSnapshot(key: key, snapshot, passivating: passivating) else {
+                changedSinceSnapshot.store(true, ordering: .relaxed)
+                return false
+            }
+            sinceSnapshot.store(0, ordering: .relaxed)
+            return true
         }
     }
 
@@ -107,12 +129,19 @@ final class SessionJournal: Sendable {
         }
     }
 
-    /// Journals the retained action log as one record (compaction), so the accept records it covers
-    /// no longer keep old segments alive.
-    func checkpoint(_ log: [ActionLogEntry]) {
-        guard let last = log.last?.seq else { return }
+    /// Journals the retained action log as a checkpoint (compaction), so the accept records it covers
+    /// no longer keep old segments alive. `entries` calls its argument with every entry, oldest first;
+    /// they are written in chunks, each written out once the buffer grows, so the log is never copied.
+    func checkpoint(_ entries: ((ActionLogEntry) -> Void) -> Void) {
         actions.withLock { _ in
-            _ = storage.append(kind: .actionLog, key: key, number: last) { StoredActionLog.encode(log, into: &$0) }
+            var chunks = ActionLogCheckpoint()
+            let emit = { [storage, key] (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
+                storage.append(kind: kind, key: key, number: chunk[chunk.count - 1].seq) { StoredActionLog.encode(chunk, into: &$0) }
+                storage.flushIfLarge()
+            }
+            entries { chunks.add($0, emit: emit) }
+            guard let last = chunks.finish(emit: emit) else { return }
+            storage.append(kind: .actionLogEnd, key: key, number: last) { _ in }
         }
     }
 }
@@ -136,7 +165,10 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
         do {
-            journal.journal(mutation: try encodings.encode(mutation), version: version)
+            if journal.journal(mutation: try encodings.encode(mutation), version: version) { return }
+            // A mutation too large for a record: the state it produced replays the same version.
+            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            journal.cannotJournal(version: version, "its mutation and its state are each")
         } catch {
             // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
             journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
@@ -146,7 +178,8 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didForce(state: R.State, version: UInt64) {
         do {
-            journal.journal(forced: try JSONValueEncoder().encode(state), version: version)
+            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            journal.cannotJournal(version: version, "the forced state")
         } catch {
             journal.sinceSnapshot.store(.max / 2, ordering: .relaxed)
             journal.storage.logger.error("a forced state does not encode as JSON", ["session": .string(journal.id), "error": .string("\(error)")])

@@ -1,3 +1,5 @@
+import Posix
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,6 +42,9 @@ extension SessionStorage {
     /// Whether a session with this id is stored.
     public func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
 
+    /// Why the latest attempt to read the stored session `id` failed, while it keeps failing.
+    public func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
+
     /// How many sessions are stored (resident or not).
     public var count: Int { state.withLock { $0.index.entries.count } }
 
@@ -50,23 +55,27 @@ extension SessionStorage {
         }
     }
 
-    /// Journals a new session's first snapshot and returns its key; nil when the id is taken.
+    /// Journals a new session's first snapshot and returns its key; nil when the id is taken or the
+    /// snapshot is larger than a record (logged).
     func create(_ snapshot: StoredSnapshot) -> UInt32? {
         state.withLock { state -> UInt32? in
             guard state.index.keys[snapshot.id] == nil else { return nil }
             let key = state.index.nextKey
-            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor)) { snapshot.encode(into: &$0) }
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor), payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
             state.index.entries[key]?.resident = true
             return key
         }
     }
 
-    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same time.
-    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) {
+    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same
+    /// time. False when it was refused (larger than a record): the session must stay in memory.
+    @discardableResult
+    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) -> Bool {
         state.withLock { state in
-            guard state.index.entries[key] != nil else { return }
-            _ = append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil) { snapshot.encode(into: &$0) }
+            guard state.index.entries[key] != nil else { return false }
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return false }
             if passivating { state.index.entries[key]?.resident = false }
+            return true
         }
     }
 
@@ -76,9 +85,15 @@ extension SessionStorage {
         state.withLock { $0.index.entries[key]?.resident = false }
     }
 
-    /// Journals the deletion: the session's records are dead and leave the disk with their segments.
+    /// Journals the deletion and queues the session's records for erasure (``eraseDeletedSessions()``).
     func delete(key: UInt32) {
-        append(kind: .delete, key: key, number: 0) { _ in }
+        let id = state.withLock { state -> String? in
+            guard let entry = state.index.entries[key] else { return nil }
+            let location = append(&state, kind: .delete, key: key, number: 0, identity: nil) { _ in }
+            if let location { state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment) }
+            return entry.id
+        }
+        if let id { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
     }
 
     /// Quarantines a stored session: every request on it answers 409 with `reason`.
@@ -105,7 +120,8 @@ extension SessionStorage {
         var key: UInt32
         var snapshot: JournalRecord
         var tail: [JournalRecord]
-        var actionLog: JournalRecord?
+        /// The chunks of the latest action-log checkpoint, in order.
+        var actionLog: [JournalRecord]
         var accepts: [JournalRecord]
     }
 
@@ -120,26 +136,39 @@ extension SessionStorage {
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
                 var reader = SegmentReader(storage: self)
                 defer { reader.close() }
-                do {
+                do throws(JournalError) {
                     let snapshot = try reader.read(entry.snapshot)
                     var tail: [JournalRecord] = []
                     tail.reserveCapacity(entry.tail.count)
                     for record in entry.tail { tail.append(try reader.read(record.location)) }
-                    let actionLog = try entry.actionLog.map { location throws(StorageError) in try reader.read(location) }
+                    var actionLog: [JournalRecord] = []
+                    for chunk in entry.actionLog { actionLog.append(try reader.read(chunk)) }
                     var accepts: [JournalRecord] = []
                     accepts.reserveCapacity(entry.retainedAccepts.count)
                     for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
                     return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
                 } catch {
-                    return .failure(.unavailable("its journal cannot be read back: \(error)"))
+                    switch error {
+                    // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
+                    case .io(let failure): return .failure(.storage("\(failure)"))
+                    default: return .failure(.corrupt(key: key, reason: "its journal cannot be read back: \(error)"))
+                    }
                 }
             }
         }
         switch read {
         case .failure(.missing): return .missing
         case .failure(.unavailable(let reason)): return .unavailable(reason)
-        case .failure(.storage(let reason)): return .storageUnavailable(reason)
+        case .failure(.corrupt(let key, let reason)):
+            quarantine(key: key, reason: reason)
+            logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(reason)])
+            return .unavailable(reason)
+        case .failure(.storage(let reason)):
+            readFailures.withLock { $0[id] = reason }
+            logger.error("a stored session cannot be read from the journal now; it is not quarantined, the next request tries again", ["session": .string(id), "error": .string(reason)])
+            return .storageUnavailable(reason)
         case .success(let records):
+            _ = readFailures.withLock { $0.removeValue(forKey: id) }
             switch Self.history(records) {
             case .success(let history): return .loaded(history)
             case .failure(let failure):
@@ -153,7 +182,9 @@ extension SessionStorage {
     enum LoadFailure: Error {
         case missing
         case unavailable(String)
-        /// The journal cannot be written, so what is buffered cannot be read back yet.
+        /// A record does not read back as what the index says lies there: the session is quarantined.
+        case corrupt(key: UInt32, reason: String)
+        /// The journal cannot be written (what is buffered cannot be read back yet) or read right now.
         case storage(String)
 
         var reason: String {
@@ -183,7 +214,7 @@ extension SessionStorage {
         // the retained accept records; a seq seen again replaces the earlier entry.
         var bySeq: [UInt64: ActionLogEntry] = [:]
         for entry in snapshot.actions { bySeq[entry.seq] = entry }
-        if let record = records.actionLog {
+        for record in records.actionLog {
             guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
                 return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
             }
@@ -223,7 +254,7 @@ extension SessionStorage {
     }
 
     /// Reads one record back from its segment (the buffer must be written out).
-    func readRecord(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+    func readRecord(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         var reader = SegmentReader(storage: self)
         defer { reader.close() }
         return try reader.read(location)
@@ -247,25 +278,30 @@ struct SegmentReader {
 
     init(storage: SessionStorage) { self.storage = storage }
 
-    mutating func read(_ location: RecordLocation) throws(StorageError) -> JournalRecord {
+    mutating func read(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         let path = storage.segmentPath(location.segment)
-        let fd: Int32
-        if let existing = open[location.segment] {
-            fd = existing
-        } else {
-            fd = try StorageFiles.openForReading(path)
-            open[location.segment] = fd
+        let bytes: [UInt8]
+        do throws(IOError) {
+            let fd: Int32
+            if let existing = open[location.segment] {
+                fd = existing
+            } else {
+                fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
+                open[location.segment] = fd
+            }
+            bytes = try JournalFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
+        } catch {
+            throw .io(error)
         }
-        let bytes = try StorageFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
         let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
         guard case .record(let record, _) = parsed else {
-            throw StorageError(message: "the record at \(path) offset \(location.offset) no longer reads back (\(parsed))")
+            throw .corrupt(path: path, offset: Int(location.offset), reason: "no longer reads back (\(parsed))")
         }
         return record
     }
 
     mutating func close() {
-        for fd in open.values { Glibc.close(fd) }
+        for fd in open.values { Posix.close(fd) }
         open = [:]
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Logs
+import Posix
 import Synchronization
 
 #if canImport(Glibc)
@@ -23,6 +24,16 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// `write(2)` before any socket output leaves (group commit), so every version a client can see is in
 /// the kernel's page cache first.
 public final class SessionStorage: Sendable {
+    /// The largest body of one journal record: the writer refuses larger records, the reader takes a
+    /// larger announced length for corruption. A state limit must leave room for a snapshot's
+    /// bookkeeping: states up to half of it fit.
+    public static let maxRecordBytes = JournalRecord.maxBodyBytes
+    /// The largest `sessions.maxStateBytes`: a snapshot of a state at the limit, with its bookkeeping,
+    /// must fit in one record, or a session the server accepted could not leave memory or come back.
+    public static let largestStateLimit = JournalRecord.maxBodyBytes / 2
+    /// The largest action (its canonical JSON) the journal accepts.
+    public static let maxActionBytes = JournalRecord.maxActionBytes
+
     /// Tunables, from the `storage.*` settings.
     public struct Options: Sendable {
         public var directory: String
@@ -34,6 +45,8 @@ public final class SessionStorage: Sendable {
         public var snapshotEvery = 1000
         /// Accept records kept alive per session (`sessions.actionLogLimit`): the action log is rebuilt from them.
         public var actionLogLimit = 10_000
+        /// Bytes of action JSON those accept records may hold per session (`sessions.actionLogBytes`).
+        public var actionLogBytes = 4 << 20
 
         public init(directory: String) { self.directory = directory }
     }
@@ -53,13 +66,17 @@ public final class SessionStorage: Sendable {
         var appended: UInt64 = 0
         var index = JournalIndex()
         var oldestSegment: UInt32 = 1
+        /// Deleted sessions whose records are still to be overwritten, by key.
+        var erasures: [UInt32: Erasure] = [:]
+        /// Records an erasure was overwriting when the server stopped (found by the start-up scan).
+        var unfinishedErasures: [RecordLocation] = []
     }
 
     struct IO {
         var fd: Int32 = -1
         var fdSegment: UInt32 = 0
         /// Where the open segment ends, kept here so a failed write is cut back without asking the kernel first.
-        var fdEnd: off_t = 0
+        var fdEnd = 0
         /// Segments written since the last fdatasync (their descriptors, kept open until synced).
         var unsynced: [UInt32: Int32] = [:]
     }
@@ -85,22 +102,43 @@ public final class SessionStorage: Sendable {
     /// (compaction); set by the session store.
     let checkpointRequest = Mutex<(@Sendable ([String]) -> Void)?>(nil)
     let failure = Mutex<Failure?>(nil)
+    /// Stored sessions whose latest load failed to read the journal (a transient condition), by id.
+    let readFailures = Mutex<[String: String]>([:])
     /// Whether ``failure`` is set; read on every action without the lock.
     @usableFromInline let failing = Atomic<Bool>(false)
 
     /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
-    public init(options: Options, logger: Logger) throws(StorageError) {
+    public init(options: Options, logger: Logger) throws(JournalError) {
         self.options = options
         self.logger = logger
-        try StorageFiles.makeDirectory(options.directory)
         let lockPath = options.directory + "/LOCK"
-        let fd = open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw StorageError("open", lockPath) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
-            Glibc.close(fd)
-            throw StorageError(message: "another reactor-server holds the data directory \(options.directory) (\(lockPath) is locked); use a different --data-dir or stop the other process")
+        let fd: Int32
+        let locked: Bool
+        let permissions: (changed: [String], failed: [IOError])
+        do throws(IOError) {
+            try Posix.makeDirectories(options.directory, mode: JournalFiles.directoryMode)
+            permissions = try JournalFiles.tightenPermissions(options.directory)
+            fd = try Posix.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, mode: JournalFiles.fileMode)
+            do {
+                locked = try Posix.tryLock(fd)
+            } catch {
+                Posix.close(fd)
+                throw error.about(lockPath)
+            }
+        } catch {
+            throw .io(error)
+        }
+        guard locked else {
+            Posix.close(fd)
+            throw .locked(directory: options.directory, lockFile: lockPath)
         }
         lockFD = fd
+        if !permissions.changed.isEmpty {
+            logger.notice("made the data directory and the journal readable by this user only (0700, 0600)", ["directory": .string(options.directory), "changed": .int(permissions.changed.count)])
+        }
+        for failure in permissions.failed {
+            logger.warning("cannot make a journal file private to this user; others may read it", ["error": .string("\(failure)")])
+        }
         // A file-size limit (ulimit -f) must fail a write with EFBIG, not kill the server.
         signal(SIGXFSZ, SIG_IGN)
         state = Mutex(State())
@@ -122,26 +160,32 @@ public final class SessionStorage: Sendable {
         flush()
         sync()
         io.withLock { io in
-            if io.fd >= 0 { Glibc.close(io.fd) }
+            guard io.fd >= 0 else { return }
+            // Every failed write was cut back; check, so a clean stop never leaves part of a record.
+            if let size = try? Posix.size(io.fd), size != io.fdEnd {
+                logger.warning("the open journal segment does not end where its last whole record does; cutting it back", ["path": .string(segmentPath(io.fdSegment)), "size": .int(size), "end": .int(io.fdEnd)])
+                try? Posix.ftruncate(io.fd, io.fdEnd)
+            }
+            Posix.close(io.fd)
             io.fd = -1
         }
-        Glibc.close(lockFD)
+        Posix.close(lockFD)
     }
 
     func segmentPath(_ segment: UInt32) -> String {
-        let digits = String(segment)
-        return options.directory + "/journal-" + String(repeating: "0", count: max(0, 10 - digits.utf8.count)) + digits + ".log"
+        JournalFiles.segmentPath(options.directory, segment)
     }
 
     // MARK: appending
 
-    /// Appends one record, updates the index, and returns where it will lie.
+    /// Appends one record, updates the index, and returns where it will lie; nil (nothing appended)
+    /// when its body would be larger than ``JournalRecord/maxBodyBytes``.
     @discardableResult
-    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         state.withLock { state in append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) }
     }
 
-    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation {
+    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {
             state.segment += 1
             state.segmentLength = 0
@@ -154,7 +198,10 @@ public final class SessionStorage: Sendable {
         }
         let last = state.chunks.count - 1
         let start = state.chunks[last].bytes.count
-        JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload)
+        guard JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload) else {
+            logger.error("a journal record larger than the record limit was refused; nothing of it was written", ["kind": .string("\(kind)"), "limit_bytes": .int(JournalRecord.maxBodyBytes)])
+            return nil
+        }
         let length = state.chunks[last].bytes.count - start
         let location = RecordLocation(segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
         state.segmentLength += length
@@ -197,26 +244,37 @@ public final class SessionStorage: Sendable {
             do {
                 if io.fdSegment != chunk.segment || io.fd < 0 {
                     if io.fd >= 0 {
-                        if options.fsync == .never { Glibc.close(io.fd) } else { io.unsynced[io.fdSegment] = io.fd }
+                        if options.fsync == .never { Posix.close(io.fd) } else { io.unsynced[io.fdSegment] = io.fd }
+                        io.fd = -1
                     }
-                    io.fd = try StorageFiles.openForAppend(segmentPath(chunk.segment))
+                    let path = segmentPath(chunk.segment)
+                    io.fd = try Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: JournalFiles.fileMode)
                     io.fdSegment = chunk.segment
-                    io.fdEnd = lseek(io.fd, 0, SEEK_END)
-                    if options.fsync != .never { StorageFiles.syncDirectory(options.directory) }
+                    io.fdEnd = try Posix.size(io.fd)
+                    // Best effort, as before: the segment's entry reaches the disk with the next sync of the folder at the latest.
+                    if options.fsync != .never { try? Posix.syncDirectory(options.directory) }
                 }
                 let fd = io.fd
                 start = io.fdEnd
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
-                // The path is built only for an error message: formatting it cost more than the rest of a commit.
-                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(StorageError) in try StorageFiles.write(fd, bytes, path: self.segmentPath(chunk.segment)) } }
-                try result.get()
-                io.fdEnd += off_t(chunk.bytes.count)
+                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.writeAll(fd, bytes) } }
+                // The path is named only for an error message: formatting it cost more than the rest of a commit.
+                do { try result.get() } catch { throw error.about(segmentPath(chunk.segment)) }
+                io.fdEnd += chunk.bytes.count
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
-                if start >= 0 { _ = ftruncate(io.fd, start) }
                 let unwritten = Array(chunks[position...])
                 state.withLock { $0.chunks.insert(contentsOf: unwritten, at: 0) }
                 fail("\(error)", sticky: false)
+                if start >= 0 {
+                    do {
+                        try Posix.ftruncate(io.fd, start)
+                    } catch {
+                        // The segment may end in part of a record, and an appended retry would follow it
+                        // (a damaged frame in the middle): nothing more is written until a restart cuts it off.
+                        fail("cannot cut back a partial write: \(error.about(segmentPath(chunk.segment)))", sticky: true)
+                    }
+                }
                 return
             }
         }
@@ -231,6 +289,17 @@ public final class SessionStorage: Sendable {
                 if state.spare.capacity == 0 { state.spare = bytes }
             }
         }
+    }
+
+    /// Writes the buffer out once it holds more than `threshold` bytes, so streamed work (checkpoints,
+    /// compaction's copies) never buffers more than that.
+    func flushIfLarge(_ threshold: Int = 4 << 20) {
+        if bufferedBytes() > threshold { flush() }
+    }
+
+    /// Bytes appended and not yet written.
+    func bufferedBytes() -> Int {
+        state.withLock { $0.chunks.reduce(0) { $0 + $1.bytes.count } }
     }
 
     /// The largest written buffer kept for reuse.
@@ -276,11 +345,11 @@ public final class SessionStorage: Sendable {
         for (segment, fd) in io.unsynced {
             let descriptor = fd >= 0 ? fd : io.fd
             do {
-                try StorageFiles.sync(descriptor, path: segmentPath(segment))
+                try Posix.fdatasync(descriptor)
             } catch {
-                fail("\(error)", sticky: true)
+                fail("\(error.about(segmentPath(segment)))", sticky: true)
             }
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 { Posix.close(fd) }
         }
         io.unsynced = [:]
     }
@@ -311,20 +380,19 @@ public final class SessionStorage: Sendable {
                         if fd >= 0 {
                             work.append((segment, fd))
                         } else if io.fd >= 0 {
-                            let copy = dup(io.fd)
-                            if copy >= 0 { work.append((segment, copy)) } else { kept[segment] = -1 }
+                            if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
                         }
                     }
                     io.unsynced = kept
                     return work
                 }
                 for item in work {
-                    do {
-                        try StorageFiles.sync(item.fd, path: self.segmentPath(item.segment))
+                    do throws(IOError) {
+                        try Posix.fdatasync(item.fd)
                     } catch {
-                        self.fail("\(error)", sticky: true)
+                        self.fail("\(error.about(self.segmentPath(item.segment)))", sticky: true)
                     }
-                    Glibc.close(item.fd)
+                    Posix.close(item.fd)
                 }
             }
         }

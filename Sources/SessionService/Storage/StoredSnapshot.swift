@@ -17,6 +17,11 @@ struct StoredSnapshot: Sendable, Equatable {
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
 
+    /// Whether a snapshot of a `state` this large fits in a record (with room for its bookkeeping).
+    static func fits(state: [UInt8], id: String, reactor: String) -> Bool {
+        state.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
+    }
+
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
     /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
@@ -86,6 +91,14 @@ struct StoredSnapshot: Sendable, Equatable {
 
 /// The payload of an accept record.
 struct StoredAccept: Sendable, Equatable {
+    /// Bytes before the action: time and flags.
+    static let headerBytes = 9
+
+    /// The bytes of action JSON in the accept record at `location`.
+    static func actionBytes(_ location: RecordLocation) -> Int {
+        Int(location.length) - JournalRecord.frameBytes - JournalRecord.headerBytes - headerBytes
+    }
+
     var at: Int64
     var stubbed: Bool
     /// The action's mutations were all reduced before the record was written (no completion record follows).
@@ -117,6 +130,13 @@ struct StoredAccept: Sendable, Equatable {
 
 /// The payload of an action-log record (and the tail of legacy snapshots): entries, oldest first.
 enum StoredActionLog {
+    /// Bytes of an action-log payload before its entries.
+    static let chunkHeaderBytes = 4
+    /// About how many bytes of entries one checkpoint chunk holds (an entry larger than this goes alone).
+    static let chunkTargetBytes = 1 << 20
+    /// Bytes of one entry besides its action: seq, time, flags, length.
+    static let entryHeaderBytes = 21
+
     static func encode(_ entries: [ActionLogEntry], into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(UInt32(entries.count))
         for entry in entries {
