@@ -22,9 +22,6 @@ public final class HTTPServer: Sendable {
     let responder: any HTTPResponder
     let clock: any ServerClock
     let logger: Logger
-    /// Set by `start()`: the connection limits, counted across every loop.
-    private let limiterBox = Mutex<ConnectionLimiter?>(nil)
-    var limiter: ConnectionLimiter? { limiterBox.withLock { $0 } }
     private let state = Mutex(RunState())
     private let stopped = DispatchGroup()
 
@@ -52,10 +49,10 @@ public final class HTTPServer: Sendable {
         }
         precondition(!alreadyStarted, "HTTPServer.start() called twice")
         let openFileLimit = ConnectionLimiter.openFileLimit
+        // The connection limits, counted across every loop.
         let limiter = ConnectionLimiter(configuration, openFileLimit: openFileLimit)
-        limiterBox.withLock { $0 = limiter }
         if limiter.maxConnections >= openFileLimit {
-            logger.warning("http.maxConnections is not below the open-file limit: at the limit, new connections are closed unanswered", [
+            logger.warning("the connection limit is not below the open-file limit: at the descriptor limit, new connections are closed unanswered", [
                 "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
             ])
         }
