@@ -72,11 +72,15 @@ import Glibc
         let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("graceful") { directory in
-                // The upstream never answers: at the 1 s deadline the waiting request is cut off.
+                // The upstream never answers: at the 1 s deadline the waiting request is cut off with a 503.
                 var server = try await Self.start(directory, upstream: address, deadline: 1)
                 let waiting = try await Self.startWork(server, upstream: upstream)
                 #expect(try await server.stop(signal: SIGTERM) == .exited(0))
-                #expect(try waiting.readToEnd().isEmpty, "no answer for work cut off at the deadline")
+                let cutOff = try waiting.readResponse()
+                #expect(cutOff.status == 503)
+                #expect(cutOff.errorCode == "shutting_down")
+                #expect(cutOff.header("Connection") == "close")
+                #expect(try waiting.readToEnd().isEmpty, "nothing after the 503")
 
                 server = try await Self.start(directory, upstream: address)
                 let client = try server.client()
