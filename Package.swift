@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
+        // ReactorSchema and JSONSchema: what a reactor registers to have /openapi.json describe its actions and states.
+        .library(name: "JSONCodec", targets: ["JSONCodec"]),
         .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "ReactorClient", targets: ["ReactorClient"]),

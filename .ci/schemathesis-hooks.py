@@ -1,0 +1,59 @@
+"""Schemathesis hooks for .ci/schemathesis: the credentials of the admin routes and, with
+auth.sessions=token, of the session routes.
+
+The admin token goes to the admin session routes and to nothing else (in token mode the Authorization
+header would hide the session's own token). Each session has its own capability token, so no fixed header
+can authenticate the session routes: for every generated request on /sessions/{id}... the session provider
+asks the admin route for a fresh token of that session (POST /admin/sessions/{id}/token, which replaces
+it) and sends it as Authorization: Bearer. A session that does not exist gets no token from the admin
+route, and the request goes out with one that is wrong, so the server answers 401, as the document says.
+Schemathesis checks on each operation that the same request without the credential, or with a wrong one,
+is refused.
+"""
+import json
+import os
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import schemathesis
+
+BASE_URL = os.environ["REACTOR_BASE_URL"]
+ADMIN_TOKEN = os.environ["REACTOR_ADMIN_TOKEN"]
+SESSION_TOKENS = os.environ.get("REACTOR_AUTH_SESSIONS") == "token"
+# Well formed (43 base64url characters) but never issued.
+UNKNOWN = "A" * 43
+
+
+def bearer(case, token):
+    case.headers = {**(case.headers or {}), "Authorization": f"Bearer {token}"}
+
+
+@schemathesis.auth().apply_to(path_regex="^/admin/sessions")
+class AdminToken:
+    def get(self, case, context):
+        return ADMIN_TOKEN
+
+    def set(self, case, data, context):
+        bearer(case, data)
+
+
+@schemathesis.auth(refresh_interval=None).apply_to(path_regex="^/sessions/")
+class SessionToken:
+    def get(self, case, context):
+        if not SESSION_TOKENS:
+            return None
+        session = (case.path_parameters or {}).get("id")
+        if not isinstance(session, str):
+            return UNKNOWN
+        request = urllib.request.Request(
+            f"{BASE_URL}/admin/sessions/{urllib.parse.quote(session, safe='')}/token",
+            method="POST", headers={"Authorization": f"Bearer {ADMIN_TOKEN}"})
+        try:
+            with urllib.request.urlopen(request, timeout=5) as response:
+                return json.load(response)["token"]
+        except urllib.error.HTTPError:
+            return UNKNOWN
+
+    def set(self, case, data, context):
+        bearer(case, data)
