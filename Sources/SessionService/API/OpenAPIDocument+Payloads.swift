@@ -79,7 +79,7 @@ extension OpenAPIDocument.Schemas {
     }
 
     /// A success response: its body, the headers it always carries and the operations it links to.
-    func successResponse(_ answer: RouteAnswer, entry: Route.Entry) -> JSONValue {
+    func successResponse(_ answer: RouteAnswer) -> JSONValue {
         var response = JSONObject([("description", .string(answer.meaning))])
         if !answer.headers.isEmpty {
             response["headers"] = .object(JSONObject(answer.headers.map { ($0.name, Self.header($0.name, $0.meaning, required: true)) }))
@@ -87,7 +87,7 @@ extension OpenAPIDocument.Schemas {
         if let payload = answer.payload, let mediaType = Self.mediaType(payload) {
             response["content"] = .members([(mediaType, .members([("schema", self.payload(payload).json)]))])
         }
-        let links = links(from: answer.payload, entry: entry)
+        let links = Self.links(from: answer.payload)
         if !links.isEmpty { response["links"] = .object(links) }
         return .object(response)
     }
@@ -106,7 +106,7 @@ extension OpenAPIDocument.Schemas {
     /// What a client can do next with what an answer returns (OpenAPI links, for clients and for stateful
     /// fuzzing): a new session's id opens every route on it, and so does a session whose token was
     /// replaced; a new version opens time travel to it.
-    func links(from payload: RoutePayload?, entry: Route.Entry) -> JSONObject {
+    static func links(from payload: RoutePayload?) -> JSONObject {
         var links = JSONObject()
         switch payload {
         case .createdSession?, .sessionToken?:
@@ -141,7 +141,8 @@ extension OpenAPIDocument.Schemas {
         return JSONObject([
             ("id", parameter("id", in: "path", Self.id, "The session's id.")),
             ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
-            (RouteParameter.wait.rawValue, parameter("wait", in: "query", .boolean, "true: answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false or left out: answer 202 once queued.")),
+            // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
+            (RouteParameter.wait.rawValue, parameter("wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]), "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued.")),
             (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, "An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the selected value; absent: null). Pulses only of that part: pulse p when the pointer is /p or inside it.")),
             (RouteParameter.lastEventID.rawValue, parameter("Last-Event-ID", in: "header", .string(), "Resume: the current state is sent only if its version is above this one (anything that is not a version is ignored).")),
             (RouteParameter.since.rawValue, parameter("since", in: "query", .unsigned(), "Only entries with a seq above this (default 0).")),

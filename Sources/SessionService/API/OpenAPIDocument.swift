@@ -122,7 +122,7 @@ struct OpenAPIDocument: Sendable {
             if !own.contains(where: { $0.status == status }) {
                 responses[String(status)] = JSONValue.members([("$ref", .string("#/components/responses/\(Self.generalResponseName(status))"))])
             } else if let success = answers.first(where: { $0.payload != nil }) {
-                responses[String(status)] = schemas.successResponse(success, entry: entry)
+                responses[String(status)] = schemas.successResponse(success)
             } else {
                 responses[String(status)] = Self.errorResponse(answers)
             }
