@@ -16,7 +16,8 @@ extension APIError {
     }
 
     /// Maps a runtime refusal: a stopped reactor is a session that just ended; a middleware's rejection of
-    /// the action or of a state it produced (`state_too_large`, `state_not_encodable`) keeps its own code.
+    /// the action or of a state it produced (`state_too_large`, `state_not_encodable`) keeps its own code;
+    /// stub mode switched off between the service's check and the runtime is `409 stub_disabled`.
     @usableFromInline
     static func reactor(_ error: ReactorError) -> APIError {
         switch error {
@@ -24,8 +25,9 @@ extension APIError {
             return APIError(status: 422, code: rejection.code, message: rejection.message)
         case .stopped:
             return .sessionEnded
-        default:
-            return .internal("\(error)")
+        case .stubDisabled:
+            // The service checks stub mode first; this is a PUT stub false that won the race to the runtime.
+            return APIError(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode, and stub mode was switched off while this request was in progress")
         }
     }
 
