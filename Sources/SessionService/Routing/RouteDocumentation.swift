@@ -44,13 +44,15 @@ public enum RouteParameter: String, Sendable, CaseIterable {
 
 /// A body a route takes or answers with; ``OpenAPIDocument`` gives each its media type and schema.
 public enum RoutePayload: String, Sendable {
-    // Answers.
+    /// Answers: pages, health, metrics, this document, the reactor list.
     case html, svg, health, metrics, openAPI, reactors
+    /// Answers of the session routes.
     case session, createdSession, actionAccepted, actionReduced, eventStream
+    /// Answers of the admin routes.
     case adminSessions, actionLog, stubFlag, forcedState, stateAtVersion, sessionToken
     /// No body (204).
     case empty
-    // Requests.
+    /// Request bodies: a new session, an action, the stub flag, a forced state, a fork.
     case newSession, action, stubRequest, state, forkRequest
 }
 
@@ -87,6 +89,7 @@ public struct RouteAnswer: Sendable {
 
 /// A setting an answer depends on: the document lists the answer only where the server can give it.
 public enum RouteCondition: Sendable {
+    /// Whatever the configuration.
     case always
     /// `storage.memoryOnly`.
     case memoryOnly
