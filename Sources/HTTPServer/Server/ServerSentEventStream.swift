@@ -105,14 +105,16 @@ public final class ServerSentEventStream: Sendable {
         /// Some streams belong to another loop than the first one's.
         private var mixed = false
 
-        fileprivate init() {}
+        /// An empty batch; ``schedule()`` hands it over (``batch(_:)`` does both around its body).
+        public init() {}
 
         fileprivate mutating func add(_ stream: ServerSentEventStream) {
             if !mixed, let first = streams.first, first.loop !== stream.loop { mixed = true }
             streams.append(stream)
         }
 
-        fileprivate func schedule() {
+        /// Tells each loop, once, which of its streams have new events.
+        public func schedule() {
             guard let first = streams.first else { return }
             guard mixed else { return first.loop.scheduleFlush(streams) }
             // One pass per loop (there are a handful): hashing every stream into a dictionary cost
