@@ -61,6 +61,59 @@ enum ServerSentEventVocabulary {
         }
     }
 
+    // MARK: Many sessions
+
+    /// The head of a multiplexed event, `event: <name>` and `id: <cursor>`: made for each stream, since
+    /// the cursor is the stream's own; the shared body follows it (``multiplexedState(session:version:json:)``).
+    static func multiplexedHead(_ name: StaticString, cursor: StreamCursor) -> [UInt8] {
+        var out = EventBytes(capacity: cursor.list.count + cursor.positions.count * 4 + 24)
+        out.field("event: ")
+        out.field(name)
+        out.field("\nid: ")
+        cursor.append(to: &out.bytes)
+        out.newline()
+        return out.bytes
+    }
+
+    /// The body of a multiplexed state, `data: {"session","version","state"}` and the blank line.
+    static func multiplexedState(session: String, version: UInt64, json: [UInt8]) -> [UInt8] {
+        var data = JSONWriter(capacity: json.count + session.utf8.count + 40)
+        data.raw("{\"session\":")
+        data.string(session)
+        data.raw(",\"version\":")
+        data.integer(version)
+        data.raw(",\"state\":")
+        data.raw(json)
+        data.raw("}")
+        return body(data.bytes)
+    }
+
+    /// The body of a multiplexed pulse, `data: {"session","name","value","count"}` and the blank line.
+    static func multiplexedPulse(session: String, name: String, count: UInt64, value: [UInt8]) -> [UInt8] {
+        var data = JSONWriter(capacity: value.count + session.utf8.count + name.utf8.count + 50)
+        data.raw("{\"session\":")
+        data.string(session)
+        data.raw(",\"name\":")
+        data.string(name)
+        data.raw(",\"value\":")
+        data.raw(value)
+        data.raw(",\"count\":")
+        data.integer(count)
+        data.raw("}")
+        return body(data.bytes)
+    }
+
+    /// `event: end` of one session's part: `{"session","reason"}`.
+    static func multiplexedEnd(session: String, reason: String, cursor: String) -> ServerSentEvent {
+        var data = JSONWriter(capacity: 64)
+        data.raw("{\"session\":")
+        data.string(session)
+        data.raw(",\"reason\":")
+        data.string(reason)
+        data.raw("}")
+        return ServerSentEvent(event: "end", id: cursor, data: String(decoding: data.bytes, as: UTF8.self))
+    }
+
     /// `event: error`: `{"code","message"}`, with `"session"` first when it ends one session's part of a
     /// multiplexed stream; `id:` the cursor on a multiplexed stream.
     static func error(session: String?, code: String, message: String, cursor: String?) -> ServerSentEvent {
@@ -79,6 +132,13 @@ enum ServerSentEventVocabulary {
         return ServerSentEvent(event: "error", id: cursor, data: String(decoding: data.bytes, as: UTF8.self))
     }
 
+    /// `data: <json>` and the blank line that dispatches the event.
+    private static func body(_ json: [UInt8]) -> [UInt8] {
+        var out = EventBytes(capacity: json.count + 8)
+        out.data(json)
+        out.newline()
+        return out.bytes
+    }
 }
 
 /// Event-stream bytes built field by field.
