@@ -2,7 +2,8 @@ import HTTPServer
 import JSONCodec
 
 extension ReactorService {
-    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session.
+    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session (`HEAD`: its
+    /// head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
@@ -20,7 +21,7 @@ extension ReactorService {
         } catch {
             return exchange.fail(error)
         }
-        if exchange.method == "HEAD" { return Self.answerHead(exchange) }
+        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
         // Left memory since the lookup: follow the session loaded back.
@@ -39,10 +40,10 @@ extension ReactorService {
         }
     }
 
-    /// `HEAD` on a stream: the head a `GET` would get, and no events (the stream ends at once).
+    /// `HEAD` on a stream: the head a `GET` would get, and no subscription (the server writes no events
+    /// for `HEAD` and closes).
     static func answerHead(_ exchange: Exchange) {
-        let stream = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
-        stream.close()
+        _ = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
         exchange.finished(200)
     }
 }

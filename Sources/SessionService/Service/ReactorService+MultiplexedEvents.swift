@@ -49,7 +49,7 @@ extension ReactorService {
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"))
         }
-        if exchange.method == "HEAD" { return Self.answerHead(exchange) }
+        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
         let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
         stream.attach(exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
