@@ -26,13 +26,13 @@ public final class SessionEvent: @unchecked Sendable {
         self.json = json
     }
 
-    /// Runs `body` with the wire form of this event for `transport` (a sink type's identity): made by
-    /// `make` for its first sink and shared by the others, so a state goes out encoded once however many
-    /// subscribers get it. `body` borrows the bytes (a sink that queues them keeps its own reference).
+    /// The wire form of this event for `transport` (a sink type's identity): made by `make` for its
+    /// first sink and shared by the others, so a state goes out encoded once however many subscribers
+    /// get it. Returned owned (one reference more), for a sink to move into its queue.
     @inline(__always)
-    public func withWire<T>(for transport: ObjectIdentifier, make: (SessionEvent) -> [UInt8], _ body: ([UInt8]) -> T) -> T {
-        if firstTransport == transport { return body(firstWire) }
-        return body(wire(for: transport, make))
+    public func wire(for transport: ObjectIdentifier, make: (SessionEvent) -> [UInt8]) -> [UInt8] {
+        if firstTransport == transport { return firstWire }
+        return wire(for: transport, make)
     }
 
     /// The wire form for `transport` when it is not the first transport's: made now, or found in the list.

@@ -28,8 +28,10 @@ struct SubscriberList {
         @usableFromInline let json: () -> [UInt8]?
         /// The state as a JSON value, for subscribers that `select` part of it.
         @usableFromInline let value: () -> JSONValue?
-        /// The state's event once looked up in this fan-out: found once, not once per subscriber.
-        var event: SessionEvent?
+        /// The state's event once looked up in this fan-out: found once, not once per subscriber, and
+        /// unretained, since the list's `cache` holds it for as long as the version is the latest (a
+        /// retain and release per subscriber were a tenth of a fan-out's instructions).
+        var event: Unmanaged<SessionEvent>?
 
         @inlinable
         init(version: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
@@ -149,7 +151,7 @@ struct SubscriberList {
             if last > version { subscriber.lastSentVersion = version }
             return
         }
-        let event: SessionEvent
+        let result: DeliveryResult
         if let pointer = subscriber.select {
             guard let value = stateValue(latest) else { return }
             let selected = value[pointer] ?? .null
@@ -157,18 +159,16 @@ struct SubscriberList {
                 subscriber.lastSentVersion = version
                 return
             }
-            event = SessionEvent(.state(version: version), json: selected.serialized())
             subscriber.lastSelected = selected
+            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized()), in: &batch)
         } else {
-            if let known = latest.event {
-                event = known
-            } else {
+            if latest.event == nil {
                 guard let made = stateEvent(latest) else { return }
-                latest.event = made
-                event = made
+                latest.event = Unmanaged.passUnretained(made)
             }
+            result = latest.event.unsafelyUnwrapped._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
         }
-        switch sink.send(event, in: &batch) {
+        switch result {
         case .queued:
             subscriber.lastSentVersion = version
         case .overflow:

@@ -126,14 +126,13 @@ final class MultiplexedEventStream: Sendable {
         let session = part.sessionID
         let index = part.index
         return batch.withFlush(EventStreamFlush.self) { flush in
-            event.withWire(for: ObjectIdentifier(Part.self), make: { event in
+            let body = event.wire(for: ObjectIdentifier(Part.self)) { event in
                 switch event.kind {
                 case .state(let version): ServerSentEventVocabulary.multiplexedState(session: session, version: version, json: event.json)
                 case .pulse(let name, let count): ServerSentEventVocabulary.multiplexedPulse(session: session, name: name, count: count, value: event.json)
                 }
-            }) { body in
-                send(event.kind, body: body, index: index, flush: flush)
             }
+            return send(event.kind, body: body, index: index, flush: flush)
         }
     }
 

@@ -32,9 +32,7 @@ extension ServerSentEventStream: SubscriberSink {
     /// Queues a session's state or pulse in API.md's one-session words, encoded once for every stream.
     public func send(_ event: SessionEvent, in batch: inout DeliveryBatch) -> DeliveryResult {
         batch.withFlush(EventStreamFlush.self) { flush in
-            event.withWire(for: ObjectIdentifier(ServerSentEventStream.self), make: Self.wire) { wire in
-                DeliveryResult(send(EncodedServerSentEvent(bytes: wire), in: &flush.batch))
-            }
+            DeliveryResult(send(EncodedServerSentEvent(bytes: event.wire(for: ObjectIdentifier(ServerSentEventStream.self), make: Self.wire)), in: &flush.batch))
         }
     }
 
