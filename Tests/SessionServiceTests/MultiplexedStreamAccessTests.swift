@@ -11,7 +11,7 @@ import Tokens
     typealias Multiplexed = MultiplexedEventStreamTests
 
     @Test func tokenModeTakesOneTokenPerSessionInTheirOrder() throws {
-        let server = try AccessModeTests.tokenServer()
+        let server = try AccessModeTests.tokenServer { $0.log.accessLog = true }
         let (a, tokenA) = try AccessModeTests.create(server, id: "a")
         let (b, tokenB) = try AccessModeTests.create(server, id: "b")
         let (c, tokenC) = try AccessModeTests.create(server, id: "c")
@@ -29,6 +29,9 @@ import Tokens
         let none = try server.subscribe("/events?sessions=\(a),\(b)")
         #expect(try Multiplexed.next(2, on: none) == ["a: end unauthorized", "b: end unauthorized"])
         #expect(try none.readToEnd().isEmpty)
+        let lines = server.logs.values.map { "\($0.message) \($0.fields)" }
+        #expect(lines.contains { $0.contains("GET /events") }, "the access log saw the streams")
+        #expect(!lines.contains { $0.contains(tokenA) || $0.contains(tokenB) || $0.contains(tokenC) }, "tokens are never logged")
     }
 
     @Test func tokenModeTellsNoUnknownIdFromAWrongToken() throws {
