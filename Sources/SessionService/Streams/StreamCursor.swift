@@ -57,13 +57,14 @@ struct StreamCursor: Sendable, Equatable {
         out.append(UInt8(ascii: ":"))
         for (index, position) in positions.enumerated() {
             if index > 0 { out.append(UInt8(ascii: ".")) }
-            guard var value = position else { continue }
-            let start = out.count
+            guard let value = position else { continue }
+            // Most significant digit first (reversing a slice afterwards cost a few hundred instructions).
+            var divisor: UInt64 = 1
+            while value / divisor >= 10 { divisor *= 10 }
             repeat {
-                out.append(UInt8(ascii: "0") + UInt8(value % 10))
-                value /= 10
-            } while value > 0
-            out[start...].reverse()
+                out.append(UInt8(ascii: "0") + UInt8(value / divisor % 10))
+                divisor /= 10
+            } while divisor > 0
         }
     }
 
