@@ -112,6 +112,21 @@ import Testing
         #expect(try nobody.readToEnd().isEmpty)
     }
 
+    @Test func aSessionOutOfMemoryIsLoadedBackForItsPart() async throws {
+        try await withTemporaryDirectory("multiplexed") { directory in
+            let server = try TestServer(dataDirectory: directory) { $0.sessions.maxResident = 1 }
+            try server.createSession("counter", id: "a")
+            try Self.increase(server, "a")
+            try server.createSession("counter", id: "b")
+            try await eventually("a to leave memory for b") { try server.adminEntry("a")?["resident"] as? Bool == false }
+            let stream = try server.subscribe("/events?sessions=a,b")
+            #expect(try Self.next(2, on: stream) == ["a: state 1", "b: state 0"])
+            try Self.increase(server, "a")
+            try Self.increase(server, "b")
+            #expect(try Self.next(2, on: stream) == ["a: state 2", "b: state 1"], "both parts follow their session")
+        }
+    }
+
     @Test func theNumberOfSessionsPerStreamIsConfigured() throws {
         let server = try TestServer { $0.sse.maxSessionsPerStream = 2 }
         let tooMany = try server.request("GET", "/events?sessions=a,b,c")
