@@ -7,7 +7,7 @@ can authenticate the session routes: for every generated request on /sessions/{i
 asks the admin route for a fresh token of that session (POST /admin/sessions/{id}/token, which replaces
 it) and sends it as Authorization: Bearer. A session that does not exist gets no token from the admin
 route, and the request goes out with one that is wrong, so the server answers 401, as the document says.
-With auth.sessions=jwt every session route (creation too) gets an HS256 JWT signed with the server's secret,
+With auth.sessions=jwt every session route (creation and /events too) gets an HS256 JWT signed with the server's secret,
 granting every right on every session.
 Schemathesis checks on each operation that the same request without the credential, or with a wrong one,
 is refused.
@@ -70,7 +70,7 @@ def base64url(data):
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
 
 
-@schemathesis.auth().apply_to(path_regex="^/sessions")
+@schemathesis.auth().apply_to(path_regex="^/(sessions|events)")
 class SessionJWT:
     def get(self, case, context):
         if MODE != "jwt":

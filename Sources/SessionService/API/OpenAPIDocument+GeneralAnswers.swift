@@ -64,7 +64,7 @@ extension OpenAPIDocument.Schemas {
                 .error(401, "unauthorized", "The JWT is missing, malformed, expired or badly signed.", headers: challenge),
                 .error(403, "forbidden", "The JWT does not grant this right on this session."),
             ]
-        case (.createSession, .jwt):
+        case (.createSession, .jwt), (.eachSession, .jwt):
             return [.error(401, "unauthorized", "The JWT is missing, malformed, expired or badly signed.", headers: challenge)]
         default:
             return []
@@ -76,7 +76,7 @@ extension OpenAPIDocument.Schemas {
         switch (access, settings.access) {
         case (.admin, _): return [JSONValue.members([("adminToken", [])])]
         case (.session, .token): return [JSONValue.members([("sessionToken", [])]), JSONValue.members([("sessionTokenQuery", [])])]
-        case (.session, .jwt), (.createSession, .jwt): return [JSONValue.members([("sessionJWT", [])]), JSONValue.members([("sessionJWTQuery", [])])]
+        case (.session, .jwt), (.createSession, .jwt), (.eachSession, .jwt): return [JSONValue.members([("sessionJWT", [])]), JSONValue.members([("sessionJWTQuery", [])])]
         default: return nil
         }
     }

@@ -104,5 +104,24 @@ extension OpenAPIDocument {
                     .titled("error", "The server ends a stream it cannot keep (session_passivated, subscriber_too_slow, ...); reconnect with Last-Event-ID."),
             ]).titled("Event", "One Server-Sent Event of a session's stream; a quiet stream also gets `: keep-alive` comments.")
         }()
+
+        /// One event of the stream of many sessions (`GET /events`): its data names its session, its `id:`
+        /// is a cursor for the whole stream.
+        static let sessionsEvent: JSONSchema = {
+            func json(_ schema: JSONSchema) -> JSONSchema {
+                JSONSchema.string().adding("contentMediaType", "application/json").adding("contentSchema", schema.json)
+            }
+            let cursor = JSONSchema.string().described("A cursor for the whole stream: send it back as Last-Event-ID.")
+            return JSONSchema.oneOf([
+                JSONSchema.object(["event": .constant("state"), "id": cursor, "data": json(.object(["session": id, "version": .unsigned(), "state": .any]))])
+                    .titled("state", "A new state of one session (with select, the selected value)."),
+                JSONSchema.object(["event": .constant("pulse"), "data": json(.object(["session": id, "name": .string(), "value": .any, "count": .unsigned()]))])
+                    .titled("pulse", "A pulse field assigned by that session's state sent just before."),
+                JSONSchema.object(["event": .constant("end"), "data": json(.object(["session": .string(), "reason": .string()]))])
+                    .titled("end", "One session's part ends (deleted, unknown_session, unauthorized, ...); the stream goes on while another is live."),
+                JSONSchema.object(["event": .constant("error"), "data": json(.object(["code": .string(), "message": .string()]))])
+                    .titled("error", "The server ends the stream (subscriber_too_slow, ...); reconnect with Last-Event-ID."),
+            ]).titled("SessionsEvent", "One Server-Sent Event of a stream of several sessions; a quiet stream also gets `: keep-alive` comments.")
+        }()
     }
 }

@@ -20,6 +20,8 @@ struct OpenAPIDocument: Sendable {
         var sessionRateLimit = false
         var memoryOnly = false
         var restrictedReactors = false
+        /// `sse.maxSessionsPerStream`.
+        var maxSessionsPerStream = 100
 
         init() {}
 
@@ -29,6 +31,7 @@ struct OpenAPIDocument: Sendable {
             sessionRateLimit = configuration.limits.sessionsPerMinute > 0
             memoryOnly = configuration.storage.memoryOnly
             restrictedReactors = !configuration.auth.reactors.isEmpty
+            maxSessionsPerStream = configuration.sse.maxSessionsPerStream
         }
 
         /// Whether the server, so configured, can give answers listed under `condition`.

@@ -4,7 +4,7 @@
 /// route have a responder.
 public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
-    case createSession, getSession, deleteSession, postAction, events
+    case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
@@ -82,6 +82,14 @@ public enum Route: String, Sendable, CaseIterable {
             answers: [
                 .success(200, .eventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
                 .invalidSelect, .tooManySubscribers] + RouteAnswer.onSession)),
+        // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
+        Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
+            "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
+            parameters: [.sessions, .select, .streamCursor],
+            answers: [
+                .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
+                .invalidSessions, .invalidID, .invalidSelect, .tooManySubscribers,
+            ])),
         // The console page holds no secret: the operator types the admin token into it.
         Entry("GET", "/admin/console", .adminConsole, .open, RouteDocumentation(
             "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers.",
@@ -135,14 +143,15 @@ public enum Route: String, Sendable, CaseIterable {
         case .deleteSession: 8
         case .postAction: 9
         case .events: 10
-        case .adminConsole: 11
-        case .adminSessions: 12
-        case .adminActions: 13
-        case .adminStub: 14
-        case .adminState: 15
-        case .adminVersion: 16
-        case .adminFork: 17
-        case .adminSessionToken: 18
+        case .multiplexedEvents: 11
+        case .adminConsole: 12
+        case .adminSessions: 13
+        case .adminActions: 14
+        case .adminStub: 15
+        case .adminState: 16
+        case .adminVersion: 17
+        case .adminFork: 18
+        case .adminSessionToken: 19
         }
     }
 

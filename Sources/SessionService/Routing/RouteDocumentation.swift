@@ -32,6 +32,10 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case select
     /// `Last-Event-ID` on event streams: resume after this version.
     case lastEventID
+    /// `?sessions=a,b,c` on the stream of many sessions.
+    case sessions
+    /// `Last-Event-ID` on the stream of many sessions: a cursor it sent.
+    case streamCursor
     /// `?since=SEQ` on the action log.
     case since
     /// `?limit=N` on the action log.
@@ -47,7 +51,7 @@ public enum RoutePayload: String, Sendable {
     /// Answers: pages, health, metrics, this document, the reactor list.
     case html, svg, health, metrics, openAPI, reactors
     /// Answers of the session routes.
-    case session, createdSession, actionAccepted, actionReduced, eventStream
+    case session, createdSession, actionAccepted, actionReduced, eventStream, sessionsEventStream
     /// Answers of the admin routes.
     case adminSessions, actionLog, stubFlag, forcedState, stateAtVersion, sessionToken
     /// No body (204).
