@@ -9,11 +9,11 @@ import Testing
 /// One record limit for writer and reader: a record exactly at it is written, survives compaction's
 /// copy and a restart; one byte more is refused before anything of it is written.
 @Suite struct RecordLimitTests {
-    static func storage(_ directory: String, logs: RecordingLogHandler = RecordingLogHandler()) throws -> SessionStorage {
-        var options = SessionStorage.Options(directory: directory)
+    static func storage(_ directory: String, logs: RecordingLogHandler = RecordingLogHandler()) throws -> FileJournal {
+        var options = FileJournal.Options(directory: directory)
         options.segmentBytes = 4096
         options.actionLogBytes = 1 << 30
-        return try SessionStorage(options: options, logger: Logger(label: "storage", level: .debug, handler: logs))
+        return try FileJournal(options: options, logger: Logger(label: "storage", level: .debug, handler: logs))
     }
 
     @Test func aRecordOneByteOverTheLimitIsNeverWritten() {
@@ -32,7 +32,7 @@ import Testing
     /// when compaction copies it forward; it reads back whole after a restart.
     @Test func anActionAtTheLimitSurvivesCompactionAndARestart() throws {
         try withTemporaryDirectory("recordlimit") { directory in
-            var action = [UInt8](repeating: UInt8(ascii: "a"), count: SessionStorage.maxActionBytes)
+            var action = [UInt8](repeating: UInt8(ascii: "a"), count: FileJournal.maxActionBytes)
             action[0] = UInt8(ascii: "{")
             action[action.count - 1] = UInt8(ascii: "}")
             do {
@@ -114,7 +114,7 @@ import Testing
         try withTemporaryDirectory("recordlimit") { directory in
             let configure: (inout ServerConfiguration) -> Void = { $0.sessions.actionLogBytes = 1 << 30 }
             let catalog: (inout ReactorCatalog) -> Void = { $0.register("blob") { BlobReactor() } }
-            let largest = SessionStorage.maxActionBytes
+            let largest = FileJournal.maxActionBytes
             do {
                 let server = try TestServer(dataDirectory: directory, configure: configure, catalog: catalog)
                 let storage = try #require(server.server.storage)

@@ -43,7 +43,7 @@ extension APIError {
     /// An action whose canonical JSON is larger than one journal record holds: refused before anything changed.
     @usableFromInline
     static func actionTooLarge(_ bytes: Int) -> APIError {
-        APIError(status: 413, code: "action_too_large", message: "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(SessionStorage.maxActionBytes) bytes")
+        APIError(status: 413, code: "action_too_large", message: "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(FileJournal.maxActionBytes) bytes")
     }
 
     /// A stored session could not be read back (descriptors exhausted, an I/O error): it exists and is

@@ -23,7 +23,7 @@ public final class ReactorServer: Sendable {
     let http: HTTPServer
     let logger: Logger
     /// The journal, nil with `storage.memoryOnly`.
-    public let storage: SessionStorage?
+    public let storage: FileJournal?
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -108,10 +108,10 @@ public final class ReactorServer: Sendable {
     }
 
     /// Opens the data directory and recovers the journal's index, unless memory-only.
-    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> SessionStorage? {
+    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal? {
         let settings = configuration.storage
         guard !settings.memoryOnly else { return nil }
-        var options = SessionStorage.Options(directory: settings.dataDir)
+        var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
         options.snapshotEvery = settings.snapshotEvery
@@ -119,7 +119,7 @@ public final class ReactorServer: Sendable {
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
         do {
-            return try SessionStorage(options: options, logger: logger)
+            return try FileJournal(options: options, logger: logger)
         } catch {
             throw ConfigurationError("storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)")
         }

@@ -67,7 +67,7 @@ extension ReactorService {
     }
 
     /// The state of session `id` at `version`, as clients would have seen it.
-    func stateJSON(_ id: String, at version: UInt64, storage: SessionStorage, shown: Bool = true) -> Result<[UInt8], APIError> {
+    func stateJSON(_ id: String, at version: UInt64, storage: FileJournal, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSessions(matching: id) else { return .failure(store.absence(id)) }
         if let reason = info.unavailable { return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason)")) }
         guard version <= info.version else {

@@ -36,7 +36,7 @@ public final class ReactorService: HTTPResponder {
 
     public init(
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
-        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: FileJournal? = nil
     ) {
         self.access = access
         self.catalog = catalog

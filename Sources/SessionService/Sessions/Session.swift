@@ -105,7 +105,7 @@ final class Session<R: Reactor>: HostedSession {
         } catch {
             throw APIError.action(error, reactor: reactorName)
         }
-        if journal != nil, json.count > SessionStorage.maxActionBytes { throw APIError.actionTooLarge(json.count) }
+        if journal != nil, json.count > FileJournal.maxActionBytes { throw APIError.actionTooLarge(json.count) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {

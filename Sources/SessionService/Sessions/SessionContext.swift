@@ -28,9 +28,9 @@ public final class SessionContext: Sendable {
     public let clock: any ServiceClock
     public let logger: Logger
     /// The journal sessions are persisted in; nil in memory-only mode.
-    public let storage: SessionStorage?
+    public let storage: FileJournal?
 
-    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: SessionStorage? = nil) {
+    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: FileJournal? = nil) {
         self.limits = limits
         self.metrics = metrics
         self.clock = clock

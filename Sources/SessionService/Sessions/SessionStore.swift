@@ -15,12 +15,12 @@ public final class SessionStore: Sendable {
     /// The hash of each session's capability token (token access mode), resident or not.
     private let tokenHashes = Mutex<[String: SessionTokenHash]>([:])
     public let limit: Int
-    public let storage: SessionStorage?
+    public let storage: FileJournal?
     public let maxResident: Int
     /// Builds a resident session from its stored history (set by the service, which knows the catalog).
     let restorer = Mutex<(@Sendable (StoredHistory, String) -> Result<any HostedSession, RestoreError>)?>(nil)
 
-    public init(limit: Int, storage: SessionStorage? = nil, maxResident: Int = .max) {
+    public init(limit: Int, storage: FileJournal? = nil, maxResident: Int = .max) {
         self.limit = limit
         self.storage = storage
         self.maxResident = max(1, maxResident)
@@ -57,7 +57,7 @@ public final class SessionStore: Sendable {
     }
 
     /// The session with this id, loaded from storage when needed; the caller holds `loading`.
-    private func loadLocked(_ id: String, _ storage: SessionStorage) -> (any HostedSession)? {
+    private func loadLocked(_ id: String, _ storage: FileJournal) -> (any HostedSession)? {
         if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
         guard case .loaded(let history) = storage.load(id: id), let restore = restorer.withLock({ $0 }) else { return nil }
         switch restore(history, id) {

@@ -6,7 +6,7 @@ import Synchronization
 /// next snapshot is due.
 @usableFromInline
 final class SessionJournal: Sendable {
-    @usableFromInline let storage: SessionStorage
+    @usableFromInline let storage: FileJournal
     let key: UInt32
     let id: String
     let reactor: String
@@ -18,7 +18,7 @@ final class SessionJournal: Sendable {
     /// Whether any record of this session was appended since its latest snapshot.
     let changedSinceSnapshot = Atomic<Bool>(false)
 
-    init(storage: SessionStorage, key: UInt32, id: String, reactor: String) {
+    init(storage: FileJournal, key: UInt32, id: String, reactor: String) {
         self.storage = storage
         self.key = key
         self.id = id

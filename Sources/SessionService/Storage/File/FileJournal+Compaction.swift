@@ -12,7 +12,7 @@ struct StoredVersionHistory: Sendable {
 }
 
 // Compaction (delete the oldest segment once nothing needs it) and reading old versions back.
-extension SessionStorage {
+extension FileJournal {
     /// Deletes closed segments, oldest first, once no session needs them: sessions that still do are
     /// asked for a fresh snapshot (resident) or have their snapshot and tail copied forward (stored).
     public func compact() {

@@ -14,7 +14,7 @@ struct Erasure: Sendable, Equatable {
 
 // Erasing deleted sessions: their records are overwritten in place, in the background, instead of
 // staying readable until compaction happens to delete their segments.
-extension SessionStorage {
+extension FileJournal {
     /// Overwrites every record of the sessions deleted since the last run with a padding record of the
     /// same length (zero key, number and payload, a valid checksum), so the segments keep their shape
     /// and nothing of those sessions can be read back. Runs in the background (storage maintenance,

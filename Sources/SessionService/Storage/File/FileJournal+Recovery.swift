@@ -8,7 +8,7 @@ import Glibc
 // Start-up: rebuild the index of sessions from the journal's record headers. Only a write cut short
 // at the very end of the newest segment is cut off; every other bad frame is corruption: kept on disk,
 // reported with its place, and its session quarantined.
-extension SessionStorage {
+extension FileJournal {
     /// The journal segment numbers present, oldest first.
     func segmentNumbers() throws(IOError) -> [UInt32] {
         try JournalFiles.segmentNumbers(options.directory)

@@ -29,12 +29,12 @@ public struct StoredSessionInfo: Sendable, Equatable {
 }
 
 // Sessions in the journal: create, load (the passivation and restart path), delete, quarantine.
-extension SessionStorage {
+extension FileJournal {
     /// What loading a session found.
     enum LoadResult: Sendable {
         case missing
         case unavailable(String)
-        /// The journal cannot be written (see ``SessionStorage/unavailableReason``); nothing is quarantined.
+        /// The journal cannot be written (see ``FileJournal/unavailableReason``); nothing is quarantined.
         case storageUnavailable(String)
         case loaded(StoredHistory)
     }
@@ -261,7 +261,7 @@ extension SessionStorage {
     }
 }
 
-extension SessionStorage {
+extension FileJournal {
     /// The stored session with this id, for error answers and the admin listing.
     public func storedSessions(matching id: String) -> StoredSessionInfo? {
         state.withLock { state in
@@ -273,10 +273,10 @@ extension SessionStorage {
 
 /// Reads records back from segments, keeping each segment open across the reads of one load.
 struct SegmentReader {
-    let storage: SessionStorage
+    let storage: FileJournal
     var open: [UInt32: Int32] = [:]
 
-    init(storage: SessionStorage) { self.storage = storage }
+    init(storage: FileJournal) { self.storage = storage }
 
     mutating func read(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         let path = storage.segmentPath(location.segment)

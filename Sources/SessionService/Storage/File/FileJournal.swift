@@ -23,7 +23,7 @@ public enum FsyncPolicy: String, Sendable, CaseIterable {
 /// Records are appended to an in-memory buffer; ``flushForOutput()`` writes the buffer with one
 /// `write(2)` before any socket output leaves (group commit), so every version a client can see is in
 /// the kernel's page cache first.
-public final class SessionStorage: Sendable {
+public final class FileJournal: Sendable {
     /// The largest body of one journal record: the writer refuses larger records, the reader takes a
     /// larger announced length for corruption. A state limit must leave room for a snapshot's
     /// bookkeeping: states up to half of it fit.
