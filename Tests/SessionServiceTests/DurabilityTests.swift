@@ -126,17 +126,16 @@ import Testing
     @Test func aNewSessionStaysOnDiskUntilUsedAndAnUnchangedOneLeavesWithoutANewSnapshot() throws {
         try withTemporaryDirectory("durability") { directory in
             let server = try TestServer(dataDirectory: directory)
-            let storage = try #require(server.server.storage)
             let store = server.server.service.store
             let journalBytes = { () throws -> Int in
-                storage.flush()
+                try server.flushJournal()
                 return try CompactionTests.diskBytes(directory)
             }
             let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"fresh"}"#)
             #expect(created.status == 201)
             #expect(try created.json()["version"] as? Int == 0)
             #expect(store.residentCount == 0)
-            #expect(storage.storedSessions(matching: "fresh")?.resident == false)
+            #expect(server.isResident("fresh") == false)
             let afterCreate = try journalBytes()
 
             // Read: loaded, then it leaves again with nothing new to journal.
@@ -176,7 +175,7 @@ import Testing
             // The counter session left memory at once; the ticker stays, and idle passivation passes it over.
             #expect(store.residentCount == 1)
             #expect(store.passivate(idleBefore: .max) == 0)
-            #expect(server.server.storage?.storedSessions(matching: "t")?.resident == true)
+            #expect(server.isResident("t") == true)
             continuation.finish()
         }
     }

@@ -22,8 +22,8 @@ public final class ReactorServer: Sendable {
     public let adminTokenGenerated: Bool
     let http: HTTPServer
     let logger: Logger
-    /// The journal, nil with `storage.memoryOnly`.
-    public let storage: FileJournal?
+    /// Where sessions are stored, nil with `storage.memoryOnly`.
+    let storage: (any StorageBackend)?
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -42,7 +42,7 @@ public final class ReactorServer: Sendable {
         var http = Self.httpConfiguration(configuration)
         if let storage {
             // Group commit: whatever a response or event is about to show is in the journal first.
-            http.beforeWrite = { _ in storage.flushForOutput() }
+            http.beforeWrite = { _ in _ = storage.isDurable(storage.appendedPosition) }
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
         self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))
@@ -108,13 +108,12 @@ public final class ReactorServer: Sendable {
     }
 
     /// Opens the data directory and recovers the journal's index, unless memory-only.
-    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal? {
+    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> (any StorageBackend)? {
         let settings = configuration.storage
         guard !settings.memoryOnly else { return nil }
         var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
-        options.snapshotEvery = settings.snapshotEvery
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes

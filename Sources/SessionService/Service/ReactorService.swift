@@ -34,9 +34,18 @@ public final class ReactorService: HTTPResponder {
     /// Who may use sessions (`auth.sessions`).
     public let access: SessionAccessMode
 
-    public init(
+    /// A service for `catalog` with its sessions in memory only.
+    public convenience init(
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
-        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: FileJournal? = nil
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger
+    ) {
+        self.init(catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock, logger: logger, storage: nil)
+    }
+
+    /// A service for `catalog` with its sessions kept in `storage` (nil: memory only).
+    init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?
     ) {
         self.access = access
         self.catalog = catalog
@@ -49,9 +58,10 @@ public final class ReactorService: HTTPResponder {
         limits.pulseBuffer = configuration.sse.pulseBuffer
         limits.maxStateBytes = configuration.sessions.maxStateBytes
         limits.maxBodyBytes = configuration.http.maxBodyBytes
+        limits.snapshotEvery = configuration.storage.snapshotEvery
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
-        let store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
+        let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
@@ -59,7 +69,7 @@ public final class ReactorService: HTTPResponder {
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
-        attachStorage()
+        noteStoredSessions()
         scheduleIdleSweep()
     }
 

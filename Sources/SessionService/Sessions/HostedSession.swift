@@ -35,7 +35,7 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
     /// mutation the action produced has been reduced (or the session ended).
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
 
     /// Opens the SSE stream on `writer` and registers it.
     func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?)
@@ -43,7 +43,7 @@ public protocol HostedSession: AnyObject, Sendable {
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)
     /// Forces a state (stub mode only); replies with the new snapshot or an error.
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void)
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void)
 
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
     /// Why the states of these accepted actions were refused (`state_too_large`, …), for those that were.

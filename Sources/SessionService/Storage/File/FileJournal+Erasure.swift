@@ -25,7 +25,7 @@ extension FileJournal {
     /// crash forgot; payloads are zeroed and synced before headers change, and the start-up scan
     /// finishes an erasure a stop interrupted (a frame of a deleted session, or one already marked as
     /// padding, whose checksum fails) instead of reporting it as corruption.
-    public func eraseDeletedSessions() {
+    func eraseDeletedSessions() {
         let (work, unfinished) = state.withLock { state -> ([UInt32: Erasure], [RecordLocation]) in
             defer {
                 state.erasures = [:]

@@ -1,5 +1,6 @@
 import Logs
 import Posix
+import Tokens
 
 #if canImport(Glibc)
 import Glibc
@@ -46,9 +47,11 @@ extension FileJournal {
                     var size: Int?
                     switch JournalRecord.parse(rest, withPayload: false) {
                     case .record(let record, let size):
-                        let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])) : nil
+                        let payload = UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])
+                        let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: payload) : nil
+                        let accessToken = record.kind == .accessToken ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
                         let location = RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size))
-                        recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity)
+                        recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity, accessToken: accessToken)
                         if record.kind == .snapshot { recovered.index.entries[record.key]?.unavailable = nil }
                         switch record.kind {
                         case .padding: break

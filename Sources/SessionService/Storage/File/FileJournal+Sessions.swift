@@ -4,304 +4,108 @@ import Posix
 import Glibc
 #endif
 
-/// A stored session read back: its latest snapshot and the records after it, checked and merged.
-@usableFromInline
-struct StoredHistory: Sendable {
-    var key: UInt32
-    var snapshot: StoredSnapshot
-    /// Mutation and forced-state records after the snapshot, versions contiguous from `snapshot.version + 1`.
-    var states: [JournalRecord]
-    /// The action log: the snapshot's entries, then accepted actions after it; unfinished ones interrupted.
-    var actions: [ActionLogEntry]
-    var lastSeq: UInt64
-    /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
-    var hasTail: Bool
-}
+import Posix
+import Tokens
 
-/// A stored session as the admin listing shows it without loading it.
-public struct StoredSessionInfo: Sendable, Equatable {
-    public var id: String
-    public var reactor: String
-    public var version: UInt64
-    public var resident: Bool
-    /// Why it cannot be served, when quarantined.
-    public var unavailable: String?
-}
+#if canImport(Glibc)
+import Glibc
+#endif
 
-// Sessions in the journal: create, load (the passivation and restart path), delete, quarantine.
+// Sessions in the journal: create, load (the passivation and restart path), delete, quarantine, tokens.
 extension FileJournal {
-    /// What loading a session found.
-    enum LoadResult: Sendable {
-        case missing
-        case unavailable(String)
-        /// The journal cannot be written (see ``FileJournal/unavailableReason``); nothing is quarantined.
-        case storageUnavailable(String)
-        case loaded(StoredHistory)
+    var count: Int { state.withLock { $0.index.entries.count } }
+
+    func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
+
+    func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
+
+    func storedSessions() -> [StoredSessionInfo] {
+        state.withLock { state in state.index.entries.values.map(\.info) }
     }
 
-    /// Whether a session with this id is stored.
-    public func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
-
-    /// Why the latest attempt to read the stored session `id` failed, while it keeps failing.
-    public func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
-
-    /// How many sessions are stored (resident or not).
-    public var count: Int { state.withLock { $0.index.entries.count } }
-
-    /// Every stored session, for the admin listing.
-    public func storedSessions() -> [StoredSessionInfo] {
-        state.withLock { state in
-            state.index.entries.values.map { StoredSessionInfo(id: $0.id, reactor: $0.reactor, version: $0.version, resident: $0.resident, unavailable: $0.unavailable) }
-        }
+    func storedSession(_ id: String) -> StoredSessionInfo? {
+        state.withLock { state in state.index.keys[id].flatMap { state.index.entries[$0] }?.info }
     }
 
-    /// Journals a new session's first snapshot and returns its key; nil when the id is taken or the
-    /// snapshot is larger than a record (logged).
-    func create(_ snapshot: StoredSnapshot) -> UInt32? {
-        state.withLock { state -> UInt32? in
+    /// Journals a new session's first snapshot and its token's hash (one lock, so one write); nil when
+    /// the id is taken or the snapshot is larger than a record (logged).
+    func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)? {
+        state.withLock { state -> (any SessionLog)? in
             guard state.index.keys[snapshot.id] == nil else { return nil }
             let key = state.index.nextKey
             guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor), payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
+            if let accessTokenHash { appendAccessToken(&state, key: key, accessTokenHash) }
             state.index.entries[key]?.resident = true
-            return key
+            return FileSessionLog(journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.appended)
         }
     }
 
-    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same
-    /// time. False when it was refused (larger than a record): the session must stay in memory.
-    @discardableResult
-    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) -> Bool {
+    /// Journals a snapshot of a resident session; its position, nil when it was refused (larger than a
+    /// record): the session must stay in memory.
+    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot) -> UInt64? {
         state.withLock { state in
-            guard state.index.entries[key] != nil else { return false }
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return false }
-            if passivating { state.index.entries[key]?.resident = false }
-            return true
+            guard state.index.entries[key] != nil else { return nil }
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
+            return state.appended
         }
     }
 
-    /// Marks a resident session as leaving memory without a new snapshot: nothing of it was journaled
-    /// after its latest one, so its index entry needs no tail.
+    /// Marks a resident session as leaving memory: from now on the index keeps the records after its
+    /// latest snapshot (there are none yet), since no live session tracks them.
     func markPassive(key: UInt32) {
         state.withLock { $0.index.entries[key]?.resident = false }
     }
 
     /// Journals the deletion and queues the session's records for erasure (``eraseDeletedSessions()``).
-    func delete(key: UInt32) {
-        let id = state.withLock { state -> String? in
-            guard let entry = state.index.entries[key] else { return nil }
+    @discardableResult
+    func delete(_ id: String) -> Bool {
+        let deleted = state.withLock { state -> Bool in
+            guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return false }
             let location = append(&state, kind: .delete, key: key, number: 0, identity: nil) { _ in }
             if let location { state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment) }
-            return entry.id
+            return true
         }
-        if let id { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
+        if deleted { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
+        return deleted
+    }
+
+    func quarantine(_ id: String, reason: String) {
+        state.withLock { state in
+            guard let key = state.index.keys[id] else { return }
+            Self.quarantine(&state, key: key, reason: reason)
+        }
     }
 
     /// Quarantines a stored session: every request on it answers 409 with `reason`.
-    func quarantine(key: UInt32, reason: String) {
-        state.withLock { state in
-            state.index.entries[key]?.unavailable = reason
-            state.index.entries[key]?.resident = false
-        }
+    static func quarantine(_ state: inout State, key: UInt32, reason: String) {
+        state.index.entries[key]?.unavailable = reason
+        state.index.entries[key]?.resident = false
     }
 
-    /// Marks a loaded session resident: its records are tracked by the live session from now on.
-    func markResident(key: UInt32) {
-        state.withLock { state in
-            state.index.entries[key]?.resident = true
-            state.index.entries[key]?.tail = []
-        }
+    func quarantine(key: UInt32, reason: String) {
+        state.withLock { Self.quarantine(&$0, key: key, reason: reason) }
     }
 
     /// The key of a stored session.
     func key(for id: String) -> UInt32? { state.withLock { $0.index.keys[id] } }
 
-    /// The records a stored session is rebuilt from.
-    struct StoredRecords {
-        var key: UInt32
-        var snapshot: JournalRecord
-        var tail: [JournalRecord]
-        /// The chunks of the latest action-log checkpoint, in order.
-        var actionLog: [JournalRecord]
-        var accepts: [JournalRecord]
+    // MARK: Access tokens
+
+    func accessTokenHash(of id: String) -> SessionTokenHash? {
+        state.withLock { state in state.index.keys[id].flatMap { state.index.entries[$0] }?.accessToken?.hash }
     }
 
-    /// Reads a stored session back: latest snapshot, the records after it, and its retained action log.
-    func load(id: String) -> LoadResult {
-        let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
-            // Everything buffered goes to the files first, so the records can be read back from them.
-            writeOut(&io)
-            if let reason = unavailableReason { return .failure(.storage(reason)) }
-            return state.withLock { state in
-                guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
-                if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
-                var reader = SegmentReader(storage: self)
-                defer { reader.close() }
-                do throws(JournalError) {
-                    let snapshot = try reader.read(entry.snapshot)
-                    var tail: [JournalRecord] = []
-                    tail.reserveCapacity(entry.tail.count)
-                    for record in entry.tail { tail.append(try reader.read(record.location)) }
-                    var actionLog: [JournalRecord] = []
-                    for chunk in entry.actionLog { actionLog.append(try reader.read(chunk)) }
-                    var accepts: [JournalRecord] = []
-                    accepts.reserveCapacity(entry.retainedAccepts.count)
-                    for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
-                    return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
-                } catch {
-                    switch error {
-                    // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
-                    case .io(let failure): return .failure(.storage("\(failure)"))
-                    default: return .failure(.corrupt(key: key, reason: "its journal cannot be read back: \(error)"))
-                    }
-                }
-            }
-        }
-        switch read {
-        case .failure(.missing): return .missing
-        case .failure(.unavailable(let reason)): return .unavailable(reason)
-        case .failure(.corrupt(let key, let reason)):
-            quarantine(key: key, reason: reason)
-            logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(reason)])
-            return .unavailable(reason)
-        case .failure(.storage(let reason)):
-            readFailures.withLock { $0[id] = reason }
-            logger.error("a stored session cannot be read from the journal now; it is not quarantined, the next request tries again", ["session": .string(id), "error": .string(reason)])
-            return .storageUnavailable(reason)
-        case .success(let records):
-            _ = readFailures.withLock { $0.removeValue(forKey: id) }
-            switch Self.history(records) {
-            case .success(let history): return .loaded(history)
-            case .failure(let failure):
-                quarantine(key: records.key, reason: failure.reason)
-                logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
-                return .unavailable(failure.reason)
-            }
-        }
-    }
-
-    enum LoadFailure: Error {
-        case missing
-        case unavailable(String)
-        /// A record does not read back as what the index says lies there: the session is quarantined.
-        case corrupt(key: UInt32, reason: String)
-        /// The journal cannot be written (what is buffered cannot be read back yet) or read right now.
-        case storage(String)
-
-        var reason: String {
-            if case .unavailable(let reason) = self { return reason }
-            return "missing"
-        }
-    }
-
-    /// Checks and merges a snapshot, its tail and its action log.
-    static func history(_ records: StoredRecords) -> Result<StoredHistory, LoadFailure> {
-        let (key, snapshotRecord, tail) = (records.key, records.snapshot, records.tail)
-        let snapshot: StoredSnapshot
-        do {
-            snapshot = try StoredSnapshot(version: snapshotRecord.number, payload: snapshotRecord.payload)
-        } catch {
-            return .failure(.unavailable("its snapshot at version \(snapshotRecord.number) is malformed: \(error)"))
-        }
-        let states = tail.filter { $0.kind == .mutation || $0.kind == .forced }.sorted { $0.number < $1.number }
-        var expected = snapshot.version + 1
-        for record in states {
-            guard record.number == expected else {
-                return .failure(.unavailable("the journal misses version \(expected) of this session (it has \(record.number) next)"))
-            }
-            expected += 1
-        }
-        // Older entries first (a legacy snapshot's embedded log, compaction's action-log copy), then
-        // the retained accept records; a seq seen again replaces the earlier entry.
-        var bySeq: [UInt64: ActionLogEntry] = [:]
-        for entry in snapshot.actions { bySeq[entry.seq] = entry }
-        for record in records.actionLog {
-            guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
-                return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
-            }
-            for entry in entries { bySeq[entry.seq] = entry }
-        }
-        var running = Set(snapshot.running)
-        var lastSeq = snapshot.lastSeq
-        for record in records.accepts where bySeq[record.number] == nil {
-            guard let accept = try? StoredAccept(payload: record.payload) else {
-                return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
-            }
-            bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
-            lastSeq = max(lastSeq, record.number)
-        }
-        for record in tail {
-            switch record.kind {
-            case .accept:
-                guard let accept = try? StoredAccept(payload: record.payload) else {
-                    return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
-                }
-                if bySeq[record.number] == nil {
-                    bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
-                }
-                if !accept.completed { running.insert(record.number) }
-                lastSeq = max(lastSeq, record.number)
-            case .complete:
-                running.remove(record.number)
-            default:
-                break
-            }
-        }
-        var actions = bySeq.values.sorted { $0.seq < $1.seq }
-        for index in actions.indices where running.contains(actions[index].seq) {
-            actions[index].interrupted = true
-        }
-        return .success(StoredHistory(key: key, snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
-    }
-
-    /// Reads one record back from its segment (the buffer must be written out).
-    func readRecord(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
-        var reader = SegmentReader(storage: self)
-        defer { reader.close() }
-        return try reader.read(location)
-    }
-}
-
-extension FileJournal {
-    /// The stored session with this id, for error answers and the admin listing.
-    public func storedSessions(matching id: String) -> StoredSessionInfo? {
+    func replaceAccessTokenHash(_ hash: SessionTokenHash, of id: String) -> Bool {
         state.withLock { state in
-            guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return nil }
-            return StoredSessionInfo(id: entry.id, reactor: entry.reactor, version: entry.version, resident: entry.resident, unavailable: entry.unavailable)
+            guard let key = state.index.keys[id], state.index.entries[key] != nil else { return false }
+            appendAccessToken(&state, key: key, hash)
+            return true
         }
     }
-}
 
-/// Reads records back from segments, keeping each segment open across the reads of one load.
-struct SegmentReader {
-    let storage: FileJournal
-    var open: [UInt32: Int32] = [:]
-
-    init(storage: FileJournal) { self.storage = storage }
-
-    mutating func read(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
-        let path = storage.segmentPath(location.segment)
-        let bytes: [UInt8]
-        do throws(IOError) {
-            let fd: Int32
-            if let existing = open[location.segment] {
-                fd = existing
-            } else {
-                fd = try Posix.open(path, O_RDONLY | O_CLOEXEC)
-                open[location.segment] = fd
-            }
-            bytes = try JournalFiles.read(fd, offset: Int(location.offset), count: Int(location.length), path: path)
-        } catch {
-            throw .io(error)
-        }
-        let parsed = bytes.withUnsafeBytes { JournalRecord.parse($0) }
-        guard case .record(let record, _) = parsed else {
-            throw .corrupt(path: path, offset: Int(location.offset), reason: "no longer reads back (\(parsed))")
-        }
-        return record
-    }
-
-    mutating func close() {
-        for fd in open.values { Posix.close(fd) }
-        open = [:]
+    /// Appends an access-token record: the hash as its stored text (64 hexadecimal digits).
+    func appendAccessToken(_ state: inout State, key: UInt32, _ hash: SessionTokenHash) {
+        let text = hash.storedText
+        append(&state, kind: .accessToken, key: key, number: 0, identity: nil, accessToken: hash) { $0.append(contentsOf: text.utf8) }
     }
 }

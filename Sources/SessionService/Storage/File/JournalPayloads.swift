@@ -1,27 +1,5 @@
-/// The payload of a snapshot record: everything needed to resume a session without older records.
-struct StoredSnapshot: Sendable, Equatable {
-    var id: String
-    var reactor: String
-    var version: UInt64
-    var lastSeq: UInt64
-    var stub: Bool
-    /// The reducer's accumulator (the untransformed state) as JSON.
-    var state: [UInt8]
-    /// Always empty in snapshots written now (the log lives in accept and action-log records); read
-    /// from snapshots of earlier versions, which embedded it.
-    var actions: [ActionLogEntry]
-    /// Seqs of actions whose effects were still running when the snapshot was taken, and of retained
-    /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
-    var running: [UInt64]
-    /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
-    /// so counts continue after a reload instead of starting again at 0.
-    var pulses: [String: UInt64]
-
-    /// Whether a snapshot of a `state` this large fits in a record (with room for its bookkeeping).
-    static func fits(state: [UInt8], id: String, reactor: String) -> Bool {
-        state.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
-    }
-
+/// A snapshot record's payload: the session at one version.
+extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
     /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
@@ -41,18 +19,6 @@ struct StoredSnapshot: Sendable, Equatable {
             buffer.appendShortString(name)
             buffer.appendLittleEndian(count)
         }
-    }
-
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry], running: [UInt64], pulses: [String: UInt64] = [:]) {
-        self.id = id
-        self.reactor = reactor
-        self.version = version
-        self.lastSeq = lastSeq
-        self.stub = stub
-        self.state = state
-        self.actions = actions
-        self.running = running
-        self.pulses = pulses
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {

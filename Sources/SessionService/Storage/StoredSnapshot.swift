@@ -1,0 +1,32 @@
+/// A session at one version, as a backend keeps it: everything needed to resume it without any
+/// older record (the action log is kept apart, in accept and checkpoint records).
+struct StoredSnapshot: Sendable, Equatable {
+    var id: String
+    var reactor: String
+    var version: UInt64
+    var lastSeq: UInt64
+    var stub: Bool
+    /// The reducer's accumulator (the untransformed state) as JSON.
+    var state: [UInt8]
+    /// Always empty in snapshots written now (the log lives in accept and action-log records); read
+    /// from snapshots of earlier versions of the file journal, which embedded it.
+    var actions: [ActionLogEntry]
+    /// Seqs of actions whose effects were still running when the snapshot was taken, and of retained
+    /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
+    var running: [UInt64]
+    /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
+    /// so counts continue after a reload instead of starting again at 0.
+    var pulses: [String: UInt64]
+
+    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [], running: [UInt64] = [], pulses: [String: UInt64] = [:]) {
+        self.id = id
+        self.reactor = reactor
+        self.version = version
+        self.lastSeq = lastSeq
+        self.stub = stub
+        self.state = state
+        self.actions = actions
+        self.running = running
+        self.pulses = pulses
+    }
+}
