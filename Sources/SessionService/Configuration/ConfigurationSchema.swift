@@ -55,6 +55,7 @@ public enum ConfigurationSchema {
         .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Time one upstream search request may take in all."),
         .integer("search.maxConcurrentRequests", \.search.maxConcurrentRequests, 1...1000, "Upstream search requests in flight at once, across all sessions."),
         .integer("search.maxQueuedRequests", \.search.maxQueuedRequests, 0...100_000, "Searches waiting for a turn; beyond this a search fails at once (its error is in the state)."),
+        .string("storage.backend", \.storage.backend, expected: "file", "Where sessions are stored: file (the journal in storage.dataDir, on this machine).", check: { StorageKind(rawValue: $0) == nil ? "expected file, got \(ConfigurationValue.quoted($0))" : nil }),
         .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),

@@ -107,10 +107,18 @@ public final class ReactorServer: Sendable {
         storage?.close()
     }
 
-    /// Opens the data directory and recovers the journal's index, unless memory-only.
+    /// Opens the configured storage backend, unless memory-only.
     static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> (any StorageBackend)? {
+        guard !configuration.storage.memoryOnly else { return nil }
+        switch StorageKind(rawValue: configuration.storage.backend) {
+        case .file?: return try openFileJournal(configuration, logger: logger)
+        case nil: throw ConfigurationError("storage.backend: expected file, got \(ConfigurationValue.quoted(configuration.storage.backend))")
+        }
+    }
+
+    /// Opens the data directory and recovers the journal's index.
+    static func openFileJournal(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal {
         let settings = configuration.storage
-        guard !settings.memoryOnly else { return nil }
         var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
