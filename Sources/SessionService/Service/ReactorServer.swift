@@ -32,10 +32,6 @@ public final class ReactorServer: Sendable {
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
         let access = try SessionAccessMode.from(configuration.auth)
-        if access.kind == .token, !configuration.storage.memoryOnly {
-            // Until token hashes are journaled with their sessions, a restart would lock every session out.
-            throw ConfigurationError("auth.sessions=token keeps its tokens in memory only so far: use it with storage.memoryOnly, or use jwt")
-        }
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
             logger: logger.labeled("service"), storage: storage)
