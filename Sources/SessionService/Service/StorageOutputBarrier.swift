@@ -1,0 +1,15 @@
+import HTTPServer
+
+/// The storage's durable watermark as the HTTP server's output barrier: an answer or event leaves
+/// once the records it shows are durable, and waits (its loop does not) while they are not.
+final class StorageOutputBarrier: OutputBarrier {
+    let storage: any StorageBackend
+
+    init(_ storage: any StorageBackend) { self.storage = storage }
+
+    var position: UInt64 { storage.appendedPosition }
+
+    func isDurable(_ position: UInt64) -> Bool { storage.isDurable(position) }
+
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { storage.whenDurable(position, wake) }
+}
