@@ -17,7 +17,22 @@ final class ManualBarrier: OutputBarrier {
     let awaited = Recorder<UInt64>()
     private let waiters = Mutex<[(UInt64, @Sendable () -> Void)]>([])
 
+    /// Why storing failed, once the test says it did.
+    let failed = Mutex<String?>(nil)
+
     var position: UInt64 { appended.load(ordering: .acquiring) }
+
+    func failure(_ position: UInt64) -> String? { failed.withLock { $0 } }
+
+    /// Storing failed: every waiter is woken to ask ``failure(_:)``.
+    func fail(_ reason: String) {
+        failed.withLock { $0 = reason }
+        let woken = waiters.withLock { waiters -> [@Sendable () -> Void] in
+            defer { waiters.removeAll() }
+            return waiters.map(\.1)
+        }
+        for wake in woken { wake() }
+    }
 
     func isDurable(_ position: UInt64) -> Bool {
         asked.add(1, ordering: .relaxed)
@@ -131,6 +146,29 @@ final class ManualBarrier: OutputBarrier {
             #expect(Self.unread(client) == 0, "an event left before what it shows was durable")
             barrier.makeDurable(upTo: 2)
             #expect(try client.nextEvent().id == "2")
+        }
+    }
+
+    @Test func aRefusableAnswerWhoseRecordsFailBecomesA503AndLaterAnswersAreNotSent() async throws {
+        let barrier = ManualBarrier()
+        let responder = ClosureResponder { request, writer in
+            barrier.appended.store(request.path == "/first" ? 3 : 4, ordering: .releasing)
+            writer.respond(status: 202, body: Array(request.path.utf8), refusedUnlessStored: true)
+        }
+        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+            let client = try TestClient(address)
+            // Pipelined: both answers are queued behind the first one's position.
+            try client.send("POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+            _ = try await barrier.awaited.next("the server to wait for position 3") { $0 == 3 }
+            #expect(Self.unread(client) == 0)
+            barrier.fail("disk full")
+            let refusal = try client.readResponse()
+            #expect(refusal.status == 503)
+            #expect(refusal.text.contains("disk full"), "\(refusal.text)")
+            #expect(refusal.header("Connection") == "close")
+            // Neither acknowledgement ever leaves: the connection closes after the refusal.
+            let rest = try client.readToEnd()
+            #expect(rest.isEmpty, "more followed the refusal: \(String(decoding: rest, as: UTF8.self))")
         }
     }
 

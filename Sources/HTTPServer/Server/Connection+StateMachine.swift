@@ -319,6 +319,15 @@ extension Connection {
             return .refuse(refusal, isHead: false)
         }
 
+        /// An answer held for durability was refused (its records were not stored): the refusal is
+        /// the connection's last answer. False while streaming: the stream then just ends.
+        mutating func heldAnswerRefused() -> Bool {
+            guard state != .streaming else { return false }
+            state = .closing
+            closeAfterFlush = true
+            return true
+        }
+
         /// The connection is closed; nothing more happens to it.
         mutating func closed() {
             state = .closed

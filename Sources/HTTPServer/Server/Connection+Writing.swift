@@ -46,6 +46,8 @@ extension Connection {
         if isClosed { return }
         let streaming = machine.state == .streaming ? stream : nil
         var writable = output.isEmpty ? 0 : writableByteCount()
+        // A refused held answer on a stream closes the connection.
+        if isClosed { return }
         while writable > 0 {
             let result: IOResult<Int>
             do {

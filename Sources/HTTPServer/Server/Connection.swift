@@ -241,11 +241,12 @@ final class Connection: @unchecked Sendable {
     // MARK: answers (on the loop)
 
     /// Queues the answer to request `number`, written once `position` is durable (nil: everything
-    /// appended so far); drops answers to anything but the current request.
-    func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil) {
+    /// appended so far), or replaced by a 503 when `refusable` and storing it fails; drops answers to
+    /// anything but the current request.
+    func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false) {
         let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
         guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
-        queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position)
+        queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
             if keepAlive { resume() }
             refreshDeadline()
@@ -300,10 +301,10 @@ final class Connection: @unchecked Sendable {
         if machine.streamFinished() { markDirty() }
     }
 
-    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil) {
+    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil, refusable: Bool = false) {
         let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
-        queue(head, dependingOn: position)
-        if let body { queue(body, dependingOn: position) }
+        queue(head, dependingOn: position, refusable: refusable)
+        if let body { queue(body, dependingOn: position, refusable: refusable) }
     }
 
     /// Queues the responder's answer to `refusal` (with `Connection: close`).
@@ -317,10 +318,10 @@ final class Connection: @unchecked Sendable {
     }
 
     /// Queues bytes that show what `position` holds (nil: everything appended so far).
-    func queue(_ bytes: [UInt8], dependingOn position: UInt64? = nil) {
+    func queue(_ bytes: [UInt8], dependingOn position: UInt64? = nil, refusable: Bool = false) {
         if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(bytes)
-        hold(bytes.count, dependingOn: position)
+        hold(bytes.count, dependingOn: position, refusable: refusable)
         markDirty()
     }
 

@@ -38,6 +38,28 @@ struct OutputQueue {
         byteCount = bytes.count - written
     }
 
+    /// Drops the last `count` unwritten bytes (output that must not leave after all).
+    mutating func removeLast(_ count: Int) {
+        var left = min(count, byteCount)
+        byteCount -= left
+        while left > 0, let last = rest.last {
+            guard last.count > left else {
+                rest.removeLast()
+                left -= last.count
+                continue
+            }
+            rest[rest.count - 1].removeLast(left)
+            return
+        }
+        guard left > 0 else { return }
+        if first.count - offset > left {
+            first.removeLast(left)
+        } else {
+            first = []
+            offset = 0
+        }
+    }
+
     /// Drops everything; `release` also gives the storage back (idle streams should hold nothing).
     mutating func removeAll(release: Bool) {
         first = []

@@ -56,7 +56,9 @@ final class Exchange: Sendable {
             for (name, value) in answerHeaders { fields.append((name, value)) }
             headers = HTTPHeaders(fields)
         }
-        writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn)
+        // A success acknowledging a change is refused (503) should its records fail to be stored.
+        let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD"
+        writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
         finished(status)
     }
 

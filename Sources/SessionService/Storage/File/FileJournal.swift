@@ -225,7 +225,8 @@ final class FileJournal: StorageBackend {
     }
 
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
-        // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`.
+        // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`; woken early
+        // once when a write fails (see `fail`).
         if isDurable(position) { return wake() }
         let now = waiters.withLock { waiters -> Bool in
             if written.load(ordering: .acquiring) >= position { return true }
@@ -347,6 +348,8 @@ final class FileJournal: StorageBackend {
         }
         failing.store(true, ordering: .releasing)
         guard first else { return }
+        // Output parked on records not written asks again: an answer acknowledging them becomes a 503.
+        wakeWaiters(upTo: .max)
         logger.critical(
             sticky
                 ? "cannot sync the journal to disk; actions are refused with 503 storage_unavailable until the server is restarted"
@@ -395,8 +398,8 @@ final class FileJournal: StorageBackend {
     }
 
     /// The journal's background thread, every `storage.fsyncWindowMilliseconds`: retries a failed
-    /// write while output waits for it (so held answers go once the journal is writable again, with
-    /// no new request to trigger a flush), and with `batch` syncs what was written since the last turn.
+    /// write (so held output goes, and the journal accepts changes again, once it is writable, with no
+    /// request to trigger a flush), and with `batch` syncs what was written since the last turn.
     func startBackground() {
         let window = max(1, options.fsyncWindowMilliseconds)
         let batch = options.fsync == .batch
@@ -404,7 +407,7 @@ final class FileJournal: StorageBackend {
             while true {
                 usleep(useconds_t(window * 1000))
                 guard let self, self.syncTimer.withLock({ $0 }) else { return }
-                if self.failing.load(ordering: .acquiring), !self.waiters.withLock({ $0.isEmpty }) { self.flush() }
+                if self.failing.load(ordering: .acquiring) { self.flush() }
                 if batch { self.syncWritten() }
             }
         }
