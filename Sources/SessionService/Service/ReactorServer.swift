@@ -38,7 +38,7 @@ public final class ReactorServer: Sendable {
         var http = Self.httpConfiguration(configuration)
         if let storage {
             // Whatever a response or event is about to show is stored first (the file journal:
-            // written with one write(2) per turn, a group commit).
+            // everything buffered is written with one write(2) when output asks, a group commit).
             http.outputBarrier = StorageOutputBarrier(storage)
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
