@@ -63,7 +63,8 @@ final class ManualBarrier: OutputBarrier {
 
 /// Output waits for the barrier: an answer or event whose position is not durable stays in the server
 /// (its loop goes on) until the barrier wakes the connection; answers keep their order; an answer
-/// never made durable is never sent.
+/// never made durable is never sent. Every server runs on an injected clock: a held answer's write
+/// deadline must not pass while a busy test run keeps the test from its next step.
 @Suite struct OutputBarrierTests {
     /// Bytes the client's socket holds unread: what the server has written so far.
     static func unread(_ client: TestClient) -> Int32 {
@@ -79,7 +80,7 @@ final class ManualBarrier: OutputBarrier {
             let position = barrier.appended.add(1, ordering: .acquiringAndReleasing).newValue
             writer.respond(status: 202, body: Array("\(position)".utf8))
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             try client.send("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
             // The server parked the answer once it asked to be woken for position 1.
@@ -108,7 +109,7 @@ final class ManualBarrier: OutputBarrier {
             answered.record(request.path)
         }
         // One loop: once another connection is answered, the turn that answered /free has flushed.
-        try await withHTTPServer(responder, configure: {
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
             $0.outputBarrier = barrier
             $0.loopCount = 1
         }) { _, address in
@@ -131,7 +132,7 @@ final class ManualBarrier: OutputBarrier {
         let responder = ClosureResponder { _, writer in
             streams.record(writer.startEventStream { _ in })
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             try client.openEventStream("/events")
             let stream = try await streams.next("the stream to open") { _ in true }
@@ -155,7 +156,7 @@ final class ManualBarrier: OutputBarrier {
             barrier.appended.store(request.path == "/first" ? 3 : 4, ordering: .releasing)
             writer.respond(status: 202, body: Array(request.path.utf8), refusedUnlessStored: true)
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             // Pipelined: both answers are queued behind the first one's position.
             try client.send("POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
@@ -263,7 +264,7 @@ extension OutputBarrierTests {
             answered.record(request.path)
         }
         // One loop: the connection that retries the write and the one it wakes share it.
-        try await withHTTPServer(responder, configure: {
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
             $0.outputBarrier = barrier
             $0.loopCount = 1
         }) { _, address in
