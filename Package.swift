@@ -27,7 +27,7 @@ let package = Package(
         // "would block", everything else a typed error naming the call.
         .target(name: "Posix", dependencies: ["CLinux"]),
         // A value-type logger over a tiny handler protocol; JSON lines on standard error.
-        .target(name: "Logs"),
+        .target(name: "Logs", dependencies: ["Posix"]),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
         .target(name: "ReactorsTesting", dependencies: ["Reactors"]),

@@ -116,7 +116,7 @@ import Testing
     /// the runtime refuse it. That is the documented 409 stub_disabled (schemathesis found a 500 here).
     @Test func aStateForcedAfterStubModeWasSwitchedOffIsStubDisabled() throws {
         let session = Session(id: "late", name: "late", reactor: HeldCounter(), context: SessionContext())
-        let answer = Mutex<Result<EncodedSnapshot, APIError>?>(nil)
+        let answer = Mutex<Result<EncodedSnapshot, SessionError>?>(nil)
         let answered = DispatchSemaphore(value: 0)
         // Stub mode is off: what the runtime sees when the switch wins the race.
         session.forceState(json: Array(#"{"value":10}"#.utf8)) { result in
@@ -125,7 +125,7 @@ import Testing
         }
         #expect(answered.wait(timeout: .now() + 10) == .success, "the forced state was never answered")
         let result = try #require(answer.withLock { $0 })
-        let error = try #require(result.failureValue, "a state was forced with stub mode off")
+        let error = APIError(try #require(result.failureValue, "a state was forced with stub mode off"))
         #expect(error.status == 409 && error.code == "stub_disabled", "answered \(error.status) \(error.code): \(error.message)")
         #expect(session.runtime.currentState.value == 0)
         session.end()

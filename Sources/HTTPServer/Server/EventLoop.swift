@@ -29,6 +29,8 @@ final class EventLoop: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     /// The configured durations, copied out so the hot path does not copy the whole configuration.
     let timeouts: Timeouts
+    /// What output waits for before it is written (`Configuration.outputBarrier`).
+    let barrier: (any OutputBarrier)?
     let logger: Logger
     let epoll: Epoll
     let wakeFD: Int32
@@ -94,6 +96,7 @@ final class EventLoop: @unchecked Sendable {
         self.clock = server.clock
         self.configuration = server.configuration
         self.timeouts = Timeouts(server.configuration)
+        barrier = server.configuration.outputBarrier
         var logger = server.logger
         logger[field: "loop"] = .int(index)
         self.logger = logger
@@ -307,12 +310,4 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Called by a connection right before it writes: runs the `beforeWrite` hook. Before every
-    /// write, not once per iteration: output can be queued after an earlier write of the same
-    /// iteration (a request handled after another connection's EPOLLOUT write, a drained stream
-    /// refilled in a later round), and the hook must see what that output shows. The journal's
-    /// hook costs two atomic loads when it has nothing to write.
-    func willWrite() {
-        configuration.beforeWrite?(index)
-    }
 }

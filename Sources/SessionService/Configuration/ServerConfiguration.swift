@@ -151,6 +151,8 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Where sessions are persisted.
     public struct Storage: Sendable, Equatable {
+        /// Which backend stores sessions: `file` (see ``StorageKind``).
+        public var backend = "file"
         public var dataDir = "./data"
         /// Keep sessions in memory only: nothing is written, a restart forgets every session.
         public var memoryOnly = false

@@ -22,8 +22,8 @@ public final class ReactorServer: Sendable {
     public let adminTokenGenerated: Bool
     let http: HTTPServer
     let logger: Logger
-    /// The journal, nil with `storage.memoryOnly`.
-    public let storage: SessionStorage?
+    /// Where sessions are stored, nil with `storage.memoryOnly`.
+    let storage: (any StorageBackend)?
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -32,17 +32,14 @@ public final class ReactorServer: Sendable {
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
         let access = try SessionAccessMode.from(configuration.auth)
-        if access.kind == .token, !configuration.storage.memoryOnly {
-            // Until token hashes are journaled with their sessions, a restart would lock every session out.
-            throw ConfigurationError("auth.sessions=token keeps its tokens in memory only so far: use it with storage.memoryOnly, or use jwt")
-        }
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
             logger: logger.labeled("service"), storage: storage)
         var http = Self.httpConfiguration(configuration)
         if let storage {
-            // Group commit: whatever a response or event is about to show is in the journal first.
-            http.beforeWrite = { _ in storage.flushForOutput() }
+            // Whatever a response or event is about to show is stored first (the file journal:
+            // everything buffered is written with one write(2) when output asks, a group commit).
+            http.outputBarrier = StorageOutputBarrier(storage)
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
         self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))
@@ -107,19 +104,26 @@ public final class ReactorServer: Sendable {
         storage?.close()
     }
 
-    /// Opens the data directory and recovers the journal's index, unless memory-only.
-    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> SessionStorage? {
+    /// Opens the configured storage backend, unless memory-only.
+    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> (any StorageBackend)? {
+        guard !configuration.storage.memoryOnly else { return nil }
+        switch StorageKind(rawValue: configuration.storage.backend) {
+        case .file?: return try openFileJournal(configuration, logger: logger)
+        case nil: throw ConfigurationError("storage.backend: expected file, got \(ConfigurationValue.quoted(configuration.storage.backend))")
+        }
+    }
+
+    /// Opens the data directory and recovers the journal's index.
+    static func openFileJournal(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal {
         let settings = configuration.storage
-        guard !settings.memoryOnly else { return nil }
-        var options = SessionStorage.Options(directory: settings.dataDir)
+        var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
-        options.snapshotEvery = settings.snapshotEvery
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
         do {
-            return try SessionStorage(options: options, logger: logger)
+            return try FileJournal(options: options, logger: logger)
         } catch {
             throw ConfigurationError("storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)")
         }

@@ -67,14 +67,6 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
-    /// `"version":V,"state":{…}` members of a snapshot (callers add the braces and other members).
-    public mutating func snapshotMembers(_ snapshot: EncodedSnapshot) {
-        raw("\"version\":")
-        integer(snapshot.version)
-        raw(",\"state\":")
-        raw(snapshot.state)
-    }
-
     /// A string as a quoted JSON string literal, for messages and generated documents.
     public static func quoted(_ value: String) -> String {
         var writer = JSONWriter(capacity: value.utf8.count + 2)

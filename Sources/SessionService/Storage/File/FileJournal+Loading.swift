@@ -4,117 +4,9 @@ import Posix
 import Glibc
 #endif
 
-/// A stored session read back: its latest snapshot and the records after it, checked and merged.
-@usableFromInline
-struct StoredHistory: Sendable {
-    var key: UInt32
-    var snapshot: StoredSnapshot
-    /// Mutation and forced-state records after the snapshot, versions contiguous from `snapshot.version + 1`.
-    var states: [JournalRecord]
-    /// The action log: the snapshot's entries, then accepted actions after it; unfinished ones interrupted.
-    var actions: [ActionLogEntry]
-    var lastSeq: UInt64
-    /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
-    var hasTail: Bool
-}
-
-/// A stored session as the admin listing shows it without loading it.
-public struct StoredSessionInfo: Sendable, Equatable {
-    public var id: String
-    public var reactor: String
-    public var version: UInt64
-    public var resident: Bool
-    /// Why it cannot be served, when quarantined.
-    public var unavailable: String?
-}
-
-// Sessions in the journal: create, load (the passivation and restart path), delete, quarantine.
-extension SessionStorage {
-    /// What loading a session found.
-    enum LoadResult: Sendable {
-        case missing
-        case unavailable(String)
-        /// The journal cannot be written (see ``SessionStorage/unavailableReason``); nothing is quarantined.
-        case storageUnavailable(String)
-        case loaded(StoredHistory)
-    }
-
-    /// Whether a session with this id is stored.
-    public func contains(_ id: String) -> Bool { state.withLock { $0.index.keys[id] != nil } }
-
-    /// Why the latest attempt to read the stored session `id` failed, while it keeps failing.
-    public func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
-
-    /// How many sessions are stored (resident or not).
-    public var count: Int { state.withLock { $0.index.entries.count } }
-
-    /// Every stored session, for the admin listing.
-    public func storedSessions() -> [StoredSessionInfo] {
-        state.withLock { state in
-            state.index.entries.values.map { StoredSessionInfo(id: $0.id, reactor: $0.reactor, version: $0.version, resident: $0.resident, unavailable: $0.unavailable) }
-        }
-    }
-
-    /// Journals a new session's first snapshot and returns its key; nil when the id is taken or the
-    /// snapshot is larger than a record (logged).
-    func create(_ snapshot: StoredSnapshot) -> UInt32? {
-        state.withLock { state -> UInt32? in
-            guard state.index.keys[snapshot.id] == nil else { return nil }
-            let key = state.index.nextKey
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor), payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
-            state.index.entries[key]?.resident = true
-            return key
-        }
-    }
-
-    /// Journals a snapshot of a resident session; `passivating` marks it as leaving memory at the same
-    /// time. False when it was refused (larger than a record): the session must stay in memory.
-    @discardableResult
-    func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot, passivating: Bool = false) -> Bool {
-        state.withLock { state in
-            guard state.index.entries[key] != nil else { return false }
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return false }
-            if passivating { state.index.entries[key]?.resident = false }
-            return true
-        }
-    }
-
-    /// Marks a resident session as leaving memory without a new snapshot: nothing of it was journaled
-    /// after its latest one, so its index entry needs no tail.
-    func markPassive(key: UInt32) {
-        state.withLock { $0.index.entries[key]?.resident = false }
-    }
-
-    /// Journals the deletion and queues the session's records for erasure (``eraseDeletedSessions()``).
-    func delete(key: UInt32) {
-        let id = state.withLock { state -> String? in
-            guard let entry = state.index.entries[key] else { return nil }
-            let location = append(&state, kind: .delete, key: key, number: 0, identity: nil) { _ in }
-            if let location { state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment) }
-            return entry.id
-        }
-        if let id { _ = readFailures.withLock { $0.removeValue(forKey: id) } }
-    }
-
-    /// Quarantines a stored session: every request on it answers 409 with `reason`.
-    func quarantine(key: UInt32, reason: String) {
-        state.withLock { state in
-            state.index.entries[key]?.unavailable = reason
-            state.index.entries[key]?.resident = false
-        }
-    }
-
-    /// Marks a loaded session resident: its records are tracked by the live session from now on.
-    func markResident(key: UInt32) {
-        state.withLock { state in
-            state.index.entries[key]?.resident = true
-            state.index.entries[key]?.tail = []
-        }
-    }
-
-    /// The key of a stored session.
-    func key(for id: String) -> UInt32? { state.withLock { $0.index.keys[id] } }
-
+// Loading a stored session: its latest snapshot, the records after it and its retained action log,
+// read back from the segments, checked and merged.
+extension FileJournal {
     /// The records a stored session is rebuilt from.
     struct StoredRecords {
         var key: UInt32
@@ -126,7 +18,7 @@ extension SessionStorage {
     }
 
     /// Reads a stored session back: latest snapshot, the records after it, and its retained action log.
-    func load(id: String) -> LoadResult {
+    func load(_ id: String) -> StorageLoad {
         let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
             // Everything buffered goes to the files first, so the records can be read back from them.
             writeOut(&io)
@@ -170,7 +62,14 @@ extension SessionStorage {
         case .success(let records):
             _ = readFailures.withLock { $0.removeValue(forKey: id) }
             switch Self.history(records) {
-            case .success(let history): return .loaded(history)
+            case .success(let history):
+                // Resident from here on: the live session tracks its records, and the index no longer keeps a tail.
+                let position = state.withLock { state -> UInt64 in
+                    state.index.entries[records.key]?.resident = true
+                    state.index.entries[records.key]?.tail = []
+                    return state.appended
+                }
+                return .loaded(history, FileSessionLog(journal: self, key: records.key, id: id, reactor: history.snapshot.reactor, position: position))
             case .failure(let failure):
                 quarantine(key: records.key, reason: failure.reason)
                 logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
@@ -195,18 +94,18 @@ extension SessionStorage {
 
     /// Checks and merges a snapshot, its tail and its action log.
     static func history(_ records: StoredRecords) -> Result<StoredHistory, LoadFailure> {
-        let (key, snapshotRecord, tail) = (records.key, records.snapshot, records.tail)
+        let (snapshotRecord, tail) = (records.snapshot, records.tail)
         let snapshot: StoredSnapshot
         do {
             snapshot = try StoredSnapshot(version: snapshotRecord.number, payload: snapshotRecord.payload)
         } catch {
             return .failure(.unavailable("its snapshot at version \(snapshotRecord.number) is malformed: \(error)"))
         }
-        let states = tail.filter { $0.kind == .mutation || $0.kind == .forced }.sorted { $0.number < $1.number }
+        let states = tail.compactMap(\.storedState).sorted { $0.version < $1.version }
         var expected = snapshot.version + 1
         for record in states {
-            guard record.number == expected else {
-                return .failure(.unavailable("the journal misses version \(expected) of this session (it has \(record.number) next)"))
+            guard record.version == expected else {
+                return .failure(.unavailable("the journal misses version \(expected) of this session (it has \(record.version) next)"))
             }
             expected += 1
         }
@@ -250,7 +149,7 @@ extension SessionStorage {
         for index in actions.indices where running.contains(actions[index].seq) {
             actions[index].interrupted = true
         }
-        return .success(StoredHistory(key: key, snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
+        return .success(StoredHistory(snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
     }
 
     /// Reads one record back from its segment (the buffer must be written out).
@@ -261,22 +160,12 @@ extension SessionStorage {
     }
 }
 
-extension SessionStorage {
-    /// The stored session with this id, for error answers and the admin listing.
-    public func storedSessions(matching id: String) -> StoredSessionInfo? {
-        state.withLock { state in
-            guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return nil }
-            return StoredSessionInfo(id: entry.id, reactor: entry.reactor, version: entry.version, resident: entry.resident, unavailable: entry.unavailable)
-        }
-    }
-}
-
 /// Reads records back from segments, keeping each segment open across the reads of one load.
 struct SegmentReader {
-    let storage: SessionStorage
+    let storage: FileJournal
     var open: [UInt32: Int32] = [:]
 
-    init(storage: SessionStorage) { self.storage = storage }
+    init(storage: FileJournal) { self.storage = storage }
 
     mutating func read(_ location: RecordLocation) throws(JournalError) -> JournalRecord {
         let path = storage.segmentPath(location.segment)

@@ -2,53 +2,50 @@ import Foundation
 import Logs
 import Posix
 import Synchronization
+import Tokens
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// When the journal calls fdatasync, and so what survives what (see the README's Durability section).
-public enum FsyncPolicy: String, Sendable, CaseIterable {
-    /// Before any response or event that depends on a record leaves: survives power loss.
-    case always
-    /// Every `storage.fsyncWindowMilliseconds`: survives `kill -9`; power loss may lose the last window.
-    case batch
-    /// Never (the kernel writes back when it likes): survives `kill -9`, not power loss.
-    case never
-}
-
-/// The durable home of every session: one shared, segmented, append-only journal of checksummed records
-/// (snapshots, mutations, forced states, accepted actions) and the index of sessions built from it.
+/// The embedded storage backend: one shared, segmented, append-only journal of checksummed records
+/// (snapshots, mutations, forced states, accepted actions, access tokens) in a local folder, and the
+/// index of sessions built from it at start.
 ///
-/// Records are appended to an in-memory buffer; ``flushForOutput()`` writes the buffer with one
-/// `write(2)` before any socket output leaves (group commit), so every version a client can see is in
-/// the kernel's page cache first.
-public final class SessionStorage: Sendable {
+/// Records are appended to an in-memory buffer. A position is durable once the buffer holding it is
+/// written with one `write(2)` (group commit), and with `storage.fsync=always` synced: output asks for
+/// that right before it leaves (``isDurable(_:)``), so every version a client can see is in the
+/// kernel's page cache first, without a network round trip to wait for.
+///
+/// ```swift
+/// let journal = try FileJournal(options: .init(directory: "data"), logger: logger)
+/// defer { journal.close() }
+/// print(journal.count, "sessions stored")
+/// ```
+final class FileJournal: StorageBackend {
     /// The largest body of one journal record: the writer refuses larger records, the reader takes a
     /// larger announced length for corruption. A state limit must leave room for a snapshot's
     /// bookkeeping: states up to half of it fit.
-    public static let maxRecordBytes = JournalRecord.maxBodyBytes
+    static let maxRecordBytes = JournalRecord.maxBodyBytes
     /// The largest `sessions.maxStateBytes`: a snapshot of a state at the limit, with its bookkeeping,
     /// must fit in one record, or a session the server accepted could not leave memory or come back.
-    public static let largestStateLimit = JournalRecord.maxBodyBytes / 2
+    static let largestStateLimit = JournalRecord.maxBodyBytes / 2
     /// The largest action (its canonical JSON) the journal accepts.
-    public static let maxActionBytes = JournalRecord.maxActionBytes
+    static let maxActionBytes = JournalRecord.maxActionBytes
 
     /// Tunables, from the `storage.*` settings.
-    public struct Options: Sendable {
-        public var directory: String
-        public var fsync: FsyncPolicy = .batch
-        public var fsyncWindowMilliseconds = 50
+    struct Options: Sendable {
+        var directory: String
+        var fsync: FsyncPolicy = .batch
+        var fsyncWindowMilliseconds = 50
         /// A segment is closed and a new one started beyond this many bytes.
-        public var segmentBytes = 64 << 20
-        /// A session writes a snapshot after this many mutations since its last one.
-        public var snapshotEvery = 1000
+        var segmentBytes = 64 << 20
         /// Accept records kept alive per session (`sessions.actionLogLimit`): the action log is rebuilt from them.
-        public var actionLogLimit = 10_000
+        var actionLogLimit = 10_000
         /// Bytes of action JSON those accept records may hold per session (`sessions.actionLogBytes`).
-        public var actionLogBytes = 4 << 20
+        var actionLogBytes = 4 << 20
 
-        public init(directory: String) { self.directory = directory }
+        init(directory: String) { self.directory = directory }
     }
 
     struct Chunk {
@@ -98,17 +95,16 @@ public final class SessionStorage: Sendable {
     let written = Atomic<UInt64>(0)
     let lockFD: Int32
     let syncTimer = Mutex<Bool>(true)
-    /// Asks the resident sessions with these ids for a snapshot and action-log checkpoint now
-    /// (compaction); set by the session store.
-    let checkpointRequest = Mutex<(@Sendable ([String]) -> Void)?>(nil)
     let failure = Mutex<Failure?>(nil)
+    /// Output waiting for positions that are not written yet (while writes fail), woken once they are.
+    let waiters = Mutex<[(position: UInt64, wake: @Sendable () -> Void)]>([])
     /// Stored sessions whose latest load failed to read the journal (a transient condition), by id.
     let readFailures = Mutex<[String: String]>([:])
     /// Whether ``failure`` is set; read on every action without the lock.
-    @usableFromInline let failing = Atomic<Bool>(false)
+    let failing = Atomic<Bool>(false)
 
     /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
-    public init(options: Options, logger: Logger) throws(JournalError) {
+    init(options: Options, logger: Logger) throws(JournalError) {
         self.options = options
         self.logger = logger
         let lockPath = options.directory + "/LOCK"
@@ -143,7 +139,7 @@ public final class SessionStorage: Sendable {
         signal(SIGXFSZ, SIG_IGN)
         state = Mutex(State())
         try recover()
-        if options.fsync == .batch { scheduleSync() }
+        startBackground()
     }
 
     deinit {
@@ -151,7 +147,7 @@ public final class SessionStorage: Sendable {
     }
 
     /// Writes out everything, syncs it, and releases the data directory.
-    public func close() {
+    func close() {
         let first = syncTimer.withLock { running -> Bool in
             defer { running = false }
             return running
@@ -178,14 +174,19 @@ public final class SessionStorage: Sendable {
 
     // MARK: appending
 
-    /// Appends one record, updates the index, and returns where it will lie; nil (nothing appended)
-    /// when its body would be larger than ``JournalRecord/maxBodyBytes``.
+    /// Appends one record, updates the index, and returns its position; nil (nothing appended) when its
+    /// body would be larger than ``JournalRecord/maxBodyBytes``.
     @discardableResult
-    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
-        state.withLock { state in append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) }
+    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> UInt64? {
+        state.withLock { state in
+            append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) == nil ? nil : state.appended
+        }
     }
 
-    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
+    /// Appends one record and returns where it will lie; the caller holds the state lock. Its position
+    /// is `state.appended` right after.
+    @discardableResult
+    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {
             state.segment += 1
             state.segmentLength = 0
@@ -205,7 +206,7 @@ public final class SessionStorage: Sendable {
         let length = state.chunks[last].bytes.count - start
         let location = RecordLocation(segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
         state.segmentLength += length
-        state.index.apply(kind: kind, key: key, number: number, location: location, identity: identity)
+        state.index.apply(kind: kind, key: key, number: number, location: location, identity: identity, accessToken: accessToken)
         state.appended += 1
         appended.store(state.appended, ordering: .releasing)
         return location
@@ -213,15 +214,30 @@ public final class SessionStorage: Sendable {
 
     // MARK: group commit
 
-    /// The output hook: cheap when nothing is pending; otherwise writes (and with `always` syncs) the
-    /// buffer, so that what a response or event is about to show is in the journal first.
-    @inline(__always)
-    public func flushForOutput() {
-        if written.load(ordering: .acquiring) < appended.load(ordering: .acquiring) { flush() }
+    var appendedPosition: UInt64 { appended.load(ordering: .acquiring) }
+
+    /// Cheap when `position` is written; otherwise writes (and with `always` syncs) the buffer, so that
+    /// what a response or event is about to show is in the journal first. False while writes fail.
+    func isDurable(_ position: UInt64) -> Bool {
+        if written.load(ordering: .acquiring) >= position { return true }
+        flush()
+        return written.load(ordering: .acquiring) >= position
+    }
+
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`; woken early
+        // once when a write fails (see `fail`).
+        if isDurable(position) { return wake() }
+        let now = waiters.withLock { waiters -> Bool in
+            if written.load(ordering: .acquiring) >= position { return true }
+            waiters.append((position, wake))
+            return false
+        }
+        if now { wake() }
     }
 
     /// Writes every record appended before the call (one `write(2)` per segment touched).
-    public func flush() {
+    func flush() {
         let target = appended.load(ordering: .acquiring)
         guard written.load(ordering: .acquiring) < target else { return }
         io.withLock { io in
@@ -278,9 +294,11 @@ public final class SessionStorage: Sendable {
                 return
             }
         }
-        if options.fsync == .always { syncUnsynced(&io) }
+        // With `always`, a position is durable once synced: a failed sync leaves it not durable for good.
+        if options.fsync == .always, !syncUnsynced(&io) { return }
         recovered()
         written.store(count, ordering: .releasing)
+        wakeWaiters(upTo: count)
         // Keep one written buffer for reuse, unless a burst made it large.
         if var bytes = chunks.last?.bytes, bytes.capacity <= Self.spareBufferLimit {
             chunks = []
@@ -289,6 +307,17 @@ public final class SessionStorage: Sendable {
                 if state.spare.capacity == 0 { state.spare = bytes }
             }
         }
+    }
+
+    /// Wakes the output waiting for positions up to `position`, now written.
+    func wakeWaiters(upTo position: UInt64) {
+        let ready = waiters.withLock { waiters -> [@Sendable () -> Void] in
+            guard !waiters.isEmpty else { return [] }
+            let ready = waiters.filter { $0.position <= position }.map(\.wake)
+            waiters.removeAll { $0.position <= position }
+            return ready
+        }
+        for wake in ready { wake() }
     }
 
     /// Writes the buffer out once it holds more than `threshold` bytes, so streamed work (checkpoints,
@@ -306,7 +335,6 @@ public final class SessionStorage: Sendable {
     static let spareBufferLimit = 1 << 20
 
     /// Why the journal cannot be written right now; nil when it can.
-    @usableFromInline
     var unavailableReason: String? {
         guard failing.load(ordering: .acquiring) else { return nil }
         return failure.withLock { $0?.reason }
@@ -320,6 +348,8 @@ public final class SessionStorage: Sendable {
         }
         failing.store(true, ordering: .releasing)
         guard first else { return }
+        // Output parked on records not written asks again: an answer acknowledging them becomes a 503.
+        wakeWaiters(upTo: .max)
         logger.critical(
             sticky
                 ? "cannot sync the journal to disk; actions are refused with 503 storage_unavailable until the server is restarted"
@@ -340,62 +370,76 @@ public final class SessionStorage: Sendable {
         logger.notice("the journal is writable again; actions are accepted", ["directory": .string(options.directory)])
     }
 
-    /// fdatasyncs every segment written since the last sync; caller holds the io lock.
-    func syncUnsynced(_ io: inout IO) {
+    /// fdatasyncs every segment written since the last sync; caller holds the io lock. False when
+    /// one failed (a sticky failure: what the page cache held is unknown).
+    @discardableResult
+    func syncUnsynced(_ io: inout IO) -> Bool {
+        var synced = true
         for (segment, fd) in io.unsynced {
             let descriptor = fd >= 0 ? fd : io.fd
             do {
                 try Posix.fdatasync(descriptor)
             } catch {
                 fail("\(error.about(segmentPath(segment)))", sticky: true)
+                synced = false
             }
             if fd >= 0 { Posix.close(fd) }
         }
         io.unsynced = [:]
+        return synced
     }
 
     /// Writes and fdatasyncs everything appended so far (shutdown, before deleting a segment).
-    public func sync() {
+    func sync() {
         io.withLock { io in
             writeOut(&io)
             syncUnsynced(&io)
         }
     }
 
-    func scheduleSync() {
+    /// The journal's background thread, every `storage.fsyncWindowMilliseconds`: retries a failed
+    /// write (so held output goes, and the journal accepts changes again, once it is writable, with no
+    /// request to trigger a flush), and with `batch` syncs what was written since the last turn.
+    func startBackground() {
         let window = max(1, options.fsyncWindowMilliseconds)
+        let batch = options.fsync == .batch
         let thread = Thread { [weak self] in
             while true {
                 usleep(useconds_t(window * 1000))
                 guard let self, self.syncTimer.withLock({ $0 }) else { return }
-                // Synced outside the io lock so loops keep writing meanwhile. Every descriptor taken is
-                // this thread's to close: retired ones leave `unsynced` here, and the open segment is
-                // synced through a duplicate, because a rotation can retire the original and a
-                // `sync()` close it while this thread is still in fdatasync (which then failed with
-                // EBADF, or synced whatever reused the number, and refused every action after).
-                let work = self.io.withLock { io -> [(segment: UInt32, fd: Int32)] in
-                    var work: [(segment: UInt32, fd: Int32)] = []
-                    var kept: [UInt32: Int32] = [:]
-                    for (segment, fd) in io.unsynced {
-                        if fd >= 0 {
-                            work.append((segment, fd))
-                        } else if io.fd >= 0 {
-                            if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
-                        }
-                    }
-                    io.unsynced = kept
-                    return work
-                }
-                for item in work {
-                    do throws(IOError) {
-                        try Posix.fdatasync(item.fd)
-                    } catch {
-                        self.fail("\(error.about(self.segmentPath(item.segment)))", sticky: true)
-                    }
-                    Posix.close(item.fd)
-                }
+                if self.failing.load(ordering: .acquiring) { self.flush() }
+                if batch { self.syncWritten() }
             }
         }
         thread.start()
+    }
+
+    /// Syncs the segments written since the last turn (`batch`). Synced outside the io lock so loops
+    /// keep writing meanwhile. Every descriptor taken is this thread's to close: retired ones leave
+    /// `unsynced` here, and the open segment is synced through a duplicate, because a rotation can
+    /// retire the original and a `sync()` close it while this thread is still in fdatasync (which then
+    /// failed with EBADF, or synced whatever reused the number, and refused every action after).
+    func syncWritten() {
+        let work = io.withLock { io -> [(segment: UInt32, fd: Int32)] in
+            var work: [(segment: UInt32, fd: Int32)] = []
+            var kept: [UInt32: Int32] = [:]
+            for (segment, fd) in io.unsynced {
+                if fd >= 0 {
+                    work.append((segment, fd))
+                } else if io.fd >= 0 {
+                    if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
+                }
+            }
+            io.unsynced = kept
+            return work
+        }
+        for item in work {
+            do throws(IOError) {
+                try Posix.fdatasync(item.fd)
+            } catch {
+                fail("\(error.about(segmentPath(item.segment)))", sticky: true)
+            }
+            Posix.close(item.fd)
+        }
     }
 }

@@ -1,21 +1,23 @@
 import Posix
 import Synchronization
+import Tokens
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// The records needed to rebuild one past version: a snapshot's state and the state records after it.
-struct StoredVersionHistory: Sendable {
-    var base: [UInt8]
-    var records: [JournalRecord]
-}
-
 // Compaction (delete the oldest segment once nothing needs it) and reading old versions back.
-extension SessionStorage {
+extension FileJournal {
+    /// Erases deleted sessions' records, then compacts.
+    func maintain(_ resident: any ResidentSessions) {
+        eraseDeletedSessions()
+        compact(resident)
+    }
+
     /// Deletes closed segments, oldest first, once no session needs them: sessions that still do are
-    /// asked for a fresh snapshot (resident) or have their snapshot and tail copied forward (stored).
-    public func compact() {
+    /// asked for a fresh snapshot (`resident`, for those in memory) or have their snapshot and tail
+    /// copied forward (stored), and access tokens in the segment are journaled again.
+    func compact(_ resident: any ResidentSessions) {
         var deleted = 0
         // Only segments closed before this run: the copies it writes open new ones, and chasing those
         // could go on forever when a copy fills a segment.
@@ -28,10 +30,9 @@ extension SessionStorage {
                 return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
             }
             guard let plan else { break }
-            if !plan.resident.isEmpty, let request = checkpointRequest.withLock({ $0 }) {
-                request(plan.resident)
-            }
+            if !plan.resident.isEmpty { resident.writeCheckpoints(plan.resident) }
             if !plan.keys.isEmpty { copyForward(plan.keys) }
+            carryAccessTokensForward(from: plan.segment)
             let free = state.withLock { state in !state.index.entries.values.contains { $0.oldestSegment <= plan.segment } }
             guard free else {
                 logger.warning("a journal segment is still needed after compaction; retrying later", ["segment": .int(Int(plan.segment))])
@@ -50,6 +51,17 @@ extension SessionStorage {
             deleted += 1
         }
         if deleted > 0 { logger.info("compacted the journal", ["deleted_segments": .int(deleted)]) }
+    }
+
+    /// Journals again the access tokens whose latest record lies in `segment` or before.
+    func carryAccessTokensForward(from segment: UInt32) {
+        state.withLock { state in
+            let tokens = state.index.entries.compactMap { key, entry -> (UInt32, SessionTokenHash)? in
+                guard let token = entry.accessToken, token.location.segment <= segment else { return nil }
+                return (key, token.hash)
+            }
+            for (key, hash) in tokens { appendAccessToken(&state, key: key, hash) }
+        }
     }
 
     /// Copies the latest snapshot, tail and action log of stored (non-resident) sessions to the
@@ -161,9 +173,14 @@ extension SessionStorage {
     }
 
     /// The records to replay version `version` of session `id`; nil when it is older than the retained history.
-    func history(id: String, upTo version: UInt64) throws(IOError) -> StoredVersionHistory? {
+    func history(of id: String, upTo version: UInt64) throws(StorageReadError) -> StoredVersionHistory? {
         guard let key = key(for: id) else { return nil }
-        let all = try records(key: key)
+        let all: [JournalRecord]
+        do {
+            all = try records(key: key)
+        } catch {
+            throw StorageReadError(reason: "\(error)")
+        }
         guard let base = all.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: { $0.number < $1.number }),
             let snapshot = try? StoredSnapshot(version: base.number, payload: base.payload)
         else { return nil }
@@ -171,18 +188,18 @@ extension SessionStorage {
         for record in all where record.kind != .snapshot && record.number > base.number && record.number <= version {
             byVersion[record.number] = record
         }
-        var records: [JournalRecord] = []
+        var states: [StoredState] = []
         var next = base.number + 1
         while next <= version {
-            guard let record = byVersion[next] else { return nil }
-            records.append(record)
+            guard let state = byVersion[next]?.storedState else { return nil }
+            states.append(state)
             next += 1
         }
-        return StoredVersionHistory(base: snapshot.state, records: records)
+        return StoredVersionHistory(base: snapshot.state, states: states)
     }
 
     /// The oldest version of session `id` that can still be rebuilt.
-    func oldestRetainedVersion(id: String) -> UInt64? {
+    func oldestRetainedVersion(of id: String) -> UInt64? {
         guard let key = key(for: id), let all = try? records(key: key) else { return nil }
         return all.filter { $0.kind == .snapshot }.map(\.number).min()
     }

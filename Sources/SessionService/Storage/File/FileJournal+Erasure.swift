@@ -14,7 +14,7 @@ struct Erasure: Sendable, Equatable {
 
 // Erasing deleted sessions: their records are overwritten in place, in the background, instead of
 // staying readable until compaction happens to delete their segments.
-extension SessionStorage {
+extension FileJournal {
     /// Overwrites every record of the sessions deleted since the last run with a padding record of the
     /// same length (zero key, number and payload, a valid checksum), so the segments keep their shape
     /// and nothing of those sessions can be read back. Runs in the background (storage maintenance,
@@ -25,7 +25,7 @@ extension SessionStorage {
     /// crash forgot; payloads are zeroed and synced before headers change, and the start-up scan
     /// finishes an erasure a stop interrupted (a frame of a deleted session, or one already marked as
     /// padding, whose checksum fails) instead of reporting it as corruption.
-    public func eraseDeletedSessions() {
+    func eraseDeletedSessions() {
         let (work, unfinished) = state.withLock { state -> ([UInt32: Erasure], [RecordLocation]) in
             defer {
                 state.erasures = [:]

@@ -1,3 +1,5 @@
+import Tokens
+
 /// Where a record lies: segment number, byte offset, framed length.
 struct RecordLocation: Sendable, Equatable {
     var segment: UInt32
@@ -48,6 +50,8 @@ final class IndexEntry: @unchecked Sendable {
     /// in order, and the seq it covers.
     var actionLog: [RecordLocation] = []
     var actionLogSeq: UInt64 = 0
+    /// The hash of its access token and where its latest access-token record lies.
+    var accessToken: (hash: SessionTokenHash, location: RecordLocation)?
     /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
     var pinned: UInt32
     /// The oldest segment that may hold a record of this session (where it was created, or where the
@@ -72,7 +76,12 @@ final class IndexEntry: @unchecked Sendable {
     /// The oldest segment this session needs.
     var oldestSegment: UInt32 {
         let accept = acceptsStart < accepts.count ? accepts[acceptsStart].location.segment : .max
-        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max)
+        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max, accessToken?.location.segment ?? .max)
+    }
+
+    /// The session as the admin listing and error answers show it.
+    var info: StoredSessionInfo {
+        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable)
     }
 
     /// Applies one record of this session (not its creation or deletion); returns whether its oldest
@@ -193,11 +202,20 @@ struct JournalIndex: Sendable {
     /// Chunks of action-log checkpoints being written (or cut short by a stop), by session key.
     var checkpointChunks: [UInt32: [RecordLocation]] = [:]
 
-    /// Applies one record, as appended now or found by the start-up scan.
-    mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?) {
+    /// Applies one record, as appended now or found by the start-up scan: `identity` is a snapshot's
+    /// (id and reactor), `accessToken` an access-token record's hash.
+    mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil) {
         nextKey = max(nextKey, key &+ 1)
         switch kind {
         case .padding:
+            return
+        case .accessToken:
+            // A damaged hash (the scan found no readable text) takes the token away rather than keep an older one.
+            guard let entry = entries[key] else { return }
+            entry.accessToken = accessToken.map { ($0, location) }
+            let oldest = entry.oldestSegment
+            repin(from: entry.pinned, to: oldest)
+            entry.pinned = oldest
             return
         case .actionLogFirst:
             checkpointChunks[key] = [location]

@@ -32,6 +32,9 @@ struct JournalRecord: Sendable, Equatable {
         case actionLogEnd = 10
         /// A deleted session's record, overwritten in place: same length, zero key, number and payload.
         case padding = 11
+        /// The hash of the session's access token (`auth.sessions=token`) as its stored text, 64
+        /// hexadecimal digits; the latest replaces earlier ones. `number` is 0.
+        case accessToken = 12
     }
 
     /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what
@@ -90,6 +93,15 @@ struct JournalRecord: Sendable, Equatable {
         buffer.reserveCapacity(Self.frameBytes + Self.headerBytes + payload.count)
         Self.append(kind: kind, key: key, number: number, to: &buffer) { $0.append(contentsOf: payload) }
         return buffer
+    }
+
+    /// The record as a state record (a mutation or a forced state), nil for any other kind.
+    var storedState: StoredState? {
+        switch kind {
+        case .mutation: StoredState(kind: .mutation, version: number, json: payload)
+        case .forced: StoredState(kind: .forced, version: number, json: payload)
+        default: nil
+        }
     }
 
     /// Why bytes are not a record a writer of this journal produced.

@@ -1,5 +1,6 @@
 import Logs
 import Posix
+import Tokens
 
 #if canImport(Glibc)
 import Glibc
@@ -8,7 +9,7 @@ import Glibc
 // Start-up: rebuild the index of sessions from the journal's record headers. Only a write cut short
 // at the very end of the newest segment is cut off; every other bad frame is corruption: kept on disk,
 // reported with its place, and its session quarantined.
-extension SessionStorage {
+extension FileJournal {
     /// The journal segment numbers present, oldest first.
     func segmentNumbers() throws(IOError) -> [UInt32] {
         try JournalFiles.segmentNumbers(options.directory)
@@ -46,9 +47,11 @@ extension SessionStorage {
                     var size: Int?
                     switch JournalRecord.parse(rest, withPayload: false) {
                     case .record(let record, let size):
-                        let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])) : nil
+                        let payload = UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])
+                        let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: payload) : nil
+                        let accessToken = record.kind == .accessToken ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
                         let location = RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size))
-                        recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity)
+                        recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity, accessToken: accessToken)
                         if record.kind == .snapshot { recovered.index.entries[record.key]?.unavailable = nil }
                         switch record.kind {
                         case .padding: break
