@@ -227,6 +227,23 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func end() {
+        end(closingStreamsWith: Self.endEvent)
+    }
+
+    /// Another process runs the session now: requests still holding it look it up again, and its
+    /// subscribers reconnect (to wherever it runs) with their `Last-Event-ID`.
+    @usableFromInline
+    func endMoved(_ reason: String) {
+        passivated.store(true, ordering: .releasing)
+        var data = JSONWriter()
+        data.raw(#"{"code":"session_moved","message":"#)
+        data.string("the session moved to another instance (\(reason)); reconnect to follow it")
+        data.raw("}")
+        end(closingStreamsWith: ServerSentEvent(event: "error", data: String(decoding: data.bytes, as: UTF8.self)))
+    }
+
+    /// Stops the runtime and closes every stream with `event`.
+    func end(closingStreamsWith event: ServerSentEvent) {
         let subscribers = shared.withLock { shared -> [Subscriber] in
             shared.ended = true
             shared.observation?.cancel()
@@ -234,6 +251,6 @@ final class Session<R: Reactor>: HostedSession {
             return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
-        for subscriber in subscribers { subscriber.stream?.close(with: Self.endEvent) }
+        for subscriber in subscribers { subscriber.stream?.close(with: event) }
     }
 }
