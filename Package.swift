@@ -40,7 +40,7 @@ let package = Package(
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens"]),
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
         // The typed Swift client (sessions, actions, SSE with reconnect, admin) for servers and Apple apps:
         // Foundation's URLSession only, no Glibc, so it builds wherever Foundation does.
