@@ -104,3 +104,33 @@ import Testing
         }
     }
 }
+
+extension CompactionTests {
+    /// An access token's record is journaled again when compaction deletes the segment that held it, in
+    /// memory or not: the token still opens its session after a restart.
+    @Test func accessTokensOutliveTheSegmentsTheyWereWrittenIn() throws {
+        try withTemporaryDirectory("compaction") { directory in
+            let configure: (inout ServerConfiguration) -> Void = {
+                $0.storage.segmentBytes = 4096
+                $0.storage.snapshotEvery = 10
+                $0.auth.sessions = "token"
+            }
+            let resting: String, resident: String
+            do {
+                let server = try TestServer(dataDirectory: directory, configure: configure)
+                resting = try AccessModeTests.create(server, id: "resting").token
+                resident = try AccessModeTests.create(server, id: "busy").token
+                let connection = try server.connect()
+                for _ in 0..<200 {
+                    let response = try connection.request("POST", "/sessions/busy/actions", headers: [("Authorization", "Bearer \(resident)")], body: #"{"type":"increase"}"#)
+                    #expect(response.status == 202)
+                }
+                try server.compact()
+                #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
+            }
+            let server = try TestServer(dataDirectory: directory, configure: configure)
+            #expect(try server.request("GET", "/sessions/resting", headers: [("Authorization", "Bearer \(resting)")]).status == 200)
+            #expect(try server.request("GET", "/sessions/busy", headers: [("Authorization", "Bearer \(resident)")]).status == 200)
+        }
+    }
+}

@@ -33,10 +33,6 @@ public final class ReactorServer: Sendable {
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
         let access = try SessionAccessMode.from(configuration.auth)
-        if access.kind == .token, !configuration.storage.memoryOnly {
-            // Until token hashes are journaled with their sessions, a restart would lock every session out.
-            throw ConfigurationError("auth.sessions=token keeps its tokens in memory only so far: use it with storage.memoryOnly, or use jwt")
-        }
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
             logger: logger.labeled("service"), storage: storage)
@@ -208,6 +204,11 @@ public final class ReactorServer: Sendable {
         result.bodyTimeout = .seconds(http.bodyTimeoutSeconds)
         result.writeTimeout = .seconds(http.writeTimeoutSeconds)
         result.shutdownTimeout = .seconds(http.shutdownDeadlineSeconds)
+        result.maxConnections = http.maxConnections == 0 ? nil : http.maxConnections
+        result.maxConnectionsPerAddress = http.maxConnectionsPerAddress == 0 ? nil : http.maxConnectionsPerAddress
+        // A trusted proxy carries many clients' connections; both lists were checked when loaded.
+        let limits = configuration.limits
+        result.connectionLimitExemptions = (limits.exemptAddresses + limits.trustedProxies).compactMap(IPAddressRange.init)
         result.eventStreamKeepAliveInterval = .seconds(configuration.sse.keepAliveSeconds)
         result.eventStreamBufferLimit = configuration.sse.subscriberBufferBytes
         return result

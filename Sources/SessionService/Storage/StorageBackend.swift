@@ -115,3 +115,8 @@ protocol ResidentSessions: Sendable {
     /// `session_moved`, so they reconnect to wherever it runs now.
     func sessionMoved(_ id: String, reason: String)
 }
+
+extension ResidentSessions {
+    /// Nothing to end (no sessions in memory to tell).
+    func sessionMoved(_ id: String, reason: String) {}
+}
