@@ -21,32 +21,32 @@ import Glibc
 // otherwise they are skipped with that reason (`.enabled(if: NATSServerProcess.canRun, …)`).
 
 /// One `nats-server` process, restartable on the same port and store.
-final class NATSServerProcess: Sendable {
+public final class NATSServerProcess: Sendable {
     /// Where Debian's package installs the server.
-    static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
     /// Whether tests that need the server run: it is installed, or `CI` is set (then a missing
     /// server fails the test with how to install it instead of skipping it).
-    static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
-    static let missing = "nats-server is not installed (apt-get install nats-server)"
+    public static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
+    public static let missing = "nats-server is not installed (apt-get install nats-server)"
 
-    let name: String
-    let port: Int
-    let directory: String
-    let arguments: [String]
+    public let name: String
+    public let port: Int
+    public let directory: String
+    public let arguments: [String]
     /// The running process (the toolkit's launcher); a restart makes a new one.
     private let current = Mutex<TestProcess?>(nil)
     /// What earlier runs of this server wrote, for failure messages.
     private let earlier = Mutex("")
 
     /// `nats://127.0.0.1:<port>`.
-    var url: String { "nats://127.0.0.1:\(port)" }
-    var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
+    public var url: String { "nats://127.0.0.1:\(port)" }
+    public var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
 
     /// Everything this server wrote so far, over its restarts.
-    var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
+    public var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
 
     /// A server with `arguments` (its port, store and name are added), not started yet.
-    init(name: String, port: Int, directory: String, arguments: [String]) {
+    public init(name: String, port: Int, directory: String, arguments: [String]) {
         self.name = name
         self.port = port
         self.directory = directory
@@ -55,7 +55,7 @@ final class NATSServerProcess: Sendable {
 
     /// Starts a single server with JetStream (`-js -sd <temp>/store`) on a free port, plus `extra`
     /// arguments and, if given, `configuration` (a configuration file's text, for settings without a flag).
-    static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
+    public static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
         let directory = try temporaryDirectory()
         let port = try freePort()
         var arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-n", name]
@@ -70,7 +70,7 @@ final class NATSServerProcess: Sendable {
     }
 
     /// Launches the process and waits (bounded) for "Server is ready".
-    func launch() async throws {
+    public func launch() async throws {
         guard let binary = Self.binary else { throw TestFailure(Self.missing) }
         let process = try TestProcess(binary, arguments, directory: directory)
         current.withLock { $0 = process }
@@ -83,7 +83,7 @@ final class NATSServerProcess: Sendable {
     }
 
     /// Sends `signal` and waits (bounded) for the process to exit.
-    func stop(signal: Int32 = SIGTERM) async throws {
+    public func stop(signal: Int32 = SIGTERM) async throws {
         guard let process = current.withLock({ $0 }) else { return }
         try await process.stop(signal: signal, within: .seconds(60))
         current.withLock { $0 = nil }
@@ -91,19 +91,19 @@ final class NATSServerProcess: Sendable {
     }
 
     /// `kill -9`: the server dies without a goodbye, as in a crash.
-    func kill() async throws { try await stop(signal: SIGKILL) }
+    public func kill() async throws { try await stop(signal: SIGKILL) }
 
     /// SIGSTOP: the process keeps its sockets but answers nothing.
-    func pause() { Glibc.kill(pid, SIGSTOP) }
+    public func pause() { Glibc.kill(pid, SIGSTOP) }
 
     /// SIGCONT after ``pause()``.
-    func resume() { Glibc.kill(pid, SIGCONT) }
+    public func resume() { Glibc.kill(pid, SIGCONT) }
 
     /// Starts it again on the same port with the same store.
-    func restart() async throws { try await launch() }
+    public func restart() async throws { try await launch() }
 
     /// Stops the process (if running) and removes its folder.
-    func shutdown() async {
+    public func shutdown() async {
         resume()
         try? await stop(signal: SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
@@ -111,7 +111,7 @@ final class NATSServerProcess: Sendable {
 
     /// Runs `body` with a started server (see ``start(name:jetStream:extra:configuration:)``), then
     /// shuts it down and removes its folder, whether `body` succeeded or not.
-    static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
+    public static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
         let server = try await start(jetStream: jetStream, extra: extra, configuration: configuration)
         do {
             try await body(server)
@@ -129,14 +129,14 @@ final class NATSServerProcess: Sendable {
     }
 
     /// A new folder under the system's temporary folder.
-    static func temporaryDirectory() throws -> String {
+    public static func temporaryDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/nats-test-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
         return String(cString: made)
     }
 
     /// A TCP port nobody listens on now (bound to 127.0.0.1:0 and released).
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
         defer { close(fd) }
@@ -153,12 +153,12 @@ final class NATSServerProcess: Sendable {
 }
 
 /// A JetStream cluster of `nats-server` nodes on loopback: names `n1`…, one cluster name, full routes.
-final class NATSTestCluster: Sendable {
-    let nodes: [NATSServerProcess]
-    let directory: String
+public final class NATSTestCluster: Sendable {
+    public let nodes: [NATSServerProcess]
+    public let directory: String
 
     /// Every node's client URL, comma-separated (what `storage.nats.servers` takes).
-    var urls: String { nodes.map(\.url).joined(separator: ",") }
+    public var urls: String { nodes.map(\.url).joined(separator: ",") }
 
     private init(nodes: [NATSServerProcess], directory: String) {
         self.nodes = nodes
@@ -166,7 +166,7 @@ final class NATSTestCluster: Sendable {
     }
 
     /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is ready.
-    static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
+    public static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
         guard NATSServerProcess.binary != nil else { throw TestFailure(NATSServerProcess.missing) }
         let directory = try NATSServerProcess.temporaryDirectory()
         let clientPorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
@@ -205,12 +205,12 @@ final class NATSTestCluster: Sendable {
     }
 
     /// The node listening on `url`'s port.
-    func node(at url: String) -> NATSServerProcess? {
+    public func node(at url: String) -> NATSServerProcess? {
         nodes.first { url.hasSuffix(":\($0.port)") }
     }
 
     /// Runs `body` with a started cluster, then shuts it down, whether `body` succeeded or not.
-    static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
+    public static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
         let cluster = try await start(size: size)
         do {
             try await body(cluster)
@@ -222,7 +222,7 @@ final class NATSTestCluster: Sendable {
     }
 
     /// Kills every node and removes the cluster's folder.
-    func shutdown() async {
+    public func shutdown() async {
         for node in nodes { await node.shutdown() }
         try? FileManager.default.removeItem(atPath: directory)
     }
