@@ -25,11 +25,13 @@ enum Blocking {
         return result.withLock { $0 } ?? .failure(.cancelled)
     }
 
-    /// Runs `operation` as a task and waits for it (at start-up, on the main thread).
+    /// Runs `operation` as a task and waits for it (at start-up). The task runs on a queue of its
+    /// own, not on Swift's cooperative pool: the caller may be holding a pool thread (a test starting
+    /// a server in an async test), and with every pool thread waiting here nothing would run it.
     static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(NATSError) -> T) -> Result<T, NATSError> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, NATSError>?>(nil)
-        Task {
+        Task(executorPreference: BlockingExecutor.shared) {
             let outcome: Result<T, NATSError>
             do throws(NATSError) {
                 outcome = .success(try await operation())
@@ -41,6 +43,18 @@ enum Blocking {
         }
         done.wait()
         return result.withLock { $0 } ?? .failure(.cancelled)
+    }
+}
+
+/// The executor of ``Blocking/run(_:)``'s tasks: a serial dispatch queue outside the cooperative pool.
+private final class BlockingExecutor: TaskExecutor {
+    static let shared = BlockingExecutor()
+    private let queue = DispatchQueue(label: "reactor.storage.nats.blocking")
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
 
