@@ -8,6 +8,7 @@ extension NATSStorage {
     /// goes, so any instance may load it at once.
     func released(_ log: NATSSessionLog) {
         let (version, revision, stopped) = log.state.withLock { ($0.version, $0.claimRevision, $0.stop != nil) }
+        if !stopped { catalog.withLock { $0.raiseVersion(of: log.id, to: version) } }
         let current = logs.withLock { logs -> Bool in
             guard logs[log.id] === log else { return false }
             logs.removeValue(forKey: log.id)

@@ -64,7 +64,19 @@ struct SessionCatalog: Sendable {
         if let old, old.revision >= revision { return }
         if old?.meta != nil { count -= 1 }
         if meta != nil { count += 1 }
+        var meta = meta
+        // The same session (no deletion between): its version never goes back, also when this
+        // instance raised it before the bucket said so.
+        if let known = old?.meta?.version, let version = meta?.version, version < known { meta?.version = known }
         entries[id] = Entry(meta: meta, revision: revision)
+    }
+
+    /// Raises a live session's version to one this instance saw it reach (its log was released), at
+    /// once: the bucket's update follows, and until then the listing and time travel need it.
+    mutating func raiseVersion(of id: String, to version: UInt64) {
+        guard var entry = entries[id], let known = entry.meta?.version, known < version else { return }
+        entry.meta?.version = version
+        entries[id] = entry
     }
 
     /// Applies a message of the sessions bucket (`$KV.<bucket>.<id>`).
