@@ -136,8 +136,11 @@ final class NATSStorage: StorageBackend {
 
     var unavailableReason: String? {
         if closed.load(ordering: .relaxed) { return "the storage is closed" }
-        if let reason = lease.unavailableReason { return reason }
-        return nil
+        guard let reason = lease.unavailableReason else { return nil }
+        if case .connected = connection.status { return reason }
+        // Said first, with the servers: what an operator reading /healthz needs to look at.
+        let servers = options.servers.map(\.description).joined(separator: ",")
+        return "JetStream cannot be reached: no connection to \(servers) (\(connection.status)); \(reason)"
     }
 
     // MARK: Durability
