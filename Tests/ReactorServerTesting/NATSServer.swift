@@ -1,5 +1,4 @@
 import Foundation
-import ReactorServerTesting
 import Synchronization
 import Testing
 

@@ -4,22 +4,23 @@ import SessionService
 import ReactorServerTesting
 import Testing
 
-/// Sessions survive restarts of an in-process server on a real data directory; damaged journals
+/// Sessions survive restarts of an in-process server (on every backend where the test takes one); damaged journals
 /// truncate (torn tail) or quarantine one session (corruption, changed reactor types).
 @Suite struct DurabilityTests {
     static func segments(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
     }
 
-    @Test func versionsStateAndActionLogSurviveARestart() throws {
-        try withTemporaryDirectory("durability") { directory in
+    @Test(arguments: TestStorage.all)
+    func versionsStateAndActionLogSurviveARestart(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
             do {
-                let server = try TestServer(dataDirectory: directory)
+                let server = try TestServer(storage: place)
                 _ = try server.createSession("counter", id: "kept")
                 for _ in 0..<3 { #expect(try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 202) }
                 #expect(try server.request("GET", "/sessions/kept").json()["version"] as? Int == 3)
             }
-            let server = try TestServer(dataDirectory: directory)
+            let server = try TestServer(storage: place)
             let session = try server.request("GET", "/sessions/kept").json()
             #expect(session["version"] as? Int == 3)
             #expect((session["state"] as? [String: Any])?["value"] as? Int == 3)
@@ -106,9 +107,10 @@ import Testing
         }
     }
 
-    @Test func passivatedSessionsComeBackTransparently() throws {
-        try withTemporaryDirectory("durability") { directory in
-            let server = try TestServer(dataDirectory: directory) { $0.sessions.maxResident = 2 }
+    @Test(arguments: TestStorage.all)
+    func passivatedSessionsComeBackTransparently(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
+            let server = try TestServer(storage: place) { $0.sessions.maxResident = 2 }
             for index in 0..<5 {
                 _ = try server.createSession("counter", id: "s\(index)")
                 for _ in 0...index { _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#) }
