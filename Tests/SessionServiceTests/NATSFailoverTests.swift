@@ -98,11 +98,17 @@ struct NATSFailoverTests {
                 let answer = try? probe.readResponse(method: "POST")
                 #expect(answer.map { !(200..<300).contains($0.status) } ?? true, "the stale owner acknowledged an action after its session moved: \(answer?.text ?? "")")
             }
-            if a.process.isRunning, let answer = try? a.client().request("POST", "/sessions/s0/actions", body: #"{"type":"decrease"}"#) {
+            if a.process.isRunning {
+                let answer = try a.client().request("POST", "/sessions/s0/actions", body: #"{"type":"decrease"}"#)
                 #expect(!(200..<300).contains(answer.status), "the stale owner accepted a new action: \(answer.text)")
             }
             try load.stop()
             try await Self.verify(ids, on: b, ledger: load.ledger)
+            // What is stored, read back by an instance that has none of it in memory.
+            a.process.signal(SIGKILL)
+            try await b.stop()
+            let c = try await Self.instance("c", servers: nats.url, prefix: prefix, replicas: 1)
+            try await Self.verify(ids, on: c, ledger: load.ledger)
         }
     }
 
@@ -139,6 +145,9 @@ struct NATSFailoverTests {
             try load.stop()
             try await Self.verify(ids, on: b, ledger: load.ledger)
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"after"}"#).status == 201)
+            // What is stored, read back by an instance that has none of it in memory.
+            #expect(try await b.stop(signal: SIGKILL) == .signalled(SIGKILL))
+            try await Self.verify(ids, on: a, ledger: load.ledger)
         }
     }
 }
