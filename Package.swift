@@ -25,7 +25,7 @@ let package = Package(
         // "would block", everything else a typed error naming the call.
         .target(name: "Posix", dependencies: ["CLinux"]),
         // A value-type logger over a tiny handler protocol; JSON lines on standard error.
-        .target(name: "Logs"),
+        .target(name: "Logs", dependencies: ["Posix"]),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
         .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
@@ -55,7 +55,7 @@ let package = Package(
         // clock, bounded waits, one Recorder. Not a product: only this package's tests use it.
         .target(
             name: "ReactorServerTesting",
-            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "NATS"],
+            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "CLinux", "NATS"],
             path: "Tests/ReactorServerTesting",
             exclude: ["README.md"]),
 

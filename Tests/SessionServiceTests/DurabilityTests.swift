@@ -4,8 +4,8 @@ import SessionService
 import ReactorServerTesting
 import Testing
 
-/// Sessions survive restarts of an in-process server (on every backend where the test takes one); damaged journals
-/// truncate (torn tail) or quarantine one session (corruption, changed reactor types).
+/// Sessions survive restarts of an in-process server, and passivation, with every backend; damaged
+/// file journals truncate (torn tail) or quarantine one session (corruption, changed reactor types).
 @Suite struct DurabilityTests {
     static func segments(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
@@ -167,10 +167,11 @@ import Testing
         func transform(action: Flow<Action>) -> Flow<Action> { action.merge(with: ticks) }
     }
 
-    @Test func aSessionMergingOutsideActionsStaysInMemory() throws {
-        try withTemporaryDirectory("durability") { directory in
+    @Test(arguments: TestStorage.all)
+    func aSessionMergingOutsideActionsStaysInMemory(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
             let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
-            let server = try TestServer(dataDirectory: directory, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
+            let server = try TestServer(storage: place, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
             let store = server.server.service.store
             #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
             _ = try server.createSession("counter", id: "c")

@@ -52,6 +52,14 @@ extension APIError {
 extension Exchange {
     /// Answers with the HTTP form of a session's error.
     func fail(_ error: SessionError) {
+        switch error {
+        case .storageUnavailable, .storageUnreadable:
+            // A refusal because nothing can be stored shows nothing stored: it must not wait for the
+            // storage to recover (a held answer would, and the client would learn nothing).
+            dependsOn = 0
+        default:
+            break
+        }
         fail(APIError(error))
     }
 }

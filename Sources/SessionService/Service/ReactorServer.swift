@@ -38,8 +38,9 @@ public final class ReactorServer: Sendable {
             logger: logger.labeled("service"), storage: storage)
         var http = Self.httpConfiguration(configuration)
         if let storage {
-            // Group commit: whatever a response or event is about to show is in the journal first.
-            http.beforeWrite = { _ in _ = storage.isDurable(storage.appendedPosition) }
+            // Whatever a response or event is about to show is stored first (the file journal:
+            // everything buffered is written with one write(2) when output asks, a group commit).
+            http.outputBarrier = StorageOutputBarrier(storage)
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
         self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))

@@ -177,6 +177,9 @@ public final class ReactorService: HTTPResponder {
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
         case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
+            // It shows no session's state, so it never waits for storage (a load balancer must hear
+            // at once that writes fail).
+            exchange.dependsOn = 0
             if !accepting.load(ordering: .relaxed) {
                 exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
             } else if let reason = store.storage?.unavailableReason {
@@ -192,7 +195,14 @@ public final class ReactorService: HTTPResponder {
         case .reactors:
             exchange.reply(200, json: reactorsDocument)
         case .createSession: createSession(exchange)
-        case .getSession: withSession(id, exchange) { session in exchange.reply(200, json: Self.sessionJSON(session, session.snapshot())) }
+        case .getSession:
+            withSession(id, exchange) { session in
+                let snapshot = session.snapshot()
+                // It shows this session's state, so only its own records need be durable: read after
+                // the state, so the position covers the record of the version shown.
+                exchange.dependsOn = session.storedPosition
+                exchange.reply(200, json: Self.sessionJSON(session, snapshot))
+            }
         case .deleteSession: deleteSession(id, exchange)
         case .postAction: postAction(id, exchange)
         case .events: subscribe(id, exchange)

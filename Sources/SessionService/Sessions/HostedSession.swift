@@ -71,6 +71,8 @@ public protocol HostedSession: AnyObject, Sendable {
     func writeCompactionCheckpoint()
     /// Whether it left memory (passivated); a request still holding it looks the session up again.
     var isPassivated: Bool { get }
+    /// The storage position of its newest record: an answer showing its state waits for it to be durable.
+    var storedPosition: UInt64 { get }
 }
 
 extension HostedSession {
@@ -80,5 +82,6 @@ extension HostedSession {
     public func writeSnapshot() {}
     public func writeCompactionCheckpoint() {}
     public var isPassivated: Bool { false }
+    public var storedPosition: UInt64 { 0 }
     public func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] { [:] }
 }

@@ -97,6 +97,10 @@ extension Session {
         return true
     }
 
+    /// The storage position of its newest record (0 in memory-only mode).
+    @usableFromInline
+    var storedPosition: UInt64 { journal?.log.lastPosition ?? 0 }
+
     /// Whether a snapshot is due (many mutations from effects since the last one).
     @usableFromInline
     var isSnapshotDue: Bool { journal?.isSnapshotDue ?? false }

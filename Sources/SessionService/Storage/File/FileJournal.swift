@@ -139,7 +139,7 @@ final class FileJournal: StorageBackend {
         signal(SIGXFSZ, SIG_IGN)
         state = Mutex(State())
         try recover()
-        if options.fsync == .batch { scheduleSync() }
+        startBackground()
     }
 
     deinit {
@@ -225,7 +225,8 @@ final class FileJournal: StorageBackend {
     }
 
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
-        // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`.
+        // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`; woken early
+        // once when a write fails (see `fail`).
         if isDurable(position) { return wake() }
         let now = waiters.withLock { waiters -> Bool in
             if written.load(ordering: .acquiring) >= position { return true }
@@ -293,7 +294,8 @@ final class FileJournal: StorageBackend {
                 return
             }
         }
-        if options.fsync == .always { syncUnsynced(&io) }
+        // With `always`, a position is durable once synced: a failed sync leaves it not durable for good.
+        if options.fsync == .always, !syncUnsynced(&io) { return }
         recovered()
         written.store(count, ordering: .releasing)
         wakeWaiters(upTo: count)
@@ -346,6 +348,8 @@ final class FileJournal: StorageBackend {
         }
         failing.store(true, ordering: .releasing)
         guard first else { return }
+        // Output parked on records not written asks again: an answer acknowledging them becomes a 503.
+        wakeWaiters(upTo: .max)
         logger.critical(
             sticky
                 ? "cannot sync the journal to disk; actions are refused with 503 storage_unavailable until the server is restarted"
@@ -366,18 +370,23 @@ final class FileJournal: StorageBackend {
         logger.notice("the journal is writable again; actions are accepted", ["directory": .string(options.directory)])
     }
 
-    /// fdatasyncs every segment written since the last sync; caller holds the io lock.
-    func syncUnsynced(_ io: inout IO) {
+    /// fdatasyncs every segment written since the last sync; caller holds the io lock. False when
+    /// one failed (a sticky failure: what the page cache held is unknown).
+    @discardableResult
+    func syncUnsynced(_ io: inout IO) -> Bool {
+        var synced = true
         for (segment, fd) in io.unsynced {
             let descriptor = fd >= 0 ? fd : io.fd
             do {
                 try Posix.fdatasync(descriptor)
             } catch {
                 fail("\(error.about(segmentPath(segment)))", sticky: true)
+                synced = false
             }
             if fd >= 0 { Posix.close(fd) }
         }
         io.unsynced = [:]
+        return synced
     }
 
     /// Writes and fdatasyncs everything appended so far (shutdown, before deleting a segment).
@@ -388,40 +397,49 @@ final class FileJournal: StorageBackend {
         }
     }
 
-    func scheduleSync() {
+    /// The journal's background thread, every `storage.fsyncWindowMilliseconds`: retries a failed
+    /// write (so held output goes, and the journal accepts changes again, once it is writable, with no
+    /// request to trigger a flush), and with `batch` syncs what was written since the last turn.
+    func startBackground() {
         let window = max(1, options.fsyncWindowMilliseconds)
+        let batch = options.fsync == .batch
         let thread = Thread { [weak self] in
             while true {
                 usleep(useconds_t(window * 1000))
                 guard let self, self.syncTimer.withLock({ $0 }) else { return }
-                // Synced outside the io lock so loops keep writing meanwhile. Every descriptor taken is
-                // this thread's to close: retired ones leave `unsynced` here, and the open segment is
-                // synced through a duplicate, because a rotation can retire the original and a
-                // `sync()` close it while this thread is still in fdatasync (which then failed with
-                // EBADF, or synced whatever reused the number, and refused every action after).
-                let work = self.io.withLock { io -> [(segment: UInt32, fd: Int32)] in
-                    var work: [(segment: UInt32, fd: Int32)] = []
-                    var kept: [UInt32: Int32] = [:]
-                    for (segment, fd) in io.unsynced {
-                        if fd >= 0 {
-                            work.append((segment, fd))
-                        } else if io.fd >= 0 {
-                            if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
-                        }
-                    }
-                    io.unsynced = kept
-                    return work
-                }
-                for item in work {
-                    do throws(IOError) {
-                        try Posix.fdatasync(item.fd)
-                    } catch {
-                        self.fail("\(error.about(self.segmentPath(item.segment)))", sticky: true)
-                    }
-                    Posix.close(item.fd)
-                }
+                if self.failing.load(ordering: .acquiring) { self.flush() }
+                if batch { self.syncWritten() }
             }
         }
         thread.start()
+    }
+
+    /// Syncs the segments written since the last turn (`batch`). Synced outside the io lock so loops
+    /// keep writing meanwhile. Every descriptor taken is this thread's to close: retired ones leave
+    /// `unsynced` here, and the open segment is synced through a duplicate, because a rotation can
+    /// retire the original and a `sync()` close it while this thread is still in fdatasync (which then
+    /// failed with EBADF, or synced whatever reused the number, and refused every action after).
+    func syncWritten() {
+        let work = io.withLock { io -> [(segment: UInt32, fd: Int32)] in
+            var work: [(segment: UInt32, fd: Int32)] = []
+            var kept: [UInt32: Int32] = [:]
+            for (segment, fd) in io.unsynced {
+                if fd >= 0 {
+                    work.append((segment, fd))
+                } else if io.fd >= 0 {
+                    if let copy = try? Posix.dup(io.fd) { work.append((segment, copy)) } else { kept[segment] = -1 }
+                }
+            }
+            io.unsynced = kept
+            return work
+        }
+        for item in work {
+            do throws(IOError) {
+                try Posix.fdatasync(item.fd)
+            } catch {
+                fail("\(error.about(segmentPath(item.segment)))", sticky: true)
+            }
+            Posix.close(item.fd)
+        }
     }
 }

@@ -70,8 +70,14 @@ final class FileSessionLog: SessionLog {
     @discardableResult
     private func note(_ position: UInt64?) -> Bool {
         guard let position else { return false }
-        // Positions only grow, and only this session's journal appends its records, in order.
-        last.store(position, ordering: .releasing)
+        // An accept (on a request's thread) and a mutation (on the runtime's) may note their
+        // positions in either order: keep the higher.
+        var current = last.load(ordering: .relaxed)
+        while current < position {
+            let (exchanged, original) = last.compareExchange(expected: current, desired: position, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
         return true
     }
 }
