@@ -118,8 +118,8 @@ import Testing
 
             let again = try await ServerProcess.start(arguments: place.arguments, environment: ["REACTOR_ADMIN_TOKEN": TestServer.adminToken])
             defer { again.process.signal(SIGKILL) }
-            // A backend shared by several instances keeps a killed one's sessions for its claim's time
-            // to live (503 meanwhile); then the new process serves them.
+            // On a backend shared by several instances, one started under another name would wait out
+            // the killed one's claims (503 meanwhile); the same name takes them back at once.
             try await eventually("the session to be served after the restart", within: .seconds(30)) {
                 try again.client().request("GET", "/sessions/c").status == 200
             }
