@@ -39,6 +39,39 @@ struct NATSOperationsTests {
         }
     }
 
+    @Test func noActionIsAcknowledgedWithoutAQuorumOfTheCluster() async throws {
+        try await NATSTestCluster.with { cluster in
+            let place = StoragePlace(directory: nil, settings: Self.settings(cluster.urls, [("storage.nats.replicas", "3")]))
+            let server = try TestServer(storage: place)
+            try server.createSession("counter", id: "q")
+            #expect(try server.request("POST", "/sessions/q/actions?wait=true", body: #"{"type":"increase"}"#).json()["version"] as? Int == 1)
+
+            // One node of three left: a record can be published but not acknowledged by a quorum.
+            try await cluster.nodes[1].kill()
+            try await cluster.nodes[2].kill()
+            for path in ["/sessions/q/actions", "/sessions/q/actions?wait=true"] {
+                let client = try server.connect(readTimeout: .seconds(3))
+                let answer = try? client.request("POST", path, body: #"{"type":"increase"}"#)
+                #expect(answer.map { !(200..<300).contains($0.status) } ?? true, "acknowledged without a quorum: \(answer?.text ?? "")")
+            }
+            try await eventually("/healthz to answer 503 without a quorum", within: .seconds(30)) {
+                try server.request("GET", "/healthz").status == 503
+            }
+
+            // A second node back: a quorum again, and the session goes on from where it was.
+            try await cluster.nodes[1].restart()
+            try await eventually("/healthz to answer 200 with a quorum back", within: .seconds(60)) {
+                try server.request("GET", "/healthz").status == 200
+            }
+            let before = try #require(try server.request("GET", "/sessions/q").json()["version"] as? Int)
+            #expect(before >= 1)
+            try await eventually("an action to be acknowledged with a quorum back", within: .seconds(30)) {
+                try server.request("POST", "/sessions/q/actions?wait=true", body: #"{"type":"increase"}"#).status == 200
+            }
+            #expect(try server.request("GET", "/sessions/q").json()["version"] as? Int ?? 0 > before)
+        }
+    }
+
     @Test func credentialsComeFromTheEnvironmentAndNeverReachTheLog() async throws {
         let password = "pw-" + UUID().uuidString
         try await NATSServerProcess.with(extra: ["--user", "reactor", "--pass", password]) { nats in
