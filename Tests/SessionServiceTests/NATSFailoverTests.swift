@@ -9,8 +9,8 @@ import Glibc
 /// One writer per session on the NATS backend, with real `reactor-server` processes under load: an
 /// instance paused (SIGSTOP) until its sessions moved acknowledges nothing once resumed and lands no
 /// record, and one killed (`kill -9`), or a NATS node killed under it, loses nothing acknowledged.
-/// Afterwards every session's version is at least any version a client saw, its state is the replay
-/// of its action log, the log holds every acknowledged `seq` in order, and a new action gives
+/// Afterwards every session's version is at least any version a client saw, its state replays only
+/// the load's actions, its log holds every acknowledged `seq` in order, and a new action gives
 /// version + 1.
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
 struct NATSFailoverTests {
@@ -54,7 +54,10 @@ struct NATSFailoverTests {
             #expect(missing.isEmpty, "\(id): acknowledged actions are not in the log: \(missing.sorted())")
             let types = entries.map { ($0["action"] as? [String: Any])?["type"] as? String }
             #expect(!types.contains("decrease"), "\(id): an action sent to the stale owner was stored")
-            #expect((session["state"] as? [String: Any])?["value"] as? Int == types.count { $0 == "increase" }, "\(id): the state is not the replay of its log")
+            // Every stored mutation is an increase (none of the stale owner's decreases), so the counter
+            // equals its version. (Not the count of logged increases: an action's mutation may be stored
+            // and its accept record not, when the process dies between them; it was never acknowledged.)
+            #expect((session["state"] as? [String: Any])?["value"] as? Int == version, "\(id): the state is not the replay of increases only")
             let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).json()
             #expect(next["version"] as? Int == version + 1)
         }
