@@ -63,6 +63,15 @@ struct NATSFailoverTests {
         }
     }
 
+    /// Runs `body`; a failure carries the end of `server`'s log.
+    static func whileLogging(_ server: ServerProcess, _ body: () async throws -> Void) async throws {
+        do {
+            try await body()
+        } catch {
+            throw TestFailure("\(error); the end of its log:\n\(server.standardError.suffix(6000))")
+        }
+    }
+
     /// Every entry of session `id`'s action log, page by page.
     static func actionLog(_ id: String, on server: ServerProcess) throws -> [[String: Any]] {
         var entries: [[String: Any]] = []
@@ -92,8 +101,10 @@ struct NATSFailoverTests {
             a.process.signal(SIGSTOP)
             // Sent while it is paused: they wait in its sockets until it runs again.
             let probes = try ids.flatMap { id in [try Self.sendProbe(to: a, session: id, wait: true), try Self.sendProbe(to: a, session: id, wait: false)] }
-            try await eventually("b to take every session over and acknowledge actions", within: .seconds(60)) {
-                ids.allSatisfy { load.ledger.count($0, instance: 1) >= 3 }
+            try await Self.whileLogging(b) {
+                try await eventually("b to take every session over and acknowledge actions", within: .seconds(60)) {
+                    ids.allSatisfy { load.ledger.count($0, instance: 1) >= 3 }
+                }
             }
             a.process.signal(SIGCONT)
             for probe in probes {
@@ -129,8 +140,10 @@ struct NATSFailoverTests {
             try await eventually("a to acknowledge actions of every session", within: .seconds(30)) { ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 } }
             load.prefer(1)
             #expect(try await a.stop(signal: SIGKILL) == .signalled(SIGKILL))
-            try await eventually("b to take every session over and acknowledge actions", within: .seconds(60)) {
-                ids.allSatisfy { load.ledger.count($0, instance: 1) >= 3 }
+            try await Self.whileLogging(b) {
+                try await eventually("b to take every session over and acknowledge actions", within: .seconds(60)) {
+                    ids.allSatisfy { load.ledger.count($0, instance: 1) >= 3 }
+                }
             }
 
             // A NATS node dies under the load and comes back: with 3 replicas, a quorum remains.
