@@ -16,12 +16,14 @@ import Glibc
 struct NATSFailoverTests {
     static let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
 
-    /// Starts instance `name` of the cluster on `servers`, under `prefix`, with a 1 s claim TTL.
+    /// Starts instance `name` of the cluster on `servers`, under `prefix`, with a 3 s claim TTL: long
+    /// enough that a heartbeat late on a busy machine does not let the sessions move a second time
+    /// (which would make the resumed instance their rightful owner again).
     static func instance(_ name: String, servers: String, prefix: String, replicas: Int) async throws -> ServerProcess {
         try await ServerProcess.start(
             arguments: [
                 "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(servers)", "--set", "storage.nats.prefix=\(prefix)",
-                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=1", "--set", "storage.nats.replicas=\(replicas)",
+                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=3", "--set", "storage.nats.replicas=\(replicas)",
                 "--set", "storage.nats.timeoutSeconds=2", "--set", "storage.nats.startTimeoutSeconds=60",
                 // The whole action log is kept, so the state can be checked against its replay.
                 "--set", "sessions.actionLogLimit=10000000", "--set", "sessions.actionLogBytes=1073741824",
@@ -41,6 +43,8 @@ struct NATSFailoverTests {
 
     /// The checks after the load: see the suite's comment.
     static func verify(_ ids: [String], on server: ServerProcess, ledger: AcknowledgementLedger) async throws {
+        // A NATS node just restarted may hold writes up for a moment (503 meanwhile): checked after.
+        try await eventually("the instance to be healthy", within: .seconds(60)) { try server.client().request("GET", "/healthz").status == 200 }
         for id in ids {
             try await eventually("\(id) to be served", within: .seconds(30)) { try server.client().request("GET", "/sessions/\(id)").status == 200 }
             let session = try server.client().request("GET", "/sessions/\(id)").json()
@@ -58,8 +62,8 @@ struct NATSFailoverTests {
             // equals its version. (Not the count of logged increases: an action's mutation may be stored
             // and its accept record not, when the process dies between them; it was never acknowledged.)
             #expect((session["state"] as? [String: Any])?["value"] as? Int == version, "\(id): the state is not the replay of increases only")
-            let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).json()
-            #expect(next["version"] as? Int == version + 1)
+            let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(try next.json()["version"] as? Int == version + 1, "\(id): a new action answered \(next.status) \(next.text)")
         }
     }
 
@@ -107,10 +111,13 @@ struct NATSFailoverTests {
                 }
             }
             a.process.signal(SIGCONT)
+            let resumed = a.standardError.count
             for probe in probes {
                 // Refused (503), cut off, or the stale owner stopped: anything but an acknowledgement.
                 let answer = try? probe.readResponse(method: "POST")
-                #expect(answer.map { !(200..<300).contains($0.status) } ?? true, "the stale owner acknowledged an action after its session moved: \(answer?.text ?? "")")
+                #expect(
+                    answer.map { !(200..<300).contains($0.status) } ?? true,
+                    "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))")
             }
             if a.process.isRunning {
                 let answer = try a.client().request("POST", "/sessions/s0/actions", body: #"{"type":"decrease"}"#)
