@@ -111,10 +111,17 @@ public final class NATSServerProcess: Sendable {
     public func kill() async throws { try await stop(signal: SIGKILL) }
 
     /// SIGSTOP: the process keeps its sockets but answers nothing.
-    public func pause() { Glibc.kill(pid, SIGSTOP) }
+    public func pause() { signal(SIGSTOP) }
 
     /// SIGCONT after ``pause()``.
-    public func resume() { Glibc.kill(pid, SIGCONT) }
+    public func resume() { signal(SIGCONT) }
+
+    /// Sends `signal` to the running process; none when it is not running: `kill(0, …)` would signal
+    /// the whole process group, the test runner and every server of other tests included.
+    private func signal(_ signal: Int32) {
+        let pid = self.pid
+        if pid > 0 { Glibc.kill(pid, signal) }
+    }
 
     /// Starts it again on the same port with the same store.
     public func restart() async throws { try await launch() }
