@@ -63,7 +63,8 @@ final class ManualBarrier: OutputBarrier {
 
 /// Output waits for the barrier: an answer or event whose position is not durable stays in the server
 /// (its loop goes on) until the barrier wakes the connection; answers keep their order; an answer
-/// never made durable is never sent.
+/// never made durable is never sent. Every server runs on an injected clock: a held answer's write
+/// deadline must not pass while a busy test run keeps the test from its next step.
 @Suite struct OutputBarrierTests {
     /// Bytes the client's socket holds unread: what the server has written so far.
     static func unread(_ client: TestClient) -> Int32 {
@@ -79,7 +80,7 @@ final class ManualBarrier: OutputBarrier {
             let position = barrier.appended.add(1, ordering: .acquiringAndReleasing).newValue
             writer.respond(status: 202, body: Array("\(position)".utf8))
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             try client.send("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
             // The server parked the answer once it asked to be woken for position 1.
@@ -108,7 +109,7 @@ final class ManualBarrier: OutputBarrier {
             answered.record(request.path)
         }
         // One loop: once another connection is answered, the turn that answered /free has flushed.
-        try await withHTTPServer(responder, configure: {
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
             $0.outputBarrier = barrier
             $0.loopCount = 1
         }) { _, address in
@@ -131,7 +132,7 @@ final class ManualBarrier: OutputBarrier {
         let responder = ClosureResponder { _, writer in
             streams.record(writer.startEventStream { _ in })
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             try client.openEventStream("/events")
             let stream = try await streams.next("the stream to open") { _ in true }
@@ -155,7 +156,7 @@ final class ManualBarrier: OutputBarrier {
             barrier.appended.store(request.path == "/first" ? 3 : 4, ordering: .releasing)
             writer.respond(status: 202, body: Array(request.path.utf8), refusedUnlessStored: true)
         }
-        try await withHTTPServer(responder, configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
             let client = try TestClient(address)
             // Pipelined: both answers are queued behind the first one's position.
             try client.send("POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
@@ -197,6 +198,92 @@ final class ManualBarrier: OutputBarrier {
             let rest = try client.readToEnd()
             #expect(rest.isEmpty, "the held answer was sent: \(rest)")
             barrier.makeDurable(upTo: 9)
+        }
+    }
+}
+
+/// A barrier that retries a failed write inside `isDurable`, under its lock, and wakes what waits from
+/// there (as the file journal does): a woken connection must not ask it again before the lock is free.
+final class RetryingBarrier: OutputBarrier {
+    struct State {
+        var appended: UInt64 = 0
+        var durable: UInt64 = 0
+        /// How far the next retry gets.
+        var writable: UInt64 = 0
+        var waiters: [(position: UInt64, wake: @Sendable () -> Void)] = []
+    }
+
+    let state = Mutex(State())
+    let awaited = Recorder<UInt64>()
+
+    var position: UInt64 { state.withLock { $0.appended } }
+
+    /// Appends one record; returns its position.
+    func append() -> UInt64 {
+        state.withLock { state in
+            state.appended += 1
+            return state.appended
+        }
+    }
+
+    func isDurable(_ position: UInt64) -> Bool {
+        state.withLock { state in
+            if state.durable < state.writable {
+                state.durable = state.writable
+                let durable = state.durable
+                for waiter in state.waiters where waiter.position <= durable { waiter.wake() }
+                state.waiters.removeAll { $0.position <= durable }
+            }
+            return position <= state.durable
+        }
+    }
+
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        let now = state.withLock { state -> Bool in
+            if position <= state.durable { return true }
+            state.waiters.append((position, wake))
+            return false
+        }
+        awaited.record(position)
+        if now { wake() }
+    }
+
+    /// Lets the next retry write everything up to `position`.
+    func allowWrites(upTo position: UInt64) {
+        state.withLock { $0.writable = position }
+    }
+}
+
+extension OutputBarrierTests {
+    @Test func aConnectionWokenFromInsideTheBarrierAsksItAgainOnlyLater() async throws {
+        let barrier = RetryingBarrier()
+        let answered = Recorder<String>()
+        let responder = ClosureResponder { request, writer in
+            let position = barrier.append()
+            writer.respond(status: 202, body: Array("\(position)".utf8))
+            answered.record(request.path)
+        }
+        // One loop: the connection that retries the write and the one it wakes share it.
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
+            $0.outputBarrier = barrier
+            $0.loopCount = 1
+        }) { _, address in
+            let first = try TestClient(address)
+            try first.send("POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+            _ = try await answered.next("both pipelined requests to be answered") { $0 == "/2" }
+            _ = try await barrier.awaited.next("the server to wait for position 1") { $0 == 1 }
+            // The next retry stores record 1 only; a request on another connection makes the loop
+            // ask, and the retry wakes the first connection from under the barrier's lock.
+            barrier.allowWrites(upTo: 1)
+            let second = try TestClient(address)
+            try second.send("POST /3 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+            #expect(try first.readResponse().text == "1")
+            _ = try await barrier.awaited.next("the server to wait for position 3") { $0 == 3 }
+            barrier.allowWrites(upTo: 3)
+            // A retry from outside the loop releases the rest.
+            _ = barrier.isDurable(0)
+            #expect(try first.readResponse().text == "2")
+            #expect(try second.readResponse().text == "3")
         }
     }
 }

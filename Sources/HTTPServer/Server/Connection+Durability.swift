@@ -48,10 +48,12 @@ extension Connection {
         holds.awaited = position
         let loop = loop
         barrier.whenDurable(position) { [self] in
-            loop.execute {
+            // Always through the inbox, never inline: the barrier may call this inside its own
+            // `isDurable` on this very loop, holding its locks, and the flush it starts asks again.
+            loop.enqueue(.run {
                 guard !self.isClosed else { return }
                 self.durabilityReached()
-            }
+            })
         }
     }
 

@@ -21,7 +21,9 @@ public protocol OutputBarrier: AnyObject, Sendable {
     /// network.
     func isDurable(_ position: UInt64) -> Bool
     /// Calls `wake`, on any thread, once `position` is durable (at once if it already is), and may
-    /// call it earlier when storing fails (the connection then asks ``failure(_:)``).
+    /// call it earlier when storing fails (the connection then asks ``failure(_:)``). `wake` only
+    /// hands work to the connection's loop, so it may be called with the barrier's locks held, also
+    /// from inside `isDurable`.
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
     /// Why `position` cannot be made durable now, nil while it is durable or on its way: an answer
     /// queued as refusable (``HTTPResponseWriter/respond(_:dependingOn:refusedUnlessStored:)``)

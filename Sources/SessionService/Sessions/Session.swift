@@ -1,4 +1,3 @@
-import HTTPServer
 import JSONCodec
 import Logs
 import Reactors
@@ -223,11 +222,9 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func touch(at nanoseconds: UInt64) { activity.store(nanoseconds, ordering: .relaxed) }
 
-    static var endEvent: ServerSentEvent { ServerSentEvent(event: "end", data: "{\"reason\":\"session deleted\"}") }
-
     @usableFromInline
     func end() {
-        end(closingStreamsWith: Self.endEvent)
+        end(with: .deleted)
     }
 
     /// Another process runs the session now: requests still holding it look it up again, and its
@@ -235,15 +232,11 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func endMoved(_ reason: String) {
         passivated.store(true, ordering: .releasing)
-        var data = JSONWriter()
-        data.raw(#"{"code":"session_moved","message":"#)
-        data.string("the session moved to another instance (\(reason)); reconnect to follow it")
-        data.raw("}")
-        end(closingStreamsWith: ServerSentEvent(event: "error", data: String(decoding: data.bytes, as: UTF8.self)))
+        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
     }
 
-    /// Stops the runtime and closes every stream with `event`.
-    func end(closingStreamsWith event: ServerSentEvent) {
+    /// Stops the runtime and ends every subscription with `end`.
+    func end(with end: SubscriptionEnd) {
         let subscribers = shared.withLock { shared -> [Subscriber] in
             shared.ended = true
             shared.observation?.cancel()
@@ -251,6 +244,6 @@ final class Session<R: Reactor>: HostedSession {
             return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
-        for subscriber in subscribers { subscriber.stream?.close(with: event) }
+        SubscriberList.finish(subscribers, end)
     }
 }

@@ -81,7 +81,8 @@ protocol StorageBackend: AnyObject, Sendable {
     /// Calls `wake`, on any thread, once every record up to `position` is durable (at once when it
     /// already is). While records cannot be written the backend keeps trying; `wake` waits for that,
     /// though a backend may also call it when writing fails, so output that acknowledges the records
-    /// is refused (503) at once instead (the caller asks again, then ``unavailableReason``).
+    /// is refused (503) at once instead (the caller asks again, then ``unavailableReason``). `wake`
+    /// must not call back into the backend: it may run with the backend's locks held.
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
 
     // MARK: Upkeep
