@@ -52,7 +52,7 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
         let prefix = "t" + String(UUID().uuidString.prefix(8)).lowercased()
         let place = StoragePlace(directory: nil, settings: [
             ("storage.backend", "nats"), ("storage.nats.servers", server.url), ("storage.nats.prefix", prefix), ("storage.nats.replicas", "1"),
-            ("storage.nats.startTimeoutSeconds", "60"), ("storage.nats.claimTTLSeconds", "2"),
+            ("storage.nats.startTimeoutSeconds", "60"),
             // One name for every server started on the place, as a deployment keeps an instance's name
             // across restarts: a server restarted after kill -9 takes its sessions back at once.
             ("storage.nats.instance", prefix),
