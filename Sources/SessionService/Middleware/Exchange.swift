@@ -57,7 +57,7 @@ final class Exchange: Sendable {
             headers = HTTPHeaders(fields)
         }
         // A success acknowledging a change is refused (503) should its records fail to be stored.
-        let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD"
+        let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD" && method != "OPTIONS"
         writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
         finished(status)
     }
