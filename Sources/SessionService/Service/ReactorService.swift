@@ -63,6 +63,10 @@ public final class ReactorService: HTTPResponder {
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
+        if let storage {
+            storage.attach(store)
+            context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
+        }
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
         // Set before the service is handed to a server, and never again: requests read them unlocked.
