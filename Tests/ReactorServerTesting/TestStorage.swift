@@ -43,8 +43,25 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
         return (place, { try? FileManager.default.removeItem(atPath: directory) })
     }
 
+    /// The NATS JetStream backend on one `nats-server` shared by the whole test run (started at
+    /// first use, single node, JetStream in a temporary folder), each place under a prefix of its own
+    /// (its stream and buckets are deleted afterwards). Without the server installed the test is
+    /// skipped, saying so, or fails with how to install it when `CI` is set.
+    public static let nats = TestStorage(name: "nats") { label in
+        let server = try await SharedNATSServer.server()
+        let prefix = "t" + String(UUID().uuidString.prefix(8)).lowercased()
+        let place = StoragePlace(directory: nil, settings: [
+            ("storage.backend", "nats"), ("storage.nats.servers", server.url), ("storage.nats.prefix", prefix), ("storage.nats.replicas", "1"),
+            ("storage.nats.startTimeoutSeconds", "60"),
+            // One name for every server started on the place, as a deployment keeps an instance's name
+            // across restarts: a server restarted after kill -9 takes its sessions back at once.
+            ("storage.nats.instance", prefix),
+        ])
+        return (place, { await SharedNATSServer.remove(prefix: prefix, from: server.url) })
+    }
+
     /// Every backend the server has: the arguments of each durability test.
-    public static let all: [TestStorage] = [.file]
+    public static let all: [TestStorage] = [.file, .nats]
 
     /// The same backend with one more setting: a variant a test also runs against.
     public func with(_ key: String, _ value: String) -> TestStorage {

@@ -107,7 +107,10 @@ final class EventLoop: @unchecked Sendable {
             try epoll.add(wakeFD, [.readable, .edgeTriggered], token: Self.wakeToken)
             try epoll.add(listener, [.readable, .edgeTriggered], token: Self.listenerToken)
         } catch {
-            Posix.close(wakeFD)
+            // Every property is set, so `deinit` runs when this throws and closes the eventfd; the
+            // listener stays the caller's to close. Closing either here too would close a number
+            // another thread may have opened meanwhile.
+            listenerFD = -1
             throw error
         }
         reserveFD = Self.openReserve()

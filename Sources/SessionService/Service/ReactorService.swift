@@ -65,6 +65,10 @@ public final class ReactorService: HTTPResponder {
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
+        if let storage {
+            storage.attach(store)
+            context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
+        }
         let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
         openAPIDocument = openAPI.json(reactor: nil)
         openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })

@@ -59,6 +59,9 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Ends the session: cancels effects and ends every subscription (``SubscriptionEnd/deleted``).
     func end()
+    /// Ends the session here because another process took it over: effects stop, subscribers get
+    /// `event: error` with code `session_moved` and their streams close.
+    func endMoved(_ reason: String)
 
     /// Leaves memory after journaling a snapshot; false when it must stay resident.
     func passivate() -> Bool
@@ -75,6 +78,7 @@ public protocol HostedSession: AnyObject, Sendable {
 }
 
 extension HostedSession {
+    public func endMoved(_ reason: String) { end() }
     public func passivate() -> Bool { false }
     public var isSnapshotDue: Bool { false }
     public func writeSnapshot() {}

@@ -224,6 +224,19 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func end() {
+        end(with: .deleted)
+    }
+
+    /// Another process runs the session now: requests still holding it look it up again, and its
+    /// subscribers reconnect (to wherever it runs) with their `Last-Event-ID`.
+    @usableFromInline
+    func endMoved(_ reason: String) {
+        passivated.store(true, ordering: .releasing)
+        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
+    }
+
+    /// Stops the runtime and ends every subscription with `end`.
+    func end(with end: SubscriptionEnd) {
         let subscribers = shared.withLock { shared -> [Subscriber] in
             shared.ended = true
             shared.observation?.cancel()
@@ -231,6 +244,6 @@ final class Session<R: Reactor>: HostedSession {
             return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
-        SubscriberList.finish(subscribers, .deleted)
+        SubscriberList.finish(subscribers, end)
     }
 }

@@ -42,6 +42,13 @@ public final class SessionStore: ResidentSessions {
         }
     }
 
+    /// Another process took the session over: it leaves memory here without a snapshot (its log is
+    /// fenced), and its subscribers are sent to reconnect.
+    func sessionMoved(_ id: String, reason: String) {
+        let session = sessions.withLock { $0.removeValue(forKey: id) }
+        session?.endMoved(reason)
+    }
+
     /// Why a session could not be added.
     public enum InsertError: Error, Sendable {
         case exists

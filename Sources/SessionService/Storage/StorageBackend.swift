@@ -87,6 +87,11 @@ protocol StorageBackend: AnyObject, Sendable {
 
     // MARK: Upkeep
 
+    /// Hands the backend the sessions in memory (see the extension's default).
+    func attach(_ resident: any ResidentSessions)
+    /// Adds the backend's own metrics to `/metrics` (see the extension's default).
+    func renderMetrics(into text: inout PrometheusText)
+
     /// Periodic work (erasing deleted sessions, compacting, trimming old records). `resident` writes
     /// fresh snapshots and action-log checkpoints of sessions in memory when the backend needs them.
     func maintain(_ resident: any ResidentSessions)
@@ -94,9 +99,27 @@ protocol StorageBackend: AnyObject, Sendable {
     func close()
 }
 
+extension StorageBackend {
+    /// Hands the backend the sessions in memory, before any is loaded: a backend shared by several
+    /// processes tells them when another process took one over. The file journal has no use for it.
+    func attach(_ resident: any ResidentSessions) {}
+
+    /// Adds the backend's own metrics to `/metrics`.
+    func renderMetrics(into text: inout PrometheusText) {}
+}
+
 /// The sessions in memory, as storage upkeep may need them.
 protocol ResidentSessions: Sendable {
     /// Has each resident session among `ids` store a snapshot and its retained action log now, so no
     /// older record of it is needed; sessions not in memory are left alone.
     func writeCheckpoints(_ ids: [String])
+    /// Another process took session `id` over (its log can no longer be written): it leaves memory
+    /// here without writing anything, and its subscribers get `event: error` with code
+    /// `session_moved`, so they reconnect to wherever it runs now.
+    func sessionMoved(_ id: String, reason: String)
+}
+
+extension ResidentSessions {
+    /// Nothing to end (no sessions in memory to tell).
+    func sessionMoved(_ id: String, reason: String) {}
 }

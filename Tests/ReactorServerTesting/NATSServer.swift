@@ -1,5 +1,4 @@
 import Foundation
-import ReactorServerTesting
 import Synchronization
 import Testing
 
@@ -21,32 +20,32 @@ import Glibc
 // otherwise they are skipped with that reason (`.enabled(if: NATSServerProcess.canRun, …)`).
 
 /// One `nats-server` process, restartable on the same port and store.
-final class NATSServerProcess: Sendable {
+public final class NATSServerProcess: Sendable {
     /// Where Debian's package installs the server.
-    static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let binary = ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
     /// Whether tests that need the server run: it is installed, or `CI` is set (then a missing
     /// server fails the test with how to install it instead of skipping it).
-    static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
-    static let missing = "nats-server is not installed (apt-get install nats-server)"
+    public static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
+    public static let missing = "nats-server is not installed (apt-get install nats-server)"
 
-    let name: String
-    let port: Int
-    let directory: String
-    let arguments: [String]
+    public let name: String
+    public let port: Int
+    public let directory: String
+    public let arguments: [String]
     /// The running process (the toolkit's launcher); a restart makes a new one.
     private let current = Mutex<TestProcess?>(nil)
     /// What earlier runs of this server wrote, for failure messages.
     private let earlier = Mutex("")
 
     /// `nats://127.0.0.1:<port>`.
-    var url: String { "nats://127.0.0.1:\(port)" }
-    var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
+    public var url: String { "nats://127.0.0.1:\(port)" }
+    public var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
 
     /// Everything this server wrote so far, over its restarts.
-    var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
+    public var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
 
     /// A server with `arguments` (its port, store and name are added), not started yet.
-    init(name: String, port: Int, directory: String, arguments: [String]) {
+    public init(name: String, port: Int, directory: String, arguments: [String]) {
         self.name = name
         self.port = port
         self.directory = directory
@@ -56,7 +55,7 @@ final class NATSServerProcess: Sendable {
     /// Starts a single server with JetStream (`-js -sd <temp>/store`) on a free port, plus `extra`
     /// arguments and, if given, `configuration` (a configuration file's text, for settings without a flag).
     /// A port someone else took between the choice and the bind is retried on another port.
-    static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
+    public static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
         var attempt = 0
         while true {
             attempt += 1
@@ -81,7 +80,7 @@ final class NATSServerProcess: Sendable {
 
     /// Launches the process and waits (bounded) for "Server is ready"; a fatal line (`[FTL]`, for
     /// example a port in use) fails at once with the server's log instead of waiting out the bound.
-    func launch() async throws {
+    public func launch() async throws {
         guard let binary = Self.binary else { throw TestFailure(Self.missing) }
         let process = try TestProcess(binary, arguments, directory: directory)
         current.withLock { $0 = process }
@@ -101,7 +100,7 @@ final class NATSServerProcess: Sendable {
     }
 
     /// Sends `signal` and waits (bounded) for the process to exit.
-    func stop(signal: Int32 = SIGTERM) async throws {
+    public func stop(signal: Int32 = SIGTERM) async throws {
         guard let process = current.withLock({ $0 }) else { return }
         try await process.stop(signal: signal, within: .seconds(60))
         current.withLock { $0 = nil }
@@ -109,19 +108,26 @@ final class NATSServerProcess: Sendable {
     }
 
     /// `kill -9`: the server dies without a goodbye, as in a crash.
-    func kill() async throws { try await stop(signal: SIGKILL) }
+    public func kill() async throws { try await stop(signal: SIGKILL) }
 
     /// SIGSTOP: the process keeps its sockets but answers nothing.
-    func pause() { Glibc.kill(pid, SIGSTOP) }
+    public func pause() { signal(SIGSTOP) }
 
     /// SIGCONT after ``pause()``.
-    func resume() { Glibc.kill(pid, SIGCONT) }
+    public func resume() { signal(SIGCONT) }
+
+    /// Sends `signal` to the running process; none when it is not running: `kill(0, …)` would signal
+    /// the whole process group, the test runner and every server of other tests included.
+    private func signal(_ signal: Int32) {
+        let pid = self.pid
+        if pid > 0 { Glibc.kill(pid, signal) }
+    }
 
     /// Starts it again on the same port with the same store.
-    func restart() async throws { try await launch() }
+    public func restart() async throws { try await launch() }
 
     /// Stops the process (if running) and removes its folder.
-    func shutdown() async {
+    public func shutdown() async {
         resume()
         try? await stop(signal: SIGKILL)
         try? FileManager.default.removeItem(atPath: directory)
@@ -129,7 +135,7 @@ final class NATSServerProcess: Sendable {
 
     /// Runs `body` with a started server (see ``start(name:jetStream:extra:configuration:)``), then
     /// shuts it down and removes its folder, whether `body` succeeded or not.
-    static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
+    public static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
         let server = try await start(jetStream: jetStream, extra: extra, configuration: configuration)
         do {
             try await body(server)
@@ -147,7 +153,7 @@ final class NATSServerProcess: Sendable {
     }
 
     /// A new folder under the system's temporary folder.
-    static func temporaryDirectory() throws -> String {
+    public static func temporaryDirectory() throws -> String {
         var template = Array((NSTemporaryDirectory() + "/nats-test-XXXXXX").utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed: errno \(errno)") }
         return String(cString: made)
@@ -159,7 +165,7 @@ final class NATSServerProcess: Sendable {
     /// A TCP port nobody listens on now, below the kernel's ephemeral range (32768 and up here):
     /// a port bound to `:0` and released is free for any outgoing connection to take before the
     /// server binds it, which failed a CI run.
-    static func freePort() throws -> Int {
+    public static func freePort() throws -> Int {
         for _ in 0..<500 {
             let candidate = Int.random(in: 20_000..<32_000)
             guard handedOut.withLock({ $0.insert(candidate).inserted }), canBind(candidate) else { continue }
@@ -185,18 +191,18 @@ final class NATSServerProcess: Sendable {
 
 /// A server could not listen: another program took its port between the choice and the bind.
 struct PortTaken: Error, CustomStringConvertible {
-    let port: Int
+    public let port: Int
     let log: String
     var description: String { "port \(port) was taken before nats-server could listen on it; its log:\n\(log)" }
 }
 
 /// A JetStream cluster of `nats-server` nodes on loopback: names `n1`…, one cluster name, full routes.
-final class NATSTestCluster: Sendable {
-    let nodes: [NATSServerProcess]
-    let directory: String
+public final class NATSTestCluster: Sendable {
+    public let nodes: [NATSServerProcess]
+    public let directory: String
 
     /// Every node's client URL, comma-separated (what `storage.nats.servers` takes).
-    var urls: String { nodes.map(\.url).joined(separator: ",") }
+    public var urls: String { nodes.map(\.url).joined(separator: ",") }
 
     private init(nodes: [NATSServerProcess], directory: String) {
         self.nodes = nodes
@@ -205,7 +211,7 @@ final class NATSTestCluster: Sendable {
 
     /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is
     /// ready; if another program took one of the ports first, starts over on new ones.
-    static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
+    public static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
         var attempt = 0
         while true {
             attempt += 1
@@ -256,12 +262,12 @@ final class NATSTestCluster: Sendable {
     }
 
     /// The node listening on `url`'s port.
-    func node(at url: String) -> NATSServerProcess? {
+    public func node(at url: String) -> NATSServerProcess? {
         nodes.first { url.hasSuffix(":\($0.port)") }
     }
 
     /// Runs `body` with a started cluster, then shuts it down, whether `body` succeeded or not.
-    static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
+    public static func with(size: Int = 3, _ body: (NATSTestCluster) async throws -> Void) async throws {
         let cluster = try await start(size: size)
         do {
             try await body(cluster)
@@ -273,7 +279,7 @@ final class NATSTestCluster: Sendable {
     }
 
     /// Kills every node and removes the cluster's folder.
-    func shutdown() async {
+    public func shutdown() async {
         for node in nodes { await node.shutdown() }
         try? FileManager.default.removeItem(atPath: directory)
     }
