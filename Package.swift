@@ -13,6 +13,8 @@ let package = Package(
         .library(name: "Posix", targets: ["Posix"]),
         .library(name: "HTTPServer", targets: ["HTTPServer"]),
         .library(name: "SessionService", targets: ["SessionService"]),
+        // ReactorSchema and JSONSchema: what a reactor registers to have /openapi.json describe its actions and states.
+        .library(name: "JSONCodec", targets: ["JSONCodec"]),
         .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
         .library(name: "ReactorClient", targets: ["ReactorClient"]),
@@ -38,7 +40,7 @@ let package = Package(
         // A NATS + JetStream client: the text protocol, request/reply, reconnects, streams, KV.
         .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs"]),
         // The demo reactors: counter, fruit, todo, search.
-        .target(name: "Examples", dependencies: ["Reactors"]),
+        .target(name: "Examples", dependencies: ["Reactors", "JSONCodec"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
         .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
@@ -61,7 +63,7 @@ let package = Package(
 
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting", "ReactorServerTesting"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting", "ReactorServerTesting", "JSONCodec"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),

@@ -1,4 +1,7 @@
-/// Every example reactor's name, summary and example actions, for the service's listing and browser page.
+import JSONCodec
+
+/// Every example reactor's name, summary, example actions and wire schema, for the service's listing,
+/// browser page and OpenAPI document.
 public enum ExampleCatalog {
     /// One hosted example: its name, a line describing it, and one JSON text per action case.
     public struct Entry: Sendable {
@@ -8,13 +11,15 @@ public enum ExampleCatalog {
         public var summary: String
         /// One JSON action text per action case.
         public var exampleActions: [String]
+        /// Its actions and state on the wire.
+        public var schema: ReactorSchema
     }
 
     /// The four examples, in the order a page shows them.
     public static let entries: [Entry] = [
-        Entry(name: CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions),
-        Entry(name: FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions),
-        Entry(name: TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions),
-        Entry(name: SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions),
+        Entry(name: CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema),
+        Entry(name: FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema),
+        Entry(name: TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema),
+        Entry(name: SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions, schema: SearchReactor.schema),
     ]
 }

@@ -1,3 +1,4 @@
+import JSONCodec
 import Reactors
 
 /// ReactorKit's fruit example: choosing a fruit shows a spinner, and 500 ms later (on the injected clock) its name.
@@ -66,6 +67,13 @@ public struct FruitReactor: Reactor {
     public static let summary = "Pick a fruit: a spinner shows for 500 ms, then its name (ReactorKit's example)."
     /// One JSON text per action case, for buttons.
     public static let exampleActions = Action.allCases.map { #"{"type":"\#($0.rawValue)"}"# }
+    /// Its actions and state on the wire, for the OpenAPI document.
+    public static let schema = ReactorSchema(
+        actions: Action.allCases.map { .action($0.rawValue, "Choose \($0.fruitName): the spinner shows, then the name.") },
+        state: .object([
+            "fruitName": JSONSchema.string().described("The chosen fruit's name; empty before the first choice."),
+            "isLoading": JSONSchema.boolean.described("True while a choice is in progress."),
+        ]).titled("FruitState"))
 
     /// How long a choice takes.
     public static let loadingTime = Duration.milliseconds(500)

@@ -1,3 +1,4 @@
+import JSONCodec
 import Reactors
 
 /// ReactorKit's GitHubSearch example: typing a query searches through an injected fetch function, cancelling
@@ -85,6 +86,23 @@ public struct SearchReactor: Reactor {
     public static let summary = "Search repositories as you type; a new query cancels the one in flight (ReactorKit's GitHubSearch)."
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"updateQuery","query":"swift"}"#, #"{"type":"loadNextPage"}"#]
+    /// Its actions and state on the wire, for the OpenAPI document. Optional state members are left out
+    /// when nil (synthesized `Codable`), and may be left out of a forced state.
+    public static let schema = ReactorSchema(
+        actions: [
+            .action("updateQuery", "Search for this text, cancelling the search in flight (null, empty or left out clears the results).", ["query": JSONSchema.string().orNull], optional: ["query"]),
+            .action("loadNextPage", "Append the next page of the current query, if there is one and nothing is loading."),
+        ],
+        state: .object(
+            [
+                "query": JSONSchema.string().orNull.described("The text searched for; left out before the first query."),
+                "items": JSONSchema.array(.string()).described("The results so far, page after page."),
+                "nextPage": JSONSchema.int.orNull.described("The page loadNextPage fetches; left out when there is none."),
+                "isLoading": JSONSchema.boolean.described("True while a page is being fetched."),
+                "error": JSONSchema.string().orNull.described("Why the latest search of the query failed; left out after a success or a new query."),
+            ],
+            optional: ["query", "nextPage", "error"]
+        ).titled("SearchState"))
 
     /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
     public var initialState: State { State() }

@@ -1,3 +1,4 @@
+import JSONCodec
 import Reactors
 
 /// A todo list: add, toggle, remove, clear completed; an invalid request sets the `alert` pulse.
@@ -93,6 +94,19 @@ public struct TodoReactor: Reactor {
         #"{"type":"add","title":"Buy milk"}"#, #"{"type":"toggle","id":1}"#, #"{"type":"remove","id":1}"#,
         #"{"type":"clearCompleted"}"#,
     ]
+    /// Its actions and state on the wire, for the OpenAPI document.
+    public static let schema = ReactorSchema(
+        actions: [
+            .action("add", "Add an item (a blank title raises the alert).", ["title": .string()]),
+            .action("toggle", "Mark the item done, or not done again.", ["id": .int]),
+            .action("remove", "Delete the item.", ["id": .int]),
+            .action("clearCompleted", "Delete every done item."),
+        ],
+        state: .object([
+            "items": .array(.object(["id": .int, "title": .string(), "done": .boolean]).titled("TodoItem")),
+            "nextID": JSONSchema.int.described("The id the next added item gets."),
+            "alert": JSONSchema.string().orNull.described("A pulse: why the last request was refused, sent on every assignment."),
+        ]).titled("TodoState"))
 
     /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).
     public var initialState: State { State() }

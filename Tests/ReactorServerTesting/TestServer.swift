@@ -51,9 +51,9 @@ public final class TestServer: Sendable {
         self.clock = clock
         let reactorClock = clock.reactorClock
         var catalog = ReactorCatalog()
-        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions) { CounterReactor() }
-        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions) { FruitReactor(clock: reactorClock) }
-        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions) { TodoReactor() }
+        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema) { CounterReactor() }
+        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: reactorClock) }
+        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
         extra(&catalog)
         server = try ReactorServer(catalog: catalog, configuration: configuration, clock: clock, logger: Logger(label: "test", level: .debug, handler: logs))
         port = try server.start().port

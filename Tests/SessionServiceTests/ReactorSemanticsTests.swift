@@ -112,6 +112,25 @@ import Testing
         session.end()
     }
 
+    /// PUT …/state checks stub mode, then hands the state to the runtime; a PUT …/stub false in between makes
+    /// the runtime refuse it. That is the documented 409 stub_disabled (schemathesis found a 500 here).
+    @Test func aStateForcedAfterStubModeWasSwitchedOffIsStubDisabled() throws {
+        let session = Session(id: "late", name: "late", reactor: HeldCounter(), context: SessionContext())
+        let answer = Mutex<Result<EncodedSnapshot, SessionError>?>(nil)
+        let answered = DispatchSemaphore(value: 0)
+        // Stub mode is off: what the runtime sees when the switch wins the race.
+        session.forceState(json: Array(#"{"value":10}"#.utf8)) { result in
+            answer.withLock { $0 = result }
+            answered.signal()
+        }
+        #expect(answered.wait(timeout: .now() + 10) == .success, "the forced state was never answered")
+        let result = try #require(answer.withLock { $0 })
+        let error = APIError(try #require(result.failureValue, "a state was forced with stub mode off"))
+        #expect(error.status == 409 && error.code == "stub_disabled", "answered \(error.status) \(error.code): \(error.message)")
+        #expect(session.runtime.currentState.value == 0)
+        session.end()
+    }
+
     /// A state whose `@Pulse` sits inside a nested struct, where the runtime cannot see it.
     struct NestedPulseReactor: Reactor {
         struct Banner: Codable, Sendable { @Pulse var flash: String? = nil }
@@ -125,5 +144,12 @@ import Testing
             var catalog = ReactorCatalog()
             catalog.register("nested") { NestedPulseReactor() }
         }
+    }
+}
+
+extension Result {
+    /// The error of a failure, nil for a success.
+    var failureValue: Failure? {
+        if case .failure(let error) = self { error } else { nil }
     }
 }

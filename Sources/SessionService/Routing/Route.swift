@@ -1,25 +1,31 @@
-/// Every endpoint the service answers. ``Route/table`` declares each one once — method, path and who
-/// may call it; the router, the middleware chains, metrics labels and the README are built from it, a
-/// test checks `/openapi.json` against it, and the service's exhaustive `switch` over the cases makes
-/// every route have a responder.
+/// Every endpoint the service answers. ``Route/table`` declares each one once — method, path, who may
+/// call it, and what it takes and answers; the router, the middleware chains, metrics labels, the README
+/// and `/openapi.json` are built from it, and the service's exhaustive `switch` over the cases makes every
+/// route have a responder.
 public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
-    /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
+    /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
+    /// what `/openapi.json` says of it.
     public struct Entry: Sendable {
         public let method: String
         public let pattern: String
         public let route: Route
         public let access: RouteAccess
+        /// Its summary, parameters, body and answers.
+        public let documentation: RouteDocumentation
         let segments: [Segment]
 
-        init(_ method: String, _ pattern: String, _ route: Route, _ access: RouteAccess) {
+        /// A row; a route declared without `documentation` still appears in `/openapi.json` (with the
+        /// answers every route can give), and `OpenAPIDocumentTests` fails until it is documented.
+        init(_ method: String, _ pattern: String, _ route: Route, _ access: RouteAccess, _ documentation: RouteDocumentation = .undocumented) {
             self.method = method
             self.pattern = pattern
             self.route = route
             self.access = access
+            self.documentation = documentation
             segments = pattern.split(separator: "/").map { part in
                 part.hasPrefix("{") ? .parameter : .literal(Array(part.utf8))
             }
@@ -33,28 +39,89 @@ public enum Route: String, Sendable, CaseIterable {
 
     /// The routing table, in the order the README and `/openapi.json` list it.
     public static let table: [Entry] = [
-        Entry("GET", "/", .page, .open),
-        Entry("GET", "/favicon.ico", .favicon, .open),
-        Entry("GET", "/healthz", .health, .open),
-        Entry("GET", "/metrics", .metrics, .open),
-        Entry("GET", "/openapi.json", .openAPI, .open),
-        Entry("GET", "/reactors", .reactors, .open),
-        Entry("POST", "/sessions", .createSession, .createSession),
-        Entry("GET", "/sessions/{id}", .getSession, .session(.read)),
-        Entry("DELETE", "/sessions/{id}", .deleteSession, .session(.delete)),
-        Entry("POST", "/sessions/{id}/actions", .postAction, .session(.act)),
-        Entry("GET", "/sessions/{id}/events", .events, .session(.read)),
+        Entry("GET", "/", .page, .open, RouteDocumentation(
+            "A page to try the service in a browser; ?session=ID opens that session.", parameters: [.session],
+            answers: [.success(200, .html, "The page.")])),
+        Entry("GET", "/favicon.ico", .favicon, .open, RouteDocumentation(
+            "The pages' icon.", answers: [.success(200, .svg, "An SVG image.")])),
+        Entry("GET", "/healthz", .health, .open, RouteDocumentation(
+            "Whether the server accepts work, for load balancers.",
+            answers: [.success(200, .health, "The server accepts work."), .storageUnavailable, .shuttingDown])),
+        Entry("GET", "/metrics", .metrics, .open, RouteDocumentation(
+            "Prometheus metrics: requests by route and status, sessions, subscribers, actions, states, drops, reduce latency.",
+            answers: [.success(200, .metrics, "Prometheus text exposition format 0.0.4.")])),
+        Entry("GET", "/openapi.json", .openAPI, .open, RouteDocumentation(
+            "This description of the API; ?reactor=NAME narrows it to one reactor's sessions (its actions, states and creation).",
+            parameters: [.reactor], answers: [.success(200, .openAPI, "An OpenAPI 3.1 document."), .unknownReactor])),
+        Entry("GET", "/reactors", .reactors, .open, RouteDocumentation(
+            "Every hosted reactor type, with its initial state, description and example actions.",
+            answers: [.success(200, .reactors, "The hosted reactors.")])),
+        Entry("POST", "/sessions", .createSession, .createSession, RouteDocumentation(
+            "Create a session of a reactor, with an id of the client's choosing or one the server picks.", body: .newSession,
+            answers: [
+                .success(201, .createdSession, "The new session at version 0.", headers: [("Location", "The session's path: /sessions/{id}.")]),
+                .invalidID, .unknownReactor, .forbidden, .sessionExists, .rateLimited.when(.sessionRateLimit), .storageUnavailable, .tooManySessions,
+            ] + RouteAnswer.onJSONObject)),
+        Entry("GET", "/sessions/{id}", .getSession, .session(.read), RouteDocumentation(
+            "A session's current version and state.", answers: [.success(200, .session, "The session.")] + RouteAnswer.onSession)),
+        Entry("DELETE", "/sessions/{id}", .deleteSession, .session(.delete), RouteDocumentation(
+            "Delete a session: its effects are cancelled, its subscribers get event: end, its records are erased.",
+            answers: [.success(204, .empty, "Deleted.")] + RouteAnswer.onSession)),
+        Entry("POST", "/sessions/{id}/actions", .postAction, .session(.act), RouteDocumentation(
+            "Send an action: 202 once it is queued (in order), or with wait=true 200 once every mutation it produced is reduced.",
+            parameters: [.wait], body: .action,
+            answers: [
+                .success(202, .actionAccepted, "Accepted: queued for the session's reactor."),
+                .success(200, .actionReduced, "With wait=true: every mutation of the action is reduced; the state after them."),
+                .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
+                .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+            ] + RouteAnswer.onSession)),
+        Entry("GET", "/sessions/{id}/events", .events, .session(.read), RouteDocumentation(
+            "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses right after the state that assigned them, event: end when it is deleted, event: error before the server closes a stream it cannot keep.",
+            parameters: [.select, .lastEventID],
+            answers: [
+                .success(200, .eventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
+                .invalidSelect, .tooManySubscribers] + RouteAnswer.onSession)),
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
-        Entry("GET", "/events", .multiplexedEvents, .eachSession(.read)),
+        Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
+            "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
+            parameters: [.sessions, .select, .streamCursor],
+            answers: [
+                .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
+                .invalidSessions, .invalidID, .invalidSelect, .tooManySubscribers,
+            ])),
         // The console page holds no secret: the operator types the admin token into it.
-        Entry("GET", "/admin/console", .adminConsole, .open),
-        Entry("GET", "/admin/sessions", .adminSessions, .admin),
-        Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin),
-        Entry("PUT", "/admin/sessions/{id}/stub", .adminStub, .admin),
-        Entry("PUT", "/admin/sessions/{id}/state", .adminState, .admin),
-        Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin),
-        Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin),
-        Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin),
+        Entry("GET", "/admin/console", .adminConsole, .open, RouteDocumentation(
+            "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers.",
+            answers: [.success(200, .html, "The page.")])),
+        Entry("GET", "/admin/sessions", .adminSessions, .admin, RouteDocumentation(
+            "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag.",
+            answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored.")])),
+        Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin, RouteDocumentation(
+            "The session's action log, oldest first: entries with seq above since, at most limit of them.",
+            parameters: [.since, .limit], answers: [.success(200, .actionLog, "Log entries; next when more remain."), .invalidQuery] + RouteAnswer.onSession)),
+        Entry("PUT", "/admin/sessions/{id}/stub", .adminStub, .admin, RouteDocumentation(
+            "Turn stub mode on or off: while on, actions are recorded and neither mutate nor reduce runs (the current state is kept).",
+            body: .stubRequest, answers: [.success(200, .stubFlag, "The stub flag now."), .invalidBodyMember] + RouteAnswer.onJSONObject + RouteAnswer.onSession)),
+        Entry("PUT", "/admin/sessions/{id}/state", .adminState, .admin, RouteDocumentation(
+            "Force a state (stub mode only); it is emitted to subscribers as a new version.", body: .state,
+            answers: [
+                .success(200, .forcedState, "The forced state and its version."), .invalidJSON, .unsupportedMediaType, .stubDisabled,
+                .invalidState, .stateTooLarge, .stateNotEncodable,
+            ] + RouteAnswer.onSession)),
+        Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin, RouteDocumentation(
+            "Time travel: the state at a past version, replayed from the nearest snapshot at or below it.",
+            answers: [.success(200, .stateAtVersion, "The state at that version."), .invalidVersion, .unknownVersion, .versionGone, .memoryOnly] + RouteAnswer.onSession)),
+        Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin, RouteDocumentation(
+            "Fork a new session from a past version: its state is the source's at that version, and its version starts there.",
+            body: .forkRequest,
+            answers: [
+                .success(201, .createdSession, "The new session.", headers: [("Location", "The new session's path: /sessions/{id}.")]),
+                .invalidID, .invalidBodyMember, .stateTooLarge, .unknownVersion, .versionGone, .sessionExists, .memoryOnly, .tooManySessions,
+            ] + RouteAnswer.onJSONObject + RouteAnswer.onSession)),
+        Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin, RouteDocumentation(
+            "Replace a session's capability token (auth.sessions=token); the old one stops working at once.",
+            answers: [.success(200, .sessionToken, "The new token, shown only here.", when: .tokenMode), .notTokenMode] + RouteAnswer.onSession)),
     ]
 
     /// Who may call the route.

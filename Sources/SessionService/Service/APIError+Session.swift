@@ -31,6 +31,9 @@ extension APIError {
         case .refused(let rejection):
             // A middleware's refusal (`state_too_large`, `state_not_encodable`, …) keeps its own code.
             self.init(status: 422, code: rejection.code, message: rejection.message)
+        case .stubDisabled:
+            // The service checks stub mode first; this is a PUT …/stub false that won the race to the runtime.
+            self.init(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode, and stub mode was switched off while this request was in progress")
         case .failed(let detail):
             self = .internal(detail)
         }

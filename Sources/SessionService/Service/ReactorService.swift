@@ -21,7 +21,9 @@ public final class ReactorService: HTTPResponder {
     nonisolated(unsafe) private(set) var preflightChain: MiddlewareChain!
     /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
     let senders: [String: ReactorDefinition.SendAction]
+    /// `/openapi.json`: the whole document, and one narrowed to each reactor (`?reactor=`), built once.
     let openAPIDocument: [UInt8]
+    let openAPIDocuments: [String: [UInt8]]
     let reactorsDocument: [UInt8]
     /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
     let bodyParser: JSONParser
@@ -67,7 +69,9 @@ public final class ReactorService: HTTPResponder {
             storage.attach(store)
             context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
         }
-        openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
+        let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
+        openAPIDocument = openAPI.json(reactor: nil)
+        openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
         reactorsDocument = Self.reactorsJSON(catalog)
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
@@ -194,7 +198,9 @@ public final class ReactorService: HTTPResponder {
         case .metrics:
             exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)
         case .openAPI:
-            exchange.reply(200, json: openAPIDocument)
+            guard let reactor = exchange.request.queryValue("reactor") else { return exchange.reply(200, json: openAPIDocument) }
+            guard let document = openAPIDocuments[reactor] else { return exchange.fail(.unknownReactor(reactor, known: catalog.definitions.map(\.name))) }
+            exchange.reply(200, json: document)
         case .reactors:
             exchange.reply(200, json: reactorsDocument)
         case .createSession: createSession(exchange)

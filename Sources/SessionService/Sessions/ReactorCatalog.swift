@@ -11,6 +11,9 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
+    /// What its actions and states look like on the wire, as its author declared; nil when undeclared
+    /// (the OpenAPI document then describes them generically).
+    public let schema: ReactorSchema?
     /// Starts a new session, stored with its access token's hash when there is one.
     @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?) -> any HostedSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
@@ -27,7 +30,8 @@ public struct ReactorDefinition: Sendable {
 
     @usableFromInline
     init(
-        name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
+        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
         replay: @escaping @Sendable ([UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
@@ -36,6 +40,7 @@ public struct ReactorDefinition: Sendable {
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
+        self.schema = schema
         self.makeSession = makeSession
         self.restoreSession = restoreSession
         self.replay = replay
@@ -43,13 +48,15 @@ public struct ReactorDefinition: Sendable {
     }
 }
 
-/// The reactors a server hosts, by name. Register your own next to (or instead of) the examples:
+/// The reactors a server hosts, by name. Register your own next to (or instead of) the examples; a
+/// `schema` (its action cases and state) makes `/openapi.json` describe its actions and states exactly:
 ///
 /// ```swift
 /// var catalog = ReactorCatalog()
-/// catalog.register("counter", summary: "A number you can change.", exampleActions: [#"{"type":"increase"}"#]) {
-///     CounterReactor()
-/// }
+/// catalog.register(
+///     "counter", summary: "A number you can change.", exampleActions: [#"{"type":"increase"}"#],
+///     schema: ReactorSchema(actions: [.action("increase"), .action("decrease")], state: .object(["value": .int]))
+/// ) { CounterReactor() }
 /// ```
 public struct ReactorCatalog: Sendable {
     public private(set) var definitions: [ReactorDefinition] = []
@@ -61,23 +68,23 @@ public struct ReactorCatalog: Sendable {
     /// runtime cannot deliver (anywhere but at its top level): clients would never hear of it.
     @inlinable
     public mutating func register<R: Reactor>(
-        _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
+        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil, _ make: @escaping @Sendable () -> R
     ) {
-        register(name, summary: summary, exampleActions: exampleActions, make, encodeAction: nil)
+        register(name, summary: summary, exampleActions: exampleActions, schema: schema, make, encodeAction: nil)
     }
 
     /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
     /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
     @inlinable
     public mutating func register<R: Reactor>(
-        _ name: String, summary: String = "", exampleActions: [String] = [], _ make: @escaping @Sendable () -> R
+        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil, _ make: @escaping @Sendable () -> R
     ) where R.Action: Encodable {
-        register(name, summary: summary, exampleActions: exampleActions, make, encodeAction: { try JSONValueEncoder().encode($0) })
+        register(name, summary: summary, exampleActions: exampleActions, schema: schema, make, encodeAction: { try JSONValueEncoder().encode($0) })
     }
 
     @inlinable
     mutating func register<R: Reactor>(
-        _ name: String, summary: String, exampleActions: [String], _ make: @escaping @Sendable () -> R,
+        _ name: String, summary: String, exampleActions: [String], schema: ReactorSchema?, _ make: @escaping @Sendable () -> R,
         encodeAction: (@Sendable (R.Action) throws -> [UInt8])?
     ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
@@ -85,7 +92,7 @@ public struct ReactorCatalog: Sendable {
         precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
-            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
+            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
             makeSession: { id, context, accessTokenHash in Session(id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash) },
             restoreSession: { id, context, history, journal throws(RestoreError) in
                 try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)

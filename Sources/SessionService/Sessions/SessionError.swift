@@ -26,10 +26,13 @@ public enum SessionError: Error, Sendable {
     /// The runtime, or a middleware of it, refused the action or the state it produced
     /// (`state_too_large`, `state_not_encodable`, …).
     case refused(ActionRejection)
+    /// A state was to be forced, but stub mode was switched off after the service checked it.
+    case stubDisabled
     /// Anything else: a bug, whose cause is in the message.
     case failed(String)
 
-    /// The session's view of a runtime refusal: a stopped reactor is a session that just ended.
+    /// The session's view of a runtime refusal: a stopped reactor is a session that just ended; a forced
+    /// state the runtime refuses because stub mode is off lost a race with `PUT …/stub false`.
     @usableFromInline
     static func reactor(_ error: ReactorError) -> SessionError {
         switch error {
@@ -37,8 +40,8 @@ public enum SessionError: Error, Sendable {
             return .refused(rejection)
         case .stopped:
             return .ended
-        default:
-            return .failed("\(error)")
+        case .stubDisabled:
+            return .stubDisabled
         }
     }
 }

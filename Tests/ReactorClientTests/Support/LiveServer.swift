@@ -69,9 +69,9 @@ final class LiveServer: Sendable {
         configuration.http.shutdownDeadlineSeconds = 0
         configure(&configuration)
         var catalog = ReactorCatalog()
-        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions) { CounterReactor() }
-        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions) { TodoReactor() }
-        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions) { FruitReactor(clock: TestClock()) }
+        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema) { CounterReactor() }
+        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
+        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: TestClock()) }
         return try ReactorServer(catalog: catalog, configuration: configuration, clock: InjectedClock(),
                                  logger: Logger(label: "client-test", level: .debug, handler: logs))
     }

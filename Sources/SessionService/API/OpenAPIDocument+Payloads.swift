@@ -1,0 +1,161 @@
+import JSONCodec
+
+extension OpenAPIDocument.Schemas {
+    /// The schema of a body a route takes or answers with (JSON bodies; pages and streams by media type).
+    func payload(_ payload: RoutePayload) -> JSONSchema {
+        let version = JSONSchema.unsigned().described("The session's version: 0 at creation, one more for every state.")
+        let seq = JSONSchema.unsigned().adding("minimum", 1).described("The action's number in the session, from 1.")
+        let state = Self.ref("State")
+        switch payload {
+        case .html, .svg, .metrics: return .string()
+        case .empty: return .any
+        case .openAPI: return .object(["openapi": .constant("3.1.0"), "info": .object([:]), "paths": .object([:])])
+        case .health: return .object(["status": .constant("ok")])
+        case .reactors:
+            let reactor = JSONSchema.object([
+                "name": .enumeration(hosted.map(JSONValue.string)), "description": .string(), "initialState": .any,
+                "actions": JSONSchema.array(.any).described("Example actions, one per case, as the reactor's author wrote them."),
+            ])
+            return .object(["reactors": .array(reactor)])
+        case .session: return Self.ref("Session")
+        case .createdSession: return Self.ref("CreatedSession")
+        case .actionAccepted: return .object(["seq": seq])
+        case .actionReduced: return .object(["seq": seq, "version": version, "state": state])
+        case .eventStream: return Self.ref("Event")
+        case .sessionsEventStream: return Self.sessionsEvent
+        case .adminSessions:
+            let subscriber = JSONSchema.object([
+                "queuedBytes": .unsigned(), "lastEventId": JSONSchema.unsigned().orNull, "drops": .unsigned(), "select": JSONSchema.string().orNull,
+            ])
+            let session = JSONSchema.object(
+                [
+                    "id": Self.id, "reactor": .string(), "version": .unsigned(), "subscribers": .unsigned(), "stub": .boolean,
+                    "idleSeconds": .unsigned(), "resident": JSONSchema.boolean.described("False for a session only on disk (passivated, or not used since creation)."),
+                    "unavailable": JSONSchema.string().described("Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
+                    "subscriberDetails": .array(subscriber),
+                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails"])
+            return .object(["sessions": .array(session)])
+        case .actionLog:
+            let entry = JSONSchema.object(
+                [
+                    "seq": seq, "at": JSONSchema.string().adding("format", "date-time").described("When the action was accepted (RFC 3339, UTC)."),
+                    "action": Self.ref("Action").described("The action as it decoded, encoded again (members the reactor does not read are not kept)."),
+                    "stubbed": JSONSchema.boolean.described("Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
+                    "interrupted": JSONSchema.constant(true).described("Present when the server stopped before the action's effects finished; it is never re-run."),
+                    "error": JSONSchema.object(["code": .string(), "message": .string()]).described("Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
+                ], optional: ["interrupted", "error"])
+            return .object(["actions": .array(entry), "next": JSONSchema.unsigned().described("Present when more entries remain: pass it as the next since.")], optional: ["next"])
+        case .stubFlag: return .object(["stub": .boolean])
+        case .forcedState: return .object(["version": version, "state": state])
+        case .stateAtVersion: return .object(["id": Self.id, "version": version, "state": state])
+        case .sessionToken: return .object(["token": .string(pattern: "^[A-Za-z0-9_-]{43}$")])
+        case .newSession:
+            return .object(
+                [
+                    "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
+                    "id": JSONSchema.string(pattern: Self.idPattern).orNull.described("The id to give the session; left out or null: the server picks one with 128 random bits."),
+                ], optional: ["id"])
+        case .action: return Self.ref("Action")
+        case .stubRequest: return .object(["enabled": .boolean])
+        case .state: return state
+        case .forkRequest:
+            return .object(
+                [
+                    "version": JSONSchema.unsigned().described("The source's version to start from."),
+                    "id": JSONSchema.string(pattern: Self.idPattern).orNull.described("The new session's id; left out or null: the server picks one."),
+                ], optional: ["id"])
+        }
+    }
+
+    /// The media type a payload is sent as.
+    static func mediaType(_ payload: RoutePayload) -> String? {
+        switch payload {
+        case .html: "text/html"
+        case .svg: "image/svg+xml"
+        case .metrics: "text/plain"
+        case .eventStream, .sessionsEventStream: "text/event-stream"
+        case .empty: nil
+        default: "application/json"
+        }
+    }
+
+    /// A success response: its body, the headers it always carries and the operations it links to.
+    func successResponse(_ answer: RouteAnswer) -> JSONValue {
+        var response = JSONObject([("description", .string(answer.meaning))])
+        if !answer.headers.isEmpty {
+            response["headers"] = .object(JSONObject(answer.headers.map { ($0.name, Self.header($0.name, $0.meaning, required: true)) }))
+        }
+        if let payload = answer.payload, let mediaType = Self.mediaType(payload) {
+            response["content"] = .members([(mediaType, .members([("schema", self.payload(payload).json)]))])
+        }
+        let links = Self.links(from: answer.payload)
+        if !links.isEmpty { response["links"] = .object(links) }
+        return .object(response)
+    }
+
+    /// A response header: its schema by name.
+    static func header(_ name: String, _ meaning: String, required: Bool) -> JSONValue {
+        let schema: JSONSchema = switch name {
+        case "Location": .string(pattern: "^/sessions/[A-Za-z0-9_-]{1,64}$")
+        case "Retry-After": .integer(minimum: 1)
+        case "Cache-Control": .constant("no-cache")
+        default: .string()
+        }
+        return .members([("description", .string(meaning)), ("required", required ? true : nil), ("schema", schema.json)])
+    }
+
+    /// What a client can do next with what an answer returns (OpenAPI links, for clients and for stateful
+    /// fuzzing): a new session's id opens every route on it, and so does a session whose token was
+    /// replaced; a new version opens time travel to it.
+    static func links(from payload: RoutePayload?) -> JSONObject {
+        var links = JSONObject()
+        switch payload {
+        case .createdSession?, .sessionToken?:
+            let id: JSONValue = payload == .createdSession ? "$response.body#/id" : "$request.path.id"
+            for target in Route.table where target.pattern.contains("{id}") {
+                var parameters = JSONObject([("id", id)])
+                if target.pattern.contains("{version}") {
+                    guard payload == .createdSession else { continue }
+                    parameters["version"] = "$response.body#/version"
+                }
+                links[target.route.rawValue] = .members([("operationId", .string(target.route.rawValue)), ("parameters", .object(parameters))])
+            }
+        case .actionReduced?, .forcedState?:
+            links[Route.adminVersion.rawValue] = .members([
+                ("operationId", .string(Route.adminVersion.rawValue)),
+                ("parameters", .members([("id", "$request.path.id"), ("version", "$response.body#/version")])),
+            ])
+        case .stubFlag?:
+            for target in [Route.adminState, .postAction] {
+                links[target.rawValue] = .members([("operationId", .string(target.rawValue)), ("parameters", .members([("id", "$request.path.id")]))])
+            }
+        default: break
+        }
+        return links
+    }
+
+    /// The parameters operations refer to, each with its exact schema.
+    func parameters() -> JSONObject {
+        func parameter(_ name: String, in location: String, _ schema: JSONSchema, _ description: String, required: Bool = false) -> JSONValue {
+            .members([("name", .string(name)), ("in", .string(location)), ("required", required || location == "path" ? true : nil), ("description", .string(description)), ("schema", schema.json)])
+        }
+        return JSONObject([
+            ("id", parameter("id", in: "path", Self.id, "The session's id.")),
+            ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
+            // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
+            (RouteParameter.wait.rawValue, parameter("wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]), "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued.")),
+            (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, "An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the selected value; absent: null). Pulses only of that part: pulse p when the pointer is /p or inside it.")),
+            (RouteParameter.lastEventID.rawValue, parameter("Last-Event-ID", in: "header", .string(), "Resume: the current state is sent only if its version is above this one (anything that is not a version is ignored).")),
+            (RouteParameter.sessions.rawValue, .members([
+                ("name", "sessions"), ("in", "query"), ("required", true), ("style", "form"), ("explode", false),
+                ("description", .string("The sessions to follow, comma-separated: 1 to sse.maxSessionsPerStream ids, none twice.")),
+                ("schema", JSONSchema.array(Self.id, minItems: 1, maxItems: settings.maxSessionsPerStream).adding("uniqueItems", true).json),
+            ])),
+            (RouteParameter.streamCursor.rawValue, parameter("Last-Event-ID", in: "header", .string(), "Resume: a cursor this stream sent; every session resumes after it (anything else is ignored).")),
+            (RouteParameter.since.rawValue, parameter("since", in: "query", .unsigned(), "Only entries with a seq above this (default 0).")),
+            (RouteParameter.limit.rawValue, parameter("limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000), "At most this many entries.")),
+            (RouteParameter.session.rawValue, parameter("session", in: "query", .string(), "A session id for the page to open (read by the page's script).")),
+            (RouteParameter.reactor.rawValue, parameter("reactor", in: "query", .enumeration(hosted.map(JSONValue.string)), "Describe sessions of this reactor only.")),
+        ])
+    }
+}
