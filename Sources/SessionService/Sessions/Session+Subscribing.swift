@@ -10,7 +10,10 @@ extension Session {
     func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
         let subscriber = Subscriber(select: select, selectText: selectText)
         var passivatedMeanwhile = false
-        let stream = writer.startEventStream(headers: headers) { [weak self, subscriber] notice in
+        // Weak: the subscriber holds the stream, so a strong capture would keep both (and the stream's
+        // connection) alive after the subscriber leaves; the list holds it for as long as it is subscribed.
+        let stream = writer.startEventStream(headers: headers) { [weak self, weak subscriber] notice in
+            guard let subscriber else { return }
             self?.handle(notice, for: subscriber)
         }
         var startObserving = false
