@@ -55,7 +55,7 @@ let package = Package(
         // clock, bounded waits, one Recorder. Not a product: only this package's tests use it.
         .target(
             name: "ReactorServerTesting",
-            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs"],
+            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "CLinux"],
             path: "Tests/ReactorServerTesting",
             exclude: ["README.md"]),
 

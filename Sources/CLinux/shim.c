@@ -2,6 +2,9 @@
 #include "CLinux.h"
 #include <sched.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <spawn.h>
 
 int CLinux_epoll_create1(int flags) { return epoll_create1(flags); }
 
@@ -70,3 +73,13 @@ uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count) 
 int CLinux_crc32c_hardware(void) { return 0; }
 uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count) { (void)bytes; (void)count; return crc; }
 #endif
+
+int CLinux_pipe_cloexec(int fds[2]) { return pipe2(fds, O_CLOEXEC); }
+
+int CLinux_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path) {
+    return posix_spawn_file_actions_addchdir_np(actions, path);
+}
+
+int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
+    return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}

@@ -3,24 +3,26 @@ import Glibc
 #endif
 import Synchronization
 
-/// Writes one JSON object per line, `{"ts","level","label","msg",…fields}`, with one `write(2)`
-/// per record so lines from different threads never interleave.
+/// Writes one bounded JSON object per line (``LogLine``), with one `write(2)` per record so lines
+/// from different threads never interleave.
 public final class JSONLineLogHandler: LogHandler {
     private let fd: Int32
+    private let limits: LogLine.Limits
     private let lock = Mutex<Void>(())
 
-    /// Writes to file descriptor `fd` (not closed by the handler).
-    public init(fd: Int32) {
+    /// Writes to file descriptor `fd` (not closed by the handler), each line within `limits`.
+    public init(fd: Int32, limits: LogLine.Limits = LogLine.Limits()) {
         self.fd = fd
+        self.limits = limits
     }
 
     /// The handler for standard error, which a server's operators collect.
     public static let standardError = JSONLineLogHandler(fd: 2)
 
     public func log(_ record: LogRecord) {
-        var line = Self.render(record)
+        let line = LogLine(record, limits: limits).bytes
         lock.withLock { _ in
-            line.withUTF8 { bytes in
+            line.withUnsafeBufferPointer { bytes in
                 var offset = 0
                 while offset < bytes.count {
                     let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
@@ -34,27 +36,9 @@ public final class JSONLineLogHandler: LogHandler {
         }
     }
 
-    /// The line for `record`, newline included.
-    public static func render(_ record: LogRecord) -> String {
-        var out = "{\"ts\":\""
-        out += rfc3339(record.timestamp)
-        out += "\",\"level\":\"\(record.level)\",\"label\":"
-        appendQuoted(record.label, to: &out)
-        out += ",\"msg\":"
-        appendQuoted(record.message, to: &out)
-        for (key, value) in record.fields {
-            out += ","
-            appendQuoted(key, to: &out)
-            out += ":"
-            switch value {
-            case .string(let string): appendQuoted(string, to: &out)
-            case .int(let int): out += String(int)
-            case .double(let double): out += double.isFinite ? String(double) : "null"
-            case .bool(let bool): out += bool ? "true" : "false"
-            }
-        }
-        out += "}\n"
-        return out
+    /// The line for `record`, newline included, bounded by `limits` (see ``LogLine``).
+    public static func render(_ record: LogRecord, limits: LogLine.Limits = LogLine.Limits()) -> String {
+        LogLine(record, limits: limits).text
     }
 
     /// `2026-11-22T04:27:01.123Z` for a wall-clock time in seconds since 1970.
@@ -69,23 +53,5 @@ public final class JSONLineLogHandler: LogHandler {
         }
         return "\(pad(parts.tm_year + 1900, 4))-\(pad(parts.tm_mon + 1, 2))-\(pad(parts.tm_mday, 2))T"
             + "\(pad(parts.tm_hour, 2)):\(pad(parts.tm_min, 2)):\(pad(parts.tm_sec, 2)).\(pad(Int32(millis), 3))Z"
-    }
-
-    static func appendQuoted(_ string: String, to out: inout String) {
-        out += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case let s where s.value < 0x20 || s.value == 0x7F:
-                let hex = String(s.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        out += "\""
     }
 }

@@ -6,6 +6,7 @@
 //        broadcast (encoded once) to every subscriber
 //   GET  /sessions/ID/events                  → SSE; first event is the current state
 // usage: http-bench-server [--port N (0 picks a free port, logged)] [--host ADDR] [--loops N]
+//        [--max-connections N] [--max-connections-per-address N] [--keep-alive-seconds S]
 import HTTPServer
 import Logs
 import Synchronization
@@ -119,17 +120,22 @@ var configuration = HTTPServer.Configuration()
 var arguments = CommandLine.arguments.dropFirst()
 while let flag = arguments.popFirst() {
     guard let value = arguments.popFirst() else {
-        Usage.fail("\(flag) needs a value; usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
+        Usage.fail("\(flag) needs a value; \(Usage.text)")
     }
     switch flag {
     case "--port": configuration.port = Int(value) ?? configuration.port
     case "--host": configuration.host = value
     case "--loops": configuration.loopCount = Int(value)
-    default: Usage.fail("unknown flag \(flag); usage: http-bench-server [--port N] [--host ADDR] [--loops N]")
+    case "--max-connections": configuration.maxConnections = Int(value)
+    case "--max-connections-per-address": configuration.maxConnectionsPerAddress = Int(value)
+    case "--keep-alive-seconds": configuration.eventStreamKeepAliveInterval = .seconds(Int64(value) ?? 15)
+    default: Usage.fail("unknown flag \(flag); \(Usage.text)")
     }
 }
 
 enum Usage {
+    static let text = "usage: http-bench-server [--port N] [--host ADDR] [--loops N] [--max-connections N] [--max-connections-per-address N] [--keep-alive-seconds S]"
+
     static func fail(_ message: String) -> Never {
         let line = "http-bench-server: \(message)\n"
         _ = line.withCString { write(2, $0, strlen($0)) }

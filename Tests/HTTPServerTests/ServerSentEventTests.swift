@@ -289,8 +289,11 @@ final class StreamHub: HTTPResponder {
             #expect(response.text == "finished \(index)")
             #expect(response.header("Connection") == "close")
         }
-        // Past it, what remains is closed without an answer and the server stops.
+        // Past it, what is still unanswered gets a 503 as its last bytes, and the server stops.
         await clock.advance(by: .milliseconds(200))
+        let last = try clients[2].readResponse()
+        #expect(last.status == 503)
+        #expect(last.header("Connection") == "close")
         #expect(try clients[2].readToEnd().isEmpty)
         try await waitFor("the server to stop at its shutdown deadline") { try await offPool { server.waitUntilStopped() } }
     }

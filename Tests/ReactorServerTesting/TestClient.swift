@@ -27,12 +27,26 @@ public final class TestClient {
     private var readTimeout: Duration
 
     /// Connects to `host:port`. `receiveBuffer` shrinks the kernel's receive buffer first, to make a
-    /// reader that backs the server up quickly.
-    public init(port: Int, host: String = "127.0.0.1", readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil) throws {
+    /// reader that backs the server up quickly; `source` connects from a loopback address of its own
+    /// (`127.0.0.2`: all of 127/8 is local on Linux), to be another client address.
+    public init(port: Int, host: String = "127.0.0.1", readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil, source: String? = nil) throws {
         self.port = port
         self.readTimeout = readTimeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestFailure("socket: errno \(errno)") }
+        if let source {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            inet_pton(AF_INET, source, &local.sin_addr)
+            let bound = withUnsafePointer(to: &local) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            guard bound == 0 else {
+                let code = errno
+                close(fd)
+                throw TestFailure("bind to \(source): errno \(code)")
+            }
+        }
         if var size = receiveBuffer {
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         }
@@ -52,8 +66,8 @@ public final class TestClient {
     }
 
     /// Connects to `address` (as an HTTP server's `start()` returned it).
-    public convenience init(_ address: SocketAddress, readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil) throws {
-        try self.init(port: address.port, host: address.host, readTimeout: readTimeout, receiveBuffer: receiveBuffer)
+    public convenience init(_ address: SocketAddress, readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil, source: String? = nil) throws {
+        try self.init(port: address.port, host: address.host, readTimeout: readTimeout, receiveBuffer: receiveBuffer, source: source)
     }
 
     deinit { close(fd) }

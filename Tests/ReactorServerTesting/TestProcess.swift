@@ -1,3 +1,4 @@
+import CLinux
 import Foundation
 import Synchronization
 
@@ -33,8 +34,6 @@ public final class TestProcess: @unchecked Sendable {
         }
     }
 
-    /// The running process (pid, arguments).
-    public let process = Process()
     /// Each complete line of standard output, as it arrives.
     public let outputLines = Recorder<String>()
     /// Each complete line of standard error, as it arrives.
@@ -44,63 +43,114 @@ public final class TestProcess: @unchecked Sendable {
     private let ended = Recorder<Termination>()
     private let pipesClosed = Recorder<Void>()
     private let name: String
+    /// The process id.
+    public let pid: Int32
 
     /// Starts `executable` with `arguments`, in `directory` if given. `environment` replaces this
     /// process's environment when given; `input` is written to its standard input, which is then closed.
+    ///
+    /// Spawned with `posix_spawn` rather than Foundation's `Process`, whose `run()` crashed in `memcpy`
+    /// when several tests started programs at once and whose pipe reads end the test run on `EINTR`.
+    /// The child starts with no signal blocked and default handlers, whatever the test process has.
     public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil, input: [UInt8]? = nil) throws {
         name = URL(fileURLWithPath: executable).lastPathComponent
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
-        let stdout = Pipe()
-        let stderr = Pipe()
-        let stdin = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = stdin
-        process.terminationHandler = { [ended] process in
-            ended.record(process.terminationReason == .uncaughtSignal ? .signalled(process.terminationStatus) : .exited(process.terminationStatus))
+        var stdin: [Int32] = [-1, -1], stdout: [Int32] = [-1, -1], stderr: [Int32] = [-1, -1]
+        guard CLinux_pipe_cloexec(&stdin) == 0, CLinux_pipe_cloexec(&stdout) == 0, CLinux_pipe_cloexec(&stderr) == 0 else {
+            throw TestFailure("cannot make pipes for \(executable): \(String(cString: strerror(errno)))")
         }
-        do {
-            try process.run()
-        } catch {
-            throw TestFailure("cannot start \(executable): \(error)")
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, stdin[0], 0)
+        posix_spawn_file_actions_adddup2(&actions, stdout[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, stderr[1], 2)
+        // Nothing else of this process's: other tests' sockets would count against the child's limits.
+        CLinux_spawn_file_actions_addclosefrom(&actions, 3)
+        if let directory { CLinux_spawn_file_actions_addchdir(&actions, directory) }
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for signal in [SIGTERM, SIGINT, SIGPIPE, SIGHUP, SIGQUIT] { sigaddset(&defaults, signal) }
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let environmentPairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
+        let envp = environmentPairs.map { strdup($0) } + [nil]
+        defer {
+            for pointer in argv { free(pointer) }
+            for pointer in envp { free(pointer) }
         }
-        Self.collect(stdout.fileHandleForReading, into: output, lines: outputLines, closed: pipesClosed)
-        Self.collect(stderr.fileHandleForReading, into: error, lines: errorLines, closed: pipesClosed)
-        if let input { stdin.fileHandleForWriting.write(Data(input)) }
-        try? stdin.fileHandleForWriting.close()
+        var child: pid_t = 0
+        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        for fd in [stdin[0], stdout[1], stderr[1]] { close(fd) }
+        guard status == 0 else {
+            for fd in [stdin[1], stdout[0], stderr[0]] { close(fd) }
+            throw TestFailure("cannot start \(executable): \(String(cString: strerror(status)))")
+        }
+        pid = child
+        Self.collect(stdout[0], into: output, lines: outputLines, closed: pipesClosed)
+        Self.collect(stderr[0], into: error, lines: errorLines, closed: pipesClosed)
+        Self.reap(child, into: ended)
+        if let input { Self.writeAll(input, to: stdin[1]) }
+        close(stdin[1])
     }
 
     deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        if isRunning { kill(pid, SIGKILL) }
     }
 
-    /// Reads `handle` to its end on a thread of its own, keeping every byte and recording each line.
-    private static func collect(_ handle: FileHandle, into bytes: Bytes, lines: Recorder<String>, closed: Recorder<Void>) {
+    /// Reads `fd` to its end on a thread of its own, keeping every byte and recording each line.
+    private static func collect(_ fd: Int32, into bytes: Bytes, lines: Recorder<String>, closed: Recorder<Void>) {
         Thread.detachNewThread {
             var partial: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
-                let data = handle.availableData
-                if data.isEmpty { break }
-                bytes.append(data)
-                partial.append(contentsOf: data)
+                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if count < 0, errno == EINTR { continue }
+                if count <= 0 { break }
+                let chunk = buffer[..<count]
+                bytes.append(chunk)
+                partial.append(contentsOf: chunk)
                 while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
                     lines.record(String(decoding: partial[..<newline], as: UTF8.self))
                     partial.removeSubrange(...newline)
                 }
             }
+            close(fd)
             if !partial.isEmpty { lines.record(String(decoding: partial, as: UTF8.self)) }
             closed.record(())
         }
     }
 
-    /// The process id.
-    public var pid: Int32 { process.processIdentifier }
+    /// Waits for the child on a thread of its own and records how it ended.
+    private static func reap(_ pid: pid_t, into ended: Recorder<Termination>) {
+        Thread.detachNewThread {
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+            // WIFSIGNALED / WTERMSIG / WEXITSTATUS, which Glibc does not bring to Swift.
+            let signal = status & 0x7F
+            ended.record(signal != 0 && signal != 0x7F ? .signalled(signal) : .exited((status >> 8) & 0xFF))
+        }
+    }
+
+    /// Writes all of `bytes` to `fd`, retrying short writes and EINTR; stops if the reader went away.
+    private static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0, errno == EINTR { continue }
+            if written <= 0 { return }
+            offset += written
+        }
+    }
 
     /// Whether it has not ended yet.
-    public var isRunning: Bool { process.isRunning }
+    public var isRunning: Bool { ended.values.isEmpty }
 
     /// Everything written to standard output so far.
     public var standardOutput: String { output.text }
@@ -109,7 +159,9 @@ public final class TestProcess: @unchecked Sendable {
     public var standardError: String { error.text }
 
     /// Sends `signal` (SIGTERM, SIGINT, SIGKILL, SIGSTOP, SIGCONT…).
-    public func signal(_ signal: Int32) { kill(process.processIdentifier, signal) }
+    public func signal(_ signal: Int32) {
+        if isRunning { kill(pid, signal) }
+    }
 
     /// Waits until the process has ended and both its output pipes are read to their end; fails after
     /// `bound` (the process is then killed, so the test run goes on).
@@ -181,6 +233,6 @@ public final class TestProcess: @unchecked Sendable {
 private final class Bytes: Sendable {
     private let bytes = Mutex<[UInt8]>([])
 
-    func append(_ data: Data) { bytes.withLock { $0.append(contentsOf: data) } }
+    func append(_ data: ArraySlice<UInt8>) { bytes.withLock { $0.append(contentsOf: data) } }
     var text: String { bytes.withLock { String(decoding: $0, as: UTF8.self) } }
 }

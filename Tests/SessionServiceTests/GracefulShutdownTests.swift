@@ -24,7 +24,7 @@ import Glibc
 
     /// Starts a search (`?wait=true`) and 50 counter actions; returns once the search waits on the
     /// upstream and the 50 are acknowledged, with the connection still waiting for the search's answer.
-    static func startWork(_ server: ServerProcess, upstream: HoldingResponder) async throws -> TestClient {
+    static func startWork(_ server: ServerProcess, upstream: HoldingResponder) async throws -> (waiting: TestClient, setup: TestClient) {
         let setup = try server.client()
         #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
         #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"tally"}"#).status == 201)
@@ -35,7 +35,7 @@ import Glibc
         let action = "POST /sessions/tally/actions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
         try setup.send(String(repeating: action, count: 50))
         for seq in 1...50 { #expect(try setup.readResponse().json()["seq"] as? Int == seq) }
-        return waiting
+        return (waiting, setup)
     }
 
     @Test func workInFlightFinishesAndIsDurable() async throws {
@@ -43,7 +43,7 @@ import Glibc
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("graceful") { directory in
                 var server = try await Self.start(directory, upstream: address)
-                let waiting = try await Self.startWork(server, upstream: upstream)
+                let (waiting, _) = try await Self.startWork(server, upstream: upstream)
                 server.process.signal(SIGTERM)
                 try await server.process.errorLines.next("the server to begin shutting down") { $0.contains(#""msg":"shutting down""#) }
                 // Shutting down, with the search still in flight: the upstream answers now.
@@ -72,11 +72,15 @@ import Glibc
         let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
             try await withTemporaryDirectory("graceful") { directory in
-                // The upstream never answers: at the 1 s deadline the waiting request is cut off.
+                // The upstream never answers: at the 1 s deadline the waiting request is cut off with a 503.
                 var server = try await Self.start(directory, upstream: address, deadline: 1)
-                let waiting = try await Self.startWork(server, upstream: upstream)
+                let (waiting, _) = try await Self.startWork(server, upstream: upstream)
                 #expect(try await server.stop(signal: SIGTERM) == .exited(0))
-                #expect(try waiting.readToEnd().isEmpty, "no answer for work cut off at the deadline")
+                let cutOff = try waiting.readResponse()
+                #expect(cutOff.status == 503)
+                #expect(cutOff.errorCode == "shutting_down")
+                #expect(cutOff.header("Connection") == "close")
+                #expect(try waiting.readToEnd().isEmpty, "nothing after the 503")
 
                 server = try await Self.start(directory, upstream: address)
                 let client = try server.client()

@@ -26,15 +26,20 @@ import Testing
         }
     }
 
-    /// One action, 25 mutations from an effect that runs after the action returns: only the
-    /// maintenance tick (not the action path) can see that a snapshot is due.
+    /// One action, 25 mutations from an effect that waits for the test to open its gate, which it does
+    /// once the action is accepted: only the maintenance tick (not the action path, which looks when
+    /// the action arrives) can then see that a snapshot is due.
     struct BurstReactor: Reactor {
         enum Action: Codable, Sendable { case burst }
         struct State: Codable, Sendable { var count = 0 }
         let initialState = State()
+        let gate: Gate
 
         func mutate(action: Action) -> Effect<Action> {
-            .run { emit in for _ in 0..<25 { await emit(.burst) } }
+            .run { [gate] emit in
+                try await gate.wait()
+                for _ in 0..<25 { await emit(.burst) }
+            }
         }
 
         func reduce(state: State, mutation: Action) -> State { State(count: state.count + 1) }
@@ -42,13 +47,18 @@ import Testing
 
     @Test func dueSnapshotsAreWrittenOnTheClock() async throws {
         try await withTemporaryDirectory("maintenance") { directory in
+            let gate = Gate()
             let server = try TestServer(dataDirectory: directory, configure: { $0.storage.snapshotEvery = 10 }) {
-                $0.register("burst") { BurstReactor() }
+                $0.register("burst") { BurstReactor(gate: gate) }
             }
             let storage = try #require(server.server.storage)
             try server.createSession("burst", id: "busy")
-            let burst = try await offPool { try server.request("POST", "/sessions/busy/actions?wait=true", body: #"{"type":"burst"}"#) }
-            #expect(try burst.json()["version"] as? Int == 25)
+            #expect(try server.request("POST", "/sessions/busy/actions", body: #"{"type":"burst"}"#).status == 202)
+            gate.open()
+            try await eventually("the burst to reach version 25") {
+                try server.request("GET", "/sessions/busy").json()["version"] as? Int == 25
+            }
+            storage.flush()
             // Replaying version 25 needs the 25 mutations after the first snapshot until a tick writes one.
             #expect(try storage.history(id: "busy", upTo: 25)?.records.count == 25)
             await server.clock.advance(by: .seconds(5))

@@ -17,6 +17,12 @@ import Testing
         ("GET", "/sessions/x/events/more", .notFound),
         ("GET", "/admin/sessions/x/versions/3", .route(.adminVersion, id: "x")),
         ("PATCH", "/sessions/x", .methodNotAllowed(allowed: ["GET", "DELETE", "HEAD", "OPTIONS"])),
+        ("QUERY", "/sessions/x/events", .methodNotAllowed(allowed: ["GET", "HEAD", "OPTIONS"])),
+        ("get", "/healthz", .methodNotAllowed(allowed: ["GET", "HEAD", "OPTIONS"])),
+        ("BREW", "/nowhere", .notImplemented),
+        ("PATCH", "/nowhere", .notImplemented),
+        ("DELETE", "/nowhere", .notFound),
+        ("OPTIONS", "/nowhere", .notFound),
     ])
     func matches(method: String, target: String, expected: Router.Match) {
         #expect(Router().match(method: method, target: target) == expected)

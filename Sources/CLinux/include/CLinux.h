@@ -7,6 +7,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
+#include <spawn.h>
 
 static const uint32_t CLinux_EPOLLIN = EPOLLIN;
 static const uint32_t CLinux_EPOLLOUT = EPOLLOUT;
@@ -38,4 +39,12 @@ int CLinux_affinity_cpu_count(void);
 int CLinux_crc32c_hardware(void);
 /* Continues a CRC-32C over `count` bytes with that instruction; only when CLinux_crc32c_hardware(). */
 uint32_t CLinux_crc32c_update(uint32_t crc, const uint8_t *bytes, size_t count);
+/* pipe2(fds, O_CLOEXEC): both ends close-on-exec from the start, so a program another thread spawns
+   meanwhile cannot inherit them (and keep a pipe open that should reach end of file). */
+int CLinux_pipe_cloexec(int fds[2]);
+/* posix_spawn_file_actions_addclosefrom_np: the child closes every descriptor from `from` on, so it
+   inherits none of the parent's sockets and files that lack close-on-exec. */
+int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
+/* posix_spawn_file_actions_addchdir_np, which needs _GNU_SOURCE. */
+int CLinux_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 #endif

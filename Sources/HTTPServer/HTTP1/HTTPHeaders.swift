@@ -147,6 +147,13 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
         return zip(bytes, name.utf8).allSatisfy { lowercased($0) == lowercased($1) }
     }
 
+    /// ASCII case-insensitive equality of two byte strings (host names).
+    static func sameBytes(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard a.count == b.count else { return false }
+        for i in 0..<a.count where lowercased(a[i]) != lowercased(b[i]) { return false }
+        return true
+    }
+
     /// ASCII case-insensitive equality of bytes and a literal (field names and tokens the parser knows).
     @inline(__always)
     static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {

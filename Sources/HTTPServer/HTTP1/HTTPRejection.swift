@@ -1,13 +1,23 @@
-/// Why the parser refused a request: the status it maps to and a message for the client.
-/// The connection is always closed after a rejection.
+/// A request the server answers by itself: refused by the parser, timed out, unanswered by the
+/// responder, or refused because the server is shutting down or full. Each kind maps to one status;
+/// the responder renders the answer (``HTTPResponder/response(for:)``), and the connection closes after it.
 public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kinds of refusal; each maps to exactly one status.
     public enum Kind: String, Sendable, CaseIterable {
         case malformedRequestLine, malformedHeader, invalidCharacter, obsoleteLineFolding
         case missingHost, conflictingFraming, invalidContentLength, invalidChunk, invalidTransferEncoding
-        case unsupportedTransferCoding, unknownMethod, unsupportedVersion
+        case unsupportedTransferCoding, unsupportedMethod, unsupportedVersion, invalidHost
         case requestLineTooLong, headerTooLarge, tooManyHeaders, bodyTooLarge
+        /// The request head or body did not arrive in time (408).
         case requestTimeout
+        /// The responder did not answer in time (503).
+        case responseTimeout
+        /// The server reached its shutdown deadline before answering (503).
+        case shuttingDown
+        /// The server holds as many connections as it may, in all or from this address (503).
+        case tooManyConnections
+        /// The responder dropped the request without answering (500).
+        case noResponse
     }
 
     /// What went wrong; decides the status.
@@ -25,14 +35,16 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
     public var status: HTTPStatus {
         switch kind {
         case .malformedRequestLine, .malformedHeader, .invalidCharacter, .obsoleteLineFolding,
-            .missingHost, .conflictingFraming, .invalidContentLength, .invalidChunk, .invalidTransferEncoding:
+            .missingHost, .invalidHost, .conflictingFraming, .invalidContentLength, .invalidChunk, .invalidTransferEncoding:
             400
-        case .unsupportedTransferCoding, .unknownMethod: 501
+        case .unsupportedTransferCoding, .unsupportedMethod: 501
         case .unsupportedVersion: 505
         case .requestLineTooLong: 414
         case .headerTooLarge, .tooManyHeaders: 431
         case .bodyTooLarge: 413
         case .requestTimeout: 408
+        case .responseTimeout, .shuttingDown, .tooManyConnections: 503
+        case .noResponse: 500
         }
     }
 

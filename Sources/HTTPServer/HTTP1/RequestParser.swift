@@ -84,10 +84,15 @@ struct RequestParser: Sendable {
     }
 
     mutating func reject(_ kind: HTTPRejection.Kind, _ message: String) -> Step {
+        reject(HTTPRejection(kind, message))
+    }
+
+    /// Forgets the request in progress and reports `rejection`.
+    mutating func reject(_ rejection: HTTPRejection) -> Step {
         phase = .head(HeadScan())
         pending = nil
         expectsContinue = false
-        return .rejected(HTTPRejection(kind, message))
+        return .rejected(rejection)
     }
 
     private mutating func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, _ start: HeadScan) -> (consumed: Int, step: Step) {
@@ -159,27 +164,6 @@ struct RequestParser: Sendable {
         phase = .head(scan)
         return (skipped, .needMore)
     }
-}
-
-extension UInt8 {
-    static let cr = UInt8(ascii: "\r")
-    static let lf = UInt8(ascii: "\n")
-    static let space = UInt8(ascii: " ")
-    static let tab = UInt8(ascii: "\t")
-    static let colon = UInt8(ascii: ":")
-
-    /// RFC 9110 `tchar`: the bytes allowed in a method or field name.
-    @inline(__always)
-    var isTokenCharacter: Bool {
-        // A bit per ASCII byte: two shifts and a test, where a switch over the ranges costs
-        // about ten instructions per byte of every field name.
-        self < 64 ? (Self.tokenMaskLow >> UInt64(self)) & 1 != 0 : self < 128 && (Self.tokenMaskHigh >> UInt64(self &- 64)) & 1 != 0
-    }
-
-    /// `tchar` bytes 0-63: ! # $ % & ' * + - . and the digits.
-    static let tokenMaskLow: UInt64 = 0x03FF_6CFA_0000_0000
-    /// `tchar` bytes 64-127: the letters and ^ _ ` | ~.
-    static let tokenMaskHigh: UInt64 = 0x57FF_FFFF_C7FF_FFFE
 }
 
 extension UnsafeBufferPointer<UInt8> {

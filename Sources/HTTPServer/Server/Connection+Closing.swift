@@ -4,40 +4,51 @@ import Logs
 import Glibc
 #endif
 
-/// Ending: graceful shutdown and closing.
+/// Ending: graceful shutdown, its deadline, and closing.
 extension Connection {
-    /// Server shutdown: idle connections close now; busy ones after their current response.
+    /// Server shutdown: idle connections close now; busy ones after their current answer.
     func shutdown() {
-        switch state {
-        case .reading:
-            if !parser.isMidRequest && inbound.isEmpty {
-                if output.isEmpty {
-                    close(reason: "server shutting down")
-                } else {
-                    closeAfterFlush = true
-                    state = .closing
-                }
-            }
-        case .awaitingResponse:
-            keepAliveAfterResponse = false
-        case .streaming(let stream):
-            stream.connectionClosing(reason: "server shutting down")
-            closeAfterFlush = true
-            if output.isEmpty { flush() }
-        case .closing, .lingering, .closed:
+        switch machine.shutdownBegan(midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty) {
+        case .none:
             break
+        case .finishWriting:
+            markDirty()
+        case .endStream:
+            stream?.connectionClosing(reason: "server shutting down")
+            markDirty()
+        case .close(let reason):
+            close(reason: reason.message(loop.timeouts))
+        }
+    }
+
+    /// The shutdown deadline passed: a request still unanswered gets the responder's 503, written
+    /// as the connection's last bytes; then it closes, whatever is left unwritten.
+    func shutdownDeadlinePassed() {
+        switch machine.shutdownDeadlinePassed(midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty) {
+        case .refuseAndClose(let refusal, let isHead):
+            queue(refusal, isHead: isHead)
+            // One attempt: the answer is small and the socket's buffer empty (nothing else was owed).
+            _ = try? output.write(to: fd)
+            _ = Glibc.shutdown(fd, Int32(SHUT_WR))
+            // Unread input would make the close a reset, which can destroy the answer in flight.
+            discardInput(atMost: 4)
+            close(reason: StateMachine.CloseReason.shutdownDeadline.message(loop.timeouts))
+        case .close(let reason):
+            close(reason: reason.message(loop.timeouts))
         }
     }
 
     func close(reason: String) {
-        let previous = state
-        if case .closed = previous { return }
-        state = .closed
+        if isClosed { return }
+        machine.closed()
         Posix.close(fd)
         loop.remove(self)
         output.removeAll(release: true)
         if !isProcessing { inbound = [] }
-        if case .streaming(let stream) = previous { stream.connectionClosed(reason: reason) }
+        if let stream {
+            self.stream = nil
+            stream.connectionClosed(reason: reason)
+        }
         if loop.logger.isEnabled(.trace) {
             loop.logger.trace("connection closed", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
         }

@@ -13,7 +13,7 @@ extension Connection {
     /// Writes one stream event straight from the shared encoding when nothing is waiting ahead of
     /// it (the fan-out case): one `send`, no queueing, no second pass in the loop's flush.
     func writeStream(_ chunk: [UInt8], for stream: ServerSentEventStream) {
-        guard output.isEmpty, !closeAfterFlush else { return queueStream(chunk) }
+        guard output.isEmpty, !machine.closeAfterFlush else { return queueStream(chunk) }
         loop.willWrite()
         let sent = chunk.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.send(fd, bytes) } }
         let written: Int
@@ -25,7 +25,7 @@ extension Connection {
         case .success(.processed(let count)):
             written = count
         }
-        writeProgressAt = loop.now
+        machine.wrote(at: loop.now)
         if written > 0 { stream.didWrite(written) }
         if written < chunk.count {
             // The socket is full: the rest waits for EPOLLOUT under the write timeout.
@@ -43,6 +43,7 @@ extension Connection {
         isDirty = false
         if isClosed { return }
         if !output.isEmpty { loop.willWrite() }
+        let streaming = machine.state == .streaming ? stream : nil
         while !output.isEmpty {
             let result: IOResult<Int>
             do {
@@ -55,23 +56,27 @@ extension Connection {
                 refreshDeadline()
                 return
             }
-            writeProgressAt = loop.now
-            if case .streaming(let stream) = state { stream.didWrite(written) }
+            machine.wrote(at: loop.now)
+            streaming?.didWrite(written)
         }
-        if case .streaming(let stream) = state {
+        if let streaming {
             output.removeAll(release: true)
-            stream.outputDrained()
+            streaming.outputDrained()
             if isClosed || !output.isEmpty { return }
         }
-        if closeAfterFlush {
-            closeAfterFlush = false
+        switch machine.outputDrained(at: loop.now) {
+        case .none:
+            // Input held back while the peer was not reading what it is owed can be parsed now.
+            if unreadInput || !inbound.isEmpty, !isProcessing, machine.readAction(queuedOutput: 0) == .parse { resume() }
+        case .halfClose(let endingStream):
             output.removeAll(release: true)
-            if case .streaming(let stream) = state { stream.connectionClosing(reason: "closed") }
+            if endingStream {
+                stream?.connectionClosing(reason: "closed")
+                stream = nil
+            }
             // Half-close, then read until the peer closes: closing with unread input would
             // reset the connection and could destroy the response before the peer reads it.
             _ = Glibc.shutdown(fd, Int32(SHUT_WR))
-            state = .lingering
-            lingerSince = loop.now
             discardInput()
         }
         refreshDeadline()

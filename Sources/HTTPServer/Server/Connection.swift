@@ -4,38 +4,23 @@ import Logs
 import Glibc
 #endif
 
-/// One accepted socket and its HTTP/1.1 exchange. Owned by its loop and touched only on the
-/// loop's thread; other threads reach it through `EventLoop.execute`.
+/// One accepted socket: its descriptor, buffers and syscalls. What happens on it is decided by its
+/// `StateMachine`; the connection feeds it events and carries out the actions it returns. Owned by
+/// its loop and touched only on the loop's thread; other threads reach it through `EventLoop.execute`.
 final class Connection: @unchecked Sendable {
-    enum State {
-        /// Parsing requests (and writing earlier responses).
-        case reading
-        /// A request was handed to the responder; later requests wait (responses stay in order).
-        case awaitingResponse
-        /// The response is an event stream; input is read only to notice the peer leaving.
-        case streaming(ServerSentEventStream)
-        /// Writing the last response; nothing more is parsed.
-        case closing
-        /// Our side is shut down; reading and discarding until the peer closes, so the kernel
-        /// does not reset a response the peer has not read yet.
-        case lingering
-        case closed
-    }
-
-    /// Which timeout the armed deadline enforces.
-    enum Deadline {
-        case requestHead, body, idle, response, write, keepAlive, linger
-    }
-
     let fd: Int32
     let slot: Int
     let generation: UInt32
     let peer: SocketAddress?
     let loop: EventLoop
+    /// Which connection limits this connection counts against (released when it closes).
+    let admission: ConnectionLimiter.Admission
     // Every mutable property opts out of dynamic exclusivity checks: a connection is touched only on
     // its loop's thread, never re-entrantly, and the checks cost ~20 runtime calls per request (measured).
-    @exclusivity(unchecked) var state = State.reading
+    @exclusivity(unchecked) var machine: StateMachine
     @exclusivity(unchecked) var parser: RequestParser
+    /// The event stream this connection answers with, while it streams.
+    @exclusivity(unchecked) var stream: ServerSentEventStream? = nil
     /// Unparsed bytes of an incomplete request (empty most of the time).
     @exclusivity(unchecked) var inbound: [UInt8] = []
     /// Bytes at the front of `inbound` already parsed (dropped lazily: pipelined requests answered
@@ -46,49 +31,37 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var isProcessing = false
     /// The socket may hold input we stopped reading because a response was pending.
     @exclusivity(unchecked) var unreadInput = false
-    @exclusivity(unchecked) var closeAfterFlush = false
     /// The peer has sent its FIN (EPOLLRDHUP): input ends after what is buffered.
     @exclusivity(unchecked) var peerFinished = false
-    @exclusivity(unchecked) var keepAliveAfterResponse = true
-    @exclusivity(unchecked) var currentIsHead = false
-    @exclusivity(unchecked) var sentContinue = false
-    /// Numbers requests so a late or duplicate answer is recognised and dropped.
-    @exclusivity(unchecked) private(set) var requestNumber: UInt64 = 0
 
-    @exclusivity(unchecked) var requestStartedAt: Duration = .zero
-    @exclusivity(unchecked) var bodyProgressAt: Duration = .zero
-    @exclusivity(unchecked) var idleSince: Duration? = nil
-    @exclusivity(unchecked) var dispatchedAt: Duration = .zero
-    @exclusivity(unchecked) var writeProgressAt: Duration = .zero
-    @exclusivity(unchecked) var lingerSince: Duration = .zero
-
-    @exclusivity(unchecked) var deadline: (at: Duration, kind: Deadline)? = nil
+    /// The armed timer: when it fires and the stamp that identifies it.
     @exclusivity(unchecked) var scheduledAt: Duration? = nil
     @exclusivity(unchecked) var stamp: UInt64 = 0
 
-    static let lingerTimeout: Duration = .seconds(2)
-
-    init(fd: Int32, slot: Int, peer: SocketAddress?, loop: EventLoop) {
+    init(fd: Int32, slot: Int, peer: SocketAddress?, admission: ConnectionLimiter.Admission, loop: EventLoop) {
         self.fd = fd
         self.slot = slot
         self.peer = peer
+        self.admission = admission
         self.loop = loop
         self.parser = RequestParser(limits: loop.configuration.limits)
+        self.machine = StateMachine(openedAt: loop.now)
         self.generation = loop.nextGeneration()
     }
 
     /// The epoll token: slot and generation, so events for a recycled slot are recognised.
     var token: UInt64 { UInt64(generation) << 32 | UInt64(slot) }
 
-    var isClosed: Bool {
-        if case .closed = state { return true }
-        return false
+    var isClosed: Bool { machine.state == .closed }
+
+    /// Starts the connection's clock: its first request head is due within the head timeout.
+    func opened() {
+        refreshDeadline()
     }
 
-    var configuration: EventLoop.Timeouts { loop.timeouts }
-
-    func opened() {
-        requestStartedAt = loop.now
+    /// Answers at once with `refusal` and closes (the connection is over a limit).
+    func refuse(_ refusal: StateMachine.Refusal) {
+        perform(machine.refuseAtOpen(refusal))
         refreshDeadline()
     }
 
@@ -115,22 +88,19 @@ final class Connection: @unchecked Sendable {
     }
 
     func readable() {
-        switch state {
-        case .closed:
-            return
-        case .reading:
-            readRequests()
-        case .awaitingResponse:
-            unreadInput = true
-        case .streaming, .closing, .lingering:
-            discardInput()
+        switch machine.readAction(queuedOutput: output.byteCount) {
+        case .parse: readRequests()
+        case .hold: holdInput()
+        case .discard: discardInput()
+        case .ignore: return
         }
     }
 
-    /// Reads and parses until the socket is drained or a request is waiting for its response.
+    /// Reads and parses until the socket is drained or parsing must wait (an answer is pending, or
+    /// the peer is not reading what it is owed).
     func readRequests() {
         let buffer = loop.readBuffer
-        while case .reading = state {
+        while machine.readAction(queuedOutput: output.byteCount) == .parse {
             let result: IOResult<Int>
             do {
                 result = try Posix.read(fd, buffer)
@@ -143,14 +113,7 @@ final class Connection: @unchecked Sendable {
                 unreadInput = false
                 return
             case .processed(0):
-                if output.isEmpty {
-                    close(reason: parser.isMidRequest || !inbound.isEmpty ? "peer closed mid-request" : "peer closed")
-                } else {
-                    // The peer is done sending but may still read what we owe it.
-                    closeAfterFlush = true
-                    state = .closing
-                }
-                return
+                return peerClosed()
             case .processed(let count):
                 ingest(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
                 if count < buffer.count && !peerFinished {
@@ -160,12 +123,28 @@ final class Connection: @unchecked Sendable {
                 }
             }
         }
+        if !isClosed { holdInput() }
+    }
+
+    /// Leaves input in the socket until parsing may go on (an answer is pending, or the peer is not
+    /// reading what it is owed: then the flush that drains the output resumes it).
+    func holdInput() {
         unreadInput = true
+        if machine.state == .reading { logInputHeld() }
+    }
+
+    func logInputHeld() {
+        if loop.logger.isEnabled(.trace) {
+            loop.logger.trace("input held: the peer is not reading what it is owed", ["queued_bytes": .int(output.byteCount), "peer": .string(peer?.description ?? "?")])
+        }
     }
 
     /// Reads and drops input: streams and closing connections only watch for the peer leaving.
-    func discardInput() {
-        while !isClosed {
+    /// `reads` bounds how many reads one call makes.
+    func discardInput(atMost reads: Int = .max) {
+        var left = reads
+        while !isClosed && left > 0 {
+            left -= 1
             let result: IOResult<Int>
             do {
                 result = try Posix.read(fd, loop.readBuffer)
@@ -174,38 +153,28 @@ final class Connection: @unchecked Sendable {
                 return
             }
             switch result {
-            case .wouldBlock:
-                return
-            case .processed(0):
-                if case .lingering = state {
-                    close(reason: "closed after the last response")
-                } else if case .streaming = state {
-                    close(reason: "peer closed the stream")
-                } else {
-                    close(reason: "peer closed before reading the response")
-                }
-                return
-            case .processed:
-                continue
+            case .wouldBlock: return
+            case .processed(0): return peerClosed()
+            case .processed: continue
             }
+        }
+    }
+
+    /// The peer's end of input.
+    func peerClosed() {
+        switch machine.peerClosed(outputPending: !output.isEmpty, midRequest: parser.isMidRequest || !inbound.isEmpty) {
+        case .close(let reason): close(reason: reason.message(loop.timeouts))
+        case .finishWriting: break
         }
     }
 
     func ingest(_ bytes: UnsafeBufferPointer<UInt8>) {
         isProcessing = true
         defer { isProcessing = false }
-        if !parser.isMidRequest && inbound.isEmpty {
-            requestStartedAt = loop.now
-            idleSince = nil
-        }
+        machine.received(at: loop.now, startsRequest: !parser.isMidRequest && inbound.isEmpty, readingBody: false)
         if inbound.isEmpty {
             let consumed = parseRequests(bytes)
-            let keepsParsing: Bool
-            switch state {
-            case .reading, .awaitingResponse: keepsParsing = true
-            default: keepsParsing = false
-            }
-            if consumed < bytes.count, keepsParsing {
+            if consumed < bytes.count, machine.state == .reading || machine.state == .awaitingResponse {
                 inbound = Array(UnsafeBufferPointer(rebasing: bytes[consumed...]))
             }
         } else {
@@ -216,7 +185,7 @@ final class Connection: @unchecked Sendable {
             inbound.append(contentsOf: bytes)
             parseInbound()
         }
-        if parser.isReadingBody { bodyProgressAt = loop.now }
+        if parser.isReadingBody { machine.received(at: loop.now, startsRequest: false, readingBody: true) }
     }
 
     /// Parses the kept bytes (after more arrived, or after a pending response let parsing resume).
@@ -233,69 +202,53 @@ final class Connection: @unchecked Sendable {
         }
     }
 
-    /// Feeds the parser until it needs more bytes or a request is in flight; returns bytes consumed.
+    /// Feeds the parser until it needs more bytes or parsing must wait; returns bytes consumed.
     func parseRequests(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
         var offset = 0
-        while case .reading = state {
+        while machine.readAction(queuedOutput: output.byteCount) == .parse {
             let (consumed, step) = parser.parse(UnsafeBufferPointer(rebasing: bytes[offset...]))
             offset += consumed
             // Consumed: the request moves on to the responder without a copy.
             switch consume step {
             case .needMore:
-                if parser.expectsContinue && !sentContinue {
-                    sentContinue = true
+                if machine.parsed(.needMore(expectsContinue: parser.expectsContinue), at: loop.now) == .sendContinue {
                     queue(ResponseEncoder.continueResponse)
                 }
                 return offset
             case .request(let request):
-                sentContinue = false
-                dispatch(request)
+                let outcome = StateMachine.ParseOutcome.request(keepAlive: request.keepAlive, isHead: request.method == .HEAD)
+                guard case .dispatch(let number) = machine.parsed(outcome, at: loop.now) else { return offset }
+                dispatch(request, number: number)
+                if machine.state == .reading, output.byteCount > StateMachine.outputHighWater { logInputHeld() }
             case .rejected(let rejection):
-                reject(rejection)
+                _ = machine.parsed(.rejected, at: loop.now)
+                if loop.logger.isEnabled(.debug) {
+                    loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+                }
+                queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false)
                 return offset
             }
         }
         return offset
     }
 
-    func dispatch(_ request: consuming HTTPRequest) {
+    func dispatch(_ request: consuming HTTPRequest, number: UInt64) {
         request.peer = peer
-        state = .awaitingResponse
-        requestNumber &+= 1
-        currentIsHead = request.method == .HEAD
-        keepAliveAfterResponse = request.keepAlive && !loop.isShuttingDown
-        dispatchedAt = loop.now
-        let writer = HTTPResponseWriter(connection: self, number: requestNumber)
+        let writer = HTTPResponseWriter(connection: self, number: number)
         loop.respond(to: request, writer: writer)
-    }
-
-    func reject(_ rejection: HTTPRejection) {
-        if loop.logger.isEnabled(.debug) {
-            loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
-        }
-        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false)
-        closeAfterFlush = true
-        state = .closing
     }
 
     // MARK: answers (on the loop)
 
     /// Queues the answer to request `number`; drops answers to anything but the current request.
     func complete(_ response: HTTPResponse, number: UInt64) {
-        guard case .awaitingResponse = state, number == requestNumber else { return }
-        var keepAlive = keepAliveAfterResponse
-        if let connection = response.headers["Connection"], headerValue(connection, contains: "close") { keepAlive = false }
-        queue(response, keepAlive: keepAlive, isHead: currentIsHead)
-        requestStartedAt = loop.now
-        if keepAlive {
-            idleSince = loop.now
-            state = .reading
-            if !isProcessing { resume() }
-        } else {
-            closeAfterFlush = true
-            state = .closing
+        let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
+        guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
+        queue(response, keepAlive: keepAlive, isHead: isHead)
+        if !isProcessing {
+            if keepAlive { resume() }
+            refreshDeadline()
         }
-        if !isProcessing { refreshDeadline() }
     }
 
     /// Continues with pipelined bytes and unread input after an asynchronous answer.
@@ -303,42 +256,46 @@ final class Connection: @unchecked Sendable {
         isProcessing = true
         if !inbound.isEmpty { parseInbound() }
         isProcessing = false
-        if case .reading = state, unreadInput { readRequests() }
+        if unreadInput, machine.readAction(queuedOutput: output.byteCount) == .parse { readRequests() }
     }
 
-    /// Turns the response to request `number` into an event stream.
+    /// Turns the answer to request `number` into an event stream.
     func startStream(_ stream: ServerSentEventStream, headers: HTTPHeaders, number: UInt64) {
-        guard case .awaitingResponse = state, number == requestNumber else {
-            stream.connectionClosed(reason: "the request was already answered or its connection closed")
-            return
+        let action = machine.streamStarted(number: number)
+        if action == .drop {
+            return stream.connectionClosed(reason: "the request was already answered or its connection closed")
         }
-        state = .streaming(stream)
         inbound = []
         inboundOffset = 0
         let head = ResponseEncoder.encodeStreamHead(headers: headers, date: loop.dateLine)
-        stream.addQueued(head.count)
-        queue(head)
-        stream.attach()
-        if loop.isShuttingDown {
-            stream.connectionClosing(reason: "server shutting down")
-            closeAfterFlush = true
+        switch action {
+        case .drop:
+            break
+        case .headOnly:
+            // HEAD: the head GET would get, then the end; the producer hears of it as a close.
+            queue(head)
+            stream.connectionClosed(reason: "a HEAD request gets no events")
+        case .stream(let endNow):
+            self.stream = stream
+            stream.addQueued(head.count)
+            queue(head)
+            stream.attach()
+            if endNow { stream.connectionClosing(reason: "server shutting down") }
         }
         if !isProcessing { refreshDeadline() }
     }
 
     /// Queues stream bytes moved out of the stream's buffer.
     func queueStream(_ chunk: [UInt8]) {
-        guard case .streaming = state else { return }
-        if output.isEmpty { writeProgressAt = loop.now }
+        guard machine.state == .streaming else { return }
+        if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(chunk)
         markDirty()
     }
 
     /// Closes the stream's connection once everything queued is written.
     func finishStream() {
-        guard case .streaming = state else { return }
-        closeAfterFlush = true
-        markDirty()
+        if machine.streamFinished() { markDirty() }
     }
 
     func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
@@ -347,8 +304,17 @@ final class Connection: @unchecked Sendable {
         if let body { queue(body) }
     }
 
+    /// Queues the responder's answer to `refusal` (with `Connection: close`).
+    func queue(_ refusal: StateMachine.Refusal, isHead: Bool) {
+        let rejection = refusal.rejection(loop.timeouts)
+        if loop.logger.isEnabled(.debug) {
+            loop.logger.debug("request refused", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+        }
+        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: isHead)
+    }
+
     func queue(_ bytes: [UInt8]) {
-        if output.isEmpty { writeProgressAt = loop.now }
+        if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(bytes)
         markDirty()
     }

@@ -33,6 +33,10 @@ final class EventLoop: @unchecked Sendable {
     let epoll: Epoll
     let wakeFD: Int32
     var listenerFD: Int32
+    let limiter: ConnectionLimiter
+    /// A descriptor held in reserve: at the open-file limit it is closed to accept and close the
+    /// connections waiting in the backlog (they are told at once instead of hanging), then reopened.
+    var reserveFD: Int32 = -1
     /// The loop's thread (a `pthread_t`), 0 until it starts. Atomic: the loop's thread stores it while
     /// other threads may already ask ``inLoop``.
     let thread = Atomic<UInt>(0)
@@ -49,6 +53,8 @@ final class EventLoop: @unchecked Sendable {
     var flushingStreams: [ServerSentEventStream] = []
     var flushingConnections: [Connection] = []
     var acceptPausedUntil: Duration? = nil
+    /// The current pause between accept attempts while out of descriptors (zero when accepting).
+    var acceptBackoff: Duration = .zero
     var shutdownDeadline: Duration? = nil
     var running = true
     var generationCounter: UInt32 = 0
@@ -80,8 +86,9 @@ final class EventLoop: @unchecked Sendable {
     private static let wakeToken = UInt64.max
     private static let listenerToken = UInt64.max - 1
 
-    init(index: Int, listener: Int32, server: HTTPServer) throws(IOError) {
+    init(index: Int, listener: Int32, server: HTTPServer, limiter: ConnectionLimiter) throws(IOError) {
         self.index = index
+        self.limiter = limiter
         self.responder = server.responder
         self.clock = server.clock
         self.configuration = server.configuration
@@ -99,12 +106,19 @@ final class EventLoop: @unchecked Sendable {
             Posix.close(wakeFD)
             throw error
         }
+        reserveFD = Self.openReserve()
     }
 
     deinit {
         readBuffer.deallocate()
         Posix.close(wakeFD)
         if listenerFD >= 0 { Posix.close(listenerFD) }
+        if reserveFD >= 0 { Posix.close(reserveFD) }
+    }
+
+    /// A spare descriptor (of /dev/null), or -1 when none is free.
+    static func openReserve() -> Int32 {
+        (try? Posix.open("/dev/null", O_RDONLY | O_CLOEXEC)) ?? -1
     }
 
     // MARK: threads
@@ -227,7 +241,11 @@ final class EventLoop: @unchecked Sendable {
             runTimers()
             flush()
             if let deadline = shutdownDeadline {
-                if now >= deadline || onlyLingeringConnectionsLeft { forceCloseAll() }
+                if now >= deadline {
+                    shutdownDeadlinePassed()
+                } else if onlyLingeringConnectionsLeft {
+                    forceCloseAll()
+                }
                 if connectionCount == 0 { break }
             }
         }
@@ -239,6 +257,8 @@ final class EventLoop: @unchecked Sendable {
     }
 
     func waitTimeout() -> Int32 {
+        // Output left for the next round (the flush rounds are bounded) is written without waiting.
+        if !dirty.isEmpty || !localStreams.isEmpty { return 0 }
         var earliest = timers.earliest
         if let paused = acceptPausedUntil { earliest = min(earliest ?? paused, paused) }
         if let deadline = shutdownDeadline { earliest = min(earliest ?? deadline, deadline) }

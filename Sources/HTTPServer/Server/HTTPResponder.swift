@@ -12,7 +12,9 @@ public protocol HTTPResponder: Sendable {
     /// `writer` now or later, from any thread, exactly once (a response or an event stream).
     /// The request is handed over (`consuming`): a conformer that keeps it stores it without a copy.
     func respond(to request: consuming HTTPRequest, writer: HTTPResponseWriter)
-    /// The response for a request the parser refused; the connection closes after it.
+    /// The answer the server gives by itself (a request the parser refused, a timeout, shutdown, a
+    /// connection limit, a request left unanswered); the connection closes after it. Called on a
+    /// loop: keep it cheap and non-blocking.
     func response(for rejection: HTTPRejection) -> HTTPResponse
 }
 

@@ -18,7 +18,8 @@ public final class HTTPResponseWriter: Sendable {
             let connection = connection
             let number = number
             connection.loop.execute {
-                connection.complete(HTTPResponse(status: 500, text: "The server did not produce a response.\n"), number: number)
+                let rejection = HTTPRejection(.noResponse, "the server dropped the request without answering it")
+                connection.complete(connection.loop.responder.response(for: rejection), number: number)
             }
         }
     }

@@ -9,6 +9,15 @@ extension HTTPServer {
         public var loopCount: Int? = nil
         /// Pending-connection queue length per listener.
         public var backlog = 1024
+        /// Most connections served at once, across all loops; more are answered `503` and closed.
+        /// nil derives it from the open-file limit (`RLIMIT_NOFILE`) at start, keeping headroom for
+        /// files, outgoing connections and the `503` answers themselves (see ``HTTPServer/start()``).
+        public var maxConnections: Int? = nil
+        /// Most connections from one client address; more are answered `503` and closed. nil: no limit.
+        public var maxConnectionsPerAddress: Int? = nil
+        /// Client addresses `maxConnectionsPerAddress` does not apply to: loopback by default (a proxy
+        /// or load tool on the same host); add a proxy's address when one sits in front.
+        public var connectionLimitExemptions: [IPAddressRange] = IPAddressRange.loopback
         /// Request size limits.
         public var limits = HTTPParserLimits()
         /// How long a client may take to send a complete request head (slowloris defence).

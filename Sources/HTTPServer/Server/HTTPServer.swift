@@ -39,13 +39,23 @@ public final class HTTPServer: Sendable {
         self.logger = logger
     }
 
-    /// Binds, spawns the loops and returns the bound address (port 0 becomes the real port).
+    /// Binds, spawns the loops and returns the bound address (port 0 becomes the real port). The
+    /// connection limit is worked out here, from the open-file limit in force now (raise it first,
+    /// e.g. with ``raiseOpenFileLimit()``).
     public func start() throws(IOError) -> SocketAddress {
         let alreadyStarted = state.withLock { state in
             defer { state.started = true }
             return state.started
         }
         precondition(!alreadyStarted, "HTTPServer.start() called twice")
+        let openFileLimit = ConnectionLimiter.openFileLimit
+        // The connection limits, counted across every loop.
+        let limiter = ConnectionLimiter(configuration, openFileLimit: openFileLimit)
+        if limiter.maxConnections >= openFileLimit {
+            logger.warning("the connection limit is not below the open-file limit: at the descriptor limit, new connections are closed unanswered", [
+                "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
+            ])
+        }
         let count = max(1, configuration.loopCount ?? Int(CLinux_affinity_cpu_count()))
         var address = SocketAddress(host: configuration.host, port: configuration.port)
         var loops: [EventLoop] = []
@@ -56,7 +66,7 @@ public final class HTTPServer: Sendable {
                 // Later listeners join the port the first one got (matters for port 0).
                 address = bound
                 do throws(IOError) {
-                    loops.append(try EventLoop(index: index, listener: fd, server: self))
+                    loops.append(try EventLoop(index: index, listener: fd, server: self, limiter: limiter))
                 } catch {
                     Posix.close(fd)
                     throw error
@@ -79,7 +89,10 @@ public final class HTTPServer: Sendable {
             stopped.enter()
             loop.startThread { [stopped] in stopped.leave() }
         }
-        logger.info("listening", ["address": .string(address.description), "loops": .int(count)])
+        logger.info("listening", [
+            "address": .string(address.description), "loops": .int(count), "max_connections": .int(limiter.maxConnections),
+            "max_connections_per_address": .int(limiter.maxPerAddress ?? 0),
+        ])
         return address
     }
 

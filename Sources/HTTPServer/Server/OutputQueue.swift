@@ -13,6 +13,8 @@ struct OutputQueue {
     private var rest: [[UInt8]] = []
     /// Bytes of `first` already written.
     private var offset = 0
+    /// Bytes queued and not yet written.
+    private(set) var byteCount = 0
     /// Most chunks per `writev` (well under `IOV_MAX`).
     static let maxChunksPerWrite = 64
 
@@ -20,6 +22,7 @@ struct OutputQueue {
 
     mutating func append(_ bytes: [UInt8]) {
         if bytes.isEmpty { return }
+        byteCount += bytes.count
         if first.isEmpty {
             first = bytes
         } else {
@@ -32,6 +35,7 @@ struct OutputQueue {
         guard written > 0, first.isEmpty else { return append(bytes) }
         first = bytes
         offset = written
+        byteCount = bytes.count - written
     }
 
     /// Drops everything; `release` also gives the storage back (idle streams should hold nothing).
@@ -39,6 +43,7 @@ struct OutputQueue {
         first = []
         rest.removeAll(keepingCapacity: !release)
         offset = 0
+        byteCount = 0
     }
 
     /// Writes as much as the socket takes in one call; returns the bytes written.
@@ -57,6 +62,7 @@ struct OutputQueue {
             }
         }
         if case .processed(var written) = result {
+            byteCount -= written
             while written > 0 {
                 let left = first.count - offset
                 if written < left {

@@ -2,6 +2,8 @@
 import Glibc
 #endif
 
+import Logs
+
 /// SIGTERM/SIGINT → graceful shutdown, without async-signal-safety hazards: the signals are
 /// blocked in every thread and one dedicated thread waits for them with `sigwait`.
 public enum ShutdownSignals {
@@ -15,25 +17,35 @@ public enum ShutdownSignals {
 
     /// Starts a thread that calls `server.shutdown()` when SIGTERM or SIGINT arrives (block them first).
     public static func shutdownOnSignal(_ server: HTTPServer) {
+        onSignal(logger: server.logger) { server.shutdown() }
+    }
+
+    /// Starts a thread that runs `shutdown` once, when SIGTERM or SIGINT arrives (block them first):
+    /// for servers that stop more than the HTTP server (health turning 503, sessions settling).
+    public static func onSignal(logger: Logger, _ shutdown: @escaping @Sendable () -> Void) {
         final class Box: @unchecked Sendable {
-            let server: HTTPServer
-            init(_ server: HTTPServer) { self.server = server }
+            let logger: Logger
+            let shutdown: @Sendable () -> Void
+            init(_ logger: Logger, _ shutdown: @escaping @Sendable () -> Void) {
+                self.logger = logger
+                self.shutdown = shutdown
+            }
         }
-        let box = Unmanaged.passRetained(Box(server)).toOpaque()
+        let box = Unmanaged.passRetained(Box(logger, shutdown)).toOpaque()
         var thread = pthread_t()
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         pthread_create(&thread, &attributes, { raw in
-            let server = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue().server
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
             var set = sigset_t()
             sigemptyset(&set)
             sigaddset(&set, SIGTERM)
             sigaddset(&set, SIGINT)
             var received: Int32 = 0
             while sigwait(&set, &received) != 0 {}
-            server.logger.notice("signal received; shutting down gracefully", ["signal": .int(Int(received))])
-            server.shutdown()
+            box.logger.notice("signal received; shutting down gracefully", ["signal": .int(Int(received))])
+            box.shutdown()
             return nil
         }, box)
         pthread_attr_destroy(&attributes)

@@ -72,7 +72,7 @@ extension ReactorRuntime {
     /// Continues a drain this thread still owns in a new task, once the budget ran out but the queue did not.
     @inlinable
     func handOff(_ drain: DrainState<R>) {
-        Task {
+        Task(executorPreference: EffectExecutor.shared) {
             var drain = drain
             self.drain(&drain)
         }

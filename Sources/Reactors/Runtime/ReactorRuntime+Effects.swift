@@ -12,7 +12,7 @@ extension ReactorRuntime {
         }
         guard accepted else { return nil }
         tracker?.retain()
-        token.attach(Task {
+        token.attach(Task(executorPreference: EffectExecutor.shared) {
             do {
                 try await self.perform(effect, token: token, tracker: tracker)
             } catch {
@@ -122,7 +122,7 @@ extension ReactorRuntime {
         var tasks: [Task<Void, Never>] = []
         let weak = WeakRuntime(self)
         for source in actions {
-            tasks.append(Task {
+            tasks.append(Task(executorPreference: EffectExecutor.shared) {
                 do {
                     try await source { action in
                         weak.runtime?.admitMerged(action)
@@ -133,7 +133,7 @@ extension ReactorRuntime {
             })
         }
         for source in mutations {
-            tasks.append(Task {
+            tasks.append(Task(executorPreference: EffectExecutor.shared) {
                 do {
                     try await source { mutation in await weak.runtime?.emit(mutation, token: nil, isTransformed: true) }
                 } catch {

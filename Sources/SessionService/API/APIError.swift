@@ -61,6 +61,10 @@ public struct APIError: Error, Sendable, Equatable {
         APIError(status: 404, code: "not_found", message: "no route for \(path); see GET /openapi.json for every route")
     }
 
+    static func notImplemented(_ method: String) -> APIError {
+        APIError(status: 501, code: "not_implemented", message: "no route of this server serves the method \(JSONWriter.quoted(method)); see GET /openapi.json for every route")
+    }
+
     static func methodNotAllowed(_ method: String, _ path: String, allowed: [String]) -> APIError {
         APIError(
             status: 405, code: "method_not_allowed", message: "\(method) is not allowed on \(path); allowed: \(allowed.joined(separator: ", "))",

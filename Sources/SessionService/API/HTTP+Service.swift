@@ -16,7 +16,8 @@ extension HTTPHeaders {
 func jsonHeaders() -> HTTPHeaders { ["Content-Type": "application/json; charset=utf-8"] }
 
 extension APIError {
-    /// The API's answer to a request the HTTP parser refused (the connection closes after it).
+    /// The API's answer to what the HTTP server answers by itself: a request its parser refused, a
+    /// timeout, shutdown, a connection limit (the connection closes after it).
     init(_ rejection: HTTPRejection) {
         switch rejection.kind {
         case .bodyTooLarge:
@@ -25,12 +26,20 @@ extension APIError {
             self.init(status: 414, code: "uri_too_long", message: rejection.message)
         case .headerTooLarge, .tooManyHeaders:
             self.init(status: 431, code: "headers_too_large", message: rejection.message)
-        case .unknownMethod, .unsupportedTransferCoding:
+        case .unsupportedMethod, .unsupportedTransferCoding:
             self.init(status: 501, code: "not_implemented", message: rejection.message)
         case .unsupportedVersion:
             self.init(status: 505, code: "http_version_not_supported", message: rejection.message)
         case .requestTimeout:
             self.init(status: 408, code: "request_timeout", message: rejection.message)
+        case .responseTimeout:
+            self.init(status: 503, code: "response_timeout", message: rejection.message)
+        case .shuttingDown:
+            self.init(status: 503, code: "shutting_down", message: rejection.message)
+        case .tooManyConnections:
+            self.init(status: 503, code: "too_many_connections", message: rejection.message)
+        case .noResponse:
+            self.init(status: 500, code: "internal_error", message: rejection.message)
         default:
             self.init(status: 400, code: "bad_request", message: rejection.message)
         }

@@ -15,7 +15,7 @@ enum OpenAPIDocument {
   "info": {
     "title": "reactor-server",
     "version": "1.0.0",
-    "description": "A state service hosting one ReactorKit-style reactor per session. Clients POST actions; subscribers watch states over Server-Sent Events; admin endpoints expose stub mode and action logs. Every error is {\"error\": {\"code\", \"message\"}}."
+    "description": "A state service hosting one ReactorKit-style reactor per session. Clients POST actions; subscribers watch states over Server-Sent Events; admin endpoints expose stub mode and action logs. Every error is {\"error\": {\"code\", \"message\"}}. Besides the statuses listed per operation, any request may get: 400 bad_request (malformed request, missing, repeated, invalid or disagreeing Host), 405 method_not_allowed with Allow (a method the path does not serve), 408 request_timeout, 413 body_too_large, 414 uri_too_long, 431 headers_too_large, 501 not_implemented (a method no route serves, on an unknown path; CONNECT), 503 too_many_connections, response_timeout or shutting_down (at the shutdown deadline); each closes the connection. HEAD is served wherever GET is, with GET's headers and no body (on an event stream: the head alone, no subscription)."
   },
   "components": {
     "securitySchemes": {
@@ -44,7 +44,8 @@ enum OpenAPIDocument {
       "Unauthorized": {"description": "Missing or wrong admin token (unauthorized).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "UnknownSession": {"description": "No such session (unknown_session).", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
       "SessionUnavailable": {"description": "session_unavailable: the session's stored history is damaged or no longer decodes (the message says why and where); DELETE it to start over.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
-      "StorageUnavailable": {"description": "storage_unavailable: the journal cannot be written, or this stored session cannot be read from it right now (descriptors exhausted, an I/O error; the message says why). Nothing is lost or quarantined; retry later.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+      "StorageUnavailable": {"description": "storage_unavailable: the journal cannot be written, or this stored session cannot be read from it right now (descriptors exhausted, an I/O error; the message says why). Nothing is lost or quarantined; retry later.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}},
+      "ServerAnswer": {"description": "An answer the HTTP server gives by itself, on any route: 408 request_timeout, 503 too_many_connections, response_timeout or shutting_down; the connection closes after it.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
     }
   },
   "paths": {

@@ -33,6 +33,11 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var bodyTimeoutSeconds = 30.0
         public var writeTimeoutSeconds = 30.0
         public var shutdownDeadlineSeconds = 10.0
+        /// Most connections at once; 0 derives it from the open-file limit (less a reserve).
+        public var maxConnections = 0
+        /// Most connections from one client address (`limits.exemptAddresses` and `limits.trustedProxies`
+        /// excepted); 0 for no limit.
+        public var maxConnectionsPerAddress = 1000
     }
 
     /// Server-Sent Event streams.

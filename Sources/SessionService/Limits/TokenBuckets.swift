@@ -1,3 +1,4 @@
+import HTTPServer
 import Synchronization
 
 /// Token buckets by client address: each address may spend `burst` tokens at once and earns `rate`

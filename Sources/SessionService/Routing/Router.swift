@@ -7,9 +7,13 @@ public struct Router: Sendable {
     public enum Match: Sendable, Equatable {
         /// A route, with the `{id}` parameter (percent-decoded) when the pattern has one.
         case route(Route, id: String?)
-        /// The path exists but not for this method; `allowed` goes into the `Allow` header.
+        /// The path exists but not for this method (any token: `QUERY`, `PATCH`, `BREW`); `allowed`
+        /// goes into the `Allow` header (RFC 9110 §15.5.6).
         case methodNotAllowed(allowed: [String])
+        /// No route has this path.
         case notFound
+        /// No route has this path, and none serves this method on any path (RFC 9110 §15.6.2: 501).
+        case notImplemented
     }
 
     public init() {}
@@ -28,12 +32,15 @@ public struct Router: Sendable {
                 }
                 allowed.append(entry.method)
             }
-            if allowed.isEmpty { return .notFound }
+            if allowed.isEmpty { return Self.servedMethods.contains(method) ? .notFound : .notImplemented }
             if allowed.contains("GET") { allowed.append("HEAD") }
             allowed.append("OPTIONS")
             return .methodNotAllowed(allowed: allowed)
         }
     }
+
+    /// Every method some route serves, with `HEAD` (of `GET` routes) and `OPTIONS` (preflight).
+    static let servedMethods = Set(Route.table.map(\.method) + ["HEAD", "OPTIONS"])
 
     /// The session routes nearly every request takes (`/sessions/{id}` and `/sessions/{id}/actions|events`),
     /// matched without walking the table (whose entries cost reference counting per request).

@@ -156,6 +156,11 @@ public final class ReactorServer: Sendable {
         result.bodyTimeout = .seconds(http.bodyTimeoutSeconds)
         result.writeTimeout = .seconds(http.writeTimeoutSeconds)
         result.shutdownTimeout = .seconds(http.shutdownDeadlineSeconds)
+        result.maxConnections = http.maxConnections == 0 ? nil : http.maxConnections
+        result.maxConnectionsPerAddress = http.maxConnectionsPerAddress == 0 ? nil : http.maxConnectionsPerAddress
+        // A trusted proxy carries many clients' connections; both lists were checked when loaded.
+        let limits = configuration.limits
+        result.connectionLimitExemptions = (limits.exemptAddresses + limits.trustedProxies).compactMap(IPAddressRange.init)
         result.eventStreamKeepAliveInterval = .seconds(configuration.sse.keepAliveSeconds)
         result.eventStreamBufferLimit = configuration.sse.subscriberBufferBytes
         return result

@@ -73,7 +73,8 @@ public enum ReactorServerCommand {
             "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
             "configured": .string(options.sources.sorted { $0.key < $1.key }.map { "\($0.key) from \($0.value)" }.joined(separator: "; ")),
         ])
-        ShutdownSignals.shutdownOnSignal(server.http)
+        // The whole server: health answers 503 from the signal on, so a load balancer stops sending work.
+        ShutdownSignals.onSignal(logger: logger) { server.shutdown() }
         server.waitUntilStopped()
         server.service.stop()
         logger.info("stopped")

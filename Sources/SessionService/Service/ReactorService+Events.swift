@@ -2,7 +2,7 @@ import HTTPServer
 import JSONCodec
 
 extension ReactorService {
-    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream.
+    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream (`HEAD`: its head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
@@ -22,6 +22,11 @@ extension ReactorService {
             } catch {
                 return exchange.fail(APIError(status: 400, code: "invalid_select", message: "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)"))
             }
+        }
+        if exchange.request.method == .HEAD {
+            // The head GET would get, and no subscription: the server sends no events for HEAD.
+            _ = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
+            return exchange.finished(200)
         }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }

@@ -85,7 +85,7 @@ public final class ReactorService: HTTPResponder {
             exchange.route = route
             exchange.id = id ?? ""
             chains[route.index].run(exchange)
-        case .notFound, .methodNotAllowed:
+        case .notFound, .methodNotAllowed, .notImplemented:
             unroutedChain.run(exchange)
         }
     }
@@ -142,11 +142,14 @@ public final class ReactorService: HTTPResponder {
         return (routes, unrouted, preflight)
     }
 
-    /// 404 for a path no route has, 405 with `Allow` for a method the path does not take.
+    /// 404 for a path no route has, 405 with `Allow` for a method the path does not take, 501 for a
+    /// method no route takes on a path no route has.
     func answerUnrouted(_ exchange: Exchange) {
         switch router.match(method: exchange.method, target: exchange.request.target) {
         case .methodNotAllowed(let allowed):
             exchange.fail(.methodNotAllowed(exchange.method, exchange.request.path, allowed: allowed))
+        case .notImplemented:
+            exchange.fail(.notImplemented(exchange.method))
         case .notFound, .route:
             exchange.fail(.notFound(exchange.request.path))
         }
