@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import HTTPServer
 import Logs
 import Posix
@@ -87,7 +88,8 @@ let echoResponder = ClosureResponder { request, writer in
                 let request = try await held.next("request \(index) to reach the responder")
                 #expect(request.pathSegments.last == String(index))
                 #expect(held.count == index + 1, "a request reached the responder before request \(index) was answered")
-                DispatchQueue.global().async { request.writer.respond(status: 200, body: Array("r\(index)".utf8)) }
+                // A thread of its own: GCD's global threads can all be blocked by other tests of the run.
+                Thread.detachNewThread { request.writer.respond(status: 200, body: Array("r\(index)".utf8)) }
             }
             for index in 0..<10 {
                 #expect(try client.readResponse().text == "r\(index)")

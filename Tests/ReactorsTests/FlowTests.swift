@@ -48,10 +48,16 @@ import Testing
         let runtimes = (0..<3).map { _ in ReactorRuntime(ProfileReactor(currentUser: currentUser)) }
         let recorders = runtimes.map { _ in StateRecorder<ProfileReactor.State>() }
         let tokens = zip(runtimes, recorders).map { runtime, recorder in runtime.observe(recorder.record) }
-        for recorder in recorders { try await recorder.waitForCount(2) }
+        // The merged source may deliver "ada" before or after the observer joins: wait for the state, not
+        // for a count of states.
+        for recorder in recorders {
+            try await recorder.waitUntil("the shared user ada to be reduced") { $0.last?.snapshot?.state.user == "ada" }
+        }
         for runtime in runtimes { #expect(runtime.currentState.user == "ada") }
         currentUser.value = "grace"
-        for recorder in recorders { try await recorder.waitForCount(3) }
+        for recorder in recorders {
+            try await recorder.waitUntil("the shared user grace to be reduced") { $0.last?.snapshot?.state.user == "grace" }
+        }
         for runtime in runtimes { #expect(runtime.currentState.user == "grace") }
         for runtime in runtimes { runtime.stop() }
         _ = tokens

@@ -55,31 +55,49 @@ final class NATSServerProcess: Sendable {
 
     /// Starts a single server with JetStream (`-js -sd <temp>/store`) on a free port, plus `extra`
     /// arguments and, if given, `configuration` (a configuration file's text, for settings without a flag).
+    /// A port someone else took between the choice and the bind is retried on another port.
     static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
-        let directory = try temporaryDirectory()
-        let port = try freePort()
-        var arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-n", name]
-        if jetStream { arguments += ["-js", "-sd", directory + "/store"] }
-        if let configuration {
-            try configuration.write(toFile: directory + "/server.conf", atomically: true, encoding: .utf8)
-            arguments += ["-c", directory + "/server.conf"]
+        var attempt = 0
+        while true {
+            attempt += 1
+            let directory = try temporaryDirectory()
+            let port = try freePort()
+            var arguments = ["-a", "127.0.0.1", "-p", "\(port)", "-n", name]
+            if jetStream { arguments += ["-js", "-sd", directory + "/store"] }
+            if let configuration {
+                try configuration.write(toFile: directory + "/server.conf", atomically: true, encoding: .utf8)
+                arguments += ["-c", directory + "/server.conf"]
+            }
+            let server = NATSServerProcess(name: name, port: port, directory: directory, arguments: arguments + extra)
+            do {
+                try await server.launch()
+                return server
+            } catch let failure as PortTaken where attempt < 5 {
+                _ = failure
+                await server.shutdown()
+            }
         }
-        let server = NATSServerProcess(name: name, port: port, directory: directory, arguments: arguments + extra)
-        try await server.launch()
-        return server
     }
 
-    /// Launches the process and waits (bounded) for "Server is ready".
+    /// Launches the process and waits (bounded) for "Server is ready"; a fatal line (`[FTL]`, for
+    /// example a port in use) fails at once with the server's log instead of waiting out the bound.
     func launch() async throws {
         guard let binary = Self.binary else { throw TestFailure(Self.missing) }
         let process = try TestProcess(binary, arguments, directory: directory)
         current.withLock { $0 = process }
+        let line: String
         do {
-            try await process.errorLines.next("nats-server \(name) to be ready", within: .seconds(60)) { $0.contains("Server is ready") }
+            line = try await process.errorLines.next("nats-server \(name) to be ready", within: .seconds(60)) {
+                $0.contains("Server is ready") || $0.contains("[FTL]")
+            }
         } catch {
             process.signal(SIGKILL)
             throw TestFailure("\(error); its log:\n\(log)")
         }
+        guard line.contains("[FTL]") else { return }
+        try? await stop(signal: SIGKILL)
+        if line.contains("address already in use") { throw PortTaken(port: port, log: log) }
+        throw TestFailure("nats-server \(name) stopped at start: \(line); its log:\n\(log)")
     }
 
     /// Sends `signal` and waits (bounded) for the process to exit.
@@ -135,21 +153,41 @@ final class NATSServerProcess: Sendable {
         return String(cString: made)
     }
 
-    /// A TCP port nobody listens on now (bound to 127.0.0.1:0 and released).
+    /// Ports this test process handed out, so two servers of one run never get the same one.
+    private static let handedOut = Mutex<Set<Int>>([])
+
+    /// A TCP port nobody listens on now, below the kernel's ephemeral range (32768 and up here):
+    /// a port bound to `:0` and released is free for any outgoing connection to take before the
+    /// server binds it, which failed a CI run.
     static func freePort() throws -> Int {
+        for _ in 0..<500 {
+            let candidate = Int.random(in: 20_000..<32_000)
+            guard handedOut.withLock({ $0.insert(candidate).inserted }), canBind(candidate) else { continue }
+            return candidate
+        }
+        throw TestFailure("found no free TCP port between 20000 and 32000 on 127.0.0.1 in 500 tries")
+    }
+
+    /// Whether 127.0.0.1:`port` can be bound right now.
+    private static func canBind(_ port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket failed: errno \(errno)") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
-        guard bound == 0 else { throw TestFailure("bind failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        } == 0
     }
+}
+
+/// A server could not listen: another program took its port between the choice and the bind.
+struct PortTaken: Error, CustomStringConvertible {
+    let port: Int
+    let log: String
+    var description: String { "port \(port) was taken before nats-server could listen on it; its log:\n\(log)" }
 }
 
 /// A JetStream cluster of `nats-server` nodes on loopback: names `n1`…, one cluster name, full routes.
@@ -165,8 +203,21 @@ final class NATSTestCluster: Sendable {
         self.directory = directory
     }
 
-    /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is ready.
+    /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is
+    /// ready; if another program took one of the ports first, starts over on new ones.
     static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await attemptStart(size: size, name: name)
+            } catch let failure as PortTaken where attempt < 5 {
+                _ = failure
+            }
+        }
+    }
+
+    private static func attemptStart(size: Int, name: String) async throws -> NATSTestCluster {
         guard NATSServerProcess.binary != nil else { throw TestFailure(NATSServerProcess.missing) }
         let directory = try NATSServerProcess.temporaryDirectory()
         let clientPorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
