@@ -64,7 +64,7 @@ import Testing
             let racing = ClosureResponder { _, writer in
                 guard let session = service.store.session("leaving") else { return writer.respond(status: 404) }
                 left.record(service.store.passivate(idleBefore: .max))
-                session.subscribe(writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
+                SessionEventStream.open(session, writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
             }
             try await withHTTPServer(racing) { _, address in
                 let stream = try TestClient(address)

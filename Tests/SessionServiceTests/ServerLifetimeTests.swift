@@ -24,7 +24,8 @@ import Testing
             #expect(try client.nextEvent().id == "0")
             let session = try #require(server.server.service.store.session(id) as? Session<CounterReactor>)
             let subscriber = session.shared.withLock { $0.subscribers.all.first }
-            return (Weak(try #require(subscriber)), Weak(subscriber?.stream))
+            let found: Subscriber = try #require(subscriber)
+            return (Weak(found), Weak(found.sink as? ServerSentEventStream))
         }()
         // The client has closed its connection: the session takes the subscriber out, and nothing else
         // may hold it or its stream.

@@ -91,6 +91,16 @@ public final class ServerSentEventStream: Sendable {
         return result
     }
 
+    /// Queues `head` and then `body` as one event, both or neither, as part of `batch`: a stream that
+    /// carries several producers' events (a multiplexed stream) writes its own head (an `id:` only it
+    /// knows) before a body shared with other streams, without copying the body. With `force` the event
+    /// is queued even past the buffer limit: for a producer's few last words (an `end`), which it bounds.
+    public func send(head: [UInt8], body: EncodedServerSentEvent, force: Bool = false, in batch: inout Batch) -> SendResult {
+        let (result, schedule) = enqueue(head, body.bytes, force: force)
+        if schedule { batch.add(self) }
+        return result
+    }
+
     /// Sends to many streams with one hand-off per loop: `body` sends with `send(_:in:)`, and when
     /// it returns each loop gets the list of its streams that have new events (one wake-up each).
     public static func batch<T>(_ body: (inout Batch) throws -> T) rethrows -> T {
@@ -105,14 +115,16 @@ public final class ServerSentEventStream: Sendable {
         /// Some streams belong to another loop than the first one's.
         private var mixed = false
 
-        fileprivate init() {}
+        /// An empty batch; ``schedule()`` hands it over (``batch(_:)`` does both around its body).
+        public init() {}
 
         fileprivate mutating func add(_ stream: ServerSentEventStream) {
             if !mixed, let first = streams.first, first.loop !== stream.loop { mixed = true }
             streams.append(stream)
         }
 
-        fileprivate func schedule() {
+        /// Tells each loop, once, which of its streams have new events.
+        public func schedule() {
             guard let first = streams.first else { return }
             guard mixed else { return first.loop.scheduleFlush(streams) }
             // One pass per loop (there are a handful): hashing every stream into a dictionary cost
@@ -148,6 +160,25 @@ public final class ServerSentEventStream: Sendable {
             return true
         }
         if schedule { loop.scheduleFlush(self) }
+    }
+
+    /// Queues two chunks as one event (see ``send(head:body:force:in:)``).
+    private func enqueue(_ head: [UInt8], _ body: [UInt8], force: Bool) -> (SendResult, schedule: Bool) {
+        state.withLock { state in
+            if state.closed { return (.closed, false) }
+            let count = head.count + body.count
+            let current = queued.load(ordering: .relaxed)
+            if !force && current > 0 && current + count > limit {
+                state.overflowed = true
+                return (.overflow, false)
+            }
+            queued.add(count, ordering: .relaxed)
+            if !head.isEmpty { state.pending.append(head) }
+            state.pending.append(body)
+            if state.scheduled { return (.queued, false) }
+            state.scheduled = true
+            return (.queued, true)
+        }
     }
 
     private func enqueue(_ bytes: [UInt8]) -> (SendResult, schedule: Bool) {

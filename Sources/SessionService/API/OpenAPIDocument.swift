@@ -107,6 +107,15 @@ enum OpenAPIDocument {
           {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "Resume: the current state is sent only if newer than this version."}],
         "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/UnknownSession"}, "409": {"$ref": "#/components/responses/SessionUnavailable"}, "503": {"$ref": "#/components/responses/StorageUnavailable"}}}
     },
+    "/events": {
+      "get": {"summary": "Server-Sent Events of several sessions over one stream: every data names its session, every id: is one cursor for the whole stream; event: end ends one session's part (deleted, unknown_session, unauthorized).",
+        "parameters": [
+          {"name": "sessions", "in": "query", "required": true, "schema": {"type": "string"}, "description": "Comma-separated session ids, at most sse.maxSessionsPerStream, none twice."},
+          {"name": "select", "in": "query", "schema": {"type": "string"}, "description": "A JSON pointer applied to every session, as on /sessions/{id}/events."},
+          {"name": "access_token", "in": "query", "schema": {"type": "string"}, "description": "auth.sessions=token: one token per session, comma-separated in the order of sessions; jwt: the JWT."},
+          {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}, "description": "A cursor this stream sent: every session resumes after it."}],
+        "responses": {"200": {"description": "An event stream.", "content": {"text/event-stream": {}}}, "400": {"$ref": "#/components/responses/Error"}, "401": {"$ref": "#/components/responses/Error"}, "503": {"$ref": "#/components/responses/Error"}}}
+    },
     "/admin/console": {
       "get": {"summary": "The admin console page: sessions, live state, action log, stub mode, time travel, fork. The page is public; it asks for the admin token and sends it only in Authorization headers.",
         "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}}}

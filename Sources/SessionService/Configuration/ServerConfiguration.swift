@@ -51,6 +51,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var maxSubscribersPerSession = 10_000
         /// Most subscribers of all sessions together.
         public var maxSubscribers = 100_000
+        /// Most sessions one `GET /events?sessions=…` stream may name; more get 400 `invalid_sessions`.
+        public var maxSessionsPerStream = 100
     }
 
     /// Session lifetime and limits.

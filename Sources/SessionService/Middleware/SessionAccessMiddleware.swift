@@ -51,7 +51,11 @@ extension APIError {
 
     /// 401 for a session route: the same answer whether the session exists or not.
     static func sessionUnauthorized(_ id: String, presented: Bool) -> APIError {
-        APIError(
+        // A route on several sessions (`/events`) names none in its path.
+        if id.isEmpty {
+            return APIError(status: 401, code: "unauthorized", message: "this request needs a token: Authorization: Bearer <token>, or ?access_token=<token> for EventSource", headers: sessionChallenge)
+        }
+        return APIError(
             status: 401, code: "unauthorized",
             message: presented
                 ? "the token does not grant access to session \(JSONWriter.quoted(id))"

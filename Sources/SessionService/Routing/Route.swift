@@ -4,7 +4,7 @@
 /// every route have a responder.
 public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
-    case createSession, getSession, deleteSession, postAction, events
+    case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access.
@@ -44,6 +44,8 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("DELETE", "/sessions/{id}", .deleteSession, .session(.delete)),
         Entry("POST", "/sessions/{id}/actions", .postAction, .session(.act)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read)),
+        // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
+        Entry("GET", "/events", .multiplexedEvents, .eachSession(.read)),
         // The console page holds no secret: the operator types the admin token into it.
         Entry("GET", "/admin/console", .adminConsole, .open),
         Entry("GET", "/admin/sessions", .adminSessions, .admin),
@@ -74,14 +76,15 @@ public enum Route: String, Sendable, CaseIterable {
         case .deleteSession: 8
         case .postAction: 9
         case .events: 10
-        case .adminConsole: 11
-        case .adminSessions: 12
-        case .adminActions: 13
-        case .adminStub: 14
-        case .adminState: 15
-        case .adminVersion: 16
-        case .adminFork: 17
-        case .adminSessionToken: 18
+        case .multiplexedEvents: 11
+        case .adminConsole: 12
+        case .adminSessions: 13
+        case .adminActions: 14
+        case .adminStub: 15
+        case .adminState: 16
+        case .adminVersion: 17
+        case .adminFork: 18
+        case .adminSessionToken: 19
         }
     }
 

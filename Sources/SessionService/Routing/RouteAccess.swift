@@ -12,4 +12,8 @@ public enum RouteAccess: Sendable, Equatable {
     case createSession
     /// A route on the session named in the path, needing this right on it.
     case session(SessionRight)
+    /// A route on several sessions named in its query (`GET /events?sessions=…`), needing this right on
+    /// each: the route checks every session itself (one refused ends only its part); in jwt mode the
+    /// token is verified before it (401 for the whole request).
+    case eachSession(SessionRight)
 }

@@ -2,7 +2,8 @@ import HTTPServer
 import JSONCodec
 
 extension ReactorService {
-    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream (`HEAD`: its head alone).
+    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session (`HEAD`: its
+    /// head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
@@ -14,25 +15,35 @@ extension ReactorService {
         if metrics.subscribers.value >= limits.maxSubscribers {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
         }
-        var pointer: JSONPointer?
-        let selectText = exchange.request.queryValue("select")
-        if let selectText {
-            do {
-                pointer = try JSONPointer(selectText)
-            } catch {
-                return exchange.fail(APIError(status: 400, code: "invalid_select", message: "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)"))
-            }
+        let select: (pointer: JSONPointer, text: String)?
+        do {
+            select = try Self.select(exchange)
+        } catch {
+            return exchange.fail(error)
         }
-        if exchange.request.method == .HEAD {
-            // The head GET would get, and no subscription: the server sends no events for HEAD.
-            _ = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
-            return exchange.finished(200)
-        }
+        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
-        target.subscribe(writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: pointer, selectText: selectText)
+        SessionEventStream.open(target, writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: select?.pointer, selectText: select?.text)
+        exchange.finished(200)
+    }
+
+    /// The `?select=` pointer of a stream request, if any (400 `invalid_select` when it is not one).
+    static func select(_ exchange: Exchange) throws(APIError) -> (pointer: JSONPointer, text: String)? {
+        guard let text = exchange.request.queryValue("select") else { return nil }
+        do {
+            return (try JSONPointer(text), text)
+        } catch {
+            throw APIError(status: 400, code: "invalid_select", message: "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)")
+        }
+    }
+
+    /// `HEAD` on a stream: the head a `GET` would get, and no subscription (the server writes no events
+    /// for `HEAD` and closes).
+    static func answerHead(_ exchange: Exchange) {
+        _ = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
         exchange.finished(200)
     }
 }

@@ -127,6 +127,9 @@ public final class ReactorService: HTTPResponder {
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .session(let right):
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+            case .eachSession:
+                // Only the JWT itself is checked here; the route checks each session (tokens, rights).
+                if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .open: break
             }
             // Unowned (unsafe): the chains live exactly as long as the service that holds them, and a
@@ -182,6 +185,7 @@ public final class ReactorService: HTTPResponder {
         case .deleteSession: deleteSession(id, exchange)
         case .postAction: postAction(id, exchange)
         case .events: subscribe(id, exchange)
+        case .multiplexedEvents: subscribeMany(exchange)
         case .adminSessions: adminSessions(exchange)
         case .adminActions: adminActions(id, exchange)
         case .adminStub: adminStub(id, exchange)

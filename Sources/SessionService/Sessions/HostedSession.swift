@@ -1,4 +1,3 @@
-import HTTPServer
 import JSONCodec
 import Reactors
 
@@ -14,7 +13,7 @@ public struct EncodedSnapshot: Sendable, Equatable {
     }
 }
 
-/// One live SSE subscriber as the admin listing shows it.
+/// One live subscriber as the admin listing shows it.
 public struct SubscriberInfo: Sendable, Equatable {
     public var queuedBytes: Int
     /// The `id:` of the last state event written to it, nil before the first.
@@ -37,8 +36,11 @@ public protocol HostedSession: AnyObject, Sendable {
     /// mutation the action produced has been reduced (or the session ended).
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
 
-    /// Opens the SSE stream on `writer` and registers it.
-    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?)
+    /// Registers `subscriber` (its sink set): the sink gets the latest state unless the subscriber has
+    /// it, then every new state and pulse. Unless `.subscribed`, the sink was not used.
+    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome
+    /// What the subscriber's transport reports: it drained after an overflow, or it closed.
+    func handle(_ notice: SubscriberNotice, for subscriber: Subscriber)
 
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)
@@ -55,7 +57,7 @@ public protocol HostedSession: AnyObject, Sendable {
     var lastActive: UInt64 { get }
     func touch(at nanoseconds: UInt64)
 
-    /// Ends the session: cancels effects, sends `event: end` to subscribers and closes their streams.
+    /// Ends the session: cancels effects and ends every subscription (``SubscriptionEnd/deleted``).
     func end()
 
     /// Leaves memory after journaling a snapshot; false when it must stay resident.

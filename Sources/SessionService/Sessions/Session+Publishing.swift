@@ -1,4 +1,3 @@
-import HTTPServer
 import JSONCodec
 import Logs
 import Reactors
@@ -13,7 +12,7 @@ extension Session {
             shared.latest = snapshot
             shared.observed = true
             guard !shared.subscribers.isEmpty else { return }
-            let pulseEvents = pulses.compactMap { pulse in encodePulse(pulse).map { PulseEvent(name: pulse.name, event: $0) } }
+            let pulseEvents = pulses.compactMap { encodePulse($0) }
             shared.subscribers.publish(latest(snapshot), pulses: pulseEvents, reporting: reporting)
         }
     }
@@ -27,38 +26,30 @@ extension Session {
     /// `snapshot` for subscribers, encoded only if one of them needs it.
     @inlinable
     func latest(_ snapshot: Snapshot<R.State>) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: snapshot.version, event: { [self] in stateEvent(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
+        SubscriberList.Latest(version: snapshot.version, json: { [self] in stateJSON(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
     }
 
     @inlinable
     var reporting: SubscriberList.Reporting { SubscriberList.Reporting(context: context, sessionID: id) }
 
-    /// The SSE event of a state.
+    /// A state as one line of JSON; nil (logged) when it does not encode.
     @inlinable
-    func stateEvent(_ snapshot: Snapshot<R.State>) -> EncodedServerSentEvent? {
+    func stateJSON(_ snapshot: Snapshot<R.State>) -> [UInt8]? {
         do {
-            let json = try json(of: snapshot.state)
-            return EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(snapshot.version), data: String(decoding: json, as: UTF8.self)))
+            return try json(of: snapshot.state)
         } catch {
             context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
             return nil
         }
     }
 
+    /// The event of one assigned pulse; nil (logged) when its value does not encode.
     @usableFromInline
-    func encodePulse(_ pulse: PulseUpdate) -> EncodedServerSentEvent? {
+    func encodePulse(_ pulse: PulseUpdate) -> SessionEvent? {
         guard let value = try? JSONValueEncoder().encode(pulse.value) else {
             context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
             return nil
         }
-        var data = JSONWriter()
-        data.raw("{\"name\":")
-        data.string(pulse.name)
-        data.raw(",\"value\":")
-        data.raw(value)
-        data.raw(",\"count\":")
-        data.integer(pulse.count)
-        data.raw("}")
-        return EncodedServerSentEvent(ServerSentEvent(event: "pulse", data: String(decoding: data.bytes, as: UTF8.self)))
+        return SessionEvent(.pulse(name: pulse.name, count: pulse.count), json: value)
     }
 }

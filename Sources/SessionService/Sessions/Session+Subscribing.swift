@@ -1,41 +1,24 @@
-import HTTPServer
 import JSONCodec
 import Logs
 import Reactors
 import Synchronization
 
-// Subscribing: SSE streams join and leave a session.
+// Subscribing: subscribers join and leave a session, whatever transport carries their events.
 extension Session {
     @usableFromInline
-    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
-        let subscriber = Subscriber(select: select, selectText: selectText)
-        var passivatedMeanwhile = false
-        // Weak: the subscriber holds the stream, so a strong capture would keep both (and the stream's
-        // connection) alive after the subscriber leaves; the list holds it for as long as it is subscribed.
-        let stream = writer.startEventStream(headers: headers) { [weak self, weak subscriber] notice in
-            guard let subscriber else { return }
-            self?.handle(notice, for: subscriber)
-        }
+    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome {
         var startObserving = false
-        let accepted = shared.withLock { shared -> Bool in
-            guard !shared.ended else { return false }
+        let outcome = shared.withLock { shared -> SubscribeOutcome in
+            guard !shared.ended else { return .ended }
             // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
-            guard !passivated.load(ordering: .relaxed) else {
-                passivatedMeanwhile = true
-                return false
-            }
-            subscriber.stream = stream
-            subscriber.lastSentVersion = lastEventID
+            guard !passivated.load(ordering: .relaxed) else { return .passivated }
             // Before the observer starts, its first event delivers the latest state.
             shared.subscribers.add(subscriber, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
             if !shared.observing {
                 shared.observing = true
                 startObserving = true
             }
-            return true
-        }
-        guard accepted else {
-            return stream.close(with: passivatedMeanwhile ? Self.reconnectEvent : Self.endEvent)
+            return .subscribed
         }
         if startObserving {
             // Outside the lock: the runtime may call the handler right here, with the latest state,
@@ -50,18 +33,14 @@ extension Session {
             }
             if ended { token.cancel() }
         }
-    }
-
-    /// Closes a stream opened in the instant its session left memory: the client reconnects (as
-    /// EventSource does by itself) and gets the session loaded back.
-    static var reconnectEvent: ServerSentEvent {
-        ServerSentEvent(event: "error", data: #"{"code":"session_passivated","message":"the session left memory as this stream opened; reconnect to follow it"}"#)
+        return outcome
     }
 
     @usableFromInline
     var isPassivated: Bool { passivated.load(ordering: .acquiring) }
 
-    func handle(_ notice: EventStreamNotice, for subscriber: Subscriber) {
+    @usableFromInline
+    func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {
         shared.withLock { shared in
             shared.subscribers.handle(notice, for: subscriber, latest: latest(shared), reporting: reporting)
         }
@@ -77,7 +56,7 @@ extension Session {
     func subscriberInfo() -> [SubscriberInfo] {
         shared.withLock { shared in
             shared.subscribers.all.map {
-                SubscriberInfo(queuedBytes: $0.stream?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops, select: $0.selectText)
+                SubscriberInfo(queuedBytes: $0.sink?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops, select: $0.selectText)
             }
         }
     }

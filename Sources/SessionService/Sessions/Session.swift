@@ -1,4 +1,3 @@
-import HTTPServer
 import JSONCodec
 import Logs
 import Reactors
@@ -221,8 +220,6 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func touch(at nanoseconds: UInt64) { activity.store(nanoseconds, ordering: .relaxed) }
 
-    static var endEvent: ServerSentEvent { ServerSentEvent(event: "end", data: "{\"reason\":\"session deleted\"}") }
-
     @usableFromInline
     func end() {
         let subscribers = shared.withLock { shared -> [Subscriber] in
@@ -232,6 +229,6 @@ final class Session<R: Reactor>: HostedSession {
             return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
-        for subscriber in subscribers { subscriber.stream?.close(with: Self.endEvent) }
+        SubscriberList.finish(subscribers, .deleted)
     }
 }

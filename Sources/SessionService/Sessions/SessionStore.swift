@@ -1,4 +1,3 @@
-import HTTPServer
 import JSONCodec
 import Synchronization
 import Tokens
@@ -238,7 +237,8 @@ final class StoredOnlySession: HostedSession {
     var reactorName: String { "" }
     func snapshot() -> EncodedSnapshot { EncodedSnapshot(version: 0, state: Array("null".utf8)) }
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 { throw .sessionEnded }
-    func subscribe(writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {}
+    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome { .ended }
+    func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {}
     var isStubEnabled: Bool { false }
     func setStub(enabled: Bool) {}
     func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) { reply(.failure(.sessionEnded)) }

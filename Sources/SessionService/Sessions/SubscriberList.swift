@@ -1,15 +1,14 @@
-import HTTPServer
 import JSONCodec
 import Logs
 
-/// The SSE subscribers of one session and how far each has got; touched only under the session's
-/// lock. Not generic: fan-out runs this once per subscriber, and code generic over the reactor that
-/// is not specialized looks up the session's type metadata on every call.
+/// The subscribers of one session and how far each has got; touched only under the session's lock.
+/// Not generic: fan-out runs this once per subscriber, and code generic over the reactor that is not
+/// specialized looks up the session's type metadata on every call.
 @usableFromInline
 struct SubscriberList {
     /// In no particular order: a subscriber that leaves is replaced by the last one.
     var all: [Subscriber] = []
-    /// Encodings of the latest state, made once per version for all subscribers.
+    /// The latest state's event and JSON value, made once per version for all subscribers.
     var cache: EncodingCache?
 
     @usableFromInline
@@ -25,15 +24,19 @@ struct SubscriberList {
     @usableFromInline
     struct Latest {
         @usableFromInline let version: UInt64
-        /// The `state` event; nil when the state does not encode (subscribers skip it).
-        @usableFromInline let event: () -> EncodedServerSentEvent?
+        /// The state as one line of JSON; nil when it does not encode (subscribers skip it).
+        @usableFromInline let json: () -> [UInt8]?
         /// The state as a JSON value, for subscribers that `select` part of it.
         @usableFromInline let value: () -> JSONValue?
+        /// The state's event once looked up in this fan-out: found once, not once per subscriber, and
+        /// unretained, since the list's `cache` holds it for as long as the version is the latest (a
+        /// retain and release per subscriber were a tenth of a fan-out's instructions).
+        var event: Unmanaged<SessionEvent>?
 
         @inlinable
-        init(version: UInt64, event: @escaping () -> EncodedServerSentEvent?, value: @escaping () -> JSONValue?) {
+        init(version: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
             self.version = version
-            self.event = event
+            self.json = json
             self.value = value
         }
     }
@@ -51,13 +54,15 @@ struct SubscriberList {
         }
     }
 
-    /// A new state (and the pulses it carried) for every subscriber; each loop is told once.
+    /// A new state (and the pulses it carried) for every subscriber; each transport is handed the
+    /// fan-out once.
     @usableFromInline
-    mutating func publish(_ latest: Latest, pulses: [PulseEvent], reporting: Reporting) {
+    mutating func publish(_ latest: Latest, pulses: [SessionEvent], reporting: Reporting) {
         var anyClosed = false
-        ServerSentEventStream.batch { batch in
+        var latest = latest
+        DeliveryBatch.run { batch in
             for subscriber in all {
-                deliver(latest, pulses: pulses, to: subscriber, reporting: reporting, batch: &batch)
+                deliver(&latest, pulses: pulses, to: subscriber, reporting: reporting, batch: &batch)
                 anyClosed = anyClosed || subscriber.closed
             }
         }
@@ -66,39 +71,43 @@ struct SubscriberList {
 
     /// Adds a subscriber; with `latest` (the state is known), sends it what it has not seen.
     mutating func add(_ subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
+        // Its transport closed before it got here: nothing to add, nothing to remove later.
+        guard !subscriber.closed else { return }
         subscriber.index = all.count
         all.append(subscriber)
         reporting.context.metrics.subscribers.increment()
-        guard let latest, let stream = subscriber.stream else { return }
-        ServerSentEventStream.batch { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &$0) }
+        guard var latest, let sink = subscriber.sink else { return }
+        DeliveryBatch.run { sendLatest(&latest, to: subscriber, sink: sink, reporting: reporting, batch: &$0) }
         if subscriber.closed { remove(subscriber, reporting) }
     }
 
-    /// A notice from a subscriber's stream: it ended, or it drained after refusing events.
-    mutating func handle(_ notice: EventStreamNotice, for subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
-        guard !subscriber.closed, let stream = subscriber.stream else { return }
+    /// A notice from a subscriber's transport: it ended, or it drained after refusing events.
+    mutating func handle(_ notice: SubscriberNotice, for subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
+        guard !subscriber.closed else { return }
         switch notice {
         case .closed:
+            // Also when it has not been added yet (its transport closed as it subscribed): `add` skips it.
             subscriber.closed = true
-            remove(subscriber, reporting)
+            if subscriber.index < all.count, all[subscriber.index] === subscriber { remove(subscriber, reporting) }
+            subscriber.sink = nil
         case .drained:
-            guard subscriber.behind else { return }
+            guard subscriber.behind, let sink = subscriber.sink else { return }
             subscriber.behind = false
-            if let latest {
-                ServerSentEventStream.batch { sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &$0) }
-            }
-            while !subscriber.behind, !subscriber.closed, let pulse = subscriber.pendingPulses.first {
-                switch stream.send(pulse) {
-                case .queued: subscriber.pendingPulses.removeFirst()
-                case .overflow: subscriber.behind = true
-                case .closed: subscriber.closed = true
+            DeliveryBatch.run { batch in
+                if var latest { sendLatest(&latest, to: subscriber, sink: sink, reporting: reporting, batch: &batch) }
+                while !subscriber.behind, !subscriber.closed, let pulse = subscriber.pendingPulses.first {
+                    switch sink.send(pulse, in: &batch) {
+                    case .queued: subscriber.pendingPulses.removeFirst()
+                    case .overflow: subscriber.behind = true
+                    case .closed: subscriber.closed = true
+                    }
                 }
             }
             if subscriber.closed { remove(subscriber, reporting) }
         }
     }
 
-    /// Takes every subscriber out (the session ends); returns the ones still open.
+    /// Takes every subscriber out (the session ends); returns the ones still open, to be finished.
     mutating func removeAll(_ reporting: Reporting) -> [Subscriber] {
         let open = all.filter { !$0.closed }
         for subscriber in open { subscriber.closed = true }
@@ -109,20 +118,19 @@ struct SubscriberList {
 
     /// Sends the latest state (when newer than what the subscriber has) and then the `pulses` of the part
     /// of the state it follows.
-    mutating func deliver(_ latest: Latest, pulses: [PulseEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
-        guard !subscriber.closed, let stream = subscriber.stream else { return }
+    mutating func deliver(_ latest: inout Latest, pulses: [SessionEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout DeliveryBatch) {
+        guard !subscriber.closed, let sink = subscriber.sink else { return }
         if subscriber.behind {
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
         } else {
-            sendLatest(latest, to: subscriber, stream: stream, reporting: reporting, batch: &batch)
+            sendLatest(&latest, to: subscriber, sink: sink, reporting: reporting, batch: &batch)
         }
-        for pulseEvent in pulses where subscriber.follows(pulse: pulseEvent.name) {
-            let pulse = pulseEvent.event
+        for pulse in pulses where subscriber.follows(pulse) {
             if subscriber.behind || !subscriber.pendingPulses.isEmpty {
                 queue(pulse, for: subscriber, reporting: reporting)
             } else {
-                switch stream.send(pulse, in: &batch) {
+                switch sink.send(pulse, in: &batch) {
                 case .queued: break
                 case .overflow:
                     subscriber.behind = true
@@ -136,14 +144,14 @@ struct SubscriberList {
 
     /// Sends the latest state if the subscriber has not seen it (and, with `select`, if the selected
     /// value changed); marks it behind on overflow.
-    mutating func sendLatest(_ latest: Latest, to subscriber: Subscriber, stream: ServerSentEventStream, reporting: Reporting, batch: inout ServerSentEventStream.Batch) {
+    mutating func sendLatest(_ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting, batch: inout DeliveryBatch) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
             // A Last-Event-ID from the future (another server's history) must not hide new states.
             if last > version { subscriber.lastSentVersion = version }
             return
         }
-        let event: EncodedServerSentEvent
+        let result: DeliveryResult
         if let pointer = subscriber.select {
             guard let value = stateValue(latest) else { return }
             let selected = value[pointer] ?? .null
@@ -151,13 +159,16 @@ struct SubscriberList {
                 subscriber.lastSentVersion = version
                 return
             }
-            event = EncodedServerSentEvent(ServerSentEvent(event: "state", id: String(version), data: selected.serializedString()))
             subscriber.lastSelected = selected
+            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized()), in: &batch)
         } else {
-            guard let encoded = stateEvent(latest) else { return }
-            event = encoded
+            if latest.event == nil {
+                guard let made = stateEvent(latest) else { return }
+                latest.event = Unmanaged.passUnretained(made)
+            }
+            result = latest.event.unsafelyUnwrapped._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
         }
-        switch stream.send(event, in: &batch) {
+        switch result {
         case .queued:
             subscriber.lastSentVersion = version
         case .overflow:
@@ -170,28 +181,25 @@ struct SubscriberList {
         }
     }
 
-    /// Holds a pulse for a subscriber that is behind; past the buffer, closes its stream with a reason.
-    func queue(_ pulse: EncodedServerSentEvent, for subscriber: Subscriber, reporting: Reporting) {
+    /// Holds a pulse for a subscriber that is behind; past the buffer, ends its subscription with a reason.
+    func queue(_ pulse: SessionEvent, for subscriber: Subscriber, reporting: Reporting) {
         let context = reporting.context
         guard subscriber.pendingPulses.count < context.limits.pulseBuffer else {
             subscriber.closed = true
             context.metrics.subscribersClosedSlow.increment()
             let message = "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent (sse.pulseBuffer); reconnect to get the current state"
-            var data = JSONWriter()
-            data.raw("{\"code\":\"subscriber_too_slow\",\"message\":")
-            data.string(message)
-            data.raw("}")
-            subscriber.stream?.close(with: ServerSentEvent(event: "error", data: String(decoding: data.bytes, as: UTF8.self)))
+            subscriber.sink?.finish(.tooSlow(message: message))
             context.logger.notice("closed a subscriber that could not keep up", ["session": .string(reporting.sessionID), "pending_pulses": .int(subscriber.pendingPulses.count)])
             return
         }
         subscriber.pendingPulses.append(pulse)
     }
 
-    /// The SSE event of the latest state, encoded once per version.
-    mutating func stateEvent(_ latest: Latest) -> EncodedServerSentEvent? {
+    /// The event of the latest state, made once per version.
+    mutating func stateEvent(_ latest: Latest) -> SessionEvent? {
         if let cache, cache.version == latest.version, let event = cache.event { return event }
-        guard let event = latest.event() else { return nil }
+        guard let json = latest.json() else { return nil }
+        let event = SessionEvent(.state(version: latest.version), json: json)
         cache(latest.version).event = event
         return event
     }
@@ -215,7 +223,11 @@ struct SubscriberList {
     /// Takes out every closed subscriber (some closed during a fan-out).
     mutating func removeClosed(_ reporting: Reporting) {
         let before = all.count
-        all.removeAll { $0.closed }
+        all.removeAll { subscriber in
+            guard subscriber.closed else { return false }
+            subscriber.sink = nil
+            return true
+        }
         for (index, subscriber) in all.enumerated() { subscriber.index = index }
         reporting.context.metrics.subscribers.decrement(by: before - all.count)
     }
@@ -230,57 +242,25 @@ struct SubscriberList {
             all[index] = last
             last.index = index
         }
+        // The sink (and through it the transport) may refer back to the subscriber: let both go.
+        subscriber.sink = nil
         reporting.context.metrics.subscribers.decrement()
     }
-}
 
-/// One assigned `@Pulse` property, encoded once for every subscriber that follows it.
-@usableFromInline
-struct PulseEvent {
-    /// The property name: which part of the state it belongs to (`/name`).
-    @usableFromInline let name: String
-    @usableFromInline let event: EncodedServerSentEvent
-
-    @inlinable
-    init(name: String, event: EncodedServerSentEvent) {
-        self.name = name
-        self.event = event
+    /// Ends subscriptions taken out by ``removeAll(_:)``, outside the session's lock.
+    static func finish(_ subscribers: [Subscriber], _ end: SubscriptionEnd) {
+        for subscriber in subscribers {
+            subscriber.sink?.finish(end)
+            subscriber.sink = nil
+        }
     }
 }
 
 /// The latest state's encodings for subscribers, made at most once per version.
 final class EncodingCache: @unchecked Sendable {
     let version: UInt64
-    var event: EncodedServerSentEvent?
+    var event: SessionEvent?
     var value: JSONValue?
 
     init(version: UInt64) { self.version = version }
-}
-
-/// One SSE subscriber's delivery state; only touched under its session's lock.
-final class Subscriber: @unchecked Sendable {
-    var stream: ServerSentEventStream?
-    let select: JSONPointer?
-    let selectText: String?
-    var lastSentVersion: UInt64?
-    var lastSelected: JSONValue?
-    /// Its output buffer overflowed: states are skipped until it drains, then it gets the latest.
-    var behind = false
-    var pendingPulses: [EncodedServerSentEvent] = []
-    var drops = 0
-    var closed = false
-    /// Where it is in its SubscriberList's `all`.
-    var index = 0
-
-    init(select: JSONPointer?, selectText: String?) {
-        self.select = select
-        self.selectText = selectText
-    }
-
-    /// Whether pulse `name` (state member `/name`) belongs to what this subscriber follows: the whole state,
-    /// or a `select` pointer at or inside `/name`. A stream that selected another part gets none of it.
-    func follows(pulse name: String) -> Bool {
-        guard let first = select?.tokens.first else { return true }
-        return first == name
-    }
 }

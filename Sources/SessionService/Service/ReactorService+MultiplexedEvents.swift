@@ -1,0 +1,129 @@
+import HTTPServer
+import JSONCodec
+import Tokens
+
+extension ReactorService {
+    /// `GET /events?sessions=a,b,c[&select=/pointer]`: the events of several sessions over one stream
+    /// (API.md "Many sessions over one stream"). The request is refused as a whole only for what is wrong
+    /// with it (400), with its JWT (401, in jwt mode) or for the subscriber limits (503); a session that
+    /// cannot be followed ends its own part: `unauthorized` (no or a wrong token, or not covered by the JWT;
+    /// in token mode also an unknown id, so ids cannot be probed), `unknown_session`, `session_unavailable`.
+    ///
+    /// Each part counts as one subscriber of its session (`sse.maxSubscribersPerSession`) and of the
+    /// server (`sse.maxSubscribers`): a stream that would pass either limit is refused with 503.
+    func subscribeMany(_ exchange: Exchange) {
+        let ids: [String]
+        let select: (pointer: JSONPointer, text: String)?
+        do {
+            ids = try streamedSessions(exchange)
+            select = try Self.select(exchange)
+        } catch {
+            return exchange.fail(error)
+        }
+        let now = context.clock.monotonicNanoseconds()
+        let granted = grantedParts(ids, exchange)
+        var starts: [PartStart] = []
+        starts.reserveCapacity(ids.count)
+        for (id, allowed) in zip(ids, granted) {
+            guard allowed else {
+                starts.append(.end(ServerSentEventVocabulary.unauthorized))
+                continue
+            }
+            guard let session = store.session(id) else {
+                starts.append(PartStart(absence: store.absence(id)))
+                continue
+            }
+            session.touch(at: now)
+            starts.append(.subscribe(session))
+        }
+        // Counted without a lock, as for one session's stream.
+        let limits = configuration.sse
+        var subscribing = 0
+        for (id, start) in zip(ids, starts) {
+            guard case .subscribe(let session) = start else { continue }
+            subscribing += 1
+            if session.subscriberCount >= limits.maxSubscribersPerSession {
+                return exchange.fail(.tooManySubscribers("session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"))
+            }
+        }
+        if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
+            return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"))
+        }
+        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
+        let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
+        let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+        stream.attach(exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
+        for (index, start) in starts.enumerated() {
+            switch start {
+            case .subscribe(let session):
+                let id = ids[index]
+                stream.subscribe(index, to: session.isPassivated ? store.session(id) ?? session : session) { [store] in store.session(id) }
+            case .end(let reason):
+                stream.end(index, reason: reason)
+            case .fail(let error):
+                stream.fail(index, code: error.code, message: error.message)
+            }
+        }
+        exchange.finished(200)
+    }
+
+    /// The ids of `sessions=`: 1 to `sse.maxSessionsPerStream` valid ids, none twice (else 400).
+    func streamedSessions(_ exchange: Exchange) throws(APIError) -> [String] {
+        guard let list = exchange.request.queryValue("sessions"), !list.isEmpty else {
+            throw APIError(status: 400, code: "invalid_sessions", message: "name the sessions to follow: GET /events?sessions=a,b,c")
+        }
+        let ids = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+        let limit = configuration.sse.maxSessionsPerStream
+        guard ids.count <= limit else {
+            throw APIError(status: 400, code: "invalid_sessions", message: "a stream follows at most \(limit) sessions (sse.maxSessionsPerStream); this one names \(ids.count): open several streams")
+        }
+        var seen = Set<String>()
+        for id in ids {
+            guard SessionID.isValid(id) else {
+                throw APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; sessions= holds \(JSONWriter.quoted(String(id.prefix(80))))")
+            }
+            guard seen.insert(id).inserted else {
+                throw APIError(status: 400, code: "invalid_sessions", message: "session \(JSONWriter.quoted(id)) is named twice in sessions=")
+            }
+        }
+        return ids
+    }
+
+    /// Whether the request may read each session, as the access mode checks one session's stream: anyone
+    /// (open); the session's own token, the tokens of `access_token=t1,t2,…` taken in the order of the ids
+    /// (token); the JWT the access middleware verified, granting `read` on that session (jwt).
+    func grantedParts(_ ids: [String], _ exchange: Exchange) -> [Bool] {
+        switch access {
+        case .open:
+            return ids.map { _ in true }
+        case .token:
+            let tokens = BearerCredential.presented(by: exchange.request)?.split(separator: ",", omittingEmptySubsequences: false) ?? []
+            return ids.enumerated().map { index, id in
+                let token = index < tokens.count && !tokens[index].isEmpty ? String(tokens[index]) : nil
+                // Checked against a decoy for an unknown id, with the same work: the answer is the same.
+                return SessionTokenHash.verify(presented: token, against: store.accessTokenHash(for: id))
+            }
+        case .jwt:
+            guard let claims = exchange.claims else { return ids.map { _ in false } }
+            return ids.map { claims.refusal(right: .read, sessionID: $0) == nil }
+        }
+    }
+}
+
+/// How one part of a multiplexed stream starts.
+enum PartStart {
+    /// Subscribe it to this session.
+    case subscribe(any HostedSession)
+    /// End it at once with this reason.
+    case end(String)
+    /// End it at once with an error (the session cannot be read right now).
+    case fail(APIError)
+
+    /// The start of a part whose session the store does not have: why, as its `end` reason or error.
+    init(absence: APIError) {
+        switch absence.code {
+        case "unknown_session", "session_unavailable": self = .end(absence.code)
+        default: self = .fail(absence)
+        }
+    }
+}

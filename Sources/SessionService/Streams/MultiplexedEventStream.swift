@@ -1,0 +1,232 @@
+import Dispatch
+import HTTPServer
+import JSONCodec
+import Synchronization
+
+/// The events of several sessions over one SSE response (`GET /events?sessions=a,b,c`). Each session
+/// sees one subscriber per stream, whose sink is a ``Part``: the session decides what the part gets,
+/// exactly as for a one-session stream, and the part writes it here in API.md's multiplexed words with
+/// the stream's ``StreamCursor`` as `id:`. A part ends alone (`event: end`, or `event: error` naming its
+/// session); the stream closes after the last part has ended, when its reader falls too far behind
+/// (`event: error` `subscriber_too_slow`), or when the reader goes away.
+///
+/// ```swift
+/// let stream = MultiplexedEventStream(sessions: ["a", "b"], resumingFrom: cursor, select: nil, selectText: nil)
+/// stream.attach(writer.startEventStream(headers: headers) { stream.handle($0) })
+/// stream.subscribe(0, to: a) { store.session("a") }
+/// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)
+/// ```
+final class MultiplexedEventStream: Sendable {
+    /// The ids of the stream's sessions, in the order of `sessions=`.
+    let sessions: [String]
+    let select: JSONPointer?
+    let selectText: String?
+    /// Per part, the version the client's cursor said it had (nil: from the current state).
+    let resumingFrom: [UInt64?]
+    private let state: Mutex<State>
+
+    private struct State {
+        var sse: ServerSentEventStream?
+        var cursor: StreamCursor
+        /// Per part: its session and subscriber while subscribed.
+        var subscriptions: [(session: any HostedSession, subscriber: Subscriber)?]
+        /// Per part: not ended yet.
+        var live: [Bool]
+        var liveCount: Int
+        /// The response has ended (or is ending): nothing more is sent.
+        var closed = false
+    }
+
+    init(sessions: [String], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
+        self.sessions = sessions
+        self.select = select
+        self.selectText = selectText
+        let start = cursor ?? StreamCursor(sessions: sessions)
+        resumingFrom = start.positions
+        state = Mutex(State(cursor: start, subscriptions: Array(repeating: nil, count: sessions.count), live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
+    }
+
+    /// Takes the response the events go to (its notices come to ``handle(_:)``).
+    func attach(_ sse: ServerSentEventStream) {
+        let closed = state.withLock { state -> Bool in
+            if !state.closed { state.sse = sse }
+            return state.closed
+        }
+        if closed { sse.close() }
+    }
+
+    /// Subscribes part `index` to `session`. One that leaves memory meanwhile is looked up again with
+    /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted.
+    func subscribe(_ index: Int, to session: any HostedSession, lookup: () -> (any HostedSession)?) {
+        let subscriber = Subscriber(lastEventID: resumingFrom[index], select: select, selectText: selectText)
+        subscriber.sink = Part(index: index, sessionID: sessions[index], stream: self)
+        var session = session
+        for _ in 0..<3 {
+            // Registered first: a notice that comes while the session adds the subscriber reaches it.
+            let open = state.withLock { state -> Bool in
+                guard !state.closed, state.live[index] else { return false }
+                state.subscriptions[index] = (session, subscriber)
+                return true
+            }
+            guard open else { break }
+            switch session.subscribe(subscriber) {
+            case .subscribed:
+                return
+            case .ended:
+                subscriber.sink = nil
+                return finish(index, .deleted)
+            case .passivated:
+                guard let again = lookup() else {
+                    subscriber.sink = nil
+                    return end(index, reason: ServerSentEventVocabulary.unknownSession)
+                }
+                session = again
+            }
+        }
+        subscriber.sink = nil
+        finish(index, .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage))
+    }
+
+    /// Ends part `index` before it subscribed: `event: end` with `reason` (`unknown_session`, `unauthorized`, …).
+    func end(_ index: Int, reason: String) {
+        state.withLock { state in
+            guard state.live[index], !state.closed else { return }
+            endPart(index, with: ServerSentEventVocabulary.multiplexedEnd(session: sessions[index], reason: reason, cursor: state.cursor.text), &state)
+        }
+    }
+
+    /// Ends part `index` with an error naming its session (`storage_unavailable`, `session_moved`, …).
+    func fail(_ index: Int, code: String, message: String) {
+        finish(index, .unavailable(code: code, message: message))
+    }
+
+    /// A notice of the response: it drained (every part's session sends what it held back) or it ended
+    /// (every part leaves its session).
+    func handle(_ notice: EventStreamNotice) {
+        switch notice {
+        case .drained:
+            let subscriptions = state.withLock { $0.subscriptions.compactMap { $0 } }
+            for (session, subscriber) in subscriptions { session.handle(.drained, for: subscriber) }
+        case .closed:
+            let subscriptions = state.withLock { state in
+                state.closed = true
+                return close(&state)
+            }
+            for (session, subscriber) in subscriptions { session.handle(.closed, for: subscriber) }
+        }
+    }
+
+    /// Bytes the response has queued.
+    var queuedByteCount: Int { state.withLock { $0.sse?.queuedByteCount ?? 0 } }
+
+    // MARK: From the parts (under their session's lock)
+
+    /// Queues a part's state or pulse, headed by the cursor that counts it.
+    func send(_ event: SessionEvent, from part: Part, in batch: inout DeliveryBatch) -> DeliveryResult {
+        let session = part.sessionID
+        let index = part.index
+        return batch.withFlush(EventStreamFlush.self) { flush in
+            let body = event.wire(for: ObjectIdentifier(Part.self)) { event in
+                switch event.kind {
+                case .state(let version): ServerSentEventVocabulary.multiplexedState(session: session, version: version, json: event.json)
+                case .pulse(let name, let count): ServerSentEventVocabulary.multiplexedPulse(session: session, name: name, count: count, value: event.json)
+                }
+            }
+            return send(event.kind, body: body, index: index, flush: flush)
+        }
+    }
+
+    /// Queues one event of part `index`, the cursor counting it in its head.
+    private func send(_ kind: SessionEvent.Kind, body: [UInt8], index: Int, flush: EventStreamFlush) -> DeliveryResult {
+        state.withLock { state in
+            guard state.live[index], let sse = state.sse else { return .closed }
+            let head: [UInt8]
+            let previous = state.cursor.positions[index]
+            switch kind {
+            case .state(let version):
+                state.cursor.positions[index] = version
+                head = ServerSentEventVocabulary.multiplexedHead("state", cursor: state.cursor)
+            case .pulse:
+                head = ServerSentEventVocabulary.multiplexedHead("pulse", cursor: state.cursor)
+            }
+            let result = sse.send(head: head, body: EncodedServerSentEvent(bytes: body), in: &flush.batch)
+            if result != .queued { state.cursor.positions[index] = previous }
+            return DeliveryResult(result)
+        }
+    }
+
+    /// Ends part `index` as its session says; a part too slow to read ends the whole stream, whose other
+    /// parts then leave their sessions from another thread (this one holds a session's lock).
+    func finish(_ index: Int, _ end: SubscriptionEnd) {
+        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
+            guard state.live[index], !state.closed else { return [] }
+            let session = sessions[index]
+            switch end {
+            case .deleted:
+                endPart(index, with: ServerSentEventVocabulary.multiplexedEnd(session: session, reason: ServerSentEventVocabulary.sessionDeleted, cursor: state.cursor.text), &state)
+                return []
+            case .unavailable(let code, let message):
+                endPart(index, with: ServerSentEventVocabulary.error(session: session, code: code, message: message, cursor: state.cursor.text), &state)
+                return []
+            case .tooSlow(let message):
+                state.subscriptions[index] = nil
+                state.sse?.close(with: ServerSentEventVocabulary.error(session: nil, code: ServerSentEventVocabulary.subscriberTooSlow, message: message, cursor: state.cursor.text))
+                return close(&state)
+            }
+        }
+        guard !leaving.isEmpty else { return }
+        DispatchQueue.global().async {
+            for (session, subscriber) in leaving { session.handle(.closed, for: subscriber) }
+        }
+    }
+
+    /// Ends one part with its last event; after the last part's, the response closes.
+    private func endPart(_ index: Int, with event: ServerSentEvent, _ state: inout State) {
+        state.live[index] = false
+        state.subscriptions[index] = nil
+        state.liveCount -= 1
+        guard let sse = state.sse else { return }
+        if state.liveCount == 0 {
+            sse.close(with: event)
+            _ = close(&state)
+        } else {
+            // Past the buffer limit if need be: a part's end must not be lost, and there is one per part.
+            ServerSentEventStream.batch { _ = sse.send(head: [], body: EncodedServerSentEvent(event), force: true, in: &$0) }
+        }
+    }
+
+    /// Marks the stream closed and lets go of the response and the subscriptions (which refer back to
+    /// this stream); returns the subscriptions still live.
+    private func close(_ state: inout State) -> [(session: any HostedSession, subscriber: Subscriber)] {
+        let live = state.subscriptions.compactMap { $0 }
+        state.closed = true
+        state.sse = nil
+        state.subscriptions = Array(repeating: nil, count: state.subscriptions.count)
+        for index in state.live.indices { state.live[index] = false }
+        state.liveCount = 0
+        return live
+    }
+}
+
+extension MultiplexedEventStream {
+    /// One session's part of a multiplexed stream: the sink of that session's subscriber.
+    final class Part: SubscriberSink {
+        let index: Int
+        let sessionID: String
+        let stream: MultiplexedEventStream
+
+        init(index: Int, sessionID: String, stream: MultiplexedEventStream) {
+            self.index = index
+            self.sessionID = sessionID
+            self.stream = stream
+        }
+
+        func send(_ event: SessionEvent, in batch: inout DeliveryBatch) -> DeliveryResult {
+            stream.send(event, from: self, in: &batch)
+        }
+
+        func finish(_ end: SubscriptionEnd) { stream.finish(index, end) }
+
+        var queuedByteCount: Int { stream.queuedByteCount }
+    }
+}
