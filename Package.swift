@@ -25,7 +25,7 @@ let package = Package(
         // "would block", everything else a typed error naming the call.
         .target(name: "Posix", dependencies: ["CLinux"]),
         // A value-type logger over a tiny handler protocol; JSON lines on standard error.
-        .target(name: "Logs"),
+        .target(name: "Logs", dependencies: ["Posix"]),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
         .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
@@ -40,7 +40,7 @@ let package = Package(
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens"]),
+        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
         .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
         // The typed Swift client (sessions, actions, SSE with reconnect, admin) for servers and Apple apps:
         // Foundation's URLSession only, no Glibc, so it builds wherever Foundation does.
@@ -55,7 +55,7 @@ let package = Package(
         // clock, bounded waits, one Recorder. Not a product: only this package's tests use it.
         .target(
             name: "ReactorServerTesting",
-            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "CLinux"],
+            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "CLinux", "NATS"],
             path: "Tests/ReactorServerTesting",
             exclude: ["README.md"]),
 

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import Posix
 import Synchronization
 
 /// Writes one bounded JSON object per line (``LogLine``), with one `write(2)` per record so lines
@@ -22,17 +23,8 @@ public final class JSONLineLogHandler: LogHandler {
     public func log(_ record: LogRecord) {
         let line = LogLine(record, limits: limits).bytes
         lock.withLock { _ in
-            line.withUnsafeBufferPointer { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let n = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                    if n < 0 {
-                        if errno == EINTR { continue }
-                        return  // nowhere left to report a failing log stream
-                    }
-                    offset += n
-                }
-            }
+            // Nowhere left to report a failing log stream.
+            line.withUnsafeBytes { bytes in _ = Result { () throws(IOError) in try Posix.writeAll(fd, bytes) } }
         }
     }
 

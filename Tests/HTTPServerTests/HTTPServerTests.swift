@@ -368,21 +368,6 @@ let echoResponder = ClosureResponder { request, writer in
         }
     }
 
-    @Test func callsBeforeWriteOncePerIterationWithTheLoopIndex() async throws {
-        let calls = Mutex<[Int]>([])
-        try await withHTTPServer(echoResponder, configure: { configuration in
-            configuration.loopCount = 1
-            configuration.beforeWrite = { index in calls.withLock { $0.append(index) } }
-        }) { _, address in
-            let client = try TestClient(address)
-            try client.send((0..<5).map { "GET /\($0) HTTP/1.1\r\nHost: a\r\n\r\n" }.joined())
-            for _ in 0..<5 { _ = try client.readResponse() }
-        }
-        let seen = calls.withLock { $0 }
-        #expect(!seen.isEmpty && seen.count <= 5)
-        #expect(seen.allSatisfy { $0 == 0 })
-    }
-
     @Test func ignoresASecondAnswerAndAnswersADroppedWriterWith500() async throws {
         let responder = ClosureResponder { request, writer in
             if request.path == "/drop" { return }

@@ -1,5 +1,6 @@
 import Logs
 import NATS
+import ReactorServerTesting
 import Testing
 
 @Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))

@@ -42,9 +42,10 @@ public final class TestClient {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
             }
             guard bound == 0 else {
-                let code = errno
-                close(fd)
-                throw TestFailure("bind to \(source): errno \(code)")
+                // No close here: a class whose properties are all set runs `deinit` when its init
+                // throws, and a second close could take a descriptor another thread just opened
+                // (an in-process server's connection, which then died reading it: EBADF).
+                throw TestFailure("bind to \(source): errno \(errno)")
             }
         }
         if var size = receiveBuffer {
@@ -59,9 +60,8 @@ public final class TestClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
         }
         guard result == 0 else {
-            let code = errno
-            close(fd)
-            throw TestFailure("connect to \(host):\(port): errno \(code)")
+            // `deinit` closes the socket (see above).
+            throw TestFailure("connect to \(host):\(port): errno \(errno)")
         }
     }
 
@@ -70,7 +70,7 @@ public final class TestClient {
         try self.init(port: address.port, host: address.host, readTimeout: readTimeout, receiveBuffer: receiveBuffer, source: source)
     }
 
-    deinit { close(fd) }
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Changes how long one read may wait for the server.
     public func setReadTimeout(_ timeout: Duration) {

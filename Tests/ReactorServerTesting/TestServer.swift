@@ -37,7 +37,7 @@ public final class TestServer: Sendable {
     /// 1 h, shutdown deadline 0 so release never waits on the injected clock); `catalog` adds reactors.
     public init(
         dataDirectory: String? = nil, clock: InjectedClock = InjectedClock(),
-        configure: (inout ServerConfiguration) -> Void = { _ in }, catalog extra: (inout ReactorCatalog) -> Void = { _ in }
+        configure: (inout ServerConfiguration) throws -> Void = { _ in }, catalog extra: (inout ReactorCatalog) -> Void = { _ in }
     ) throws {
         var configuration = ServerConfiguration()
         configuration.http.port = 0
@@ -47,7 +47,7 @@ public final class TestServer: Sendable {
         configuration.http.shutdownDeadlineSeconds = 0
         configuration.storage.memoryOnly = dataDirectory == nil
         if let dataDirectory { configuration.storage.dataDir = dataDirectory }
-        configure(&configuration)
+        try configure(&configuration)
         self.clock = clock
         let reactorClock = clock.reactorClock
         var catalog = ReactorCatalog()
@@ -57,6 +57,18 @@ public final class TestServer: Sendable {
         extra(&catalog)
         server = try ReactorServer(catalog: catalog, configuration: configuration, clock: clock, logger: Logger(label: "test", level: .debug, handler: logs))
         port = try server.start().port
+    }
+
+    /// Starts a server whose sessions are stored at `place` (a ``TestStorage``'s); `configure` edits the
+    /// configuration after the place is set.
+    public convenience init(
+        storage place: StoragePlace, clock: InjectedClock = InjectedClock(),
+        configure: (inout ServerConfiguration) -> Void = { _ in }, catalog extra: (inout ReactorCatalog) -> Void = { _ in }
+    ) throws {
+        try self.init(clock: clock, configure: { configuration in
+            try place.configure(&configuration)
+            configure(&configuration)
+        }, catalog: extra)
     }
 
     deinit { stop() }

@@ -91,7 +91,6 @@ import Testing
             }
             do {
                 let server = try Self.server(directory, configure)
-                let storage = try #require(server.server.storage)
                 _ = try server.createSession("notes", id: "notes")
                 let connection = try server.connect()
                 for (index, size) in Self.sizes.enumerated() {
@@ -100,7 +99,7 @@ import Testing
                 }
                 try check(server, "in memory")
                 // The session is resident: compaction has it write a checkpoint (several chunks of ~1 MiB).
-                storage.compact()
+                try server.compact()
                 #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
                 try check(server, "after a checkpoint")
             }
@@ -115,7 +114,7 @@ import Testing
                     #expect(try connection.request("POST", "/sessions/other/actions", body: #"{"type":"note","text":"\#(String(repeating: "o", count: 100_000))"}"#).status == 202)
                 }
                 let before = try DurabilityTests.segments(directory)
-                try #require(server.server.storage).compact()
+                try server.compact()
                 #expect(Set(before).subtracting(try DurabilityTests.segments(directory)).count > 0)
                 try check(server, "after compaction copied it forward")
             }

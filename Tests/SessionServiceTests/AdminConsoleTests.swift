@@ -130,7 +130,7 @@ import Testing
 
     @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
     func inTokenModeThePageUsesItsTokensAndTheConsolePolls() async throws {
-        // Token mode keeps its tokens in memory only so far, so this server keeps no history either.
+        // A memory-only server: no version can be read back, so the console shows versions, not states.
         let server = try TestServer { $0.auth.sessions = "token" }
         let port = server.port
         let base = "http://127.0.0.1:\(port)"

@@ -38,14 +38,13 @@ import Testing
         try withTemporaryDirectory("compaction") { directory in
             do {
                 let server = try Self.server(directory)
-                let storage = try #require(server.server.storage)
                 _ = try server.createSession("counter", id: "hot")
                 var largest = 0
                 var deletedAny = false
                 for _ in 0..<10 {
                     try Self.increase(server, "hot", count: 100)
                     let before = try DurabilityTests.segments(directory)
-                    storage.compact()
+                    try server.compact()
                     let after = try DurabilityTests.segments(directory)
                     deletedAny = deletedAny || Set(before).subtracting(after).count > 0
                     largest = max(largest, try Self.diskBytes(directory))
@@ -70,13 +69,12 @@ import Testing
     @Test func aPassivatedSessionKeepsItsActionLogThroughCompaction() throws {
         try withTemporaryDirectory("compaction") { directory in
             let server = try Self.server(directory)
-            let storage = try #require(server.server.storage)
             _ = try server.createSession("counter", id: "resting")
             try Self.increase(server, "resting", count: 30)
             #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
             _ = try server.createSession("counter", id: "busy")
             try Self.increase(server, "busy", count: 200)
-            storage.compact()
+            try server.compact()
             #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
             #expect(try server.request("GET", "/sessions/resting").json()["version"] as? Int == 30)
             #expect(try Self.actionSeqs(server, "resting") == Array(11...30))
@@ -86,7 +84,6 @@ import Testing
     @Test func deletingASessionDeletesItsRecordsFromTheDisk() throws {
         try withTemporaryDirectory("compaction") { directory in
             let server = try Self.server(directory)
-            let storage = try #require(server.server.storage)
             _ = try server.createSession("counter", id: "doomed-session")
             try Self.increase(server, "doomed-session", count: 20)
             _ = try server.createSession("counter", id: "survivor")
@@ -94,16 +91,46 @@ import Testing
             func mentions() throws -> Int {
                 try DurabilityTests.segments(directory).filter { (try Data(contentsOf: URL(fileURLWithPath: $0))).range(of: marker) != nil }.count
             }
-            storage.sync()
+            try server.syncJournal()
             #expect(try mentions() > 0)
             #expect(try server.request("DELETE", "/sessions/doomed-session").status == 204)
             #expect(server.logs.values.contains { $0.message.contains("deleted a session; its records in the journal are erased") })
             // Later writes close the segments that held it; compaction then deletes them.
             try Self.increase(server, "survivor", count: 200)
-            storage.compact()
+            try server.compact()
             #expect(try mentions() == 0)
             #expect(try server.request("GET", "/sessions/doomed-session").status == 404)
             #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 200)
+        }
+    }
+}
+
+extension CompactionTests {
+    /// An access token's record is journaled again when compaction deletes the segment that held it, in
+    /// memory or not: the token still opens its session after a restart.
+    @Test func accessTokensOutliveTheSegmentsTheyWereWrittenIn() throws {
+        try withTemporaryDirectory("compaction") { directory in
+            let configure: (inout ServerConfiguration) -> Void = {
+                $0.storage.segmentBytes = 4096
+                $0.storage.snapshotEvery = 10
+                $0.auth.sessions = "token"
+            }
+            let resting: String, resident: String
+            do {
+                let server = try TestServer(dataDirectory: directory, configure: configure)
+                resting = try AccessModeTests.create(server, id: "resting").token
+                resident = try AccessModeTests.create(server, id: "busy").token
+                let connection = try server.connect()
+                for _ in 0..<200 {
+                    let response = try connection.request("POST", "/sessions/busy/actions", headers: [("Authorization", "Bearer \(resident)")], body: #"{"type":"increase"}"#)
+                    #expect(response.status == 202)
+                }
+                try server.compact()
+                #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
+            }
+            let server = try TestServer(dataDirectory: directory, configure: configure)
+            #expect(try server.request("GET", "/sessions/resting", headers: [("Authorization", "Bearer \(resting)")]).status == 200)
+            #expect(try server.request("GET", "/sessions/busy", headers: [("Authorization", "Bearer \(resident)")]).status == 200)
         }
     }
 }

@@ -7,9 +7,9 @@ import Testing
 import Glibc
 #endif
 
-/// `kill -9` of a real `reactor-server` process under concurrent load, then a restart on the same data
-/// directory: nothing a client saw (an SSE version, a 202's seq) is lost, and every state is the replay
-/// of its journal.
+/// `kill -9` of a real `reactor-server` process under concurrent load, then a restart on the same
+/// storage (every backend): nothing a client saw (an SSE version, a 202's seq) is lost, and every state
+/// is the replay of its journal.
 @Suite struct CrashRecoveryTests {
     static let token = "crash-admin-token"
     static let sessionCount = 20
@@ -23,10 +23,15 @@ import Glibc
         var seq: [String: Int] = [:]
     }
 
-    static func start(_ directory: String, fsync: String) async throws -> ServerProcess {
+    static func start(_ place: StoragePlace) async throws -> ServerProcess {
         try await ServerProcess.start(
-            arguments: ["--data-dir", directory, "--set", "storage.fsync=\(fsync)", "--set", "storage.snapshotEvery=25", "--loops", "2"],
+            arguments: place.arguments + ["--set", "storage.snapshotEvery=25", "--loops", "2"],
             environment: ["REACTOR_ADMIN_TOKEN": token])
+    }
+
+    /// Every backend; the file journal with each `storage.fsync` policy.
+    static let backends: [TestStorage] = TestStorage.all.flatMap { storage in
+        storage.name == TestStorage.file.name ? ["batch", "always", "never"].map { storage.with("storage.fsync", $0) } : [storage]
     }
 
     /// Shared by the threads of one run.
@@ -162,11 +167,11 @@ import Glibc
         return recovered
     }
 
-    @Test(arguments: ["batch", "always", "never"])
-    func noVersionAClientSawIsLostToKill9(fsync: String) async throws {
-        try await withTemporaryDirectory("crash-recovery") { directory in
+    @Test(arguments: backends)
+    func noVersionAClientSawIsLostToKill9(storage: TestStorage) async throws {
+        try await storage.withPlace("crash-recovery") { place in
             let sessions = (0..<Self.sessionCount).map { "crash\($0)" }
-            var server = try await Self.start(directory, fsync: fsync)
+            var server = try await Self.start(place)
             let setup = try TestClient(port: server.port)
             for id in sessions {
                 #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
@@ -176,7 +181,7 @@ import Glibc
             for round in 0..<3 {
                 let killAfter = Int.random(in: (100 + 300 * round)...(1_000 + 500 * round))
                 let seen = try await Self.driveAndKill(server, sessions: sessions, killAfter: killAfter)
-                server = try await Self.start(directory, fsync: fsync)
+                server = try await Self.start(place)
                 previous = try Self.verify(server, sessions: sessions, seen: seen, previous: previous)
                 // The verification's own POST made one more version each.
                 previous = previous.mapValues { $0 + 1 }

@@ -4,22 +4,23 @@ import SessionService
 import ReactorServerTesting
 import Testing
 
-/// Sessions survive restarts of an in-process server on a real data directory; damaged journals
-/// truncate (torn tail) or quarantine one session (corruption, changed reactor types).
+/// Sessions survive restarts of an in-process server, and passivation, with every backend; damaged
+/// file journals truncate (torn tail) or quarantine one session (corruption, changed reactor types).
 @Suite struct DurabilityTests {
     static func segments(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
     }
 
-    @Test func versionsStateAndActionLogSurviveARestart() throws {
-        try withTemporaryDirectory("durability") { directory in
+    @Test(arguments: TestStorage.all)
+    func versionsStateAndActionLogSurviveARestart(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
             do {
-                let server = try TestServer(dataDirectory: directory)
+                let server = try TestServer(storage: place)
                 _ = try server.createSession("counter", id: "kept")
                 for _ in 0..<3 { #expect(try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 202) }
                 #expect(try server.request("GET", "/sessions/kept").json()["version"] as? Int == 3)
             }
-            let server = try TestServer(dataDirectory: directory)
+            let server = try TestServer(storage: place)
             let session = try server.request("GET", "/sessions/kept").json()
             #expect(session["version"] as? Int == 3)
             #expect((session["state"] as? [String: Any])?["value"] as? Int == 3)
@@ -106,9 +107,10 @@ import Testing
         }
     }
 
-    @Test func passivatedSessionsComeBackTransparently() throws {
-        try withTemporaryDirectory("durability") { directory in
-            let server = try TestServer(dataDirectory: directory) { $0.sessions.maxResident = 2 }
+    @Test(arguments: TestStorage.all)
+    func passivatedSessionsComeBackTransparently(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
+            let server = try TestServer(storage: place) { $0.sessions.maxResident = 2 }
             for index in 0..<5 {
                 _ = try server.createSession("counter", id: "s\(index)")
                 for _ in 0...index { _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#) }
@@ -126,17 +128,16 @@ import Testing
     @Test func aNewSessionStaysOnDiskUntilUsedAndAnUnchangedOneLeavesWithoutANewSnapshot() throws {
         try withTemporaryDirectory("durability") { directory in
             let server = try TestServer(dataDirectory: directory)
-            let storage = try #require(server.server.storage)
             let store = server.server.service.store
             let journalBytes = { () throws -> Int in
-                storage.flush()
+                try server.flushJournal()
                 return try CompactionTests.diskBytes(directory)
             }
             let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"fresh"}"#)
             #expect(created.status == 201)
             #expect(try created.json()["version"] as? Int == 0)
             #expect(store.residentCount == 0)
-            #expect(storage.storedSessions(matching: "fresh")?.resident == false)
+            #expect(server.isResident("fresh") == false)
             let afterCreate = try journalBytes()
 
             // Read: loaded, then it leaves again with nothing new to journal.
@@ -166,17 +167,18 @@ import Testing
         func transform(action: Flow<Action>) -> Flow<Action> { action.merge(with: ticks) }
     }
 
-    @Test func aSessionMergingOutsideActionsStaysInMemory() throws {
-        try withTemporaryDirectory("durability") { directory in
+    @Test(arguments: TestStorage.all)
+    func aSessionMergingOutsideActionsStaysInMemory(storage: TestStorage) async throws {
+        try await storage.withPlace("durability") { place in
             let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
-            let server = try TestServer(dataDirectory: directory, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
+            let server = try TestServer(storage: place, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
             let store = server.server.service.store
             #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
             _ = try server.createSession("counter", id: "c")
             // The counter session left memory at once; the ticker stays, and idle passivation passes it over.
             #expect(store.residentCount == 1)
             #expect(store.passivate(idleBefore: .max) == 0)
-            #expect(server.server.storage?.storedSessions(matching: "t")?.resident == true)
+            #expect(server.isResident("t") == true)
             continuation.finish()
         }
     }

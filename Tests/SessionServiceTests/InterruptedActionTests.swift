@@ -14,9 +14,9 @@ import Glibc
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
     /// A `reactor-server` whose `search` reactor asks `upstream` (which the test holds), a snapshot per mutation.
-    static func start(_ directory: String, upstream: SocketAddress) async throws -> ServerProcess {
+    static func start(_ place: StoragePlace, upstream: SocketAddress) async throws -> ServerProcess {
         try await ServerProcess.start(
-            arguments: ["--data-dir", directory, "--set", "storage.snapshotEvery=1",
+            arguments: place.arguments + ["--set", "storage.snapshotEvery=1",
                         "--set", "search.baseURL=http://127.0.0.1:\(upstream.port)", "--set", "search.timeoutSeconds=600"],
             environment: ["REACTOR_ADMIN_TOKEN": token])
     }
@@ -25,13 +25,14 @@ import Glibc
         try connection.request("GET", "/admin/sessions/finder/actions", headers: admin).json()["actions"] as? [[String: Any]] ?? []
     }
 
-    @Test func anActionCutShortByKill9IsMarkedInterrupted() async throws {
+    @Test(arguments: TestStorage.all)
+    func anActionCutShortByKill9IsMarkedInterrupted(storage: TestStorage) async throws {
         // The search effect waits on this upstream, which never answers: the effect is in flight for as
         // long as the test wants, with no real delay to race.
         let upstream = HoldingResponder()
         try await withHTTPServer(upstream) { _, address in
-            try await withTemporaryDirectory("interrupted") { directory in
-                var server = try await Self.start(directory, upstream: address)
+            try await storage.withPlace("interrupted") { place in
+                var server = try await Self.start(place, upstream: address)
                 var connection = try server.client()
                 #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
                 #expect(try connection.request("POST", "/sessions/finder/actions", body: #"{"type":"updateQuery","query":"swift"}"#).json()["seq"] as? Int == 1)
@@ -40,7 +41,7 @@ import Glibc
                 #expect(try connection.request("GET", "/sessions/finder").json()["version"] as? Int == 2)
                 #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
-                server = try await Self.start(directory, upstream: address)
+                server = try await Self.start(place, upstream: address)
                 connection = try server.client()
                 let recovered = try connection.request("GET", "/sessions/finder").json()
                 #expect(recovered["version"] as? Int == 2)
@@ -53,7 +54,7 @@ import Glibc
                 let done = try connection.request("POST", "/sessions/finder/actions?wait=true", body: #"{"type":"updateQuery","query":""}"#)
                 #expect(done.status == 200)
                 #expect(try await server.stop() == .exited(0))
-                server = try await Self.start(directory, upstream: address)
+                server = try await Self.start(place, upstream: address)
                 connection = try server.client()
                 log = try Self.actions(connection)
                 #expect(log.map { $0["seq"] as? Int } == [1, 2])

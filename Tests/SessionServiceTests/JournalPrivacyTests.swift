@@ -88,12 +88,11 @@ import Glibc
         try withTemporaryDirectory("journalprivacy") { directory in
             do {
                 let server = try TestServer(dataDirectory: directory)
-                let storage = try #require(server.server.storage)
                 try Self.deleteDoomed(server)
-                storage.flush()
+                try server.flushJournal()
                 #expect(try !Self.mentions(directory).isEmpty)
                 let sizes = try DurabilityTests.segments(directory).map { try JournalDamageTests.bytes($0).count }
-                storage.eraseDeletedSessions()
+                try server.eraseDeletedSessions()
                 #expect(try Self.mentions(directory).isEmpty)
                 // In place: no segment changed length, and every frame is still a whole record.
                 #expect(try DurabilityTests.segments(directory).map { try JournalDamageTests.bytes($0).count } == sizes)
@@ -128,12 +127,11 @@ import Glibc
             try Data(bytes).write(to: URL(fileURLWithPath: segment))
 
             let server = try TestServer(dataDirectory: directory)
-            let storage = try #require(server.server.storage)
             #expect(!server.logs.values.contains { $0.message.contains("damaged journal record") }, "\(server.logs.values.map(\.message))")
             #expect(server.logs.values.filter { $0.message.contains("was being erased when the server stopped") }.count == 2)
             #expect(server.logs.values.contains { $0.message.contains("still on disk; they are erased in the background") })
             #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 6)
-            storage.eraseDeletedSessions()
+            try server.eraseDeletedSessions()
             #expect(try Self.mentions(directory).isEmpty)
             try Self.expectWholeRecords(directory)
         }

@@ -58,12 +58,11 @@ import Testing
             try await eventually("the burst to reach version 25") {
                 try server.request("GET", "/sessions/busy").json()["version"] as? Int == 25
             }
-            storage.flush()
+            try server.flushJournal()
             // Replaying version 25 needs the 25 mutations after the first snapshot until a tick writes one.
-            #expect(try storage.history(id: "busy", upTo: 25)?.records.count == 25)
+            #expect(try storage.history(of: "busy", upTo: 25)?.states.count == 25)
             await server.clock.advance(by: .seconds(5))
-            storage.flush()
-            #expect(try storage.history(id: "busy", upTo: 25)?.records.count == 0, "no snapshot at version 25 after a maintenance tick")
+            #expect(try storage.history(of: "busy", upTo: 25)?.states.count == 0, "no snapshot at version 25 after a maintenance tick")
         }
     }
 

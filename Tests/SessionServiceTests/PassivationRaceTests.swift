@@ -7,11 +7,12 @@ import Testing
 @testable import SessionService
 
 /// Requests racing the passivation of their session are served by the session loaded back, never
-/// answered 404 as if it had been deleted.
+/// answered 404 as if it had been deleted, with every backend.
 @Suite struct PassivationRaceTests {
-    @Test func requestsRacingPassivationNeverSeeA404() throws {
-        try withTemporaryDirectory("passivationrace") { directory in
-            let server = try TestServer(dataDirectory: directory)
+    @Test(arguments: TestStorage.all)
+    func requestsRacingPassivationNeverSeeA404(storage: TestStorage) async throws {
+        try await storage.withPlace("passivationrace") { place in
+            let server = try TestServer(storage: place)
             let store = server.server.service.store
             _ = try server.createSession("counter", id: "flicker")
             let done = Atomic<Bool>(false)
@@ -52,9 +53,10 @@ import Testing
         }
     }
 
-    @Test func aStreamOpenedAsItsSessionLeavesMemoryEndsWithSessionPassivated() async throws {
-        try await withTemporaryDirectory("passivated-stream") { directory in
-            let server = try TestServer(dataDirectory: directory)
+    @Test(arguments: TestStorage.all)
+    func aStreamOpenedAsItsSessionLeavesMemoryEndsWithSessionPassivated(storage: TestStorage) async throws {
+        try await storage.withPlace("passivated-stream") { place in
+            let server = try TestServer(storage: place)
             try server.createSession("counter", id: "leaving")
             #expect(try server.request("POST", "/sessions/leaving/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
             let service = server.server.service

@@ -9,11 +9,11 @@ import Testing
 /// One record limit for writer and reader: a record exactly at it is written, survives compaction's
 /// copy and a restart; one byte more is refused before anything of it is written.
 @Suite struct RecordLimitTests {
-    static func storage(_ directory: String, logs: RecordingLogHandler = RecordingLogHandler()) throws -> SessionStorage {
-        var options = SessionStorage.Options(directory: directory)
+    static func storage(_ directory: String, logs: RecordingLogHandler = RecordingLogHandler()) throws -> FileJournal {
+        var options = FileJournal.Options(directory: directory)
         options.segmentBytes = 4096
         options.actionLogBytes = 1 << 30
-        return try SessionStorage(options: options, logger: Logger(label: "storage", level: .debug, handler: logs))
+        return try FileJournal(options: options, logger: Logger(label: "storage", level: .debug, handler: logs))
     }
 
     @Test func aRecordOneByteOverTheLimitIsNeverWritten() {
@@ -32,24 +32,25 @@ import Testing
     /// when compaction copies it forward; it reads back whole after a restart.
     @Test func anActionAtTheLimitSurvivesCompactionAndARestart() throws {
         try withTemporaryDirectory("recordlimit") { directory in
-            var action = [UInt8](repeating: UInt8(ascii: "a"), count: SessionStorage.maxActionBytes)
+            var action = [UInt8](repeating: UInt8(ascii: "a"), count: FileJournal.maxActionBytes)
             action[0] = UInt8(ascii: "{")
             action[action.count - 1] = UInt8(ascii: "}")
             do {
                 let storage = try Self.storage(directory)
-                let snapshot = StoredSnapshot(id: "big", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8), actions: [], running: [])
-                let key = try #require(storage.create(snapshot))
-                let journal = SessionJournal(storage: storage, key: key, id: "big", reactor: "notes")
+                let snapshot = StoredSnapshot(id: "big", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8))
+                let log = try #require(storage.create(snapshot, accessTokenHash: nil))
+                let journal = SessionJournal(log: log, id: "big", reactor: "notes", snapshotEvery: 1000, logger: .disabled)
                 let ticket = ActionTicket()
                 ticket.done = true
                 journal.accepted(ticket, seq: 1, at: 7, stubbed: false, body: action)
-                #expect(journal.snapshot(version: 0, lastSeq: 1, stub: false, state: Array("{}".utf8), oldestRetained: 1, passivating: true))
+                #expect(journal.snapshot(version: 0, lastSeq: 1, stub: false, state: Array("{}".utf8), oldestRetained: 1))
+                journal.release()
                 // Another session's records close the segments that hold it; compaction copies it forward.
-                let other = try #require(storage.create(StoredSnapshot(id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8), actions: [], running: [])))
-                for version in UInt64(1)...200 { storage.append(kind: .mutation, key: other, number: version) { $0.append(contentsOf: Array(#"{"type":"note","text":"x"}"#.utf8)) } }
+                let other = try #require(storage.create(StoredSnapshot(id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8)), accessTokenHash: nil))
+                for version in UInt64(1)...200 { _ = other.appendMutation(Array(#"{"type":"note","text":"x"}"#.utf8), version: version) }
                 storage.flush()
                 let before = try JournalFiles.segmentNumbers(directory)
-                storage.compact()
+                storage.compact(NoResidentSessions())
                 #expect(try JournalFiles.segmentNumbers(directory).first! > before.first!, "compaction deleted nothing")
                 storage.close()
             }
@@ -66,7 +67,7 @@ import Testing
             let storage = try Self.storage(directory, logs: logs)
             defer { storage.close() }
             #expect(logs.records.allSatisfy { $0.level < .warning }, "\(logs.records.map(\.message))")
-            guard case .loaded(let history) = storage.load(id: "big") else {
+            guard case .loaded(let history, _) = storage.load("big") else {
                 Issue.record("the session did not load back")
                 return
             }
@@ -114,19 +115,18 @@ import Testing
         try withTemporaryDirectory("recordlimit") { directory in
             let configure: (inout ServerConfiguration) -> Void = { $0.sessions.actionLogBytes = 1 << 30 }
             let catalog: (inout ReactorCatalog) -> Void = { $0.register("blob") { BlobReactor() } }
-            let largest = SessionStorage.maxActionBytes
+            let largest = FileJournal.maxActionBytes
             do {
                 let server = try TestServer(dataDirectory: directory, configure: configure, catalog: catalog)
-                let storage = try #require(server.server.storage)
                 _ = try server.createSession("blob", id: "big")
                 #expect(try server.request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":\#(largest)}"#).status == 200)
-                storage.sync()
+                try server.syncJournal()
                 let journal = try CompactionTests.diskBytes(directory)
                 let refused = try server.request("POST", "/sessions/big/actions", body: #"{"type":"blob","size":\#(largest + 1)}"#)
                 #expect(refused.status == 413)
                 #expect(refused.errorCode == "action_too_large")
                 #expect(refused.errorMessage?.contains("\(largest)") == true)
-                storage.sync()
+                try server.syncJournal()
                 #expect(try CompactionTests.diskBytes(directory) == journal, "the refused action reached the journal")
                 // No snapshot after it: the restart replays its journaled mutation, as large as the action.
             }
@@ -147,4 +147,9 @@ import Testing
             #expect(response.body.count > largest, "the first entry holds the whole action")
         }
     }
+}
+
+/// No session is in memory: compaction copies every stored session forward itself.
+struct NoResidentSessions: ResidentSessions {
+    func writeCheckpoints(_ ids: [String]) {}
 }

@@ -8,64 +8,103 @@ import Testing
 import Glibc
 #endif
 
-/// When the journal cannot be written (here: a 64 KiB file-size limit, `ulimit -S -f 64`), the server
-/// refuses changes with 503 `storage_unavailable` and says why, keeps serving reads, and loses nothing it
-/// acknowledged before the failure; once the journal can be written again (the limit raised with
-/// `prlimit`), it recovers without a restart.
+/// When the journal cannot be written (here: a 64 KiB file-size limit, `ulimit -S -f 64`), the answer
+/// to the action whose records failed to be written is never sent: a 503 `storage_unavailable` goes in
+/// its place (the action takes effect only if a retry stores it). Meanwhile the server refuses changes
+/// with 503 and says why, keeps serving what is stored, and loses nothing it acknowledged; once the
+/// journal can be written again (the limit raised with `prlimit`), it recovers without a restart.
 @Suite struct StorageFailureTests {
     static let token = "storage-failure-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
     /// A server whose journal files may not grow past 64 KiB until the test raises the (soft) limit.
-    static func start(_ directory: String) async throws -> ServerProcess {
-        try await ServerProcess.start(arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": token], shell: "ulimit -S -f 64")
+    static func start(_ directory: String, _ settings: [String] = []) async throws -> ServerProcess {
+        try await ServerProcess.start(
+            arguments: ["--data-dir", directory] + settings.flatMap { ["--set", $0] }, environment: ["REACTOR_ADMIN_TOKEN": token], shell: "ulimit -S -f 64")
     }
 
-    /// Starts such a server with session "full" and sends increases until one is refused; returns how
-    /// many were acknowledged before, and the refusal.
-    static func startAndFill(_ directory: String) async throws -> (server: ServerProcess, connection: TestClient, acknowledged: Int, refusal: TestResponse) {
-        let server = try await start(directory)
+    /// What the filling left: the server, the highest version and every `seq` acknowledged, and the
+    /// refusal of the action whose records could not be written.
+    struct Filled {
+        var server: ServerProcess
+        var acknowledgedVersion: Int
+        var acknowledgedSeqs: [Int]
+        var refusal: TestResponse
+    }
+
+    /// Starts such a server with sessions "other" and "full" and sends increases to "full" with
+    /// `?wait=true` (each answer acknowledges the action and the version it made) until one is refused.
+    static func startAndFill(_ directory: String, _ settings: [String] = []) async throws -> Filled {
+        let server = try await start(directory, settings)
         let connection = try server.client()
+        #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"other"}"#).status == 201)
+        // Read once, so it is in memory: a stored session cannot be loaded while the journal fails.
+        #expect(try connection.request("GET", "/sessions/other").status == 200)
         #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"full"}"#).status == 201)
+        var version = 0
+        var seqs: [Int] = []
         // About 90 bytes per action: the limit is reached within about 730.
-        for acknowledged in 0..<5_000 {
-            let response = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#)
-            if response.status != 202 { return (server, connection, acknowledged, response) }
+        for _ in 0..<5_000 {
+            let response = try connection.request("POST", "/sessions/full/actions?wait=true", body: #"{"type":"increase"}"#)
+            guard response.status == 200 else { return Filled(server: server, acknowledgedVersion: version, acknowledgedSeqs: seqs, refusal: response) }
+            let json = try response.json()
+            version = try #require(json["version"] as? Int)
+            seqs.append(try #require(json["seq"] as? Int))
         }
         throw TestFailure("5,000 actions were accepted under a 64 KiB file-size limit")
     }
 
-    @Test func aJournalThatCannotBeWrittenRefusesChangesAndKeepsWhatItAcknowledged() async throws {
+    /// The `seq` of every action in the stored action log of `session`.
+    static func loggedSeqs(_ connection: TestClient, _ session: String) throws -> Set<Int> {
+        let log = try connection.request("GET", "/admin/sessions/\(session)/actions", headers: admin)
+        let entries = try #require(log.json()["actions"] as? [[String: Any]], "\(log.text)")
+        return Set(entries.compactMap { $0["seq"] as? Int })
+    }
+
+    @Test func anActionWhoseRecordsCannotBeWrittenIsRefusedNotAcknowledged() async throws {
         try await withTemporaryDirectory("storage-failure") { directory in
-            var (server, connection, acknowledged, refused) = try await Self.startAndFill(directory)
+            let filled = try await Self.startAndFill(directory, ["http.writeTimeoutSeconds=2"])
+            var server = filled.server
+            // The answer that would have acknowledged it is replaced, and says why.
+            #expect(filled.refusal.status == 503)
+            #expect(filled.refusal.errorCode == "storage_unavailable")
+            #expect(filled.refusal.errorMessage?.contains("not acknowledged") == true, "\(filled.refusal.text)")
+            #expect(filled.refusal.errorMessage?.contains("File too large") == true, "\(filled.refusal.text)")
+            let connection = try server.client()
+            let refused = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#)
             #expect(refused.status == 503)
             #expect(refused.errorCode == "storage_unavailable")
             #expect(refused.errorMessage?.contains("File too large") == true, "\(refused.text)")
             #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode == "storage_unavailable")
-            // Reads still work.
-            #expect(try connection.request("GET", "/sessions/full").status == 200)
-            try await server.process.errorLines.next("the failure to be logged") {
-                $0.contains("cannot write the journal; actions are refused with 503 storage_unavailable")
-            }
+            // What is stored can still be read (a session in memory).
+            #expect(try connection.request("GET", "/sessions/other").status == 200)
+            // "full" shows a version whose records are not stored: its read is never answered, and its
+            // connection closes at the write timeout.
+            let unstored = try server.client()
+            try unstored.send("GET /sessions/full HTTP/1.1\r\nHost: test\r\n\r\n")
+            let rest = try unstored.readToEnd()
+            #expect(rest.isEmpty, "a version whose records are not stored was shown: \(String(decoding: rest, as: UTF8.self))")
             #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
-            server = try await ServerProcess.start(arguments: ["--data-dir", directory])
-            connection = try server.client()
-            let recovered = try #require(try connection.request("GET", "/sessions/full").json()["version"] as? Int)
-            // All but the action whose own write failed survive: its 202 was already queued when the
-            // write failed in the output hook, and the HTTP layer cannot hold queued output back.
-            #expect(recovered >= acknowledged - 1, "acknowledged \(acknowledged), recovered \(recovered)")
-            withKnownIssue("a 202 leaves for the action whose journal write failed; fixing it needs an output hook that can hold a response back") {
-                #expect(recovered >= acknowledged, "acknowledged \(acknowledged), recovered \(recovered)")
-            }
-            #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
+            server = try await ServerProcess.start(arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": Self.token])
+            let restarted = try server.client()
+            let recovered = try #require(try restarted.request("GET", "/sessions/full").json()["version"] as? Int)
+            // Every acknowledged version and action survives.
+            #expect(recovered >= filled.acknowledgedVersion, "acknowledged version \(filled.acknowledgedVersion), recovered \(recovered)")
+            let logged = try Self.loggedSeqs(restarted, "full")
+            let lost = filled.acknowledgedSeqs.filter { !logged.contains($0) }
+            #expect(lost.isEmpty, "acknowledged actions missing from the log after the restart: \(lost)")
+            #expect(try restarted.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
             #expect(try await server.stop() == .exited(0))
         }
     }
 
     @Test func aJournalWritableAgainRecoversWithoutARestart() async throws {
         try await withTemporaryDirectory("storage-recovery") { directory in
-            var (server, connection, before, _) = try await Self.startAndFill(directory)
+            let filled = try await Self.startAndFill(directory)
+            var server = filled.server
+            #expect(filled.refusal.errorCode == "storage_unavailable", "\(filled.refusal.text)")
+            let connection = try server.client()
             // While failing: no fork, and the health check tells a load balancer to look elsewhere.
             let fork = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
             #expect(fork.status == 503)
@@ -76,25 +115,27 @@ import Glibc
 
             let raised = try await TestProcess.run(TestProcess.tool("prlimit"), ["--pid", "\(server.process.pid)", "--fsize=unlimited"])
             try #require(raised.termination == .exited(0), "prlimit: \(raised.error)")
-            // The next output retries the failed write.
-            _ = try connection.request("GET", "/sessions/full")
+            // The journal retries the failed write by itself, with no request to trigger it.
             try await server.process.errorLines.next("the journal to be writable again") { $0.contains("the journal is writable again") }
             #expect(try connection.request("GET", "/healthz").status == 200)
-            var after = 0
+            // The refused action was stored by the retry, as its 503 said it would be if one succeeded.
+            let current = try #require(try connection.request("GET", "/sessions/full").json()["version"] as? Int)
+            #expect(current == filled.acknowledgedVersion + 1, "acknowledged \(filled.acknowledgedVersion), now \(current)")
             for _ in 0..<10 {
                 #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
-                after += 1
             }
+            let last = try connection.request("POST", "/sessions/full/actions?wait=true", body: #"{"type":"increase"}"#)
+            let acknowledged = try #require(try last.json()["version"] as? Int, "\(last.text)")
             let forked = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
             #expect(forked.status == 201)
 
-            // Everything acknowledged, before the failure and after it, is in the journal; the action
-            // whose write failed was written by the retry.
+            // Everything acknowledged, before the failure, the retried action and after, is in the journal.
             #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
             server = try await ServerProcess.start(arguments: ["--data-dir", directory])
             let restarted = try server.client()
             let version = try #require(try restarted.request("GET", "/sessions/full").json()["version"] as? Int)
-            #expect(version == before + after, "acknowledged \(before) + \(after), recovered version \(version)")
+            #expect(version == acknowledged, "acknowledged version \(acknowledged), recovered \(version)")
+            #expect(acknowledged == filled.acknowledgedVersion + 12)
             #expect(try restarted.request("GET", "/sessions/branch").json()["version"] as? Int == 1)
             #expect(try await server.stop() == .exited(0))
         }

@@ -18,6 +18,9 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         case tooManyConnections
         /// The responder dropped the request without answering (500).
         case noResponse
+        /// The answer showed records the server's ``OutputBarrier`` failed to store: it is never sent,
+        /// and this refusal goes in its place (503).
+        case notStored
     }
 
     /// What went wrong; decides the status.
@@ -43,7 +46,7 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
         case .headerTooLarge, .tooManyHeaders: 431
         case .bodyTooLarge: 413
         case .requestTimeout: 408
-        case .responseTimeout, .shuttingDown, .tooManyConnections: 503
+        case .responseTimeout, .shuttingDown, .tooManyConnections, .notStored: 503
         case .noResponse: 500
         }
     }

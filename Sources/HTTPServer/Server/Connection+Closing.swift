@@ -25,6 +25,10 @@ extension Connection {
     /// as the connection's last bytes; then it closes, whatever is left unwritten.
     func shutdownDeadlinePassed() {
         switch machine.shutdownDeadlinePassed(midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty) {
+        case .refuseAndClose where holds.held > 0:
+            // An earlier answer is still held for durability: a refusal written now would be taken
+            // for that answer, so the connection closes with neither.
+            close(reason: StateMachine.CloseReason.outputNotDurable.message(loop.timeouts))
         case .refuseAndClose(let refusal, let isHead):
             queue(refusal, isHead: isHead)
             // One attempt: the answer is small and the socket's buffer empty (nothing else was owed).
@@ -44,6 +48,7 @@ extension Connection {
         Posix.close(fd)
         loop.remove(self)
         output.removeAll(release: true)
+        holds.removeAll()
         if !isProcessing { inbound = [] }
         if let stream {
             self.stream = nil

@@ -19,6 +19,8 @@ extension Connection.StateMachine {
     enum CloseReason: Equatable {
         case peerClosed, peerClosedMidRequest, peerClosedStream, peerClosedBeforeReading
         case lastResponseRead, idle, headTimeout, bodyTimeout, peerNotReading, shutdown, shutdownDeadline
+        /// What the output showed did not become durable in time: it is never sent.
+        case outputNotDurable
 
         /// The reason in words, naming the limit that ended the connection.
         func message(_ timeouts: EventLoop.Timeouts) -> String {
@@ -34,6 +36,7 @@ extension Connection.StateMachine {
             case .peerNotReading: "peer did not read for \(timeouts.writeTimeout.milliseconds) ms"
             case .shutdown: "server shutting down"
             case .shutdownDeadline: "server shutdown deadline passed"
+            case .outputNotDurable: "what the answer shows was not stored within \(timeouts.writeTimeout.milliseconds) ms; it was not sent"
             }
         }
     }

@@ -241,8 +241,9 @@ extension Connection {
             case close(CloseReason)
         }
 
-        /// The deadline of `kind` passed.
-        mutating func deadlinePassed(_ kind: Deadline, midRequest: Bool, outputPending: Bool) -> TimeoutAction {
+        /// The deadline of `kind` passed; `outputHeld` when output waits for the barrier (its write
+        /// deadline then means it never became durable).
+        mutating func deadlinePassed(_ kind: Deadline, midRequest: Bool, outputPending: Bool, outputHeld: Bool = false) -> TimeoutAction {
             switch kind {
             case .keepAlive:
                 return state == .streaming && !outputPending ? .sendKeepAlive : .none
@@ -259,7 +260,7 @@ extension Connection {
                 closeAfterFlush = true
                 return .refuse(.responseTimeout, isHead: isHead)
             case .idle: return .close(.idle)
-            case .write: return .close(.peerNotReading)
+            case .write: return .close(outputHeld ? .outputNotDurable : .peerNotReading)
             case .linger: return .close(.lastResponseRead)
             }
         }
@@ -316,6 +317,15 @@ extension Connection {
             state = .closing
             closeAfterFlush = true
             return .refuse(refusal, isHead: false)
+        }
+
+        /// An answer held for durability was refused (its records were not stored): the refusal is
+        /// the connection's last answer. False while streaming: the stream then just ends.
+        mutating func heldAnswerRefused() -> Bool {
+            guard state != .streaming else { return false }
+            state = .closing
+            closeAfterFlush = true
+            return true
         }
 
         /// The connection is closed; nothing more happens to it.

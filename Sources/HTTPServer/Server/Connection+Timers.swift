@@ -33,7 +33,10 @@ extension Connection {
         if deadline.kind == .response {
             loop.logger.warning("responder did not answer in time", ["timeout_ms": .int(Int(loop.timeouts.responseTimeout.milliseconds))])
         }
-        perform(machine.deadlinePassed(deadline.kind, midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty))
+        if deadline.kind == .write, holds.held > 0 {
+            loop.logger.warning("closed a connection whose answer was held for durability too long", ["timeout_ms": .int(Int(loop.timeouts.writeTimeout.milliseconds))])
+        }
+        perform(machine.deadlinePassed(deadline.kind, midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty, outputHeld: holds.held > 0))
         refreshDeadline()
     }
 

@@ -11,10 +11,10 @@ extension Connection {
     }
 
     /// Writes one stream event straight from the shared encoding when nothing is waiting ahead of
-    /// it (the fan-out case): one `send`, no queueing, no second pass in the loop's flush.
+    /// it and what it shows is durable (the fan-out case): one `send`, no queueing, no second pass in
+    /// the loop's flush.
     func writeStream(_ chunk: [UInt8], for stream: ServerSentEventStream) {
-        guard output.isEmpty, !machine.closeAfterFlush else { return queueStream(chunk) }
-        loop.willWrite()
+        guard output.isEmpty, !machine.closeAfterFlush, mayWriteAtOnce(dependingOn: nil) else { return queueStream(chunk) }
         let sent = chunk.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.send(fd, bytes) } }
         let written: Int
         switch sent {
@@ -28,8 +28,9 @@ extension Connection {
         machine.wrote(at: loop.now)
         if written > 0 { stream.didWrite(written) }
         if written < chunk.count {
-            // The socket is full: the rest waits for EPOLLOUT under the write timeout.
+            // The socket is full: the rest waits for EPOLLOUT under the write timeout (it is durable).
             output.append(chunk, skipping: written)
+            hold(chunk.count - written, dependingOn: 0)
             refreshDeadline()
         } else {
             // Nothing left: the keep-alive deadline moved later, so the armed timer is early, not
@@ -38,16 +39,19 @@ extension Connection {
         }
     }
 
-    /// Writes queued output until done or the socket is full (then EPOLLOUT resumes it).
+    /// Writes queued output until done, the socket is full (then EPOLLOUT resumes it) or what is
+    /// left waits to be durable (then the barrier's wake-up does).
     func flush() {
         isDirty = false
         if isClosed { return }
-        if !output.isEmpty { loop.willWrite() }
         let streaming = machine.state == .streaming ? stream : nil
-        while !output.isEmpty {
+        var writable = output.isEmpty ? 0 : writableByteCount()
+        // A refused held answer on a stream closes the connection.
+        if isClosed { return }
+        while writable > 0 {
             let result: IOResult<Int>
             do {
-                result = try output.write(to: fd)
+                result = try output.write(to: fd, atMost: writable)
             } catch {
                 close(reason: Self.describe(error))
                 return
@@ -56,8 +60,14 @@ extension Connection {
                 refreshDeadline()
                 return
             }
+            writable -= written
             machine.wrote(at: loop.now)
             streaming?.didWrite(written)
+        }
+        if holds.held > 0 {
+            awaitDurability()
+            refreshDeadline()
+            return
         }
         if let streaming {
             output.removeAll(release: true)

@@ -27,6 +27,8 @@ final class Connection: @unchecked Sendable {
     /// one by one would otherwise copy the rest of the buffer once per request).
     @exclusivity(unchecked) var inboundOffset = 0
     @exclusivity(unchecked) var output = OutputQueue()
+    /// What of `output` waits for the server's barrier (see `Connection+Durability`).
+    @exclusivity(unchecked) var holds = DurabilityHolds()
     @exclusivity(unchecked) var isDirty = false
     @exclusivity(unchecked) var isProcessing = false
     /// The socket may hold input we stopped reading because a response was pending.
@@ -73,8 +75,6 @@ final class Connection: @unchecked Sendable {
             return
         }
         if events.contains(.writable) && !output.isEmpty {
-            // flush() runs the loop's beforeWrite hook first (once per iteration): output queued in an
-            // earlier iteration's last write round may show what the hook must commit.
             flush()
         }
         if events.contains(.readHangUp) || events.contains(.hangUp) {
@@ -212,7 +212,7 @@ final class Connection: @unchecked Sendable {
             switch consume step {
             case .needMore:
                 if machine.parsed(.needMore(expectsContinue: parser.expectsContinue), at: loop.now) == .sendContinue {
-                    queue(ResponseEncoder.continueResponse)
+                    queue(ResponseEncoder.continueResponse, dependingOn: 0)
                 }
                 return offset
             case .request(let request):
@@ -225,7 +225,7 @@ final class Connection: @unchecked Sendable {
                 if loop.logger.isEnabled(.debug) {
                     loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
                 }
-                queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false)
+                queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false, dependingOn: 0)
                 return offset
             }
         }
@@ -240,11 +240,13 @@ final class Connection: @unchecked Sendable {
 
     // MARK: answers (on the loop)
 
-    /// Queues the answer to request `number`; drops answers to anything but the current request.
-    func complete(_ response: HTTPResponse, number: UInt64) {
+    /// Queues the answer to request `number`, written once `position` is durable (nil: everything
+    /// appended so far), or replaced by a 503 when `refusable` and storing it fails; drops answers to
+    /// anything but the current request.
+    func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false) {
         let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
         guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
-        queue(response, keepAlive: keepAlive, isHead: isHead)
+        queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
             if keepAlive { resume() }
             refreshDeadline()
@@ -290,6 +292,7 @@ final class Connection: @unchecked Sendable {
         guard machine.state == .streaming else { return }
         if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(chunk)
+        hold(chunk.count, dependingOn: nil)
         markDirty()
     }
 
@@ -298,10 +301,10 @@ final class Connection: @unchecked Sendable {
         if machine.streamFinished() { markDirty() }
     }
 
-    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool) {
+    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil, refusable: Bool = false) {
         let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
-        queue(head)
-        if let body { queue(body) }
+        queue(head, dependingOn: position, refusable: refusable)
+        if let body { queue(body, dependingOn: position, refusable: refusable) }
     }
 
     /// Queues the responder's answer to `refusal` (with `Connection: close`).
@@ -310,12 +313,15 @@ final class Connection: @unchecked Sendable {
         if loop.logger.isEnabled(.debug) {
             loop.logger.debug("request refused", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
         }
-        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: isHead)
+        // The server's own answers show nothing stored: they wait for nothing but earlier output.
+        queue(loop.responder.response(for: rejection), keepAlive: false, isHead: isHead, dependingOn: 0)
     }
 
-    func queue(_ bytes: [UInt8]) {
+    /// Queues bytes that show what `position` holds (nil: everything appended so far).
+    func queue(_ bytes: [UInt8], dependingOn position: UInt64? = nil, refusable: Bool = false) {
         if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(bytes)
+        hold(bytes.count, dependingOn: position, refusable: refusable)
         markDirty()
     }
 

@@ -29,6 +29,8 @@ final class EventLoop: @unchecked Sendable {
     let configuration: HTTPServer.Configuration
     /// The configured durations, copied out so the hot path does not copy the whole configuration.
     let timeouts: Timeouts
+    /// What output waits for before it is written (`Configuration.outputBarrier`).
+    let barrier: (any OutputBarrier)?
     let logger: Logger
     let epoll: Epoll
     let wakeFD: Int32
@@ -96,6 +98,7 @@ final class EventLoop: @unchecked Sendable {
         self.clock = server.clock
         self.configuration = server.configuration
         self.timeouts = Timeouts(server.configuration)
+        barrier = server.configuration.outputBarrier
         var logger = server.logger
         logger[field: "loop"] = .int(index)
         self.logger = logger
@@ -106,7 +109,10 @@ final class EventLoop: @unchecked Sendable {
             try epoll.add(wakeFD, [.readable, .edgeTriggered], token: Self.wakeToken)
             try epoll.add(listener, [.readable, .edgeTriggered], token: Self.listenerToken)
         } catch {
-            Posix.close(wakeFD)
+            // Every property is set, so `deinit` runs when this throws and closes the eventfd; the
+            // listener stays the caller's to close. Closing either here too would close a number
+            // another thread may have opened meanwhile.
+            listenerFD = -1
             throw error
         }
         reserveFD = Self.openReserve()
@@ -309,12 +315,4 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Called by a connection right before it writes: runs the `beforeWrite` hook. Before every
-    /// write, not once per iteration: output can be queued after an earlier write of the same
-    /// iteration (a request handled after another connection's EPOLLOUT write, a drained stream
-    /// refilled in a later round), and the hook must see what that output shows. The journal's
-    /// hook costs two atomic loads when it has nothing to write.
-    func willWrite() {
-        configuration.beforeWrite?(index)
-    }
 }

@@ -24,22 +24,27 @@ public final class HTTPResponseWriter: Sendable {
         }
     }
 
-    /// Sends `response` (the server adds `Date`, `Content-Length` and `Connection` as needed).
-    public func respond(_ response: HTTPResponse) {
+    /// Sends `response` (the server adds `Date`, `Content-Length` and `Connection` as needed) once
+    /// the server's ``OutputBarrier`` reports `position` durable: what the answer shows. nil (the
+    /// default) waits for everything appended when it is queued; 0 for an answer that shows nothing
+    /// stored (a refusal because nothing can be stored). `refusedUnlessStored` for an answer that
+    /// acknowledges a change: should the barrier fail to store what it shows, a 503
+    /// (``HTTPRejection/Kind/notStored``) goes in its place and the connection closes after it.
+    public func respond(_ response: HTTPResponse, dependingOn position: UInt64? = nil, refusedUnlessStored: Bool = false) {
         guard claim("respond") else { return }
         let connection = connection
         let number = number
         if connection.loop.inLoop {
             // Answered inside respond(to:writer:): no closure, no hand-off.
-            connection.complete(response, number: number)
+            connection.complete(response, number: number, dependingOn: position, refusable: refusedUnlessStored)
         } else {
-            connection.loop.enqueue(.run { connection.complete(response, number: number) })
+            connection.loop.enqueue(.run { connection.complete(response, number: number, dependingOn: position, refusable: refusedUnlessStored) })
         }
     }
 
-    /// Sends a response built from its parts.
-    public func respond(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = []) {
-        respond(HTTPResponse(status: HTTPStatus(code: status), headers: headers, body: body))
+    /// Sends a response built from its parts (see ``respond(_:dependingOn:refusedUnlessStored:)``).
+    public func respond(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], dependingOn position: UInt64? = nil, refusedUnlessStored: Bool = false) {
+        respond(HTTPResponse(status: HTTPStatus(code: status), headers: headers, body: body), dependingOn: position, refusedUnlessStored: refusedUnlessStored)
     }
 
     /// Answers with `200 text/event-stream` and returns the stream to push events to. `onNotice`

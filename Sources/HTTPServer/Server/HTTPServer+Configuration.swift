@@ -36,10 +36,9 @@ extension HTTPServer {
         public var eventStreamBufferLimit = 256 * 1024
         /// Quiet time after which an event stream gets a `: keep-alive` comment.
         public var eventStreamKeepAliveInterval: Duration = .seconds(15)
-        /// Called on a loop (with its index) right before it writes socket output (each connection's
-        /// flush), so a journal can group-commit what the output about to leave depends on. Keep it
-        /// cheap when there is nothing to commit.
-        public var beforeWrite: (@Sendable (Int) -> Void)? = nil
+        /// Holds answers and events back until what they show is durable (a store's watermark); nil
+        /// writes everything at once. Asked right before each write: keep `isDurable` cheap.
+        public var outputBarrier: (any OutputBarrier)? = nil
 
         /// The defaults documented on each field.
         public init() {}

@@ -38,6 +38,28 @@ struct OutputQueue {
         byteCount = bytes.count - written
     }
 
+    /// Drops the last `count` unwritten bytes (output that must not leave after all).
+    mutating func removeLast(_ count: Int) {
+        var left = min(count, byteCount)
+        byteCount -= left
+        while left > 0, let last = rest.last {
+            guard last.count > left else {
+                rest.removeLast()
+                left -= last.count
+                continue
+            }
+            rest[rest.count - 1].removeLast(left)
+            return
+        }
+        guard left > 0 else { return }
+        if first.count - offset > left {
+            first.removeLast(left)
+        } else {
+            first = []
+            offset = 0
+        }
+    }
+
     /// Drops everything; `release` also gives the storage back (idle streams should hold nothing).
     mutating func removeAll(release: Bool) {
         first = []
@@ -46,19 +68,21 @@ struct OutputQueue {
         byteCount = 0
     }
 
-    /// Writes as much as the socket takes in one call; returns the bytes written.
-    mutating func write(to fd: Int32) throws(IOError) -> IOResult<Int> {
+    /// Writes as much as the socket takes in one call, at most `limit` bytes (the rest is held back);
+    /// returns the bytes written.
+    mutating func write(to fd: Int32, atMost limit: Int = .max) throws(IOError) -> IOResult<Int> {
         let result: IOResult<Int>
-        if rest.isEmpty {
+        if rest.isEmpty || first.count - offset >= limit {
             let skip = offset
+            let end = limit >= first.count - skip ? first.count : skip + limit
             let sent = first.withUnsafeBytes { bytes in
-                Result { () throws(IOError) in try Posix.send(fd, UnsafeRawBufferPointer(rebasing: bytes[skip...])) }
+                Result { () throws(IOError) in try Posix.send(fd, UnsafeRawBufferPointer(rebasing: bytes[skip..<end])) }
             }
             result = try sent.get()
         } else {
             let count = min(rest.count + 1, Self.maxChunksPerWrite)
             result = try withUnsafeTemporaryAllocation(of: iovec.self, capacity: count) { iov throws(IOError) in
-                try gather(0, count, iov, fd)
+                try gather(0, count, iov, fd, limit)
             }
         }
         if case .processed(var written) = result {
@@ -77,15 +101,17 @@ struct OutputQueue {
         return result
     }
 
-    /// Pins chunk `index` (0 is `first`) and the ones after it, then writes them all.
-    private func gather(_ index: Int, _ count: Int, _ iov: UnsafeMutableBufferPointer<iovec>, _ fd: Int32) throws(IOError) -> IOResult<Int> {
-        if index == count {
-            return try Posix.writev(fd, iov.baseAddress!, Int32(count))
+    /// Pins chunk `index` (0 is `first`) and the ones after it, then writes them all, `limit` bytes
+    /// at most (the chunk that reaches it is the last, cut there).
+    private func gather(_ index: Int, _ count: Int, _ iov: UnsafeMutableBufferPointer<iovec>, _ fd: Int32, _ limit: Int) throws(IOError) -> IOResult<Int> {
+        if index == count || limit == 0 {
+            return try Posix.writev(fd, iov.baseAddress!, Int32(index))
         }
         let skip = index == 0 ? offset : 0
         return try (index == 0 ? first : rest[index - 1]).withUnsafeBufferPointer { bytes throws(IOError) in
-            iov[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + skip), iov_len: bytes.count - skip)
-            return try gather(index + 1, count, iov, fd)
+            let length = min(bytes.count - skip, limit)
+            iov[index] = iovec(iov_base: UnsafeMutableRawPointer(mutating: bytes.baseAddress! + skip), iov_len: length)
+            return try gather(index + 1, count, iov, fd, limit - length)
         }
     }
 }

@@ -28,6 +28,12 @@ public struct ConsumerConfig: Sendable, Equatable {
     public var replicas: Int?
     /// Whether the consumer's state lives in memory only.
     public var memoryStorage = false
+    /// Makes it a push consumer: the server sends its messages to this subject as they come, without
+    /// being asked (nil: a pull consumer, read with fetches).
+    public var deliverSubject: String?
+    /// For a push consumer: how often the server sends an empty status-100 heartbeat while it has
+    /// nothing to deliver, so the reader can tell a quiet consumer from a lost one.
+    public var idleHeartbeat: Duration?
 
     /// An ephemeral consumer delivering everything without acknowledgements.
     public init(filterSubject: String? = nil, deliverPolicy: DeliverPolicy = .all, ackPolicy: AckPolicy = .none) {
@@ -52,6 +58,8 @@ public struct ConsumerConfig: Sendable, Equatable {
         if let inactiveThreshold { fields.append(("inactive_threshold", .number(.int(inactiveThreshold.nanoseconds)))) }
         if let replicas { fields.append(("num_replicas", .number(.int(Int64(replicas))))) }
         if memoryStorage { fields.append(("mem_storage", true)) }
+        if let deliverSubject { fields.append(("deliver_subject", .string(deliverSubject))) }
+        if let idleHeartbeat { fields.append(("idle_heartbeat", .number(.int(idleHeartbeat.nanoseconds)))) }
         return .object(JSONObject(fields))
     }
 }

@@ -5,8 +5,21 @@ import Synchronization
 extension JetStream {
     /// Creates a consumer on `stream` (durable if the config names one, else ephemeral).
     public func createConsumer(stream: String, _ config: ConsumerConfig) async throws(NATSError) -> ConsumerInfo {
+        try await Self.awaiting { (completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void) throws(NATSError) in
+            try createConsumer(stream: stream, config, completion: completion)
+        }
+    }
+
+    /// Creates a consumer and calls `completion` (on the connection's thread) with what the server made.
+    public func createConsumer(stream: String, _ config: ConsumerConfig, completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void) throws(NATSError) {
         let api = config.durableName.map { "CONSUMER.DURABLE.CREATE.\(stream).\($0)" } ?? "CONSUMER.CREATE.\(stream)"
-        return ConsumerInfo(try await request(api, body: ["stream_name": .string(stream), "config": config.json]))
+        try request(api, body: ["stream_name": .string(stream), "config": config.json]) { completion($0.map(ConsumerInfo.init)) }
+    }
+
+    /// Asks for a consumer's deletion without waiting for the answer (a reader done with an
+    /// ephemeral consumer; the server removes it after its inactivity threshold anyway).
+    public func deleteConsumerLater(stream: String, name: String) {
+        try? request("CONSUMER.DELETE.\(stream).\(name)", body: nil) { _ in }
     }
 
     /// Deletes a consumer; false if there was no such consumer.

@@ -81,29 +81,45 @@ extension JetStream {
 
     /// Reads one message from the stream's leader; nil when there is none.
     public func getMessage(stream: String, _ selector: MessageSelector) async throws(NATSError) -> StoredMessage? {
-        let reply: JSONValue
-        do {
-            reply = try await request("STREAM.MSG.GET.\(stream)", body: selector.json)
-        } catch .jetStream(let error) where error.errorCode == JetStreamAPIError.noMessageFound {
-            return nil
+        try await Self.awaiting { (completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) in
+            try getMessage(stream: stream, selector, completion: completion)
         }
-        let server = connection.serverName
+    }
+
+    /// Reads one message from the stream's leader (consistent with every acknowledged publish) and
+    /// calls `completion` (on the connection's thread) with it, or nil when there is none.
+    public func getMessage(stream: String, _ selector: MessageSelector, completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) {
         let subject = "\(apiPrefix).STREAM.MSG.GET.\(stream)"
+        let connection = self.connection
+        try request("STREAM.MSG.GET.\(stream)", body: selector.json) { result in
+            switch result {
+            case .failure(.jetStream(let error)) where error.errorCode == JetStreamAPIError.noMessageFound:
+                completion(.success(nil))
+            case .failure(let error):
+                completion(.failure(error))
+            case .success(let reply):
+                completion(Self.storedMessage(fromGet: reply, stream: stream, subject: subject, server: connection.serverName).map(Optional.some))
+            }
+        }
+    }
+
+    /// A `STREAM.MSG.GET` reply: the message with its payload and headers in base64.
+    static func storedMessage(fromGet reply: JSONValue, stream: String, subject: String, server: String) -> Result<StoredMessage, NATSError> {
         guard let message = reply["message"], let messageSubject = message["subject"]?.stringValue, let sequence = message.uint64("seq") else {
-            throw NATSError.invalidResponse(subject: subject, server: server, detail: "no message in \(reply)")
+            return .failure(.invalidResponse(subject: subject, server: server, detail: "no message in \(reply)"))
         }
         guard let payload = Base64.decode(message["data"]?.stringValue ?? ""), let headerBytes = Base64.decode(message["hdrs"]?.stringValue ?? "") else {
-            throw NATSError.invalidResponse(subject: subject, server: server, detail: "invalid base64 in the message")
+            return .failure(.invalidResponse(subject: subject, server: server, detail: "invalid base64 in the message"))
         }
         var headers = NATSHeaders()
         if !headerBytes.isEmpty {
             do {
                 headers = try headerBytes.withUnsafeBufferPointer { buffer throws(NATSProtocolViolation) in try NATSHeaders.parse(buffer) }
             } catch {
-                throw NATSError.invalidResponse(subject: subject, server: server, detail: "malformed headers: \(error)")
+                return .failure(.invalidResponse(subject: subject, server: server, detail: "malformed headers: \(error)"))
             }
         }
-        return StoredMessage(stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: payload, time: message["time"]?.stringValue)
+        return .success(StoredMessage(stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: payload, time: message["time"]?.stringValue))
     }
 
     /// A direct get's reply: the message with `Nats-Stream`/`Nats-Subject`/`Nats-Sequence`/

@@ -32,14 +32,27 @@ extension JetStream {
     }
 
     /// Removes the stream's messages: all of them, or only those on `subject` (wildcards allowed),
-    /// keeping the newest `keep` if given. Returns how many were removed.
+    /// keeping the newest `keep` if given, or only those before sequence `before` if given. Returns
+    /// how many were removed.
     @discardableResult
-    public func purgeStream(_ name: String, subject: String? = nil, keep: UInt64? = nil) async throws(NATSError) -> UInt64 {
+    public func purgeStream(_ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil) async throws(NATSError) -> UInt64 {
+        try await Self.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+            try purgeStream(name, subject: subject, keep: keep, before: before, completion: completion)
+        }
+    }
+
+    /// Purges as ``purgeStream(_:subject:keep:before:)`` does and calls `completion` (on the
+    /// connection's thread) with how many messages were removed.
+    public func purgeStream(
+        _ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+    ) throws(NATSError) {
         var fields: [(String, JSONValue)] = []
         if let subject { fields.append(("filter", .string(subject))) }
         if let keep { fields.append(("keep", .number(.uint(keep)))) }
-        let reply = try await request("STREAM.PURGE.\(name)", body: fields.isEmpty ? nil : .object(JSONObject(fields)))
-        return reply.uint64("purged") ?? 0
+        if let before { fields.append(("seq", .number(.uint(before)))) }
+        try request("STREAM.PURGE.\(name)", body: fields.isEmpty ? nil : .object(JSONObject(fields))) { result in
+            completion(result.map { $0.uint64("purged") ?? 0 })
+        }
     }
 
     /// Account-level JetStream information (`$JS.API.INFO`): answers only once JetStream is ready.

@@ -89,8 +89,8 @@ public struct JetStream: Sendable {
 }
 
 extension NATSConnection {
-    /// The connected server as `nats://host:port`, for error messages.
-    var serverName: String { state.withLock { $0.serverName } }
+    /// The connected server as `nats://host:port` (without credentials), for error messages.
+    public var serverName: String { state.withLock { $0.serverName } }
 }
 
 extension JSONValue {

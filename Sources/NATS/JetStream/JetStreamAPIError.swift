@@ -52,6 +52,8 @@ public struct JetStreamAPIError: Error, Sendable, Equatable, CustomStringConvert
     public static let noSuitablePeers = 10005
     /// The server that received the request cannot handle it now (not the leader).
     public static let clusterNotLeader = 10009
+    /// More than one replica asked of a server that is not part of a cluster.
+    public static let replicasNotSupported = 10074
 
     /// Whether the same call may succeed later, once the cluster has settled.
     public var isTransient: Bool {

@@ -43,16 +43,25 @@ public struct KeyValue: Sendable {
         }
     }
 
+    /// The latest entry of `key`, markers included, read from the stream's leader (consistent with
+    /// every acknowledged write); calls `completion` on the connection's thread, nil if never written.
+    public func consistentEntry(_ key: String, completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) {
+        let bucket = self.bucket
+        let prefixLength = "$KV.\(bucket).".utf8.count
+        try jetStream.getMessage(stream: streamName, .lastBySubject(try subject(for: key))) { result in
+            completion(result.map { message in message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) } })
+        }
+    }
+
     /// The latest entry of `key`, markers included; nil if never written. With `consistent`, read from
     /// the stream's leader (sees every acknowledged write) instead of any replica.
     public func entry(_ key: String, consistent: Bool = false) async throws(NATSError) -> KeyValueEntry? {
-        if consistent {
-            let prefixLength = "$KV.\(bucket).".utf8.count
-            let message = try await jetStream.getMessage(stream: streamName, .lastBySubject(try subject(for: key)))
-            return message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) }
-        }
-        return try await JetStream.awaiting { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
-            try entry(key, completion: completion)
+        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
+            if consistent {
+                try consistentEntry(key, completion: completion)
+            } else {
+                try entry(key, completion: completion)
+            }
         }
     }
 
@@ -123,8 +132,14 @@ public struct KeyValue: Sendable {
     @discardableResult
     public func delete(_ key: String, revision: UInt64? = nil) async throws(NATSError) -> UInt64 {
         try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
-            try write(key, value: [], headers: ["KV-Operation": "DEL"], expected: revision, completion: completion)
+            try delete(key, revision: revision, completion: completion)
         }
+    }
+
+    /// Deletes the key (a `DEL` marker), only at `revision` if given; calls `completion` with the
+    /// marker's revision.
+    public func delete(_ key: String, revision: UInt64? = nil, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) {
+        try write(key, value: [], headers: ["KV-Operation": "DEL"], expected: revision, completion: completion)
     }
 
     /// Removes the key and its history, leaving one `PURGE` marker; only at `revision` if given.

@@ -38,6 +38,8 @@ extension APIError {
             self.init(status: 503, code: "shutting_down", message: rejection.message)
         case .tooManyConnections:
             self.init(status: 503, code: "too_many_connections", message: rejection.message)
+        case .notStored:
+            self.init(status: 503, code: "storage_unavailable", message: rejection.message)
         case .noResponse:
             self.init(status: 500, code: "internal_error", message: rejection.message)
         default:

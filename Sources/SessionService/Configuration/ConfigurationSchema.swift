@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 #endif
 import Logs
+import NATS
 
 /// Every setting the server reads, in the order `--help`, the README and `Config/server.json` list them.
 public enum ConfigurationSchema {
@@ -36,7 +37,7 @@ public enum ConfigurationSchema {
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
-        .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...SessionStorage.largestStateLimit, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
+        .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...FileJournal.largestStateLimit, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
         .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
         .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
@@ -58,6 +59,17 @@ public enum ConfigurationSchema {
         .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Time one upstream search request may take in all."),
         .integer("search.maxConcurrentRequests", \.search.maxConcurrentRequests, 1...1000, "Upstream search requests in flight at once, across all sessions."),
         .integer("search.maxQueuedRequests", \.search.maxQueuedRequests, 0...100_000, "Searches waiting for a turn; beyond this a search fails at once (its error is in the state)."),
+        .string("storage.backend", \.storage.backend, expected: "file or nats", "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats (a NATS JetStream cluster that several instances share; storage.nats.*).", check: { StorageKind(rawValue: $0) == nil ? "expected file or nats, got \(ConfigurationValue.quoted($0))" : nil }),
+        .strings("storage.nats.servers", \.storage.nats.servers, "NATS servers (nats://host:port, comma-separated) of the JetStream cluster, with storage.backend=nats.", check: { (try? NATSServerAddress.list($0)) == nil ? "expected nats://host:port, got \(ConfigurationValue.quoted($0))" : nil }),
+        .string("storage.nats.user", \.storage.nats.user, "User name for the NATS servers (with storage.nats.password; better: the environment)."),
+        .string("storage.nats.password", \.storage.nats.password, "Password for the NATS servers (better: the REACTOR_STORAGE_NATS_PASSWORD environment variable)."),
+        .string("storage.nats.token", \.storage.nats.token, "Token for the NATS servers, instead of a user and password (better: the REACTOR_STORAGE_NATS_TOKEN environment variable)."),
+        .integer("storage.nats.replicas", \.storage.nats.replicas, 1...5, "Copies JetStream keeps of every record (a quorum acknowledges each); clamped to 1, with a log line, on a server outside a cluster."),
+        .seconds("storage.nats.claimTTLSeconds", \.storage.nats.claimTTLSeconds, 1...600, "How long a stopped or unreachable instance keeps its sessions before another instance may take them over."),
+        .string("storage.nats.instance", \.storage.nats.instance, expected: "letters, digits, - and _", "This instance's name on the cluster (unique among live ones; keep it across restarts); empty: the host name and port.", check: { $0.utf8.allSatisfy(\.isNameCharacter) ? nil : "use letters, digits, - and _" }),
+        .string("storage.nats.prefix", \.storage.nats.prefix, expected: "letters, digits, - and _", "First part of the names of the NATS stream, buckets and subjects (deployments sharing a cluster use different ones).", check: { (try? NATSStorageNames(prefix: $0)) == nil ? "use 1 to 32 letters, digits, - and _" : nil }),
+        .seconds("storage.nats.timeoutSeconds", \.storage.nats.timeoutSeconds, 0.1...600, "Longest wait for one JetStream request."),
+        .seconds("storage.nats.startTimeoutSeconds", \.storage.nats.startTimeoutSeconds, 0...86_400, "How long start-up waits for JetStream (logging while it is not ready); 0: as long as it takes."),
         .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),

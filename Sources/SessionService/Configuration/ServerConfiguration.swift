@@ -151,6 +151,10 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Where sessions are persisted.
     public struct Storage: Sendable, Equatable {
+        /// Which backend stores sessions: `file` or `nats` (see ``StorageKind``).
+        public var backend = "file"
+        /// The NATS JetStream backend's settings (`storage.backend=nats`).
+        public var nats = NATS()
         public var dataDir = "./data"
         /// Keep sessions in memory only: nothing is written, a restart forgets every session.
         public var memoryOnly = false
@@ -162,5 +166,26 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var snapshotEvery = 1000
         /// Journal segment size; compaction deletes whole segments.
         public var segmentBytes = 64 << 20
+
+        /// Where the NATS backend keeps sessions, and how it shares them with other instances.
+        public struct NATS: Sendable, Equatable {
+            /// `nats://host:port` URLs of the cluster's servers (credentials may be in them).
+            public var servers: [String] = ["nats://127.0.0.1:4222"]
+            public var user = ""
+            public var password = ""
+            public var token = ""
+            /// Copies of every stream: 3 on a cluster; clamped to 1 (with a log line) on a lone server.
+            public var replicas = 3
+            /// How long a dead instance's claims keep its sessions before another instance takes them.
+            public var claimTTLSeconds = 5.0
+            /// This instance's name among those sharing the cluster; empty: host name and port.
+            public var instance = ""
+            /// The first part of the names of the stream, buckets and subjects.
+            public var prefix = "reactor"
+            /// How long one JetStream request may take.
+            public var timeoutSeconds = 5.0
+            /// How long start-up waits for JetStream; 0: as long as it takes.
+            public var startTimeoutSeconds = 0.0
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The service's metrics, served at `GET /metrics` in the Prometheus text format.
 public final class ServiceMetrics: Sendable {
     public let actionsAccepted = Counter()
@@ -9,6 +11,8 @@ public final class ServiceMetrics: Sendable {
     /// Time one `reduce` call takes, measured around the reactor's own function.
     public let reduceLatency = Histogram()
     private let requests = RequestCounters()
+    /// Adds the storage backend's own families (the NATS backend's latencies and take-overs).
+    let storageMetrics = Mutex<(@Sendable (inout PrometheusText) -> Void)?>(nil)
 
     public init() {}
 
@@ -42,6 +46,7 @@ public final class ServiceMetrics: Sendable {
         text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
         text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
         text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
+        storageMetrics.withLock { $0 }?(&text)
         return text.output
     }
 }

@@ -20,6 +20,9 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var claims: JWTClaims?
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
+    /// The storage position the answer shows, which must be durable before it leaves; nil (the usual
+    /// case) for everything stored when it is sent, 0 for an answer that shows nothing stored.
+    nonisolated(unsafe) var dependsOn: UInt64?
 
     init(request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         self.request = request
@@ -53,7 +56,9 @@ final class Exchange: Sendable {
             for (name, value) in answerHeaders { fields.append((name, value)) }
             headers = HTTPHeaders(fields)
         }
-        writer.respond(status: status, headers: headers, body: body)
+        // A success acknowledging a change is refused (503) should its records fail to be stored.
+        let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD" && method != "OPTIONS"
+        writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
         finished(status)
     }
 

@@ -2,6 +2,7 @@ import Posix
 import Foundation
 import HTTPServer
 import Logs
+import NATS
 
 /// The whole server: configuration, the HTTP server and the reactor service, in a few lines.
 ///
@@ -22,8 +23,8 @@ public final class ReactorServer: Sendable {
     public let adminTokenGenerated: Bool
     let http: HTTPServer
     let logger: Logger
-    /// The journal, nil with `storage.memoryOnly`.
-    public let storage: SessionStorage?
+    /// Where sessions are stored, nil with `storage.memoryOnly`.
+    let storage: (any StorageBackend)?
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -32,17 +33,14 @@ public final class ReactorServer: Sendable {
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
         let access = try SessionAccessMode.from(configuration.auth)
-        if access.kind == .token, !configuration.storage.memoryOnly {
-            // Until token hashes are journaled with their sessions, a restart would lock every session out.
-            throw ConfigurationError("auth.sessions=token keeps its tokens in memory only so far: use it with storage.memoryOnly, or use jwt")
-        }
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
             logger: logger.labeled("service"), storage: storage)
         var http = Self.httpConfiguration(configuration)
         if let storage {
-            // Group commit: whatever a response or event is about to show is in the journal first.
-            http.beforeWrite = { _ in storage.flushForOutput() }
+            // Whatever a response or event is about to show is stored first (the file journal:
+            // everything buffered is written with one write(2) when output asks, a group commit).
+            http.outputBarrier = StorageOutputBarrier(storage)
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
         self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))
@@ -82,7 +80,13 @@ public final class ReactorServer: Sendable {
         }
         if let storage {
             let count = storage.count
-            lines.append("data folder: \(configuration.storage.dataDir) (\(count) \(count == 1 ? "session" : "sessions") recovered)")
+            let sessions = "\(count) \(count == 1 ? "session" : "sessions")"
+            if storage is NATSStorage {
+                let servers = configuration.storage.nats.servers.map { (try? NATSServerAddress.list($0).first?.description) ?? "?" }.joined(separator: ",")
+                lines.append("sessions on NATS JetStream: \(servers) (\(sessions) stored)")
+            } else {
+                lines.append("data folder: \(configuration.storage.dataDir) (\(sessions) recovered)")
+            }
         } else {
             lines.append("sessions are kept in memory only (storage.memoryOnly): a restart forgets them")
         }
@@ -107,19 +111,64 @@ public final class ReactorServer: Sendable {
         storage?.close()
     }
 
-    /// Opens the data directory and recovers the journal's index, unless memory-only.
-    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> SessionStorage? {
+    /// Opens the configured storage backend, unless memory-only.
+    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> (any StorageBackend)? {
+        guard !configuration.storage.memoryOnly else { return nil }
+        switch StorageKind(rawValue: configuration.storage.backend) {
+        case .file?: return try openFileJournal(configuration, logger: logger)
+        case .nats?: return try openNATSStorage(configuration, logger: logger)
+        case nil: throw ConfigurationError("storage.backend: expected file or nats, got \(ConfigurationValue.quoted(configuration.storage.backend))")
+        }
+    }
+
+    /// Connects to the NATS servers and waits until JetStream is ready (logging while it is not),
+    /// with the streams and buckets the sessions need.
+    static func openNATSStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> NATSStorage {
+        let settings = configuration.storage.nats
+        let servers: [NATSServerAddress]
+        do {
+            servers = try NATSServerAddress.list(settings.servers.joined(separator: ","))
+        } catch {
+            throw ConfigurationError("storage.nats.servers: \(error)")
+        }
+        guard !servers.isEmpty else { throw ConfigurationError("storage.nats.servers: name at least one server (nats://host:port)") }
+        var options = NATSStorage.Options(servers: servers, instance: settings.instance.isEmpty ? defaultInstanceName(port: configuration.http.port) : settings.instance)
+        options.user = settings.user.isEmpty ? nil : settings.user
+        options.password = settings.password.isEmpty ? nil : settings.password
+        options.token = settings.token.isEmpty ? nil : settings.token
+        options.replicas = settings.replicas
+        options.claimTTL = .milliseconds(Int64(settings.claimTTLSeconds * 1000))
+        options.prefix = settings.prefix
+        options.requestTimeout = .milliseconds(Int64(settings.timeoutSeconds * 1000))
+        options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
+        options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
+        do {
+            return try NATSStorage(options: options, logger: logger)
+        } catch {
+            throw ConfigurationError("storage.backend=nats: \(error.description)")
+        }
+    }
+
+    /// `<host name>-<port>`: the same for every start of this instance, so a restart takes its own
+    /// sessions back at once; with port 0 (a port picked at start), the process id stands in.
+    static func defaultInstanceName(port: Int) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&buffer, buffer.count) == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
+        let name = String(host.unicodeScalars.map { $0.isASCII && UInt8($0.value).isNameCharacter ? Character($0) : "-" })
+        return "\(name.prefix(40))-\(port == 0 ? "pid\(getpid())" : String(port))"
+    }
+
+    /// Opens the data directory and recovers the journal's index.
+    static func openFileJournal(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal {
         let settings = configuration.storage
-        guard !settings.memoryOnly else { return nil }
-        var options = SessionStorage.Options(directory: settings.dataDir)
+        var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
         options.fsyncWindowMilliseconds = settings.fsyncWindowMilliseconds
-        options.snapshotEvery = settings.snapshotEvery
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
         do {
-            return try SessionStorage(options: options, logger: logger)
+            return try FileJournal(options: options, logger: logger)
         } catch {
             throw ConfigurationError("storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)")
         }

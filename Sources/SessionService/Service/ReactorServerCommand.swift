@@ -3,6 +3,7 @@ import Glibc
 #endif
 import HTTPServer
 import Logs
+import Posix
 
 /// The `reactor-server` command line: flags and environment → configuration → a running server until
 /// SIGTERM/SIGINT. Your own executable can host your reactors with the same command line:
@@ -87,17 +88,8 @@ public enum ReactorServerCommand {
 
     private static func write(fd: Int32, _ text: String) {
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return
-                }
-                offset += written
-            }
-        }
+        // Nothing to tell anyone when the terminal itself is gone.
+        text.withUTF8 { bytes in _ = Result { () throws(IOError) in try Posix.writeAll(fd, UnsafeRawBufferPointer(bytes)) } }
     }
 }
 

@@ -46,12 +46,12 @@ extension ReactorService {
     /// Sends an action; when the session left memory between the lookup and the send, sends it once
     /// more to the session loaded back (a request must not see a 404 because its session was idle).
     /// `sendAction` is the one registered for the session's reactor (looked up once by the caller).
-    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
         do {
             return try sendAction(session, body, completion)
-        } catch where error.code == APIError.sessionPassivated.code {
+        } catch .passivated {
             // Held in memory while sending, so the retry cannot race another passivation.
-            let seq = try store.withSessionHeld(id) { reloaded throws(APIError) -> UInt64 in
+            let seq = try store.withSessionHeld(id) { reloaded throws(SessionError) -> UInt64 in
                 guard let sendAction = senders[reloaded.reactorName] else { throw store.absence(id) }
                 return try sendAction(reloaded, body, completion)
             }
@@ -66,7 +66,7 @@ extension ReactorService {
 final class ActionWaiter: Sendable {
     private struct State {
         var seq: UInt64?
-        var result: Result<EncodedSnapshot, APIError>?
+        var result: Result<EncodedSnapshot, SessionError>?
         var answered = false
         var timer: ScheduledWork?
     }
@@ -77,7 +77,7 @@ final class ActionWaiter: Sendable {
     init(exchange: Exchange) { self.exchange = exchange }
 
     func accepted(seq: UInt64) {
-        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, APIError>)? in
+        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, SessionError>)? in
             state.seq = seq
             return state.result.flatMap { state.answered ? nil : (seq, $0) }.map { value in
                 state.answered = true
@@ -87,8 +87,8 @@ final class ActionWaiter: Sendable {
         if let (seq, result) = ready { answer(seq, result) }
     }
 
-    func complete(_ result: Result<EncodedSnapshot, APIError>) {
-        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, APIError>, ScheduledWork?)? in
+    func complete(_ result: Result<EncodedSnapshot, SessionError>) {
+        let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, SessionError>, ScheduledWork?)? in
             state.result = result
             guard let seq = state.seq, !state.answered else { return nil }
             state.answered = true
@@ -108,7 +108,7 @@ final class ActionWaiter: Sendable {
         if answered { work.cancel() }
     }
 
-    func reject(_ error: APIError) {
+    func reject(_ error: SessionError) {
         let first = state.withLock { state -> Bool in
             defer { state.answered = true }
             return !state.answered
@@ -127,7 +127,7 @@ final class ActionWaiter: Sendable {
         exchange.fail(APIError(status: 504, code: "timeout", message: "\(which) was accepted but its mutations were not all reduced within \(seconds) s (sessions.waitTimeoutSeconds); it keeps running"))
     }
 
-    private func answer(_ seq: UInt64, _ result: Result<EncodedSnapshot, APIError>) {
+    private func answer(_ seq: UInt64, _ result: Result<EncodedSnapshot, SessionError>) {
         switch result {
         case .success(let snapshot):
             var out = JSONWriter(capacity: 48 + snapshot.state.count)

@@ -1,6 +1,7 @@
 import HTTPServer
 import JSONCodec
 import Logs
+import Tokens
 
 extension ReactorService {
     /// `GET /admin/sessions`: every session with version, stub flag and its subscribers' delivery state.
@@ -128,8 +129,9 @@ extension ReactorService {
         guard access.kind == .token else {
             return exchange.fail(APIError(status: 409, code: "not_token_mode", message: "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only with auth.sessions=token"))
         }
-        guard store.session(id) != nil else { return exchange.fail(store.absence(id)) }
-        guard let token = issueToken(for: id) else { return }
+        let token = SessionToken.generate()
+        // Stored with the session, which need not be loaded for it.
+        guard store.replaceAccessTokenHash(token.hash, for: id) else { return exchange.fail(store.absence(id)) }
         logger.notice("replaced a session's token", ["session": .string(id)])
         var out = JSONWriter(capacity: 64)
         out.raw("{\"token\":")

@@ -120,10 +120,11 @@ enum PartStart {
     case fail(APIError)
 
     /// The start of a part whose session the store does not have: why, as its `end` reason or error.
-    init(absence: APIError) {
-        switch absence.code {
-        case "unknown_session", "session_unavailable": self = .end(absence.code)
-        default: self = .fail(absence)
+    init(absence: SessionError) {
+        let error = APIError(absence)
+        switch error.code {
+        case "unknown_session", "session_unavailable": self = .end(error.code)
+        default: self = .fail(error)
         }
     }
 }

@@ -34,16 +34,16 @@ extension ReactorService {
             return exchange.fail(APIError(status: 403, code: "forbidden", message: refusal))
         }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
+        let token = newToken()
         let session: any HostedSession
         do {
-            session = try store.insert(id: id) { definition.makeSession(id, context) }
+            session = try store.insert(id: id, accessTokenHash: token?.hash) { accessTokenHash in definition.makeSession(id, context, accessTokenHash) }
         } catch .exists {
             return exchange.fail(APIError(status: 409, code: "session_exists", message: "a session with id \(JSONWriter.quoted(id)) already exists"))
         } catch {
             return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
         }
         metrics.sessions.increment()
-        let token = issueToken(for: id)
         let snapshot = session.snapshot()
         store.settle(session)
         exchange.reply(201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
@@ -54,12 +54,9 @@ extension ReactorService {
         configuration.auth.reactors.isEmpty || configuration.auth.reactors.contains(reactor)
     }
 
-    /// In token mode, a fresh capability token for the session (its hash kept, the text returned once).
-    func issueToken(for id: String) -> SessionToken? {
-        guard access.kind == .token else { return nil }
-        let token = SessionToken.generate()
-        store.setAccessTokenHash(token.hash, for: id)
-        return token
+    /// In token mode, a fresh capability token (its hash is stored with the session, the text returned once).
+    func newToken() -> SessionToken? {
+        access.kind == .token ? SessionToken.generate() : nil
     }
 
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.

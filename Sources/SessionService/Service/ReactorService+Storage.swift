@@ -3,25 +3,9 @@ import JSONCodec
 
 // Persistence in the service: restoring sessions, passivation, compaction, time travel.
 extension ReactorService {
-    /// Connects the store to the catalog for loading sessions, and notes the recovered ones.
-    func attachStorage() {
+    /// Notes the sessions storage holds at start (not in memory yet) for idle expiry and the metrics.
+    func noteStoredSessions() {
         guard let storage = store.storage else { return }
-        let catalog = catalog
-        let context = context
-        store.restorer.withLock {
-            $0 = { history, id in
-                guard let definition = catalog.definition(named: history.snapshot.reactor) else {
-                    return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
-                }
-                let journal = SessionJournal(storage: storage, key: history.key, id: id, reactor: definition.name)
-                if history.hasTail { journal.changedSinceSnapshot.store(true, ordering: .relaxed) }
-                do throws(RestoreError) {
-                    return .success(try definition.restoreSession(id, context, history, journal))
-                } catch {
-                    return .failure(error)
-                }
-            }
-        }
         let stored = storage.storedSessions()
         store.notePassive(stored.map(\.id), at: context.clock.monotonicNanoseconds())
         metrics.sessions.increment(by: stored.count)
@@ -38,8 +22,7 @@ extension ReactorService {
             if count > 0 { logger.debug("passivated idle sessions", ["count": .int(count)]) }
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
-        storage.eraseDeletedSessions()
-        storage.compact()
+        storage.maintain(store)
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
@@ -67,9 +50,9 @@ extension ReactorService {
     }
 
     /// The state of session `id` at `version`, as clients would have seen it.
-    func stateJSON(_ id: String, at version: UInt64, storage: SessionStorage, shown: Bool = true) -> Result<[UInt8], APIError> {
-        guard let info = storage.storedSessions(matching: id) else { return .failure(store.absence(id)) }
-        if let reason = info.unavailable { return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason)")) }
+    func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
+        guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
+        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
         guard version <= info.version else {
             return .failure(APIError(status: 404, code: "unknown_version", message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet"))
         }
@@ -78,15 +61,15 @@ extension ReactorService {
         }
         let history: StoredVersionHistory
         do {
-            guard let found = try storage.history(id: id, upTo: version) else {
-                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(id: id).map(String.init) ?? "unknown")"))
+            guard let found = try storage.history(of: id, upTo: version) else {
+                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown")"))
             }
             history = found
         } catch {
-            return .failure(.storageUnreadable(id, "\(error)"))
+            return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(history.base, history.records, shown))
+            return .success(try definition.replay(history.base, history.states, shown))
         } catch {
             return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
         }
@@ -110,7 +93,7 @@ extension ReactorService {
             return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -"))
         }
         if let reason = storage.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
-        guard let info = storage.storedSessions(matching: id) else { return exchange.fail(store.absence(id)) }
+        guard let info = storage.storedSession(id) else { return exchange.fail(store.absence(id)) }
         let state: [UInt8]
         switch stateJSON(id, at: version, storage: storage, shown: false) {
         case .success(let json): state = json
@@ -122,13 +105,14 @@ extension ReactorService {
             return exchange.fail(APIError(status: 422, code: "state_too_large", message: "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes (sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
-        let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, actions: [], running: [])
+        let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state)
+        let token = newToken()
         let session: any HostedSession
         do {
-            session = try store.insert(id: newID) {
-                guard let key = storage.create(snapshot) else { return StoredOnlySession(id: newID) }
-                let journal = SessionJournal(storage: storage, key: key, id: newID, reactor: info.reactor)
-                let history = StoredHistory(key: key, snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
+            session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
+                guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
+                let journal = SessionJournal(log: log, id: newID, reactor: info.reactor, snapshotEvery: context.limits.snapshotEvery, logger: logger)
+                let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }
         } catch .exists {
@@ -138,7 +122,6 @@ extension ReactorService {
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
-        let token = issueToken(for: newID)
         let created = session.snapshot()
         store.settle(session)
         exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])

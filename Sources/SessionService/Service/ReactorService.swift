@@ -34,9 +34,18 @@ public final class ReactorService: HTTPResponder {
     /// Who may use sessions (`auth.sessions`).
     public let access: SessionAccessMode
 
-    public init(
+    /// A service for `catalog` with its sessions in memory only.
+    public convenience init(
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
-        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: SessionStorage? = nil
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger
+    ) {
+        self.init(catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock, logger: logger, storage: nil)
+    }
+
+    /// A service for `catalog` with its sessions kept in `storage` (nil: memory only).
+    init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?
     ) {
         self.access = access
         self.catalog = catalog
@@ -49,17 +58,22 @@ public final class ReactorService: HTTPResponder {
         limits.pulseBuffer = configuration.sse.pulseBuffer
         limits.maxStateBytes = configuration.sessions.maxStateBytes
         limits.maxBodyBytes = configuration.http.maxBodyBytes
+        limits.snapshotEvery = configuration.storage.snapshotEvery
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
-        let store = SessionStore(limit: configuration.sessions.limit, storage: storage, maxResident: configuration.sessions.maxResident)
+        let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
+        if let storage {
+            storage.attach(store)
+            context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
+        }
         openAPIDocument = OpenAPIDocument.json(reactors: catalog.definitions.map(\.name))
         reactorsDocument = Self.reactorsJSON(catalog)
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
-        attachStorage()
+        noteStoredSessions()
         scheduleIdleSweep()
     }
 
@@ -166,6 +180,9 @@ public final class ReactorService: HTTPResponder {
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
         case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
+            // It shows no session's state, so it never waits for storage (a load balancer must hear
+            // at once that writes fail).
+            exchange.dependsOn = 0
             if !accepting.load(ordering: .relaxed) {
                 exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
             } else if let reason = store.storage?.unavailableReason {
@@ -181,7 +198,14 @@ public final class ReactorService: HTTPResponder {
         case .reactors:
             exchange.reply(200, json: reactorsDocument)
         case .createSession: createSession(exchange)
-        case .getSession: withSession(id, exchange) { session in exchange.reply(200, json: Self.sessionJSON(session, session.snapshot())) }
+        case .getSession:
+            withSession(id, exchange) { session in
+                let snapshot = session.snapshot()
+                // It shows this session's state, so only its own records need be durable: read after
+                // the state, so the position covers the record of the version shown.
+                exchange.dependsOn = session.storedPosition
+                exchange.reply(200, json: Self.sessionJSON(session, snapshot))
+            }
         case .deleteSession: deleteSession(id, exchange)
         case .postAction: postAction(id, exchange)
         case .events: subscribe(id, exchange)

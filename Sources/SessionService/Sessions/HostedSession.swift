@@ -34,7 +34,7 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
     /// mutation the action produced has been reduced (or the session ended).
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
 
     /// Registers `subscriber` (its sink set): the sink gets the latest state unless the subscriber has
     /// it, then every new state and pulse. Unless `.subscribed`, the sink was not used.
@@ -45,7 +45,7 @@ public protocol HostedSession: AnyObject, Sendable {
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)
     /// Forces a state (stub mode only); replies with the new snapshot or an error.
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void)
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void)
 
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
     /// Why the states of these accepted actions were refused (`state_too_large`, …), for those that were.
@@ -59,6 +59,9 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Ends the session: cancels effects and ends every subscription (``SubscriptionEnd/deleted``).
     func end()
+    /// Ends the session here because another process took it over: effects stop, subscribers get
+    /// `event: error` with code `session_moved` and their streams close.
+    func endMoved(_ reason: String)
 
     /// Leaves memory after journaling a snapshot; false when it must stay resident.
     func passivate() -> Bool
@@ -70,13 +73,17 @@ public protocol HostedSession: AnyObject, Sendable {
     func writeCompactionCheckpoint()
     /// Whether it left memory (passivated); a request still holding it looks the session up again.
     var isPassivated: Bool { get }
+    /// The storage position of its newest record: an answer showing its state waits for it to be durable.
+    var storedPosition: UInt64 { get }
 }
 
 extension HostedSession {
+    public func endMoved(_ reason: String) { end() }
     public func passivate() -> Bool { false }
     public var isSnapshotDue: Bool { false }
     public func writeSnapshot() {}
     public func writeCompactionCheckpoint() {}
     public var isPassivated: Bool { false }
+    public var storedPosition: UInt64 { 0 }
     public func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] { [:] }
 }

@@ -1,5 +1,6 @@
 import JSONCodec
 import Reactors
+import Tokens
 
 /// A reactor type the server hosts under a name: how to describe it and how to start a session of it.
 public struct ReactorDefinition: Sendable {
@@ -10,24 +11,25 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
-    @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext) -> any HostedSession
+    /// Starts a new session, stored with its access token's hash when there is one.
+    @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?) -> any HostedSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
     @usableFromInline let sendAction: SendAction
 
     @usableFromInline
-    typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64
+    typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
     /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
-    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [JournalRecord], _ shown: Bool) throws(RestoreError) -> [UInt8]
+    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [StoredState], _ shown: Bool) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
     init(
-        name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext) -> any HostedSession,
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable ([UInt8], [JournalRecord], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable ([UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
     ) {
         self.name = name
@@ -84,12 +86,12 @@ public struct ReactorCatalog: Sendable {
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
-            makeSession: { id, context in Session(id: id, name: name, reactor: make(), context: context) },
+            makeSession: { id, context, accessTokenHash in Session(id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash) },
             restoreSession: { id, context, history, journal throws(RestoreError) in
                 try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)
             },
             replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
-            sendAction: { session, body, completion throws(APIError) in
+            sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })
         add(definition)

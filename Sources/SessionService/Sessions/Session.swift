@@ -2,6 +2,7 @@ import JSONCodec
 import Logs
 import Reactors
 import Synchronization
+import Tokens
 
 /// One session: a reactor runtime, its action log and its SSE subscribers.
 ///
@@ -53,7 +54,10 @@ final class Session<R: Reactor>: HostedSession {
     }
 
     @inlinable
-    init(id: String, name: String, reactor: R, context: SessionContext, restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil, actions: [ActionLogEntry] = []) {
+    init(
+        id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
+        restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil, actions: [ActionLogEntry] = []
+    ) {
         self.id = id
         reactorName = name
         self.context = context
@@ -68,7 +72,7 @@ final class Session<R: Reactor>: HostedSession {
             guard case .state(let snapshot, let pulses) = event else { return }
             session.publish(snapshot, pulses: pulses)
         }
-        journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context)
+        journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
@@ -85,26 +89,24 @@ final class Session<R: Reactor>: HostedSession {
     // MARK: Actions
 
     @inlinable
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 {
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
         try send(actionBody: actionBody, completion: completion, encodeAction: nil)
     }
 
     /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
     /// (specialized where the reactor was registered; without it the type is asked at run time).
     @inlinable
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(APIError) -> UInt64 {
-        if let storage = journal?.storage, storage.failing.load(ordering: .relaxed), let reason = storage.unavailableReason {
-            throw APIError.storageUnavailable(reason)
-        }
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(SessionError) -> UInt64 {
+        if let reason = journal?.unavailableReason { throw .storageUnavailable(reason) }
         let action: R.Action
         // What the log and the journal keep: the action as it decoded, not the body as sent.
         let json: [UInt8]
         do {
             (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
         } catch {
-            throw APIError.action(error, reactor: reactorName)
+            throw .invalidAction(error, reactor: reactorName)
         }
-        if journal != nil, json.count > SessionStorage.maxActionBytes { throw APIError.actionTooLarge(json.count) }
+        if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
@@ -118,7 +120,7 @@ final class Session<R: Reactor>: HostedSession {
                     if let completion {
                         receipt = try runtime.submit(action) { [weak self] result in
                             journal.completed(ticket)
-                            guard let self else { return completion(.failure(.sessionEnded)) }
+                            guard let self else { return completion(.failure(.ended)) }
                             completion(self.encoded(result))
                         }
                     } else {
@@ -132,7 +134,7 @@ final class Session<R: Reactor>: HostedSession {
                 }
                 if let completion {
                     receipt = try runtime.submit(action) { [weak self] result in
-                        guard let self else { return completion(.failure(.sessionEnded)) }
+                        guard let self else { return completion(.failure(.ended)) }
                         completion(self.encoded(result))
                     }
                 } else {
@@ -142,21 +144,21 @@ final class Session<R: Reactor>: HostedSession {
                 return receipt.seq
             }
         } catch {
-            if case .stopped = error, passivated.load(ordering: .acquiring) { throw APIError.sessionPassivated }
-            throw APIError.reactor(error)
+            if case .stopped = error, passivated.load(ordering: .acquiring) { throw .passivated }
+            throw .reactor(error)
         }
         context.metrics.actionsAccepted.increment()
         return seq
     }
 
     @inlinable
-    func encoded(_ result: Result<Snapshot<R.State>, ReactorError>) -> Result<EncodedSnapshot, APIError> {
+    func encoded(_ result: Result<Snapshot<R.State>, ReactorError>) -> Result<EncodedSnapshot, SessionError> {
         switch result {
         case .success(let snapshot):
             do {
                 return .success(EncodedSnapshot(version: snapshot.version, state: try json(of: snapshot.state)))
             } catch {
-                return .failure(.internal("the state of version \(snapshot.version) does not encode as JSON: \(error)"))
+                return .failure(.failed("the state of version \(snapshot.version) does not encode as JSON: \(error)"))
             }
         case .failure(let error):
             return .failure(.reactor(error))
@@ -186,21 +188,21 @@ final class Session<R: Reactor>: HostedSession {
     }
 
     @usableFromInline
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) {
-        if let reason = journal?.storage.unavailableReason { return reply(.failure(.storageUnavailable(reason))) }
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void) {
+        if let reason = journal?.unavailableReason { return reply(.failure(.storageUnavailable(reason))) }
         let state: R.State
         do {
             var decoder = JSONValueDecoder()
             decoder.parser = context.limits.bodyParser
             state = try decoder.decode(R.State.self, from: json)
         } catch {
-            return reply(.failure(APIError(status: 422, code: "invalid_state", message: "the body does not decode as the state of reactor \(JSONWriter.quoted(reactorName)): \(error)")))
+            return reply(.failure(.invalidState(reactor: reactorName, detail: "\(error)")))
         }
         log.withLock { _ in _ = ensureStateLimit() }
         do {
             // The runtime vets the forced state like a reduced one: over sessions.maxStateBytes it is refused.
             try runtime.forceState(state) { [weak self] result in
-                guard let self else { return reply(.failure(.sessionEnded)) }
+                guard let self else { return reply(.failure(.ended)) }
                 if case .success = result { self.context.metrics.statesEmitted.increment() }
                 reply(self.encoded(result))
             }
@@ -222,6 +224,19 @@ final class Session<R: Reactor>: HostedSession {
 
     @usableFromInline
     func end() {
+        end(with: .deleted)
+    }
+
+    /// Another process runs the session now: requests still holding it look it up again, and its
+    /// subscribers reconnect (to wherever it runs) with their `Last-Event-ID`.
+    @usableFromInline
+    func endMoved(_ reason: String) {
+        passivated.store(true, ordering: .releasing)
+        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
+    }
+
+    /// Stops the runtime and ends every subscription with `end`.
+    func end(with end: SubscriptionEnd) {
         let subscribers = shared.withLock { shared -> [Subscriber] in
             shared.ended = true
             shared.observation?.cancel()
@@ -229,6 +244,6 @@ final class Session<R: Reactor>: HostedSession {
             return shared.subscribers.removeAll(reporting)
         }
         runtime.stop()
-        SubscriberList.finish(subscribers, .deleted)
+        SubscriberList.finish(subscribers, end)
     }
 }

@@ -15,6 +15,8 @@ public final class SessionContext: Sendable {
         public var maxStateBytes = 1 << 20
         /// The largest request body (`http.maxBodyBytes`): the JSON limit of every body read.
         public var maxBodyBytes = 1 << 20
+        /// Mutations of one session between two snapshots (`storage.snapshotEvery`).
+        public var snapshotEvery = 1000
 
         public init() {}
 
@@ -27,10 +29,11 @@ public final class SessionContext: Sendable {
     public let metrics: ServiceMetrics
     public let clock: any ServiceClock
     public let logger: Logger
-    /// The journal sessions are persisted in; nil in memory-only mode.
-    public let storage: SessionStorage?
+    /// Where sessions are stored; nil in memory-only mode.
+    let storage: (any StorageBackend)?
 
-    public init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: SessionStorage? = nil) {
+    /// A context for sessions stored in `storage` (nil: memory only).
+    init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: (any StorageBackend)? = nil) {
         self.limits = limits
         self.metrics = metrics
         self.clock = clock

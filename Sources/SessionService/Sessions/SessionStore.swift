@@ -3,40 +3,50 @@ import Synchronization
 import Tokens
 
 /// Every session by id, with the session limit. With storage, sessions not in memory (passivated, or
-/// not touched since a restart) are loaded back on their first lookup, and at most `maxResident` stay
-/// in memory (the least recently used leave first).
-public final class SessionStore: Sendable {
+/// not touched since a restart) are loaded back on their first lookup (rebuilt by their reactor in the
+/// catalog), and at most `maxResident` stay in memory (the least recently used leave first).
+public final class SessionStore: ResidentSessions {
     private let sessions = Mutex<[String: any HostedSession]>([:])
     /// Serializes loads, creations and deletions, so a session is never loaded twice.
     private let loading = Mutex<Void>(())
     /// Monotonic time of last activity of sessions that are stored but not resident (idle expiry).
     private let passive = Mutex<[String: UInt64]>([:])
-    /// The hash of each session's capability token (token access mode), resident or not.
+    /// Without storage, the hash of each session's access token (token access mode); with storage, the
+    /// backend keeps them with the sessions.
     private let tokenHashes = Mutex<[String: SessionTokenHash]>([:])
     public let limit: Int
-    public let storage: SessionStorage?
     public let maxResident: Int
-    /// Builds a resident session from its stored history (set by the service, which knows the catalog).
-    let restorer = Mutex<(@Sendable (StoredHistory, String) -> Result<any HostedSession, RestoreError>)?>(nil)
+    /// Where sessions are stored (the context's); nil in memory-only mode.
+    let storage: (any StorageBackend)?
+    /// The reactors that rebuild stored sessions.
+    let catalog: ReactorCatalog
+    let context: SessionContext
 
-    public init(limit: Int, storage: SessionStorage? = nil, maxResident: Int = .max) {
+    /// A store of at most `limit` sessions, kept in `context.storage` (memory only when it has none).
+    init(limit: Int, catalog: ReactorCatalog, context: SessionContext, maxResident: Int = .max) {
         self.limit = limit
-        self.storage = storage
+        self.catalog = catalog
+        self.context = context
+        storage = context.storage
         self.maxResident = max(1, maxResident)
-        storage?.checkpointRequest.withLock {
-            $0 = { [weak self] ids in self?.writeCheckpoints(ids) }
-        }
     }
 
     /// Has each resident session among `ids` journal a snapshot and its action log (compaction); a
     /// session not in memory is left alone (its records are copied forward instead).
-    private func writeCheckpoints(_ ids: [String]) {
+    func writeCheckpoints(_ ids: [String]) {
         for id in ids {
             loading.withLock { _ in
                 guard let session = sessions.withLock({ $0[id] }), !session.isPassivated else { return }
                 session.writeCompactionCheckpoint()
             }
         }
+    }
+
+    /// Another process took the session over: it leaves memory here without a snapshot (its log is
+    /// fenced), and its subscribers are sent to reconnect.
+    func sessionMoved(_ id: String, reason: String) {
+        let session = sessions.withLock { $0.removeValue(forKey: id) }
+        session?.endMoved(reason)
     }
 
     /// Why a session could not be added.
@@ -56,27 +66,39 @@ public final class SessionStore: Sendable {
     }
 
     /// The session with this id, loaded from storage when needed; the caller holds `loading`.
-    private func loadLocked(_ id: String, _ storage: SessionStorage) -> (any HostedSession)? {
+    private func loadLocked(_ id: String, _ storage: any StorageBackend) -> (any HostedSession)? {
         if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
-        guard case .loaded(let history) = storage.load(id: id), let restore = restorer.withLock({ $0 }) else { return nil }
-        switch restore(history, id) {
+        guard case .loaded(let history, let log) = storage.load(id) else { return nil }
+        switch restore(id, history, log) {
         case .success(let session):
-            storage.markResident(key: history.key)
             sessions.withLock { $0[id] = session }
             _ = passive.withLock { $0.removeValue(forKey: id) }
             return session
         case .failure(let error):
-            storage.quarantine(key: history.key, reason: error.reason)
-            storage.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
+            storage.quarantine(id, reason: error.reason)
+            context.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
             return nil
+        }
+    }
+
+    /// Rebuilds a session from its stored history with the reactor it was stored under.
+    private func restore(_ id: String, _ history: StoredHistory, _ log: any SessionLog) -> Result<any HostedSession, RestoreError> {
+        guard let definition = catalog.definition(named: history.snapshot.reactor) else {
+            return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
+        }
+        let journal = SessionJournal(log: log, id: id, reactor: definition.name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger, changed: history.hasTail)
+        do throws(RestoreError) {
+            return .success(try definition.restoreSession(id, context, history, journal))
+        } catch {
+            return .failure(error)
         }
     }
 
     /// Runs `body` on the session with this id (loading it) while no passivation can take it out of
     /// memory; nil when there is no such session.
-    func withSessionHeld<T>(_ id: String, _ body: (any HostedSession) throws(APIError) -> T) throws(APIError) -> T? {
+    func withSessionHeld<T>(_ id: String, _ body: (any HostedSession) throws(SessionError) -> T) throws(SessionError) -> T? {
         guard let storage else { return try sessions.withLock { $0[id] }.map(body) }
-        let result = try loading.withLock { _ throws(APIError) -> T? in
+        let result = try loading.withLock { _ throws(SessionError) -> T? in
             guard let session = loadLocked(id, storage) else { return nil }
             return try body(session)
         }
@@ -84,29 +106,30 @@ public final class SessionStore: Sendable {
         return result
     }
 
-    /// Why `id` has no session: 409 `session_unavailable` when it is quarantined; 503
-    /// `storage_unavailable` when it is stored but could not be loaded (the journal cannot be written
-    /// or read right now); 404 only when no session has this id.
-    func absence(_ id: String) -> APIError {
-        guard let storage, let info = storage.storedSessions(matching: id) else { return .unknownSession(id) }
-        if let reason = info.unavailable {
-            return APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
-        }
+    /// Why `id` has no session: unavailable when it is quarantined; the storage unavailable or
+    /// unreadable when it is stored but could not be loaded (the storage cannot be written or read right
+    /// now); unknown only when no session has this id.
+    func absence(_ id: String) -> SessionError {
+        guard let storage, let info = storage.storedSession(id) else { return .unknown(id: id) }
+        if let reason = info.unavailable { return .unavailable(id: id, reason: reason) }
         if let reason = storage.unavailableReason { return .storageUnavailable(reason) }
-        return .storageUnreadable(id, storage.readFailure(id))
+        return .storageUnreadable(id: id, reason: storage.readFailure(id))
     }
 
     /// Adds a session built by `make` under `id`, unless the id is taken or the limit is reached.
-    public func insert(id: String, _ make: () -> any HostedSession) throws(InsertError) -> any HostedSession {
+    /// `make` gets the access token's hash to store with the session (with storage); without storage
+    /// the store keeps it in memory and `make` gets nil.
+    func insert(id: String, accessTokenHash: SessionTokenHash? = nil, _ make: (SessionTokenHash?) -> any HostedSession) throws(InsertError) -> any HostedSession {
         let session = try loading.withLock { _ throws(InsertError) -> any HostedSession in
             try sessions.withLock { (sessions: inout [String: any HostedSession]) throws(InsertError) -> any HostedSession in
                 guard sessions[id] == nil, !(storage?.contains(id) ?? false) else { throw .exists }
                 guard (storage?.count ?? sessions.count) < limit else { throw .full }
-                let session = make()
+                let session = make(storage == nil ? nil : accessTokenHash)
                 sessions[id] = session
                 return session
             }
         }
+        if storage == nil, let accessTokenHash { tokenHashes.withLock { $0[id] = accessTokenHash } }
         enforceResidentLimit(keeping: id)
         return session
     }
@@ -125,8 +148,7 @@ public final class SessionStore: Sendable {
         _ = tokenHashes.withLock { $0.removeValue(forKey: id) }
         return loading.withLock { _ -> (any HostedSession)? in
             let session = sessions.withLock { $0.removeValue(forKey: id) }
-            if let storage, let key = storage.key(for: id) {
-                storage.delete(key: key)
+            if let storage, storage.delete(id) {
                 _ = passive.withLock { $0.removeValue(forKey: id) }
                 return session ?? StoredOnlySession(id: id)
             }
@@ -134,14 +156,29 @@ public final class SessionStore: Sendable {
         }
     }
 
-    /// The hash of the session's capability token; nil when the session has none or does not exist.
-    public func accessTokenHash(for id: String) -> SessionTokenHash? {
-        tokenHashes.withLock { $0[id] }
+    /// Whether a session has this id, in memory or stored (without loading it).
+    func contains(_ id: String) -> Bool {
+        sessions.withLock { $0[id] != nil } || (storage?.contains(id) ?? false)
     }
 
-    /// Gives the session a new capability token, replacing any earlier one.
-    func setAccessTokenHash(_ hash: SessionTokenHash, for id: String) {
-        tokenHashes.withLock { $0[id] = hash }
+    /// The hash of the session's capability token; nil when the session has none or does not exist.
+    /// With storage it is read from there, without loading the session.
+    public func accessTokenHash(for id: String) -> SessionTokenHash? {
+        guard let storage else { return tokenHashes.withLock { $0[id] } }
+        return storage.accessTokenHash(of: id)
+    }
+
+    /// Gives the session a new capability token, replacing any earlier one (stored with the session
+    /// when there is storage); false when no session has this id.
+    func replaceAccessTokenHash(_ hash: SessionTokenHash, for id: String) -> Bool {
+        guard let storage else {
+            return tokenHashes.withLock { hashes in
+                guard sessions.withLock({ $0[id] != nil }) else { return false }
+                hashes[id] = hash
+                return true
+            }
+        }
+        return storage.replaceAccessTokenHash(hash, of: id)
     }
 
     /// Sessions stored or resident.
@@ -176,9 +213,8 @@ public final class SessionStore: Sendable {
             for id in expired { hashes.removeValue(forKey: id) }
         }
         loading.withLock { _ in
-            for id in idle.map(\.id) + expired {
-                guard sessions.withLock({ $0[id] == nil }), let key = storage.key(for: id) else { continue }
-                storage.delete(key: key)
+            for id in idle.map(\.id) + expired where sessions.withLock({ $0[id] == nil }) {
+                storage.delete(id)
             }
         }
         return idle + expired.map { StoredOnlySession(id: $0) }
@@ -236,12 +272,12 @@ final class StoredOnlySession: HostedSession {
     init(id: String) { self.id = id }
     var reactorName: String { "" }
     func snapshot() -> EncodedSnapshot { EncodedSnapshot(version: 0, state: Array("null".utf8)) }
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, APIError>) -> Void)?) throws(APIError) -> UInt64 { throw .sessionEnded }
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 { throw .ended }
     func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome { .ended }
     func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {}
     var isStubEnabled: Bool { false }
     func setStub(enabled: Bool) {}
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, APIError>) -> Void) { reply(.failure(.sessionEnded)) }
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void) { reply(.failure(.ended)) }
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) { ([], nil) }
     func subscriberInfo() -> [SubscriberInfo] { [] }
     var subscriberCount: Int { 0 }

@@ -1,4 +1,5 @@
-/// The payload of a snapshot record: everything needed to resume a session without older records.
+/// A session at one version, as a backend keeps it: everything needed to resume it without any
+/// older record (the action log is kept apart, in accept and checkpoint records).
 struct StoredSnapshot: Sendable, Equatable {
     var id: String
     var reactor: String
@@ -8,7 +9,7 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The reducer's accumulator (the untransformed state) as JSON.
     var state: [UInt8]
     /// Always empty in snapshots written now (the log lives in accept and action-log records); read
-    /// from snapshots of earlier versions, which embedded it.
+    /// from snapshots of earlier versions of the file journal, which embedded it.
     var actions: [ActionLogEntry]
     /// Seqs of actions whose effects were still running when the snapshot was taken, and of retained
     /// actions a crash interrupted earlier (both show as interrupted if a crash follows).
@@ -17,33 +18,7 @@ struct StoredSnapshot: Sendable, Equatable {
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
 
-    /// Whether a snapshot of a `state` this large fits in a record (with room for its bookkeeping).
-    static func fits(state: [UInt8], id: String, reactor: String) -> Bool {
-        state.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
-    }
-
-    /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
-    /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
-    /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
-    func encode(into buffer: inout [UInt8]) {
-        buffer.appendLittleEndian(lastSeq)
-        buffer.append(stub ? 1 : 0)
-        buffer.appendShortString(id)
-        buffer.appendShortString(reactor)
-        buffer.appendBlob(state)
-        buffer.appendLittleEndian(UInt32(running.count))
-        for seq in running { buffer.appendLittleEndian(seq) }
-        StoredActionLog.encode(actions, into: &buffer)
-        // Names longer than a short string cannot be stored whole; such a pulse starts again at 0.
-        let storable = pulses.filter { $0.key.utf8.count <= Int(UInt8.max) }.sorted { $0.key < $1.key }
-        buffer.appendLittleEndian(UInt32(storable.count))
-        for (name, count) in storable {
-            buffer.appendShortString(name)
-            buffer.appendLittleEndian(count)
-        }
-    }
-
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry], running: [UInt64], pulses: [String: UInt64] = [:]) {
+    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [], running: [UInt64] = [], pulses: [String: UInt64] = [:]) {
         self.id = id
         self.reactor = reactor
         self.version = version
@@ -53,118 +28,5 @@ struct StoredSnapshot: Sendable, Equatable {
         self.actions = actions
         self.running = running
         self.pulses = pulses
-    }
-
-    init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
-        var reader = PayloadReader(payload)
-        self.version = version
-        lastSeq = try reader.integer(UInt64.self)
-        stub = try reader.integer(UInt8.self) != 0
-        id = try reader.shortString()
-        reactor = try reader.shortString()
-        state = try reader.blob()
-        let runningCount = Int(try reader.integer(UInt32.self))
-        running = []
-        for _ in 0..<runningCount { running.append(try reader.integer(UInt64.self)) }
-        actions = try StoredActionLog.decode(&reader)
-        pulses = [:]
-        guard reader.offset < reader.bytes.count else { return }
-        let pulseCount = Int(try reader.integer(UInt32.self))
-        for _ in 0..<pulseCount {
-            let name = try reader.shortString()
-            pulses[name] = try reader.integer(UInt64.self)
-        }
-    }
-
-    /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).
-    static func identity(payload: UnsafeRawBufferPointer) -> (id: String, reactor: String)? {
-        guard payload.count >= 10 else { return nil }
-        let idLength = Int(payload[9])
-        guard payload.count >= 10 + idLength + 1 else { return nil }
-        let nameLength = Int(payload[10 + idLength])
-        guard payload.count >= 11 + idLength + nameLength else { return nil }
-        let id = String(decoding: UnsafeRawBufferPointer(rebasing: payload[10..<(10 + idLength)]), as: UTF8.self)
-        let reactor = String(decoding: UnsafeRawBufferPointer(rebasing: payload[(11 + idLength)..<(11 + idLength + nameLength)]), as: UTF8.self)
-        return (id, reactor)
-    }
-}
-
-/// The payload of an accept record.
-struct StoredAccept: Sendable, Equatable {
-    /// Bytes before the action: time and flags.
-    static let headerBytes = 9
-
-    /// The bytes of action JSON in the accept record at `location`.
-    static func actionBytes(_ location: RecordLocation) -> Int {
-        Int(location.length) - JournalRecord.frameBytes - JournalRecord.headerBytes - headerBytes
-    }
-
-    var at: Int64
-    var stubbed: Bool
-    /// The action's mutations were all reduced before the record was written (no completion record follows).
-    var completed: Bool
-    var body: [UInt8]
-
-    func encode(into buffer: inout [UInt8]) {
-        buffer.appendLittleEndian(at)
-        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0))
-        buffer.append(contentsOf: body)
-    }
-
-    init(at: Int64, stubbed: Bool, completed: Bool, body: [UInt8]) {
-        self.at = at
-        self.stubbed = stubbed
-        self.completed = completed
-        self.body = body
-    }
-
-    init(payload: [UInt8]) throws(PayloadReader.PayloadError) {
-        var reader = PayloadReader(payload)
-        at = try reader.integer(Int64.self)
-        let flags = try reader.integer(UInt8.self)
-        stubbed = flags & 1 != 0
-        completed = flags & 2 != 0
-        body = reader.rest()
-    }
-}
-
-/// The payload of an action-log record (and the tail of legacy snapshots): entries, oldest first.
-enum StoredActionLog {
-    /// Bytes of an action-log payload before its entries.
-    static let chunkHeaderBytes = 4
-    /// About how many bytes of entries one checkpoint chunk holds (an entry larger than this goes alone).
-    static let chunkTargetBytes = 1 << 20
-    /// Bytes of one entry besides its action: seq, time, flags, length.
-    static let entryHeaderBytes = 21
-
-    static func encode(_ entries: [ActionLogEntry], into buffer: inout [UInt8]) {
-        buffer.appendLittleEndian(UInt32(entries.count))
-        for entry in entries {
-            buffer.appendLittleEndian(entry.seq)
-            buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0))
-            buffer.appendBlob(entry.action)
-        }
-    }
-
-    static func decode(_ reader: inout PayloadReader) throws(PayloadReader.PayloadError) -> [ActionLogEntry] {
-        let count = Int(try reader.integer(UInt32.self))
-        var entries: [ActionLogEntry] = []
-        // No more than the bytes left can hold: the count is read from disk, and a damaged one must
-        // not cost megabytes before the entries run out (the journal fuzzer spent most of its time here).
-        entries.reserveCapacity(min(count, (reader.bytes.count - reader.offset) / entryHeaderBytes))
-        for _ in 0..<count {
-            let seq = try reader.integer(UInt64.self)
-            let at = try reader.integer(Int64.self)
-            let flags = try reader.integer(UInt8.self)
-            let action = try reader.blob()
-            entries.append(ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0))
-        }
-        return entries
-    }
-
-    static func decode(payload: [UInt8]) throws(PayloadReader.PayloadError) -> [ActionLogEntry] {
-        var reader = PayloadReader(payload)
-        return try decode(&reader)
     }
 }

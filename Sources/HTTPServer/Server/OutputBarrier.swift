@@ -1,0 +1,37 @@
+/// Holds output back until what it shows is durable: the server asks it, before writing, whether the
+/// position an answer or an event depends on is durable, and parks output that is not (the loop goes
+/// on with other connections) until the barrier wakes it. Positions grow with every record a store
+/// appends; output depends, unless its producer says otherwise
+/// (``HTTPResponseWriter/respond(_:dependingOn:)``), on everything appended when it is queued.
+///
+/// ```swift
+/// final class Journal: OutputBarrier {
+///     let appended = Atomic<UInt64>(0), written = Atomic<UInt64>(0)
+///     var position: UInt64 { appended.load(ordering: .acquiring) }
+///     func isDurable(_ position: UInt64) -> Bool { written.load(ordering: .acquiring) >= position }
+///     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { waiters.append((position, wake)) }
+/// }
+/// configuration.outputBarrier = journal
+/// ```
+public protocol OutputBarrier: AnyObject, Sendable {
+    /// The position output queued now depends on: everything appended so far.
+    var position: UInt64 { get }
+    /// Whether everything up to `position` is durable. Called on an event loop right before it
+    /// writes: it may do quick local work to make it so (a `write(2)` to a file), never wait on a
+    /// network.
+    func isDurable(_ position: UInt64) -> Bool
+    /// Calls `wake`, on any thread, once `position` is durable (at once if it already is), and may
+    /// call it earlier when storing fails (the connection then asks ``failure(_:)``). `wake` only
+    /// hands work to the connection's loop, so it may be called with the barrier's locks held, also
+    /// from inside `isDurable`.
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
+    /// Why `position` cannot be made durable now, nil while it is durable or on its way: an answer
+    /// queued as refusable (``HTTPResponseWriter/respond(_:dependingOn:refusedUnlessStored:)``)
+    /// then leaves as a 503 ``HTTPRejection/Kind/notStored`` instead. Asked after `isDurable` said no.
+    func failure(_ position: UInt64) -> String?
+}
+
+extension OutputBarrier {
+    /// A barrier that never gives up on a position: held output waits for it or for the write timeout.
+    public func failure(_ position: UInt64) -> String? { nil }
+}

@@ -1,0 +1,65 @@
+import JSONCodec
+import Reactors
+
+/// The one place where what went wrong with a session becomes an HTTP answer: status, code, message.
+extension APIError {
+    /// The answer to a ``SessionError``.
+    init(_ error: SessionError) {
+        switch error {
+        case .unknown(let id):
+            self.init(status: 404, code: "unknown_session", message: "no session with id \(JSONWriter.quoted(id)); create one with POST /sessions")
+        case .ended:
+            self.init(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
+        case .passivated:
+            self.init(status: 503, code: "session_passivated", message: "the session left memory while the request was in progress; retry")
+        case .unavailable(let id, let reason):
+            self.init(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
+        case .storageUnavailable(let reason):
+            // Nothing accepted now would survive a restart, so nothing is accepted.
+            self.init(status: 503, code: "storage_unavailable", message: "the journal cannot be written (\(reason)); changes are refused until it can be, reads still work")
+        case .storageUnreadable(let id, let reason):
+            // It exists and is not damaged: neither a 404 nor a quarantine.
+            self.init(
+                status: 503, code: "storage_unavailable",
+                message: "session \(JSONWriter.quoted(id)) is stored but cannot be read from the journal right now (\(reason ?? "it was being loaded or changed at the same time")); retry later")
+        case .invalidAction(let decoding, let reactor):
+            self = Self.action(decoding, reactor: reactor)
+        case .actionTooLarge(let bytes, let limit):
+            self.init(status: 413, code: "action_too_large", message: "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(limit) bytes")
+        case .invalidState(let reactor, let detail):
+            self.init(status: 422, code: "invalid_state", message: "the body does not decode as the state of reactor \(JSONWriter.quoted(reactor)): \(detail)")
+        case .refused(let rejection):
+            // A middleware's refusal (`state_too_large`, `state_not_encodable`, …) keeps its own code.
+            self.init(status: 422, code: rejection.code, message: rejection.message)
+        case .failed(let detail):
+            self = .internal(detail)
+        }
+    }
+
+    /// A rejected action body: `invalid_json` (400), `unknown_action` or `invalid_action` (422).
+    static func action(_ error: ActionDecodingError, reactor: String) -> APIError {
+        switch error {
+        case .invalidJSON(let parse):
+            return .invalidJSON(parse.message)
+        case .notAnObject, .missingType, .typeNotString, .unknownType:
+            return APIError(status: 422, code: "unknown_action", message: "\(error.message) (reactor \(JSONWriter.quoted(reactor)); GET /reactors lists its actions)")
+        case .invalidPayload:
+            return APIError(status: 422, code: "invalid_action", message: error.message)
+        }
+    }
+}
+
+extension Exchange {
+    /// Answers with the HTTP form of a session's error.
+    func fail(_ error: SessionError) {
+        switch error {
+        case .storageUnavailable, .storageUnreadable:
+            // A refusal because nothing can be stored shows nothing stored: it must not wait for the
+            // storage to recover (a held answer would, and the client would learn nothing).
+            dependsOn = 0
+        default:
+            break
+        }
+        fail(APIError(error))
+    }
+}

@@ -1,0 +1,20 @@
+import HTTPServer
+
+/// The storage's durable watermark as the HTTP server's output barrier: an answer or event leaves
+/// once the records it shows are durable, and waits (its loop does not) while they are not; an answer
+/// acknowledging a change whose records the backend failed to store becomes a 503.
+final class StorageOutputBarrier: OutputBarrier {
+    let storage: any StorageBackend
+
+    init(_ storage: any StorageBackend) { self.storage = storage }
+
+    var position: UInt64 { storage.appendedPosition }
+
+    func isDurable(_ position: UInt64) -> Bool { storage.isDurable(position) }
+
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { storage.whenDurable(position, wake) }
+
+    /// Asked once `isDurable` said no: while the backend cannot store records, what it has not stored
+    /// failed (an answer acknowledging it becomes a 503).
+    func failure(_ position: UInt64) -> String? { storage.unavailableReason }
+}

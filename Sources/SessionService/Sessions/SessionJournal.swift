@@ -1,0 +1,166 @@
+import Logs
+import Synchronization
+
+/// One resident session's journaling, whatever the backend: it orders the session's action records,
+/// keeps the unfinished actions (running ones, and retained ones a crash interrupted), and says when a
+/// snapshot is due; the records go to the session's ``SessionLog``.
+@usableFromInline
+final class SessionJournal: Sendable {
+    let log: any SessionLog
+    let id: String
+    let reactor: String
+    /// Mutations between two snapshots (`storage.snapshotEvery`).
+    let snapshotEvery: Int
+    let logger: Logger
+    /// Serializes the session's action records (accepts, completions, snapshots), so a snapshot
+    /// reflects exactly the action records before it. Holds the seqs of unfinished actions.
+    let actions = Mutex<[UInt64: Void]>([:])
+    let sinceSnapshot = Atomic<Int>(0)
+    /// Whether any record of this session was appended since its latest snapshot.
+    let changedSinceSnapshot: Atomic<Bool>
+
+    /// A journal over `log`; `changed` when records follow the session's latest snapshot.
+    init(log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false) {
+        self.log = log
+        self.id = id
+        self.reactor = reactor
+        self.snapshotEvery = snapshotEvery
+        self.logger = logger
+        changedSinceSnapshot = Atomic(changed)
+    }
+
+    /// Why nothing can be journaled right now; nil when it can.
+    @usableFromInline
+    var unavailableReason: String? { log.unavailableReason }
+
+    /// The largest action (its canonical JSON) the storage holds.
+    @usableFromInline
+    var maxActionBytes: Int { log.maxActionBytes }
+
+    /// Whether enough mutations have been journaled since the last snapshot.
+    @usableFromInline
+    var isSnapshotDue: Bool { sinceSnapshot.load(ordering: .relaxed) >= snapshotEvery }
+
+    /// Makes a snapshot due now: a version was journaled that replay cannot rebuild.
+    func requireSnapshot() {
+        sinceSnapshot.store(.max / 2, ordering: .relaxed)
+    }
+
+    /// Journals a reduced mutation; false when it is larger than a record (nothing written).
+    func journal(mutation json: [UInt8], version: UInt64) -> Bool {
+        guard log.appendMutation(json, version: version) else { return false }
+        sinceSnapshot.add(1, ordering: .relaxed)
+        changedSinceSnapshot.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// Journals a state as version `version` (forced in stub mode, or standing in for a mutation too
+    /// large for a record); false when it is larger than a record (nothing written).
+    func journal(forced json: [UInt8], version: UInt64) -> Bool {
+        guard log.appendForcedState(json, version: version) else { return false }
+        sinceSnapshot.add(1, ordering: .relaxed)
+        changedSinceSnapshot.store(true, ordering: .relaxed)
+        return true
+    }
+
+    /// A version that no record can hold (its state is larger than a record): logged loudly, since
+    /// a restart will find the session's history broken there and quarantine it.
+    func cannotJournal(version: UInt64, _ what: String) {
+        requireSnapshot()
+        logger.critical(
+            "a version cannot be journaled: \(what) is larger than a stored record may be; after a restart the session will be unavailable",
+            ["session": .string(id), "version": .int(Int(version))])
+    }
+
+    /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
+    @usableFromInline
+    func accepted(_ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, body: [UInt8]) {
+        actions.withLock { running in
+            let completed = ticket.done
+            if !completed {
+                ticket.seq = seq
+                running[seq] = ()
+            }
+            log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, action: body)
+            changedSinceSnapshot.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Called when every mutation of the ticket's action has been reduced.
+    @usableFromInline
+    func completed(_ ticket: ActionTicket) {
+        actions.withLock { running in
+            guard let seq = ticket.seq else {
+                ticket.done = true
+                return
+            }
+            ticket.seq = nil
+            ticket.done = true
+            guard running.removeValue(forKey: seq) != nil else { return }
+            log.appendCompletion(seq: seq)
+            changedSinceSnapshot.store(true, ordering: .relaxed)
+        }
+    }
+
+    /// Notes the retained actions a crash interrupted, so later snapshots keep saying so.
+    func noteInterrupted(_ seqs: [UInt64]) {
+        actions.withLock { running in
+            for seq in seqs { running[seq] = () }
+        }
+    }
+
+    /// Journals a snapshot; the caller holds the session's action-log lock so `actions` is current.
+    /// The action log is not in it (its accept records are kept instead); interrupted actions older
+    /// than `oldestRetained` are forgotten. False when the snapshot is larger than a record: nothing
+    /// was written, and the session must stay in memory (its records since the previous snapshot
+    /// still describe it).
+    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?) -> Bool {
+        actions.withLock { running in
+            if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
+                running = running.filter { $0.key >= oldestRetained }
+            }
+            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(), pulses: pulses)
+            guard log.appendSnapshot(snapshot) else {
+                changedSinceSnapshot.store(true, ordering: .relaxed)
+                return false
+            }
+            sinceSnapshot.store(0, ordering: .relaxed)
+            return true
+        }
+    }
+
+    /// Called before a snapshot reads the session's state: whatever is journaled from now on may not be in it.
+    func startSnapshot() {
+        changedSinceSnapshot.store(false, ordering: .sequentiallyConsistent)
+    }
+
+    /// Leaves memory when nothing was journaled since the latest snapshot (that snapshot already
+    /// describes the session); false when a fresh snapshot is needed first.
+    func releaseIfUnchanged() -> Bool {
+        actions.withLock { _ in
+            guard !changedSinceSnapshot.load(ordering: .relaxed) else { return false }
+            log.release()
+            return true
+        }
+    }
+
+    /// Leaves memory after the final snapshot: the backend may hand the session to another process.
+    func release() {
+        actions.withLock { _ in log.release() }
+    }
+
+    /// Journals the retained action log as a checkpoint (compaction), so the accept records it covers
+    /// are no longer needed. `entries` calls its argument with every entry, oldest first.
+    func checkpoint(_ entries: ((ActionLogEntry) -> Void) -> Void) {
+        actions.withLock { _ in log.appendActionLogCheckpoint(entries) }
+    }
+}
+
+/// Whether an accepted action has finished; only touched under its journal's `actions` lock.
+@usableFromInline
+final class ActionTicket: @unchecked Sendable {
+    var done = false
+    var seq: UInt64?
+
+    @usableFromInline init() {}
+}

@@ -1,0 +1,21 @@
+/// One accepted action as the admin action log shows it.
+public struct ActionLogEntry: Sendable, Equatable {
+    public var seq: UInt64
+    /// When it was accepted, nanoseconds since the Unix epoch.
+    public var at: Int64
+    /// The action as it decoded, encoded again in the `{"type": …}` shape (members the reactor does not
+    /// read are not kept): valid JSON, bounded by what the action type holds.
+    public var action: [UInt8]
+    public var stubbed: Bool
+    /// Accepted before a crash that stopped its effects before they finished; never re-run.
+    public var interrupted: Bool
+
+    @inlinable
+    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false) {
+        self.seq = seq
+        self.at = at
+        self.action = action
+        self.stubbed = stubbed
+        self.interrupted = interrupted
+    }
+}

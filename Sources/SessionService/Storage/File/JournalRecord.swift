@@ -1,0 +1,226 @@
+/// One record of the journal. On disk: `[u32 body length][u32 CRC-32C of body][body]`, little-endian,
+/// where the body is `[u8 kind][u32 session key][u64 number][payload]`. `number` is the version for
+/// state records and the seq for action records, so the start-up scan indexes sessions from headers
+/// without decoding any JSON.
+@usableFromInline
+struct JournalRecord: Sendable, Equatable {
+    /// What a record holds.
+    enum Kind: UInt8, Sendable {
+        /// The whole session at a version: id, reactor, state, last seq, stub flag and unfinished actions
+        /// (not the action log: that is rebuilt from accept records).
+        case snapshot = 1
+        /// A reduced mutation (JSON) producing version `number`.
+        case mutation = 2
+        /// A state forced in stub mode (JSON) as version `number`.
+        case forced = 3
+        /// An accepted action `number`: when, flags, the body as sent.
+        case accept = 4
+        /// Every mutation of action `number` has been reduced.
+        case complete = 5
+        /// The session was deleted; its earlier records are dead.
+        case delete = 6
+        /// The retained action log up to seq `number` in one record, as earlier versions wrote it
+        /// (read, never written: a log can be larger than a record).
+        case actionLog = 7
+        /// The first chunk of an action-log checkpoint (compaction), so the accept records it covers
+        /// need not keep old segments alive: entries oldest first, the last with seq `number`.
+        case actionLogFirst = 8
+        /// A further chunk of the checkpoint this session's latest `actionLogFirst` began.
+        case actionLogNext = 9
+        /// Completes that checkpoint, covering every retained entry up to seq `number`. Chunks without
+        /// it (the server stopped while writing them) count for nothing.
+        case actionLogEnd = 10
+        /// A deleted session's record, overwritten in place: same length, zero key, number and payload.
+        case padding = 11
+        /// The hash of the session's access token (`auth.sessions=token`) as its stored text, 64
+        /// hexadecimal digits; the latest replaces earlier ones. `number` is 0.
+        case accessToken = 12
+    }
+
+    /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what
+    /// overwrites a deleted session's record once its payload is zeros.
+    static func paddingHeader(size: Int) -> [UInt8] {
+        var body = [UInt8](repeating: 0, count: size - frameBytes)
+        body[0] = Kind.padding.rawValue
+        var header: [UInt8] = []
+        header.appendLittleEndian(UInt32(body.count))
+        header.appendLittleEndian(CRC32C.checksum(body))
+        header.append(contentsOf: body[..<headerBytes])
+        return header
+    }
+
+    var kind: Kind
+    var key: UInt32
+    var number: UInt64
+    var payload: [UInt8]
+
+    /// Bytes before the body: length and checksum.
+    static let frameBytes = 8
+    /// Bytes of the body before the payload: kind, key, number.
+    static let headerBytes = 13
+    /// The largest body a record may have, for the writer and the reader alike: twice the largest
+    /// state limit a server can be configured with (64 MiB), so a snapshot of a state at the limit fits
+    /// with its bookkeeping, and so does an action the journal accepted (see ``maxActionBytes``). The
+    /// writer refuses a larger record; the reader takes a larger announced length for corruption.
+    static let maxBodyBytes = 128 << 20
+    /// The largest action JSON that fits both in an accept record and alone in an action-log chunk.
+    static let maxActionBytes = maxBodyBytes - headerBytes - StoredActionLog.chunkHeaderBytes - StoredActionLog.entryHeaderBytes
+
+    /// Appends the framed record to `buffer`; false (and `buffer` as it was) when the body would be
+    /// larger than ``maxBodyBytes``: nothing is ever written that the reader would refuse.
+    @discardableResult
+    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) -> Bool {
+        let start = buffer.count
+        buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
+        buffer.append(kind.rawValue)
+        buffer.appendLittleEndian(key)
+        buffer.appendLittleEndian(number)
+        payload(&buffer)
+        let length = buffer.count - start - frameBytes
+        guard length <= maxBodyBytes else {
+            buffer.removeSubrange(start...)
+            return false
+        }
+        let crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...])) }
+        buffer.storeLittleEndian(UInt32(length), at: start)
+        buffer.storeLittleEndian(crc, at: start + 4)
+        return true
+    }
+
+    /// The record's encoded bytes.
+    var encoded: [UInt8] {
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.frameBytes + Self.headerBytes + payload.count)
+        Self.append(kind: kind, key: key, number: number, to: &buffer) { $0.append(contentsOf: payload) }
+        return buffer
+    }
+
+    /// The record as a state record (a mutation or a forced state), nil for any other kind.
+    var storedState: StoredState? {
+        switch kind {
+        case .mutation: StoredState(kind: .mutation, version: number, json: payload)
+        case .forced: StoredState(kind: .forced, version: number, json: payload)
+        default: nil
+        }
+    }
+
+    /// Why bytes are not a record a writer of this journal produced.
+    enum Damage: Equatable, CustomStringConvertible {
+        /// The frame announces a body no writer produces (shorter than a header, longer than ``maxBodyBytes``).
+        case impossibleLength(Int)
+        /// The body does not match the frame's checksum.
+        case checksumMismatch
+        /// The checksum matches but the kind byte names no record kind.
+        case unknownKind(UInt8)
+
+        var description: String {
+            switch self {
+            case .impossibleLength(let length): return "announces an impossible length (\(length) bytes; records are \(headerBytes) to \(maxBodyBytes))"
+            case .checksumMismatch: return "fails its checksum"
+            case .unknownKind(let kind): return "has an unknown kind (\(kind))"
+            }
+        }
+    }
+
+    /// What reading a record at an offset found.
+    enum Parse: Equatable {
+        case record(JournalRecord, size: Int)
+        /// The bytes end inside a frame whose announced length is possible: a write cut short, when
+        /// this is the end of the newest segment.
+        case truncated
+        /// A frame no writer produces; `size` is its announced size when that is possible.
+        case corrupt(Damage, size: Int?)
+    }
+
+    /// Reads the record at the start of `bytes`; `withPayload: false` skips copying the payload.
+    static func parse(_ bytes: UnsafeRawBufferPointer, withPayload: Bool = true) -> Parse {
+        guard bytes.count >= 4 else { return .truncated }
+        let length = Int(bytes.loadLittleEndian(UInt32.self, at: 0))
+        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(.impossibleLength(length), size: nil) }
+        guard bytes.count >= frameBytes + length else { return .truncated }
+        let body = UnsafeRawBufferPointer(rebasing: bytes[frameBytes..<(frameBytes + length)])
+        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(.checksumMismatch, size: frameBytes + length) }
+        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(.unknownKind(body[0]), size: frameBytes + length) }
+        let record = JournalRecord(
+            kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1), number: body.loadLittleEndian(UInt64.self, at: 5),
+            payload: withPayload ? Array(body[headerBytes...]) : [])
+        return .record(record, size: frameBytes + length)
+    }
+}
+
+extension [UInt8] {
+    @inline(__always)
+    mutating func appendLittleEndian<T: FixedWidthInteger>(_ value: T) {
+        // Low byte first, byte by byte: appending the value's raw bytes as a collection ran generic code.
+        var bits = value
+        for _ in 0..<MemoryLayout<T>.size {
+            append(UInt8(truncatingIfNeeded: bits))
+            bits = bits >> 8
+        }
+    }
+
+    @inline(__always)
+    mutating func storeLittleEndian<T: FixedWidthInteger>(_ value: T, at offset: Int) {
+        withUnsafeMutableBytes { $0.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self) }
+    }
+
+    /// A length-prefixed (u32) byte string.
+    mutating func appendBlob(_ bytes: [UInt8]) {
+        appendLittleEndian(UInt32(bytes.count))
+        append(contentsOf: bytes)
+    }
+
+    /// A length-prefixed (u8) short string such as an id or a reactor name.
+    mutating func appendShortString(_ string: String) {
+        let bytes = Array(string.utf8.prefix(255))
+        append(UInt8(bytes.count))
+        append(contentsOf: bytes)
+    }
+}
+
+extension UnsafeRawBufferPointer {
+    @inline(__always)
+    func loadLittleEndian<T: FixedWidthInteger>(_ type: T.Type, at offset: Int) -> T {
+        T(littleEndian: loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}
+
+/// Reads a payload front to back; every read checks bounds and throws ``PayloadError`` when short.
+struct PayloadReader {
+    let bytes: [UInt8]
+    var offset = 0
+
+    struct PayloadError: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    mutating func integer<T: FixedWidthInteger>(_ type: T.Type) throws(PayloadError) -> T {
+        let size = MemoryLayout<T>.size
+        guard offset + size <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        let value = bytes.withUnsafeBytes { $0.loadLittleEndian(T.self, at: offset) }
+        offset += size
+        return value
+    }
+
+    mutating func blob() throws(PayloadError) -> [UInt8] {
+        let count = Int(try integer(UInt32.self))
+        guard offset + count <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        defer { offset += count }
+        return Array(bytes[offset..<(offset + count)])
+    }
+
+    mutating func shortString() throws(PayloadError) -> String {
+        let count = Int(try integer(UInt8.self))
+        guard offset + count <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
+        defer { offset += count }
+        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+    }
+
+    /// The bytes not read yet.
+    mutating func rest() -> [UInt8] {
+        defer { offset = bytes.count }
+        return Array(bytes[offset...])
+    }
+}

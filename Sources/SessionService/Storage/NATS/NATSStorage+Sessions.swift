@@ -1,0 +1,262 @@
+import Dispatch
+import Logs
+import NATS
+import Tokens
+
+// Sessions: the catalog, creating, loading (claim, read back, fence), deleting, quarantine, tokens.
+extension NATSStorage {
+    var count: Int { catalog.withLock { $0.count } }
+
+    func contains(_ id: String) -> Bool { catalog.withLock { $0[id] != nil } }
+
+    func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
+
+    func storedSession(_ id: String) -> StoredSessionInfo? {
+        guard let meta = catalog.withLock({ $0[id] }) else { return nil }
+        return info(id, meta, log: logs.withLock { $0[id] })
+    }
+
+    func storedSessions() -> [StoredSessionInfo] {
+        let (entries, open) = (catalog.withLock { $0.entries }, logs.withLock { $0 })
+        return entries.compactMap { id, entry in entry.meta.map { info(id, $0, log: open[id]) } }
+    }
+
+    /// A session as the admin listing shows it: resident when this instance runs it, at the version
+    /// its log reached then.
+    func info(_ id: String, _ meta: SessionMeta, log: NATSSessionLog?) -> StoredSessionInfo {
+        let running = log.flatMap { log in log.state.withLock { $0.releasing || $0.stop != nil ? nil : $0.version } }
+        return StoredSessionInfo(id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil, unavailable: meta.unavailable)
+    }
+
+    // MARK: Creating
+
+    /// Writes the session's entry (a create: it fails when the id is taken, on any instance), claims
+    /// it, and sends its first snapshot; the log is returned at once, the snapshot on its way.
+    func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)? {
+        let id = snapshot.id
+        if let reason = unavailableReason {
+            logger.error("a session cannot be stored now", ["session": .string(id), "reason": .string(reason)])
+            return nil
+        }
+        let meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
+        let sessionsBucket = self.sessionsBucket
+        switch waitFor({ completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
+        case .success(let revision):
+            catalog.withLock { $0.apply(id, meta, revision: revision) }
+        case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
+            return nil
+        case .failure(let error):
+            logger.error("a session's entry cannot be written to the sessions bucket", ["session": .string(id), "error": .string(error.description)])
+            return nil
+        }
+        let claim = ownClaim
+        let claimsBucket = self.claimsBucket
+        let revision: UInt64
+        switch waitFor({ completion in try claimsBucket.put(id, value: claim.json, completion: completion) }) {
+        case .success(let value):
+            revision = value
+        case .failure(let error):
+            logger.error("a new session cannot be claimed; it is not stored", ["session": .string(id), "error": .string(error.description)])
+            try? sessionsBucket.delete(id) { _ in }
+            return nil
+        }
+        let log = NATSSessionLog(storage: self, id: id, reactor: snapshot.reactor, lastSequence: 0, claimRevision: revision, version: snapshot.version, messages: 0, fresh: true)
+        logs.withLock { $0[id] = log }
+        _ = log.appendSnapshot(snapshot)
+        return log
+    }
+
+    // MARK: Loading
+
+    /// Claims the session, reads its records back, and appends a fence: from then on only this
+    /// instance's publishes land on the subject. A session a live instance runs is refused (503).
+    func load(_ id: String) -> StorageLoad {
+        guard let meta = knownMeta(id) else { return .missing }
+        if let reason = meta.unavailable { return .unavailable(reason) }
+        if let reason = unavailableReason { return .storageUnavailable(reason) }
+        waitForRelease(id)
+        let revision: UInt64
+        switch takeClaim(id) {
+        case .failed(let error):
+            return transientFailure(id, "its claim cannot be read or written: \(error)")
+        case .owned(let owner):
+            return transientFailure(id, "instance \(owner) runs it")
+        case .taken(let value, let from):
+            revision = value
+            if let from {
+                metrics.takeovers.increment()
+                logger.notice("took a session over from an instance that is gone", ["session": .string(id), "from": .string(from.instance)])
+            }
+        }
+        switch readAndFence(id) {
+        case .failure(let error):
+            giveUpClaim(id, revision: revision)
+            return transientFailure(id, "its records cannot be read back: \(error)")
+        case .success(let (replay, fenceSequence)):
+            _ = readFailures.withLock { $0.removeValue(forKey: id) }
+            switch replay.history() {
+            case .failure(let failure):
+                quarantine(id, reason: failure.reason)
+                logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
+                giveUpClaim(id, revision: revision)
+                return .unavailable(failure.reason)
+            case .success(let history):
+                let version = history.snapshot.version + UInt64(history.states.count)
+                let log = NATSSessionLog(
+                    storage: self, id: id, reactor: history.snapshot.reactor, lastSequence: fenceSequence, claimRevision: revision, version: version,
+                    messages: replay.messages + 1, fresh: false)
+                logs.withLock { $0[id] = log }
+                return .loaded(history, log)
+            }
+        }
+    }
+
+    /// The session's entry: from the mirror, or (when the mirror has not seen it yet) from the bucket.
+    func knownMeta(_ id: String) -> SessionMeta? {
+        if let meta = catalog.withLock({ $0[id] }) { return meta }
+        guard case .success(let entry?) = consistentEntry(sessionsBucket, id), entry.operation == .put else { return nil }
+        let meta = SessionMeta(json: entry.value) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
+        catalog.withLock { $0.apply(id, meta, revision: entry.revision) }
+        return meta
+    }
+
+    /// A load that may succeed later: noted for the error answers, nothing quarantined.
+    func transientFailure(_ id: String, _ reason: String) -> StorageLoad {
+        readFailures.withLock { $0[id] = reason }
+        logger.warning("a stored session cannot be loaded now; the next request tries again", ["session": .string(id), "reason": .string(reason)])
+        return .storageUnavailable(reason)
+    }
+
+    /// Waits (bounded) while this instance's previous log of `id` still sends its last records.
+    func waitForRelease(_ id: String) {
+        guard let previous = logs.withLock({ $0[id] }) else { return }
+        let done = DispatchSemaphore(value: 0)
+        previous.whenDrained { done.signal() }
+        _ = done.wait(timeout: .now() + options.requestTimeout.timeInterval)
+    }
+
+    /// Reads the subject back and appends this instance's fence after the last message read; when
+    /// another write came in between, reads on from there and tries again.
+    func readAndFence(_ id: String) -> Result<(RecordReplay, UInt64), NATSError> {
+        let subject = names.records(id)
+        var replay = RecordReplay(limits: options.actionLogLimits)
+        var next: UInt64 = 1
+        var fence: [UInt8] = []
+        RecordFrame.append(kind: .fence, number: 0, continues: false, body: ownClaim.json[...], to: &fence)
+        for _ in 0..<8 {
+            switch readSubject(subject, from: next) {
+            case .failure(let error): return .failure(error)
+            case .success(let messages):
+                for message in messages {
+                    if case .failure(let damage) = replay.add(message) { return .success((replay.damaged(damage), next)) }
+                    next = message.sequence + 1
+                }
+            }
+            let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: replay.lastSequence)
+            let jetStream = self.jetStream
+            switch waitFor({ completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion) }) {
+            case .success(let ack): return .success((replay, ack.sequence))
+            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
+            case .failure(let error): return .failure(error)
+            }
+        }
+        return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "another instance keeps writing on the session's subject"))
+    }
+
+    /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
+    func giveUpClaim(_ id: String, revision: UInt64) {
+        try? claimsBucket.delete(id, revision: revision) { _ in }
+    }
+
+    // MARK: Deleting
+
+    /// Deletes the session's entry (everyone stops seeing it), then purges its records once its log
+    /// has sent what it had. A session a live instance runs is left alone (false).
+    func delete(_ id: String) -> Bool {
+        guard knownMeta(id) != nil else { return false }
+        var claimRevision: UInt64?
+        let open = logs.withLock { $0[id] }
+        if open == nil {
+            switch takeClaim(id) {
+            case .taken(let revision, _): claimRevision = revision
+            case .owned(let owner):
+                logger.warning("a session runs on another instance and is not deleted here", ["session": .string(id), "instance": .string(owner)])
+                return false
+            case .failed(let error):
+                logger.error("a session cannot be deleted now: its claim cannot be read", ["session": .string(id), "error": .string(error.description)])
+                return false
+            }
+        }
+        let sessionsBucket = self.sessionsBucket
+        switch waitFor({ completion in try sessionsBucket.delete(id, completion: completion) }) {
+        case .success(let revision):
+            catalog.withLock { $0.apply(id, nil, revision: revision) }
+        case .failure(let error):
+            logger.error("a session's entry cannot be deleted from the sessions bucket", ["session": .string(id), "error": .string(error.description)])
+            return false
+        }
+        _ = readFailures.withLock { $0.removeValue(forKey: id) }
+        if let open {
+            open.whenDrained { [self] in
+                let (last, revision) = open.state.withLock { ($0.lastSequence, $0.claimRevision) }
+                logs.withLock { if $0[id] === open { $0.removeValue(forKey: id) } }
+                erase(id, through: last, claimRevision: revision)
+            }
+        } else {
+            erase(id, through: nil, claimRevision: claimRevision)
+        }
+        return true
+    }
+
+    func quarantine(_ id: String, reason: String) {
+        catalog.withLock { catalog in
+            guard var meta = catalog[id] else { return }
+            meta.unavailable = reason
+            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
+        }
+        DispatchQueue.global().async { [self] in _ = updateMeta(id) { $0.unavailable = reason } }
+    }
+
+    // MARK: Access tokens
+
+    func accessTokenHash(of id: String) -> SessionTokenHash? {
+        catalog.withLock { $0[id]?.tokenHash }
+    }
+
+    func replaceAccessTokenHash(_ hash: SessionTokenHash, of id: String) -> Bool {
+        switch updateMeta(id, { $0.tokenHash = hash }) {
+        case .success(let meta): return meta != nil
+        case .failure(let error):
+            logger.error("a session's access token cannot be replaced now", ["session": .string(id), "error": .string(error.description)])
+            return false
+        }
+    }
+
+    /// Changes the session's entry with a compare-and-set on its revision (read again on a
+    /// conflict); the entry as written, nil when the session has none.
+    func updateMeta(_ id: String, _ change: (inout SessionMeta) -> Void) -> Result<SessionMeta?, NATSError> {
+        var lastError = NATSError.timedOut(subject: "updating session \(id)", server: "", after: options.requestTimeout)
+        let sessionsBucket = self.sessionsBucket
+        for _ in 0..<5 {
+            let entry: KeyValueEntry
+            switch consistentEntry(sessionsBucket, id) {
+            case .failure(let error): return .failure(error)
+            case .success(let found?) where found.operation == .put: entry = found
+            case .success: return .success(nil)
+            }
+            guard var meta = SessionMeta(json: entry.value) else { return .success(nil) }
+            change(&meta)
+            let written = meta
+            switch waitFor({ completion in try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion) }) {
+            case .success(let revision):
+                catalog.withLock { $0.apply(id, written, revision: revision) }
+                return .success(written)
+            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
+                lastError = error
+            case .failure(let error):
+                return .failure(error)
+            }
+        }
+        return .failure(lastError)
+    }
+}

@@ -1,0 +1,172 @@
+import Foundation
+import Logs
+import NATS
+
+// Start-up: JetStream ready, the stream and buckets in place, the heartbeat running, the catalog read.
+extension NATSStorage {
+    /// Waits as long as start-up may (`storage.nats.startTimeoutSeconds`, or for ever), logging every
+    /// few seconds while JetStream is not ready (a cluster electing its leader, servers not up yet).
+    func setUp() throws(NATSStorageError) {
+        let wait = options.startTimeout ?? .seconds(10 * 365 * 86_400)
+        let servers = options.servers.map(\.description).joined(separator: ",")
+        let logger = self.logger
+        let jetStream = self.jetStream
+        if case .failure(let error) = Blocking.run({ () async throws(NATSError) in
+            try await jetStream.retrying("waiting for JetStream on \(servers)", timeout: wait, logger: logger) { () async throws(NATSError) in
+                try await jetStream.accountInfo()
+            }
+        }) {
+            throw NATSStorageError(description: "JetStream on \(servers) is not ready: \(error)")
+        }
+        maxMessageBytes.store(max(connection.serverInfo.maxPayload - 1024, 4096), ordering: .relaxed)
+        try createStreams(waiting: wait)
+        startHeartbeats()
+        guard lease.isValid || waitForLease(wait) else {
+            throw NATSStorageError(description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
+        }
+        watcher.start()
+        let started = ContinuousClock.now
+        var logged = started
+        while !watcher.hasCaughtUp {
+            if ContinuousClock.now - started > wait { throw NATSStorageError(description: "the sessions bucket could not be read from JetStream on \(servers)") }
+            if ContinuousClock.now - logged > .seconds(5) {
+                logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(names.sessionsBucket)])
+                logged = .now
+            }
+            usleep(5_000)
+        }
+        logger.notice("storage on NATS JetStream ready", [
+            "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
+        ])
+    }
+
+    /// Creates or updates the records stream and the three buckets. More replicas than a server
+    /// outside a cluster holds are clamped to 1 with a log line; while a cluster is still forming,
+    /// it waits.
+    func createStreams(waiting wait: Duration) throws(NATSStorageError) {
+        var replicas = options.replicas
+        while true {
+            let configs = streamConfigs(replicas: replicas)
+            let jetStream = self.jetStream
+            let logger = self.logger
+            let result = Blocking.run { () async throws(NATSError) in
+                for config in configs {
+                    _ = try await jetStream.retrying("creating the stream \(config.name)", timeout: wait, logger: logger) { () async throws(NATSError) in
+                        try await jetStream.createOrUpdateStream(config)
+                    }
+                }
+            }
+            switch result {
+            case .success:
+                return
+            case .failure(.jetStream(let error)) where error.errorCode == JetStreamAPIError.replicasNotSupported && replicas > 1:
+                logger.notice("the NATS server is not part of a cluster: its streams keep 1 copy, not storage.nats.replicas=\(replicas); a restart of that server keeps what it acknowledged, a lost disk does not", [:])
+                replicas = 1
+            case .failure(let error):
+                throw NATSStorageError(description: "cannot create the NATS streams and buckets: \(error)")
+            }
+        }
+    }
+
+    /// The records stream and the sessions, claims and instances buckets.
+    func streamConfigs(replicas: Int) -> [StreamConfig] {
+        var records = StreamConfig(name: names.recordsStream, subjects: [names.recordsWildcard], replicas: replicas)
+        records.duplicateWindow = .seconds(120)
+        var sessions = KeyValueConfig(bucket: names.sessionsBucket, replicas: replicas)
+        sessions.maxValueSize = 1 << 16
+        let claims = KeyValueConfig(bucket: names.claimsBucket, replicas: replicas)
+        let instances = KeyValueConfig(bucket: names.instancesBucket, ttl: options.claimTTL, replicas: replicas)
+        return [records, sessions.streamConfig, claims.streamConfig, instances.streamConfig]
+    }
+
+    // MARK: Heartbeat
+
+    /// Renews this instance's heartbeat four times per claim TTL on a thread of its own.
+    func startHeartbeats() {
+        let thread = Thread { [self] in
+            while lease.isRunning {
+                let started = ContinuousClock.now
+                heartbeat()
+                let pause = lease.interval - (ContinuousClock.now - started)
+                _ = heartbeatWake.wait(timeout: .now() + max(pause, .milliseconds(10)).timeInterval)
+            }
+        }
+        thread.name = "reactor.storage.heartbeat"
+        thread.start()
+    }
+
+    /// Waits until the first heartbeat is acknowledged.
+    func waitForLease(_ wait: Duration) -> Bool {
+        let started = ContinuousClock.now
+        while !lease.isValid {
+            if ContinuousClock.now - started > wait { return false }
+            usleep(5_000)
+        }
+        return true
+    }
+
+    /// Puts this instance's heartbeat; after a lapse, checks every claim before writing again.
+    func heartbeat() {
+        let sent = OwnershipLease.now()
+        let beat = OwnershipClaim(instance: options.instance, incarnation: incarnation).json
+        let instancesBucket = self.instancesBucket
+        let instance = options.instance
+        let result = Blocking.call(timeout: lease.interval * 2) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+            try instancesBucket.put(instance, value: beat, completion: completion)
+        }
+        guard lease.isRunning else { return }
+        switch result {
+        case .success:
+            if !lease.isValid, !renewClaims() { return }
+            lease.renew(sentAt: sent)
+            let open = logs.withLock { Array($0.values) }
+            for log in open { log.resume() }
+        case .failure(let error):
+            lease.heartbeatFailed(error.description)
+            if !lease.isValid {
+                logger.warning("the heartbeat is not acknowledged: changes are refused until it is", ["error": .string(error.description)])
+            }
+        }
+    }
+
+    /// After a lapse of the lease, renews the claim of every session this instance runs (a
+    /// compare-and-set on its revision, so an instance about to take one over finds it renewed and
+    /// leaves it); a session whose claim another instance took is given up here. False when a claim
+    /// could not be checked: the lease stays lapsed.
+    func renewClaims() -> Bool {
+        let open = logs.withLock { Array($0.values) }
+        guard !open.isEmpty else { return true }
+        logger.notice("the claim lease lapsed; checking the claims of the sessions in memory", ["sessions": .int(open.count)])
+        let claim = OwnershipClaim(instance: options.instance, incarnation: incarnation)
+        for log in open {
+            let (revision, stopped) = log.state.withLock { ($0.claimRevision, $0.stop != nil) }
+            if stopped { continue }
+            let claimsBucket = self.claimsBucket
+            let id = log.id
+            let renewed = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+                try claimsBucket.update(id, value: claim.json, revision: revision, completion: completion)
+            }
+            switch renewed {
+            case .success(let next):
+                log.state.withLock { $0.claimRevision = next }
+            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
+                let current = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
+                    try claimsBucket.consistentEntry(id, completion: completion)
+                }
+                if case .success(let entry?) = current, entry.operation == .put, OwnershipClaim(json: entry.value) == claim {
+                    log.state.withLock { $0.claimRevision = entry.revision }
+                } else {
+                    var owner: String?
+                    if case .success(let entry?) = current, entry.operation == .put { owner = OwnershipClaim(json: entry.value)?.instance }
+                    log.stop(because: "session \(id) was taken over by instance \(owner ?? "another instance") while this one was not heard from", fenced: true)
+                }
+            case .failure(let error):
+                // Unknown: keep the lease lapsed; the next heartbeat checks again.
+                logger.warning("cannot renew a session's claim now", ["session": .string(id), "error": .string(error.description)])
+                lease.heartbeatFailed("a claim could not be renewed: \(error)")
+                return false
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,143 @@
+import Dispatch
+import Logs
+import NATS
+
+// Upkeep: sessions leaving this instance, taken over, deleted; subjects trimmed behind checkpoints.
+extension NATSStorage {
+    /// A released log sent its last records: its entry gets the version it reached, and its claim
+    /// goes, so any instance may load it at once.
+    func released(_ log: NATSSessionLog) {
+        let (version, revision, stopped) = log.state.withLock { ($0.version, $0.claimRevision, $0.stop != nil) }
+        if !stopped { catalog.withLock { $0.raiseVersion(of: log.id, to: version) } }
+        let current = logs.withLock { logs -> Bool in
+            guard logs[log.id] === log else { return false }
+            logs.removeValue(forKey: log.id)
+            return true
+        }
+        guard current, !stopped else { return }
+        let id = log.id
+        DispatchQueue.global().async { [self] in
+            if let meta = catalog.withLock({ $0[id] }), meta.version < version {
+                _ = updateMeta(id) { $0.version = max($0.version, version) }
+            }
+            giveUpClaim(id, revision: revision)
+        }
+    }
+
+    /// Records that can never be stored: their positions are resolved (nothing waits for them for
+    /// ever) unless a client may have been shown one, in which case the process stops.
+    func lost(_ positions: [UInt64], shown: Bool, id: String, reason: String) {
+        if shown {
+            failStop("records of session \(id) that clients may have been shown can never be stored (\(reason))")
+        } else {
+            watermark.resolve(positions)
+        }
+    }
+
+    /// Another instance took the session over: this one lets it go, and its subscribers are told.
+    func movedAway(_ log: NATSSessionLog, reason: String) {
+        logs.withLock { if $0[log.id] === log { $0.removeValue(forKey: log.id) } }
+        logger.warning("a session was taken over by another instance; it leaves this one", ["session": .string(log.id), "reason": .string(reason)])
+        resident.withLock { $0 }?.sessionMoved(log.id, reason: reason)
+    }
+
+    /// Why a publish was refused, from the subject's last message (a fence names its writer).
+    func takenOverReason(_ message: StoredMessage?) -> String {
+        if let message, case .success(let frames) = RecordFrame.frames(of: message.payload), let fence = frames.last(where: { $0.kind == .fence }),
+            let claim = OwnershipClaim(json: Array(fence.body))
+        {
+            return "instance \(claim.instance) took the session over"
+        }
+        return "another instance wrote to the session's records"
+    }
+
+    /// A new session's subject holds a deleted session's leftovers: they are purged (up to the last
+    /// one seen) and the first publish is sent again.
+    func purgeLeftovers(_ log: NATSSessionLog, messageID: String, through sequence: UInt64) {
+        logger.notice("a new session's subject held records of a deleted one; purging them", ["session": .string(log.id)])
+        do throws(NATSError) {
+            try jetStream.purgeStream(names.recordsStream, subject: log.subject, before: sequence + 1) { [self] result in
+                if case .failure(let error) = result {
+                    logger.warning("cannot purge a deleted session's records yet", ["session": .string(log.id), "error": .string(error.description)])
+                }
+                log.retry(messageID, after: .cancelled, attempt: 1)
+            }
+        } catch {
+            log.retry(messageID, after: error, attempt: 1)
+        }
+    }
+
+    // MARK: Trimming
+
+    /// Asks resident sessions whose subjects grew long for a checkpoint (a snapshot and their action
+    /// log); once it is acknowledged, what came before it is purged (``trim(_:before:)``).
+    func trim(_ resident: any ResidentSessions) {
+        let due = logs.withLock { logs in
+            logs.values.filter { log in
+                log.state.withLock { outbox in
+                    guard !outbox.checkpointing, !outbox.releasing, outbox.stop == nil, outbox.messages > options.trimAfterMessages else { return false }
+                    outbox.checkpointing = true
+                    return true
+                }
+            }.map(\.id)
+        }
+        if !due.isEmpty { resident.writeCheckpoints(due) }
+    }
+
+    /// Purges the messages of `log`'s subject before `sequence` (its latest checkpoint's snapshot).
+    func trim(_ log: NATSSessionLog, before sequence: UInt64) {
+        do throws(NATSError) {
+            try jetStream.purgeStream(names.recordsStream, subject: log.subject, before: sequence) { [self] result in
+                switch result {
+                case .success(let purged):
+                    log.state.withLock { $0.messages = max(0, $0.messages - Int(purged)) }
+                    logger.debug("trimmed a session's records behind its checkpoint", ["session": .string(log.id), "purged": .int(Int(purged))])
+                case .failure(let error):
+                    logger.warning("cannot trim a session's records now", ["session": .string(log.id), "error": .string(error.description)])
+                }
+            }
+        } catch {
+            logger.warning("cannot trim a session's records now", ["session": .string(log.id), "error": .string(error.description)])
+        }
+    }
+
+    // MARK: Erasure
+
+    /// Purges a deleted session's records (up to `through`, its last known message, so a session
+    /// created again under the id keeps its own) and gives up the claim taken to delete it.
+    func erase(_ id: String, through: UInt64?, claimRevision: UInt64?) {
+        erasures.withLock { _ = $0.insert(id) }
+        let subject = names.records(id)
+        let stream = names.recordsStream
+        let jetStream = self.jetStream
+        let purge: @Sendable (UInt64) -> Void = { [self] last in
+            do throws(NATSError) {
+                try jetStream.purgeStream(stream, subject: subject, before: last + 1) { [self] result in
+                    guard case .success = result else { return }
+                    erasures.withLock { _ = $0.remove(id) }
+                    if let claimRevision { giveUpClaim(id, revision: claimRevision) }
+                }
+            } catch {}
+        }
+        if let through { return purge(through) }
+        do throws(NATSError) {
+            try jetStream.getMessage(stream: stream, .lastBySubject(subject)) { [self] result in
+                switch result {
+                case .success(let message?): purge(message.sequence)
+                case .success(nil):
+                    erasures.withLock { _ = $0.remove(id) }
+                    if let claimRevision { giveUpClaim(id, revision: claimRevision) }
+                case .failure: break
+                }
+            }
+        } catch {}
+    }
+
+    /// Tries again the erasures that failed (JetStream was not reachable), unless the id is in use again.
+    func eraseDeletedSessions() {
+        let pending = erasures.withLock { $0 }
+        for id in pending where !contains(id) && logs.withLock({ $0[id] == nil }) {
+            erase(id, through: nil, claimRevision: nil)
+        }
+    }
+}

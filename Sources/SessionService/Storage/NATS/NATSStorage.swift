@@ -1,0 +1,210 @@
+import Dispatch
+import Logs
+import NATS
+import Synchronization
+import Tokens
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The storage backend on a NATS JetStream cluster, shared by every instance that names the same
+/// servers and prefix. What lies where (see ``NATSStorageNames``):
+///
+/// - the stream `<prefix>-records`, one subject per session (`<prefix>.records.<id>`): every record of
+///   the session in order (snapshots, mutations, forced states, accepted actions, completions,
+///   action-log checkpoints, fences), in batches of ``RecordFrame``s, each publish carrying
+///   `Nats-Expected-Last-Subject-Sequence` (the single-writer check) and a `Nats-Msg-Id` (safe retries);
+/// - the bucket `<prefix>-sessions`: each session's metadata (``SessionMeta``: reactor, version as of
+///   its last release, access token hash, quarantine), mirrored in every instance's memory;
+/// - the bucket `<prefix>-claims`: which instance runs each session (``OwnershipClaim``);
+/// - the bucket `<prefix>-instances`: one heartbeat per live instance, gone `storage.nats.claimTTLSeconds`
+///   after its last renewal (the bucket's age limit): a claim whose instance has none is a dead one.
+///
+/// Appends never wait: each session publishes one batch at a time and gathers what is appended
+/// meanwhile into the next, and the watermark (``DurabilityWatermark``) moves as acknowledgements
+/// arrive on the connection's thread. Loading and creating sessions, deletions and tokens wait for
+/// JetStream (bounded by `storage.nats.timeoutSeconds`), as the storage protocol's calls return
+/// their results.
+final class NATSStorage: StorageBackend {
+    /// Tunables, from the `storage.nats.*` settings.
+    struct Options: Sendable {
+        var servers: [NATSServerAddress]
+        var user: String?
+        var password: String?
+        var token: String?
+        /// Stream and bucket replicas: 3 on a cluster; more than the servers hold is clamped at start.
+        var replicas = 3
+        /// How long a dead instance's claims hold its sessions.
+        var claimTTL: Duration = .seconds(5)
+        /// This instance's name: its heartbeat key, and who owns what it claims.
+        var instance: String
+        /// The first part of every stream, bucket and subject name.
+        var prefix = "reactor"
+        /// How long one JetStream request may take.
+        var requestTimeout: Duration = .seconds(5)
+        /// How long to wait at start for JetStream; nil: as long as it takes.
+        var startTimeout: Duration?
+        /// What each session's retained action log may hold (as the file journal keeps it).
+        var actionLogLimits = ActionLogLimits()
+        /// Messages on a resident session's subject after which upkeep asks it for a checkpoint and
+        /// removes what came before.
+        var trimAfterMessages = 2048
+        /// Called when this process finds that something it may already have shown can never be
+        /// durable (another instance took a session over under it): it must stop at once, with
+        /// every connection, so nothing it has not made durable is sent. The server's default exits.
+        var failStop: @Sendable (String) -> Void = { _ in exit(75) }
+
+        init(servers: [NATSServerAddress], instance: String) {
+            self.servers = servers
+            self.instance = instance
+        }
+    }
+
+    let options: Options
+    let names: NATSStorageNames
+    let logger: Logger
+    let connection: NATSConnection
+    let jetStream: JetStream
+    let sessionsBucket: KeyValue
+    let claimsBucket: KeyValue
+    let instancesBucket: KeyValue
+    /// This process's identity among the instance's starts: claims name it with the instance.
+    let incarnation: String
+    let watermark = DurabilityWatermark()
+    let lease: OwnershipLease
+    let metrics = NATSStorageMetrics()
+    /// Every session stored, as the sessions bucket says (mirrored by ``watcher``).
+    let catalog = CatalogMirror()
+    /// Logs of the sessions this process runs (and of those it released, while their last records go out).
+    let logs = Mutex<[String: NATSSessionLog]>([:])
+    let readFailures = Mutex<[String: String]>([:])
+    /// Deleted sessions whose records are still to be purged.
+    let erasures = Mutex<Set<String>>([])
+    /// Sessions in memory, told when another instance took one over.
+    let resident = Mutex<(any ResidentSessions)?>(nil)
+    /// The largest message the servers take, less room for headers.
+    let maxMessageBytes = Atomic<Int>(1 << 20)
+    /// Retries and timers.
+    let queue = DispatchQueue(label: "reactor.storage.nats")
+    let watcher: OrderedConsumer
+    let closed = Atomic<Bool>(false)
+    /// Wakes the heartbeat thread early (at shutdown).
+    let heartbeatWake = DispatchSemaphore(value: 0)
+    let msgIDs = Atomic<UInt64>(0)
+
+    /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
+    /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
+    init(options: Options, logger: Logger) throws(NATSStorageError) {
+        self.options = options
+        self.logger = logger
+        names = try NATSStorageNames(prefix: options.prefix)
+        incarnation = OrderedConsumer.randomToken()
+        var natsOptions = NATSOptions(servers: options.servers)
+        natsOptions.user = options.user
+        natsOptions.password = options.password
+        natsOptions.token = options.token
+        natsOptions.name = "reactor-server \(options.instance)"
+        natsOptions.requestTimeout = options.requestTimeout
+        natsOptions.maxReconnectWait = .seconds(1)
+        natsOptions.logger = logger.labeled("nats")
+        connection = NATSConnection(options: natsOptions)
+        jetStream = JetStream(connection: connection, timeout: options.requestTimeout)
+        sessionsBucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
+        claimsBucket = KeyValue(jetStream: jetStream, bucket: names.claimsBucket)
+        instancesBucket = KeyValue(jetStream: jetStream, bucket: names.instancesBucket)
+        lease = OwnershipLease(ttl: options.claimTTL)
+        let catalog = self.catalog
+        watcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>", start: .lastPerSubject) { message in
+            catalog.withLock { $0.apply(message) }
+        }
+        connection.start()
+        do {
+            try setUp()
+        } catch {
+            watcher.stop()
+            connection.close()
+            throw error
+        }
+    }
+
+    deinit {
+        close()
+    }
+
+    // MARK: Availability
+
+    var unavailableReason: String? {
+        if closed.load(ordering: .relaxed) { return "the storage is closed" }
+        guard let reason = lease.unavailableReason else { return nil }
+        if case .connected = connection.status { return reason }
+        // Said first, with the servers: what an operator reading /healthz needs to look at.
+        let servers = options.servers.map(\.description).joined(separator: ",")
+        return "JetStream cannot be reached: no connection to \(servers) (\(connection.status)); \(reason)"
+    }
+
+    // MARK: Durability
+
+    var appendedPosition: UInt64 { watermark.appendedPosition }
+
+    func isDurable(_ position: UInt64) -> Bool { watermark.isDurable(position) }
+
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { watermark.whenDurable(position, wake) }
+
+    /// A `Nats-Msg-Id` no other publish of any instance uses.
+    func nextMessageID() -> String {
+        "\(incarnation).\(msgIDs.wrappingAdd(1, ordering: .relaxed).newValue)"
+    }
+
+    /// Stops this process after something it may have shown turned out never to be durable.
+    func failStop(_ reason: String) {
+        logger.critical("stopping at once: \(reason); nothing more is sent, so no client is told of a change that is not stored", ["instance": .string(options.instance)])
+        options.failStop(reason)
+    }
+
+    func renderMetrics(into text: inout PrometheusText) {
+        metrics.render(into: &text)
+    }
+
+    // MARK: Upkeep
+
+    func attach(_ resident: any ResidentSessions) {
+        self.resident.withLock { $0 = resident }
+    }
+
+    func maintain(_ resident: any ResidentSessions) {
+        attach(resident)
+        eraseDeletedSessions()
+        trim(resident)
+    }
+
+    /// Waits (bounded) for the records in flight, gives up every claim and the heartbeat so other
+    /// instances take the sessions over at once, and disconnects.
+    func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        let deadline = ContinuousClock.now + .seconds(5)
+        while watermark.outstanding > 0, ContinuousClock.now < deadline {
+            usleep(2_000)
+        }
+        if watermark.outstanding > 0 {
+            logger.warning("stopping with records not yet acknowledged by JetStream", ["records": .int(Int(watermark.outstanding))])
+        }
+        lease.stop()
+        heartbeatWake.signal()
+        let open = logs.withLock { logs in Array(logs.values) }
+        for log in open { log.giveUpClaim() }
+        _ = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+            try instancesBucket.delete(options.instance, completion: completion)
+        }
+        watcher.stop()
+        _ = Blocking.call(timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
+            try connection.flush(completion: completion)
+        }
+        connection.close()
+    }
+}
+
+/// Why the NATS backend cannot start.
+struct NATSStorageError: Error, Sendable, CustomStringConvertible {
+    var description: String
+}

@@ -1,0 +1,21 @@
+/// What the NATS backend adds to `/metrics`.
+final class NATSStorageMetrics: Sendable {
+    /// From a publish to its acknowledgement by a JetStream quorum.
+    let publishLatency = Histogram()
+    /// Sessions this instance took over from a dead instance's claim.
+    let takeovers = Counter()
+    /// Publishes refused because another instance took the session over (expected sequence failed).
+    let fencingRejections = Counter()
+    /// Publishes retried after a timeout or a lost connection.
+    let retries = Counter()
+
+    func render(into text: inout PrometheusText) {
+        text.histogram("reactor_storage_publish_seconds", help: "Time from publishing a batch of records to its acknowledgement by a JetStream quorum.", publishLatency)
+        text.family("reactor_storage_takeovers_total", type: "counter", help: "Sessions this instance took over from an instance whose claim had expired.")
+        text.sample("reactor_storage_takeovers_total", value: takeovers.value)
+        text.family("reactor_storage_fencing_rejections_total", type: "counter", help: "Appends refused because another instance had taken the session over.")
+        text.sample("reactor_storage_fencing_rejections_total", value: fencingRejections.value)
+        text.family("reactor_storage_publish_retries_total", type: "counter", help: "Publishes retried after a timeout or a lost connection.")
+        text.sample("reactor_storage_publish_retries_total", value: retries.value)
+    }
+}

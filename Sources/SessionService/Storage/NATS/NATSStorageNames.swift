@@ -1,0 +1,35 @@
+/// The names of what the NATS backend keeps on the cluster, all made from one prefix
+/// (`storage.nats.prefix`, `reactor` by default), so several deployments can share a cluster.
+struct NATSStorageNames: Sendable, Equatable {
+    /// Letters, digits, `-` and `_`: valid in stream, bucket and subject names alike.
+    let prefix: String
+
+    /// A prefix of letters, digits, `-` and `_`; why not, otherwise.
+    init(prefix: String) throws(NATSStorageError) {
+        guard !prefix.isEmpty, prefix.utf8.count <= 32, prefix.utf8.allSatisfy({ $0.isNameCharacter }) else {
+            throw NATSStorageError(description: "storage.nats.prefix must be 1 to 32 letters, digits, - or _, got \"\(prefix)\"")
+        }
+        self.prefix = prefix
+    }
+
+    /// The stream of every session's records.
+    var recordsStream: String { "\(prefix)-records" }
+    /// The subjects that stream captures.
+    var recordsWildcard: String { "\(prefix).records.*" }
+    /// The subject of one session's records (session ids are valid subject tokens).
+    func records(_ id: String) -> String { "\(prefix).records.\(id)" }
+    /// The bucket of session metadata.
+    var sessionsBucket: String { "\(prefix)-sessions" }
+    /// The bucket of ownership claims.
+    var claimsBucket: String { "\(prefix)-claims" }
+    /// The bucket of instance heartbeats.
+    var instancesBucket: String { "\(prefix)-instances" }
+}
+
+extension UInt8 {
+    /// `[A-Za-z0-9_-]`.
+    var isNameCharacter: Bool {
+        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z")) || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
+            || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_") || self == UInt8(ascii: "-")
+    }
+}

@@ -1,0 +1,104 @@
+import JSONCodec
+import Synchronization
+import NATS
+import Tokens
+
+/// A session's entry in the sessions bucket (key: its id), as JSON:
+/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why"}`. The version is
+/// the one it had when it last left an instance's memory (the instance running it knows the current
+/// one); the token is its access token's hash, never the token.
+struct SessionMeta: Sendable, Equatable {
+    var reactor: String
+    var version: UInt64
+    var tokenHash: SessionTokenHash?
+    var unavailable: String?
+
+    var json: [UInt8] {
+        var fields: [(String, JSONValue)] = [("reactor", .string(reactor)), ("version", .number(.uint(version)))]
+        if let tokenHash { fields.append(("token", .string(tokenHash.storedText))) }
+        if let unavailable { fields.append(("unavailable", .string(unavailable))) }
+        return JSONValue.object(JSONObject(fields)).serialized()
+    }
+
+    init(reactor: String, version: UInt64, tokenHash: SessionTokenHash? = nil, unavailable: String? = nil) {
+        self.reactor = reactor
+        self.version = version
+        self.tokenHash = tokenHash
+        self.unavailable = unavailable
+    }
+
+    /// The entry's JSON read back; nil when it is not an entry this backend wrote.
+    init?(json: [UInt8]) {
+        guard let value = try? JSONParser(maxDepth: 4, maxBytes: 1 << 20).parse(json), let reactor = value["reactor"]?.stringValue,
+            let version = value["version"]?.numberValue?.uint64Value
+        else { return nil }
+        self.reactor = reactor
+        self.version = version
+        tokenHash = value["token"]?.stringValue.flatMap { SessionTokenHash(storedText: $0) }
+        unavailable = value["unavailable"]?.stringValue
+    }
+}
+
+/// Every stored session as the sessions bucket says, mirrored in memory: updated at once by this
+/// instance's own writes and by the bucket's watcher for everyone's. An entry only moves forward (a
+/// higher revision); a deleted one stays as a tombstone with its revision, so an older put read late
+/// does not bring it back.
+struct SessionCatalog: Sendable {
+    struct Entry: Sendable {
+        var meta: SessionMeta?
+        var revision: UInt64
+    }
+
+    private(set) var entries: [String: Entry] = [:]
+    private(set) var count = 0
+
+    /// The metadata of a live session.
+    subscript(id: String) -> SessionMeta? { entries[id]?.meta }
+
+    /// The revision of a session's latest entry (live or deleted), 0 when never seen.
+    func revision(of id: String) -> UInt64 { entries[id]?.revision ?? 0 }
+
+    /// Applies an entry at `revision` (nil meta: deleted), unless a newer one is known.
+    mutating func apply(_ id: String, _ meta: SessionMeta?, revision: UInt64) {
+        let old = entries[id]
+        if let old, old.revision >= revision { return }
+        if old?.meta != nil { count -= 1 }
+        if meta != nil { count += 1 }
+        var meta = meta
+        // The same session (no deletion between): its version never goes back, also when this
+        // instance raised it before the bucket said so.
+        if let known = old?.meta?.version, let version = meta?.version, version < known { meta?.version = known }
+        entries[id] = Entry(meta: meta, revision: revision)
+    }
+
+    /// Raises a live session's version to one this instance saw it reach (its log was released), at
+    /// once: the bucket's update follows, and until then the listing and time travel need it.
+    mutating func raiseVersion(of id: String, to version: UInt64) {
+        guard var entry = entries[id], let known = entry.meta?.version, known < version else { return }
+        entry.meta?.version = version
+        entries[id] = entry
+    }
+
+    /// Applies a message of the sessions bucket (`$KV.<bucket>.<id>`).
+    mutating func apply(_ message: StoredMessage) {
+        guard let dot = message.subject.utf8.lastIndex(of: UInt8(ascii: ".")) else { return }
+        let id = String(message.subject[message.subject.utf8.index(after: dot)...])
+        switch message.headers["KV-Operation"] {
+        case "DEL"?, "PURGE"?:
+            apply(id, nil, revision: message.sequence)
+        default:
+            // An entry this backend cannot read is kept as a session that cannot be served.
+            let meta = SessionMeta(json: message.payload) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
+            apply(id, meta, revision: message.sequence)
+        }
+    }
+}
+
+/// The catalog behind a lock, shared with the bucket's watcher.
+final class CatalogMirror: Sendable {
+    private let catalog = Mutex(SessionCatalog())
+
+    func withLock<T: Sendable>(_ body: (inout SessionCatalog) -> T) -> T {
+        catalog.withLock { body(&$0) }
+    }
+}

@@ -1,0 +1,35 @@
+/// One session's records in a backend, held by the process that runs the session. Its
+/// ``SessionJournal`` appends in order; every append returns at once (the backend buffers it, or has
+/// it in flight), and output that shows it waits for ``lastPosition`` to be durable.
+///
+/// The append methods that return `Bool` return false when the record is larger than the backend
+/// holds: nothing was appended.
+protocol SessionLog: AnyObject, Sendable {
+    /// Why this session's records cannot be appended right now (the storage fails, or another process
+    /// took the session over); nil when they can.
+    var unavailableReason: String? { get }
+    /// The largest action (its canonical JSON) one accept record holds; larger ones are refused.
+    var maxActionBytes: Int { get }
+    /// The largest state (bytes of JSON) one of its snapshots holds.
+    var largestSnapshotState: Int { get }
+    /// The position of this session's newest record.
+    var lastPosition: UInt64 { get }
+
+    /// An accepted action `seq`; `completed` when every mutation it made was already reduced (no
+    /// completion follows).
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8])
+    /// Every mutation of action `seq` has been reduced.
+    func appendCompletion(seq: UInt64)
+    /// A reduced mutation (JSON) producing `version`.
+    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool
+    /// A state (JSON) that replaced the one before as `version`.
+    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool
+    /// A snapshot: no record before it is needed to resume the session, but the action log's.
+    func appendSnapshot(_ snapshot: StoredSnapshot) -> Bool
+    /// The retained action log, so no older accept record is needed: `entries` calls its argument with
+    /// every entry, oldest first (a backend streams them, never copying the whole log).
+    func appendActionLogCheckpoint(_ entries: ((ActionLogEntry) -> Void) -> Void)
+    /// The session leaves this process's memory: its latest snapshot and the records after it
+    /// describe it, and another process may take it over.
+    func release()
+}

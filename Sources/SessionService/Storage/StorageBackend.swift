@@ -1,0 +1,125 @@
+import Tokens
+
+/// Where sessions are kept durably: the catalog of stored sessions, each session's records and access
+/// token, past versions for time travel, and the watermark that output waits for. ``FileJournal`` is
+/// the embedded backend (one append-only journal on the local disk).
+///
+/// A session reaches its records through a ``SessionLog`` that ``create(_:accessTokenHash:)`` or
+/// ``load(_:)`` hands out; while it holds one, it is the only writer of that session's records. A
+/// backend shared by several processes enforces that: `load` takes ownership of the session (a claim
+/// with a fencing token), ``SessionLog/release()`` gives it up, and the appends of an owner whose
+/// claim was taken over fail (its log then reports ``SessionLog/unavailableReason``) instead of
+/// landing after the new owner's.
+///
+/// Appending never waits: records are buffered or in flight, and numbered by a position that grows
+/// by one per record. Output that shows a state waits, without blocking anything, until the position
+/// of the records behind it is durable (``isDurable(_:)``, ``whenDurable(_:_:)``).
+///
+/// ```swift
+/// let backend: any StorageBackend = try FileJournal(options: .init(directory: "data"), logger: logger)
+/// guard let log = backend.create(snapshot, accessTokenHash: nil) else { return }   // id taken
+/// log.appendMutation(json, version: 1)
+/// let position = backend.appendedPosition
+/// backend.whenDurable(position) { print("version 1 is durable") }
+/// ```
+protocol StorageBackend: AnyObject, Sendable {
+    /// Why records cannot be written right now, nil when they can: changes are refused meanwhile
+    /// (503), and `/healthz` says so.
+    var unavailableReason: String? { get }
+
+    // MARK: The catalog
+
+    /// How many sessions are stored, in memory or not.
+    var count: Int { get }
+    /// Whether a session with this id is stored.
+    func contains(_ id: String) -> Bool
+    /// The stored session with this id, without loading it.
+    func storedSession(_ id: String) -> StoredSessionInfo?
+    /// Every stored session (the admin listing).
+    func storedSessions() -> [StoredSessionInfo]
+    /// Why the latest attempt to read the stored session `id` failed, while it keeps failing.
+    func readFailure(_ id: String) -> String?
+
+    // MARK: Sessions
+
+    /// Stores a new session (created, or forked at the snapshot's version) with its first snapshot and
+    /// its access token's hash, and returns its log; nil when the id is taken or it cannot be stored
+    /// (logged).
+    func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)?
+    /// Reads a stored session back for this process to run: its history and its log.
+    func load(_ id: String) -> StorageLoad
+    /// Quarantines a stored session: every request on it answers `reason` until it is deleted.
+    func quarantine(_ id: String, reason: String)
+    /// Deletes a stored session, its records and its token; false when none has this id.
+    @discardableResult
+    func delete(_ id: String) -> Bool
+
+    // MARK: Access tokens
+
+    /// The hash of the session's access token (`auth.sessions=token`), read without loading the
+    /// session; nil when it has none or is not stored.
+    func accessTokenHash(of id: String) -> SessionTokenHash?
+    /// Replaces the session's access token hash; false when no session has this id.
+    func replaceAccessTokenHash(_ hash: SessionTokenHash, of id: String) -> Bool
+
+    // MARK: Past versions
+
+    /// The snapshot and state records that rebuild version `version` of session `id`; nil when it is
+    /// older than the retained history.
+    func history(of id: String, upTo version: UInt64) throws(StorageReadError) -> StoredVersionHistory?
+    /// The oldest version of session `id` that can still be rebuilt.
+    func oldestRetainedVersion(of id: String) -> UInt64?
+
+    // MARK: Durability
+
+    /// The position of the newest record appended: output queued now shows nothing newer.
+    var appendedPosition: UInt64 { get }
+    /// Whether every record up to `position` is durable. A backend whose writes are local and quick
+    /// (the file journal's `write(2)`) may make them so before it answers; one that waits on a network
+    /// only reports.
+    func isDurable(_ position: UInt64) -> Bool
+    /// Calls `wake`, on any thread, once every record up to `position` is durable (at once when it
+    /// already is). While records cannot be written the backend keeps trying; `wake` waits for that,
+    /// though a backend may also call it when writing fails, so output that acknowledges the records
+    /// is refused (503) at once instead (the caller asks again, then ``unavailableReason``). `wake`
+    /// must not call back into the backend: it may run with the backend's locks held.
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
+
+    // MARK: Upkeep
+
+    /// Hands the backend the sessions in memory (see the extension's default).
+    func attach(_ resident: any ResidentSessions)
+    /// Adds the backend's own metrics to `/metrics` (see the extension's default).
+    func renderMetrics(into text: inout PrometheusText)
+
+    /// Periodic work (erasing deleted sessions, compacting, trimming old records). `resident` writes
+    /// fresh snapshots and action-log checkpoints of sessions in memory when the backend needs them.
+    func maintain(_ resident: any ResidentSessions)
+    /// Writes out and syncs everything, and lets go of the storage (at shutdown).
+    func close()
+}
+
+extension StorageBackend {
+    /// Hands the backend the sessions in memory, before any is loaded: a backend shared by several
+    /// processes tells them when another process took one over. The file journal has no use for it.
+    func attach(_ resident: any ResidentSessions) {}
+
+    /// Adds the backend's own metrics to `/metrics`.
+    func renderMetrics(into text: inout PrometheusText) {}
+}
+
+/// The sessions in memory, as storage upkeep may need them.
+protocol ResidentSessions: Sendable {
+    /// Has each resident session among `ids` store a snapshot and its retained action log now, so no
+    /// older record of it is needed; sessions not in memory are left alone.
+    func writeCheckpoints(_ ids: [String])
+    /// Another process took session `id` over (its log can no longer be written): it leaves memory
+    /// here without writing anything, and its subscribers get `event: error` with code
+    /// `session_moved`, so they reconnect to wherever it runs now.
+    func sessionMoved(_ id: String, reason: String)
+}
+
+extension ResidentSessions {
+    /// Nothing to end (no sessions in memory to tell).
+    func sessionMoved(_ id: String, reason: String) {}
+}

@@ -1,0 +1,62 @@
+import Testing
+
+@testable import HTTPServer
+
+/// The bookkeeping behind the output barrier, without sockets: which queued bytes may be written as
+/// positions become durable, in order, and which answer a refusal may replace.
+@Suite struct DurabilityHoldsTests {
+    /// A watermark the test moves.
+    static func upTo(_ durable: UInt64) -> (UInt64) -> Bool { { $0 <= durable } }
+
+    @Test func bytesShowingADurablePositionAreNeverHeld() {
+        var holds = DurabilityHolds()
+        let durable = holds.isDurable(3, Self.upTo(3))
+        #expect(durable)
+        holds.add(10, position: 2)
+        #expect(holds.held == 0)
+        #expect(holds.firstPosition == nil)
+    }
+
+    @Test func heldBytesGoFrontFirstAsTheirPositionsBecomeDurable() {
+        var holds = DurabilityHolds()
+        holds.add(10, position: 1)
+        holds.add(5, position: 3)
+        holds.add(7, position: 2)  // after bytes waiting for 3: it waits for 3 too
+        #expect(holds.held == 22)
+        holds.release(Self.upTo(0))
+        #expect(holds.held == 22)
+        holds.release(Self.upTo(2))
+        #expect(holds.held == 12, "only the bytes up to the first mark go; the rest waits for 3")
+        #expect(holds.firstPosition == 3)
+        holds.release(Self.upTo(3))
+        #expect(holds.held == 0)
+        #expect(holds.firstPosition == nil)
+        // What was seen durable is remembered: no need to ask again.
+        holds.add(4, position: 3)
+        #expect(holds.held == 0)
+    }
+
+    @Test func aLaterAnswerNeverOvertakesAnEarlierOneEvenWhenDurableFirst() {
+        var holds = DurabilityHolds()
+        holds.add(10, position: 5)
+        holds.add(10, position: 0)  // shows nothing stored, but is queued behind position 5
+        holds.release(Self.upTo(4))
+        #expect(holds.held == 20)
+        holds.release(Self.upTo(5))
+        #expect(holds.held == 0)
+    }
+
+    @Test func onlyTheFirstHeldAnswerDecidesWhetherARefusalReplacesIt() {
+        var holds = DurabilityHolds()
+        holds.add(10, position: 2, refusable: true)
+        holds.add(3, position: 2)  // its body: same mark
+        #expect(holds.firstIsRefusable)
+        holds.add(6, position: 4)
+        holds.release(Self.upTo(2))
+        #expect(holds.held == 6)
+        #expect(!holds.firstIsRefusable, "a stream event or a read after it is not refusable")
+        holds.removeAll()
+        #expect(holds.held == 0)
+        #expect(holds.awaited == nil)
+    }
+}
