@@ -125,15 +125,38 @@ public final class TestClient {
     /// Reads up to and including `delimiter`.
     public func read(until delimiter: String) throws -> String {
         let needle = Array(delimiter.utf8)
+        // Bytes already searched are not searched again after a read: a stream backed up by megabytes
+        // (a stalled subscriber catching up) is scanned once, not once per read. memchr and memcmp: the
+        // generic `firstRange(of:)` allocated per position and, under the sanitizers, held a
+        // concurrency thread for minutes, starving every in-process server's effects.
+        var searched = 0
         while true {
-            if let range = buffer.firstRange(of: needle) {
-                let result = Array(buffer[..<range.upperBound])
-                buffer.removeSubrange(..<range.upperBound)
+            if let end = Self.end(of: needle, in: buffer, from: searched) {
+                let result = Array(buffer[..<end])
+                buffer.removeSubrange(..<end)
                 return String(decoding: result, as: UTF8.self)
             }
+            searched = max(0, buffer.count - needle.count + 1)
             guard try fill(delimiter.debugDescription) else {
                 throw TestFailure("port \(port) closed the connection before \(delimiter.debugDescription); got \(String(decoding: buffer, as: UTF8.self).debugDescription)")
             }
+        }
+    }
+
+    /// The offset just past the first `needle` in `haystack` at or after `start`, nil when there is none.
+    static func end(of needle: [UInt8], in haystack: [UInt8], from start: Int) -> Int? {
+        guard let first = needle.first else { return nil }
+        return haystack.withUnsafeBufferPointer { hay -> Int? in
+            guard let base = hay.baseAddress else { return nil }
+            var index = start
+            while index + needle.count <= hay.count {
+                guard let found = memchr(base + index, Int32(first), hay.count - index) else { return nil }
+                let at = UnsafeRawPointer(base).distance(to: UnsafeRawPointer(found))
+                guard at + needle.count <= hay.count else { return nil }
+                if memcmp(base + at, needle, needle.count) == 0 { return at + needle.count }
+                index = at + 1
+            }
+            return nil
         }
     }
 

@@ -51,9 +51,14 @@ public final class TestProcess: @unchecked Sendable {
     ///
     /// Spawned with `posix_spawn` rather than Foundation's `Process`, whose `run()` crashed in `memcpy`
     /// when several tests started programs at once and whose pipe reads end the test run on `EINTR`.
-    /// The child starts with no signal blocked and default handlers, whatever the test process has.
+    /// The child starts with no signal blocked and default handlers, whatever the test process has,
+    /// and is killed when the test process dies, however it dies (``SpawnThread``).
     public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil, input: [UInt8]? = nil) throws {
         name = URL(fileURLWithPath: executable).lastPathComponent
+        // Checked here: through setpriv, posix_spawn itself would succeed and setpriv fail later.
+        guard access(executable, X_OK) == 0 else {
+            throw TestFailure("cannot start \(executable): \(String(cString: strerror(errno)))")
+        }
         var stdin: [Int32] = [-1, -1], stdout: [Int32] = [-1, -1], stderr: [Int32] = [-1, -1]
         guard CLinux_pipe_cloexec(&stdin) == 0, CLinux_pipe_cloexec(&stdout) == 0, CLinux_pipe_cloexec(&stderr) == 0 else {
             throw TestFailure("cannot make pipes for \(executable): \(String(cString: strerror(errno)))")
@@ -78,15 +83,20 @@ public final class TestProcess: @unchecked Sendable {
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        // Dies with this process (see SpawnThread): setpriv runs `executable` in its place, same pid.
+        let command = SpawnThread.dyingWithParent([executable] + arguments)
+        let argv = command.map { strdup($0) } + [nil]
         let environmentPairs = (environment ?? ProcessInfo.processInfo.environment).map { "\($0.key)=\($0.value)" }
         let envp = environmentPairs.map { strdup($0) } + [nil]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
         }
-        var child: pid_t = 0
-        let status = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
+        let (status, child) = SpawnThread.shared.run { () -> (Int32, pid_t) in
+            var child: pid_t = 0
+            let status = posix_spawn(&child, command[0], &actions, &attributes, argv, envp)
+            return (status, child)
+        }
         for fd in [stdin[0], stdout[1], stderr[1]] { close(fd) }
         guard status == 0 else {
             for fd in [stdin[1], stdout[0], stderr[0]] { close(fd) }

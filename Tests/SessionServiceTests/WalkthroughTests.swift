@@ -38,7 +38,10 @@ import Testing
         #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
         #expect(!steps.contains { $0.command.contains("swift run") }, "the server starts in its own block, not among the commands")
         try await withTemporaryDirectory("walkthrough") { data in
-            let server = try await ServerProcess.start(arguments: ["--data-dir", data], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
+            // No keep-alive comment within the walkthrough, however slow the machine (a sanitizer's build
+            // under load took over the default 15 s): the README shows the stream without one.
+            let server = try await ServerProcess.start(
+                arguments: ["--data-dir", data, "--set", "sse.keepAliveSeconds=3600"], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
             var environment = ProcessInfo.processInfo.environment
             environment["BASE"] = "http://127.0.0.1:\(server.port)"
 

@@ -39,7 +39,9 @@ final class EventLoop: @unchecked Sendable {
     /// A descriptor held in reserve: at the open-file limit it is closed to accept and close the
     /// connections waiting in the backlog (they are told at once instead of hanging), then reopened.
     var reserveFD: Int32 = -1
-    var thread = pthread_t()
+    /// The loop's thread (a `pthread_t`), 0 until it starts. Atomic: the loop's thread stores it while
+    /// other threads may already ask ``inLoop``.
+    let thread = Atomic<UInt>(0)
 
     let inbox = Mutex<[Task]>([])
     let wakePending = Atomic<Bool>(false)
@@ -131,7 +133,7 @@ final class EventLoop: @unchecked Sendable {
     // MARK: threads
 
     /// Whether the caller runs on this loop's thread.
-    var inLoop: Bool { pthread_equal(pthread_self(), thread) != 0 }
+    var inLoop: Bool { pthread_equal(pthread_self(), pthread_t(thread.load(ordering: .acquiring))) != 0 }
 
     /// Starts the loop's thread; `onExit` runs on it after the loop ends.
     func startThread(onExit: @escaping @Sendable () -> Void) {
@@ -150,7 +152,7 @@ final class EventLoop: @unchecked Sendable {
         var created = pthread_t()
         let result = pthread_create(&created, &attributes, { raw in
             let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-            start.loop.thread = pthread_self()
+            start.loop.thread.store(UInt(pthread_self()), ordering: .releasing)
             start.loop.run()
             start.onExit()
             return nil

@@ -79,7 +79,11 @@ public final class HTTPServer: Sendable {
         let started = loops
         state.withLock { $0.loops = started }
         if !clock.advancesByItself {
-            clock.onAdvance { for loop in started { loop.wakeUp() } }
+            // Weak: the clock may outlive the server (and the responder may hold the clock), so a strong
+            // capture would keep the loops, the responder and everything it holds alive for good.
+            clock.onAdvance { [weak self] in
+                for loop in self?.loops ?? [] { loop.wakeUp() }
+            }
         }
         for loop in loops {
             stopped.enter()
