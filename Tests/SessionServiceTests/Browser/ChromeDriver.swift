@@ -50,15 +50,28 @@ final class ChromeDriver: Sendable {
         self.port = port
     }
 
-    /// Starts chromedriver and waits (bounded) for the line naming its port.
+    /// Starts chromedriver and waits (bounded) for the line naming its port. With `--port=0` it now and
+    /// then says "IPv4 port not available" and exits (the port it picked was taken meanwhile): that start
+    /// is tried again, a few times.
     static func start(path: String, within bound: Duration = .seconds(30)) async throws -> ChromeDriver {
-        let process = try TestProcess(path, ["--port=0"])
-        do {
-            let line = try await process.outputLines.next("chromedriver to say which port it listens on", within: bound) { port(in: $0) != nil }
-            return ChromeDriver(process: process, port: port(in: line)!)
-        } catch {
+        var attempt = 0
+        while true {
+            attempt += 1
+            let process = try TestProcess(path, ["--port=0"])
+            let line: String
+            do {
+                line = try await process.outputLines.next("chromedriver to say which port it listens on", within: bound) {
+                    port(in: $0) != nil || $0.contains("port not available")
+                }
+            } catch {
+                process.signal(SIGKILL)
+                throw TestFailure("\(error); it printed: \(process.standardOutput)\(process.standardError)")
+            }
+            if let port = port(in: line) { return ChromeDriver(process: process, port: port) }
             process.signal(SIGKILL)
-            throw TestFailure("\(error); it printed: \(process.standardOutput)\(process.standardError)")
+            if attempt >= 5 {
+                throw TestFailure("chromedriver found no free port in \(attempt) starts; it printed: \(process.standardOutput)\(process.standardError)")
+            }
         }
     }
 
