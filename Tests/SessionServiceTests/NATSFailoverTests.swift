@@ -47,6 +47,17 @@ struct NATSFailoverTests {
     /// issues here (they still run and report), and the README calls the NATS backend experimental.
     static let knownStaleWrite: Comment = "open defect: a resumed stale owner can store an action it received while paused (issue 11)"
 
+    /// Creates s0…s2 on `a`, starts the load on both instances and returns once `a` has acknowledged
+    /// actions of every session.
+    static func startLoad(creatingOn a: ServerProcess, alsoOn b: ServerProcess) async throws -> (ids: [String], load: ActionLoad) {
+        let ids = ["s0", "s1", "s2"]
+        for id in ids { #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201) }
+        let load = ActionLoad(ports: [a.port, b.port])
+        load.start(ids)
+        try await eventually("a to acknowledge actions of every session", within: .seconds(30)) { ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 } }
+        return (ids, load)
+    }
+
     /// The checks after the load: see the suite's comment.
     /// With `onlyLoad` false, the paused instance legitimately took a session back (the other's
     /// heartbeat came late on a busy machine) and may have stored a probe's decrease as its owner.
@@ -113,12 +124,7 @@ struct NATSFailoverTests {
             defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
             let b = try await Self.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
             defer { b.process.signal(SIGKILL) }
-            let ids = ["s0", "s1", "s2"]
-            for id in ids { #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201) }
-
-            let load = ActionLoad(ports: [a.port, b.port])
-            load.start(ids)
-            try await eventually("a to acknowledge actions of every session", within: .seconds(30)) { ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 } }
+            let (ids, load) = try await Self.startLoad(creatingOn: a, alsoOn: b)
             load.prefer(1)
             a.process.signal(SIGSTOP)
             // Sent while it is paused: they wait in its sockets until it runs again.
@@ -162,12 +168,7 @@ struct NATSFailoverTests {
             var a = try await Self.instance("a", servers: cluster.urls, prefix: prefix, replicas: 3)
             let b = try await Self.instance("b", servers: cluster.urls, prefix: prefix, replicas: 3)
             defer { b.process.signal(SIGKILL) }
-            let ids = ["s0", "s1", "s2"]
-            for id in ids { #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201) }
-
-            let load = ActionLoad(ports: [a.port, b.port])
-            load.start(ids)
-            try await eventually("a to acknowledge actions of every session", within: .seconds(30)) { ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 } }
+            let (ids, load) = try await Self.startLoad(creatingOn: a, alsoOn: b)
             load.prefer(1)
             #expect(try await a.stop(signal: SIGKILL) == .signalled(SIGKILL))
             try await Self.whileLogging(b) {
