@@ -210,20 +210,21 @@ public final class NATSTestCluster: Sendable {
     }
 
     /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is
-    /// ready; if another program took one of the ports first, starts over on new ones.
-    public static func start(size: Int = 3, name: String = "reactor-test") async throws -> NATSTestCluster {
+    /// ready; if another program took one of the ports first, starts over on new ones. `routing` is
+    /// added to each node's `cluster` block (`no_advertise: true`: clients learn no other node).
+    public static func start(size: Int = 3, name: String = "reactor-test", routing: String = "") async throws -> NATSTestCluster {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await attemptStart(size: size, name: name)
+                return try await attemptStart(size: size, name: name, routing: routing)
             } catch let failure as PortTaken where attempt < 5 {
                 _ = failure
             }
         }
     }
 
-    private static func attemptStart(size: Int, name: String) async throws -> NATSTestCluster {
+    private static func attemptStart(size: Int, name: String, routing: String) async throws -> NATSTestCluster {
         guard NATSServerProcess.binary != nil else { throw TestFailure(NATSServerProcess.missing) }
         let directory = try NATSServerProcess.temporaryDirectory()
         let clientPorts = try (0..<size).map { _ in try NATSServerProcess.freePort() }
@@ -242,6 +243,7 @@ public final class NATSTestCluster: Sendable {
                   name: \(name)
                   listen: 127.0.0.1:\(routePorts[index])
                   routes: [\(routes)]
+                  \(routing)
                 }
                 """
             let path = nodeDirectory + "/server.conf"

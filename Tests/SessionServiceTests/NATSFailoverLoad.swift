@@ -26,6 +26,13 @@ final class AcknowledgementLedger: Sendable {
         }
     }
 
+    /// A client saw `id` at `version` (an event stream's state), without an acknowledgement.
+    func saw(_ id: String, version: Int) {
+        sessions.withLock { sessions in
+            sessions[id, default: Session()].highest = max(sessions[id]?.highest ?? 0, version)
+        }
+    }
+
     subscript(id: String) -> Session { sessions.withLock { $0[id] ?? Session() } }
 
     /// Acknowledgements of `id` that `instance` gave.
@@ -34,17 +41,24 @@ final class AcknowledgementLedger: Sendable {
 
 /// One client thread per session posting `{"type":"increase"}?wait=true` in a loop to the preferred
 /// instance, on a fresh connection each time (at most about 200 a second); a failure (refused, timed
-/// out, 503) is tried again on whichever instance is preferred then, after a short pause.
+/// out, 503) is tried again on whichever instance is preferred then, after a short pause. With
+/// `alternating`, every other request goes without `?wait=true` (a `202` acknowledges its `seq`).
 final class ActionLoad: Sendable {
     private let ports: Mutex<[Int]>
     private let preferred = Atomic<Int>(0)
     private let running = Atomic<Bool>(true)
     private let finished = DispatchGroup()
+    private let alternating: Bool
+    private let failed = Mutex<[String: Int]>([:])
     let ledger = AcknowledgementLedger()
 
-    init(ports: [Int]) {
+    init(ports: [Int], alternating: Bool = false) {
         self.ports = Mutex(ports)
+        self.alternating = alternating
     }
+
+    /// Requests that got no acknowledgement, by what came instead (`503`, `no answer`…).
+    var failures: [String: Int] { failed.withLock { $0 } }
 
     /// Sends new requests to instance `index` (a port of ``init(ports:)`` or ``setPort(_:of:)``).
     func prefer(_ index: Int) { preferred.store(index, ordering: .relaxed) }
@@ -57,24 +71,31 @@ final class ActionLoad: Sendable {
             finished.enter()
             let thread = Thread { [self] in
                 defer { finished.leave() }
-                while running.load(ordering: .relaxed) { post(id) }
+                var count = 0
+                while running.load(ordering: .relaxed) {
+                    post(id, wait: !alternating || count % 2 == 0)
+                    count += 1
+                }
             }
             thread.start()
         }
     }
 
-    private func post(_ id: String) {
+    private func post(_ id: String, wait: Bool) {
         let target = preferred.load(ordering: .relaxed)
         let port = ports.withLock { $0[target] }
-        if let client = try? TestClient(port: port, readTimeout: .seconds(3)),
-            let response = try? client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#),
-            response.status == 200, let body = try? response.json(), let seq = body["seq"] as? Int, let version = body["version"] as? Int
+        let response = (try? TestClient(port: port, readTimeout: .seconds(3))).flatMap {
+            try? $0.request("POST", "/sessions/\(id)/actions\(wait ? "?wait=true" : "")", body: #"{"type":"increase"}"#)
+        }
+        if let response, response.status == (wait ? 200 : 202), let body = try? response.json(), let seq = body["seq"] as? Int,
+            let version = wait ? body["version"] as? Int : 0
         {
             ledger.record(id, seq: seq, version: version, instance: target)
             // Paced, so the load leaves the machine to the other tests running at the same time.
             usleep(5_000)
             return
         }
+        failed.withLock { $0[response.map { "\($0.status)" } ?? "no answer", default: 0] += 1 }
         usleep(20_000)
     }
 

@@ -63,7 +63,7 @@ struct NATSFailoverTests {
     /// heartbeat came late on a busy machine) and may have stored a probe's decrease as its owner.
     /// With `staleWriteKnown`, a stored action of the stale owner is recorded as the known, open defect
     /// (see ``knownStaleWrite``) instead of failing the run.
-    static func verify(_ ids: [String], on server: ServerProcess, ledger: AcknowledgementLedger, onlyLoad: Bool = true, staleWriteKnown: Bool = false) async throws {
+    static func verify(_ ids: [String], on server: some TestEndpoint, ledger: AcknowledgementLedger, onlyLoad: Bool = true, staleWriteKnown: Bool = false) async throws {
         // A NATS node just restarted may hold writes up for a moment (503 meanwhile): checked after.
         try await eventually("the instance to be healthy", within: .seconds(60)) { try server.client().request("GET", "/healthz").status == 200 }
         for id in ids {
@@ -106,7 +106,7 @@ struct NATSFailoverTests {
     }
 
     /// Every entry of session `id`'s action log, page by page.
-    static func actionLog(_ id: String, on server: ServerProcess) throws -> [[String: Any]] {
+    static func actionLog(_ id: String, on server: some TestEndpoint) throws -> [[String: Any]] {
         var entries: [[String: Any]] = []
         var since = 0
         while true {
