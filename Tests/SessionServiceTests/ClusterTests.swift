@@ -13,7 +13,7 @@ import Glibc
 /// acknowledged (``NATSFailoverTests/verify(_:on:ledger:onlyLoad:staleWriteKnown:)``), and no
 /// stream shows a version going backwards. An instance that cannot reach JetStream answers 503 on
 /// `/healthz`, and HAProxy routes around it.
-@Suite(.serialized, .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
+@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
 struct ClusterTests {
     /// Every instance keeps its whole action log (the checks replay it) and passivates a session idle
     /// for 2 s: with no live hand-off yet, that is how a session taken over while its instance was
