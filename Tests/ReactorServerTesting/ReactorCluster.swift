@@ -59,7 +59,7 @@ public final class ReactorCluster: Sendable {
 
     /// Creates session `id` of `reactor` on the instance its requests hash to, and returns that
     /// instance. Not through the proxy: `POST /sessions` hashes on `/sessions`, so every session created
-    /// through it starts on one instance and runs there until it moves to the one its id hashes to.
+    /// through it starts on one instance and is handed off on its first request elsewhere.
     @discardableResult
     public func createSession(_ id: String, reactor: String = "counter") throws -> ClusterInstance {
         let instance = try instance(hashing: id)

@@ -15,13 +15,8 @@ import Glibc
 /// `/healthz`, and HAProxy routes around it.
 @Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
 struct ClusterTests {
-    /// Every instance keeps its whole action log (the checks replay it) and passivates a session idle
-    /// for 2 s: with no live hand-off yet, that is how a session taken over while its instance was
-    /// away goes back to it once the instance is back and gets the session's requests again (the
-    /// other answers 503 naming the owner meanwhile).
-    static let settings: [(key: String, value: String)] = [
-        ("sessions.actionLogLimit", "10000000"), ("sessions.actionLogBytes", "1073741824"), ("sessions.passivateAfterSeconds", "2"),
-    ]
+    /// Every instance keeps its whole action log: the checks replay it.
+    static let settings: [(key: String, value: String)] = [("sessions.actionLogLimit", "10000000"), ("sessions.actionLogBytes", "1073741824")]
 
     /// Waits until every session of `ids` has `more` acknowledgements beyond `before` (its counts
     /// when this was called); fails with the cluster's logs.
@@ -47,7 +42,8 @@ struct ClusterTests {
             do {
                 try await Self.progress("every session to be acknowledged", ids, load, in: cluster)
 
-                // (a) The instance running s0 dies and comes back under its name and port.
+                // (a) The instance running s0 dies and comes back under its name and port: its sessions
+                // move to other instances, then back to it through hand-offs.
                 let victim = try #require(runs["s0"])
                 try await victim.kill()
                 try await cluster.proxy.waitForServer(victim.name, "DOWN", within: .seconds(10))

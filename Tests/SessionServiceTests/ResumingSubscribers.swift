@@ -10,11 +10,8 @@ import Glibc
 /// `/sessions/{id}/events` and, whenever the stream ends (cut by a kill, `event: error`, a read that
 /// timed out) or has been open for `rotation`, reconnects with `Last-Event-ID` set to the last
 /// version it saw. Every version it sees goes to the ledger; one not above the last it saw (a version
-/// gone backwards or repeated across a reconnection) is a violation.
-///
-/// `rotation` also lets sessions go where the proxy sends their requests: a session with a
-/// subscriber is never passivated, so without a live hand-off it would stay on the instance that took
-/// it over.
+/// gone backwards or repeated across a reconnection) is a violation. Rotating streams makes every
+/// client resume many times, not only when an instance dies or a session moves.
 final class ResumingSubscribers: Sendable {
     private let port: Int
     private let ledger: AcknowledgementLedger

@@ -92,6 +92,8 @@ final class NATSStorage: StorageBackend {
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
     let msgIDs = Atomic<UInt64>(0)
+    /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
+    let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
