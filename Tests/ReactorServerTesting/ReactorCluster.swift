@@ -53,7 +53,9 @@ public final class ReactorCluster: Sendable {
     /// The instance HAProxy sends `/sessions/{id}` to now (the `X-Served-By` of a `GET` through it).
     public func instance(hashing id: String) throws -> ClusterInstance {
         let answer = try proxy.client().request("GET", "/sessions/\(id)")
-        guard let instance = servedBy(answer) else { throw TestFailure("GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster") }
+        guard let instance = servedBy(answer) else {
+            throw TestFailure("GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)")
+        }
         return instance
     }
 
