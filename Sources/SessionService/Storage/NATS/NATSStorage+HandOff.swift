@@ -38,7 +38,7 @@ extension NATSStorage {
     func serveHandOff(_ message: NATSMessage) {
         guard let replyTo = message.replyTo else { return }
         guard let request = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(message.payload), let id = request["session"]?.stringValue,
-            let from = request["from"]?.stringValue, SessionID.isValid(id)
+            let from = request["from"]?.stringValue, (1...64).contains(id.utf8.count), id.utf8.allSatisfy(\.isNameCharacter)
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
