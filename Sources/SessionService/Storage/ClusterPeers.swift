@@ -20,6 +20,46 @@ protocol ClusterPeers: AnyObject, Sendable {
     func forward(_ request: ForwardedRequest, to instance: String, completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void)
     /// Installs what answers requests other instances forward to this one.
     func serveForwardedRequests(_ handler: @escaping @Sendable (ForwardedRequest, @escaping @Sendable (ForwardedResponse) -> Void) -> Void)
+    /// Whether `instance` is alive (its heartbeat is current); false when that cannot be told now.
+    func isAlive(_ instance: String) -> Bool
+
+    // MARK: Relayed subscriptions
+
+    /// A fresh subject only this instance listens on; the events sent to it reach `handler` in order.
+    /// Nil when it cannot listen now.
+    func openRelayInbox(_ handler: @escaping @Sendable (RelayedEvent) -> Void) -> RelayInbox?
+    /// Sends one event of a relayed subscription to `subject`; false when it cannot be sent now.
+    func sendRelayed(_ event: RelayedEvent, to subject: String) -> Bool
+}
+
+/// One event of a subscription relayed from the instance that runs a session to one that streams it.
+struct RelayedEvent: Sendable, Equatable {
+    enum Kind: Sendable, Equatable {
+        case state(version: UInt64)
+        case pulse(name: String, count: UInt64)
+        /// The session was deleted.
+        case end
+        /// The subscription ended otherwise (`session_moved`, …).
+        case error(code: String, message: String)
+    }
+
+    var kind: Kind
+    /// The state or the pulse's value; empty for the others.
+    var json: [UInt8]
+}
+
+/// A subject this instance listens on for relayed events, until closed.
+final class RelayInbox: Sendable {
+    let subject: String
+    private let closer: @Sendable () -> Void
+
+    init(subject: String, close: @escaping @Sendable () -> Void) {
+        self.subject = subject
+        closer = close
+    }
+
+    /// Stops listening.
+    func close() { closer() }
 }
 
 /// A request sent on to the instance that runs its session.
@@ -30,6 +70,13 @@ struct ForwardedRequest: Sendable, Equatable {
     /// The body's `Content-Type`, if it has one.
     var contentType: String?
     var body: [UInt8]
+    /// For a subscription relayed to another instance: the subject its events go to, and that instance.
+    var relay: (subject: String, instance: String)? = nil
+
+    static func == (a: ForwardedRequest, b: ForwardedRequest) -> Bool {
+        a.method == b.method && a.target == b.target && a.contentType == b.contentType && a.body == b.body && a.relay?.subject == b.relay?.subject
+            && a.relay?.instance == b.relay?.instance
+    }
 }
 
 /// The answer to a ``ForwardedRequest``.

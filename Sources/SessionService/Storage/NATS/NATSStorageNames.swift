@@ -22,6 +22,8 @@ struct NATSStorageNames: Sendable, Equatable {
     func handOff(_ instance: String) -> String { "\(prefix).handoff.\(instance)" }
     /// The subject an instance answers forwarded requests on.
     func forward(_ instance: String) -> String { "\(prefix).forward.\(instance)" }
+    /// A subject an instance listens on for one relayed subscription.
+    func relay(_ instance: String, _ token: String) -> String { "\(prefix).relay.\(instance).\(token)" }
     /// The bucket of session metadata.
     var sessionsBucket: String { "\(prefix)-sessions" }
     /// The bucket of ownership claims.
