@@ -63,4 +63,47 @@ struct NATSAdminRoutingTests {
             #expect(try b.client().request("GET", "/admin/sessions/watched/actions").status == 401)
         }
     }
+
+    @Test func streamsOnAnotherInstanceFollowTheSessionWhereItRuns() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "e" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { b.process.signal(SIGKILL) }
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"relayed"}"#).status == 201)
+            for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
+
+            // Both kinds of stream on b, for a session a runs: they start from its current state.
+            let single = try b.client()
+            try single.openEventStream("/sessions/relayed/events")
+            let first = try single.nextEvent()
+            #expect(first.id == "2" && first.data == #"{"value":2}"#, "b's stream began with \(first)")
+            let many = try b.client()
+            try many.openEventStream("/events?sessions=relayed")
+            let firstOfMany = try many.nextEvent()
+            #expect(firstOfMany.event == "state" && firstOfMany.data?.contains(#""version":2"#) == true, "b's multiplexed stream began with \(firstOfMany)")
+
+            // A change on a reaches both, in order; a still runs the session, watched once from b.
+            #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(try single.nextEvent().id == "3")
+            #expect(try many.nextEvent().data?.contains(#""version":3"#) == true)
+            #expect(try NATSHandOffTests.metric("reactor_storage_handoffs_total", on: a) == 0)
+            let listed = try a.client().request("GET", "/admin/sessions?scope=local", headers: Self.admin).json()
+            let entry = try #require((listed["sessions"] as? [[String: Any]])?.first { $0["id"] as? String == "relayed" })
+            #expect(entry["subscribers"] as? Int == 1, "b's two streams should share one subscription on a: \(entry)")
+
+            // Resuming on b sends nothing already seen.
+            let resumed = try b.client()
+            try resumed.openEventStream("/sessions/relayed/events", headers: [("Last-Event-ID", "3")])
+            #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(try resumed.nextEvent().id == "4")
+            #expect(try single.nextEvent().id == "4")
+
+            // Deleted on a: b's streams end as a's would.
+            #expect(try a.client().request("DELETE", "/sessions/relayed").status == 204)
+            #expect(try single.nextEvent().event == "end")
+            #expect(try resumed.nextEvent().event == "end")
+        }
+    }
 }

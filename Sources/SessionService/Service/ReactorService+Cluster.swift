@@ -12,6 +12,7 @@ extension ReactorService {
     func serveForwardedRequests(_ peers: any ClusterPeers) {
         peers.serveForwardedRequests { [weak self] request, reply in
             guard let self else { return reply(ForwardedResponse(status: 503, headers: [], body: Array(#"{"error":{"code":"shutting_down","message":"the instance is stopping"}}"#.utf8))) }
+            if let relay = request.relay { return serveRelay(request, relay, peers, reply) }
             let headers = HTTPHeaders(pairs: request.contentType.map { [("Content-Type", $0)] } ?? [])
             let forwarded = HTTPRequest(method: HTTPMethod(rawValue: request.method), target: request.target, headers: headers, body: request.body)
             let exchange = Exchange(forwarded: forwarded, reply: reply)
@@ -22,6 +23,36 @@ extension ReactorService {
             exchange.id = id ?? ""
             respond(route, exchange)
         }
+    }
+
+    /// Subscribes another instance's relay to a session here (its events go to `relay.subject`), or
+    /// ends that subscription.
+    func serveRelay(_ request: ForwardedRequest, _ relay: (subject: String, instance: String), _ peers: any ClusterPeers, _ reply: @escaping @Sendable (ForwardedResponse) -> Void) {
+        let answer = { (status: Int) in reply(ForwardedResponse(status: status, headers: [], body: [])) }
+        guard case .route(.events, let id?) = router.match(method: "GET", target: request.target) else { return answer(404) }
+        switch request.method {
+        case RelayedSession.subscribeMethod:
+            guard let session = store.session(id) else { return answer(404) }
+            let target = session.isPassivated ? store.session(id) ?? session : session
+            answer(relays.hold(target, for: relay.subject, instance: relay.instance, peers: peers) ? 200 : 503)
+        case RelayedSession.unsubscribeMethod:
+            relays.release(relay.subject)
+            answer(200)
+        default:
+            answer(405)
+        }
+    }
+
+    /// The session a stream follows: the one here (loaded if need be), or, when another live instance
+    /// runs it, a relay of its events from there, so watching a session does not move it.
+    func streamedSession(_ id: String) -> (any HostedSession)? {
+        if let storage = store.storage, let peers = storage.peers, !store.isResident(id), let owner = peers.owner(of: id),
+            let reactor = storage.storedSession(id)?.reactor,
+            let relayed = relays.session(id, owner: owner, reactor: reactor, context: context, peers: peers)
+        {
+            return relayed
+        }
+        return store.session(id)
     }
 
     /// The routes another instance may forward: those that act on one resident session, and the list.

@@ -5,7 +5,7 @@ extension ReactorService {
     /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session (`HEAD`: its
     /// head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let session = streamedSession(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         // Counted without a lock, so a burst of subscribers racing the limit may pass it by a few.
         let limits = configuration.sse

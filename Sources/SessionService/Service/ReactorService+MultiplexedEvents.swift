@@ -29,7 +29,7 @@ extension ReactorService {
                 starts.append(.end(ServerSentEventVocabulary.unauthorized))
                 continue
             }
-            guard let session = store.session(id) else {
+            guard let session = streamedSession(id) else {
                 starts.append(PartStart(absence: store.absence(id)))
                 continue
             }

@@ -23,6 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        if let peers = storage.peers { relays.sweep(peers) }
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the

@@ -13,6 +13,8 @@ public final class ReactorService: HTTPResponder {
     public let context: SessionContext
     let configuration: ServerConfiguration
     let router = Router()
+    /// Streams of sessions another instance runs, and those other instances hold here.
+    let relays = RelayedSubscriptions()
     /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
     nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
     /// For requests no route takes (404, 405).
