@@ -1,6 +1,8 @@
 extension AdminConsole {
     /// The console's script (after ``WebScript/common``): its state, the admin token, the connection and
-    /// the session list (polled, retried with backoff, so a server restart heals by itself).
+    /// the session list: read through `GET /admin/sessions` (on connect, every 10 s for new sessions,
+    /// subscribers and stub flags, on demand; retried with backoff, so a server restart heals by itself),
+    /// its versions kept live over one `/events` stream (``listStreamScript``).
     static let script = #"""
 const tokenKey = "reactor-server.adminToken";
 // The tab's own storage: gone with the tab, never shared with other tabs, never in a URL.
@@ -15,6 +17,12 @@ let stateEditorDirty = false;
 let stubBusy = false;
 let logSince = 0, logBusy = false, logAgain = false, logTimer = null, logCount = 0;
 let pollTimer = null, pollFailures = 0, connected = false;
+// What /openapi.json says: how many sessions one /events stream takes, and whether streams need a session credential.
+let streamFacts = null;
+// Versions the stream delivered, by session: a list read just before a new state must not move a row back.
+const streamed = new Map();
+let streamBreaks = 0, renderTimer = null, filterTimer = null, listReadWhileLive = false;
+const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onPartError: listPartFailed, onBroken: listBroken });
 const wanted = new URL(location.href).searchParams.get("session");
 
 function adminAPI(method, path, body) {
@@ -25,33 +33,134 @@ function adminPath(id, rest) { return "/admin/sessions/" + encodeURIComponent(id
 function sessionCredentials(_id) { return {}; }
 function setConnection(kind, text) { setStatus($("connection"), kind, text); }
 
-async function poll() {
+/** Reads the session list, then follows the shown sessions over the one stream (or says why it cannot). */
+async function refreshList() {
   clearTimeout(pollTimer);
-  if (!adminToken) { connected = false; setConnection("idle", "not connected: type the admin token"); return; }
-  let list;
+  if (!adminToken) { connected = false; listStream.stop(); setConnection("idle", "not connected: type the admin token"); return; }
+  if (document.hidden) { listStream.stop(); setConnection("idle", "paused while this tab is hidden"); return; }
+  let list, liveAtRead;
   try {
+    if (!streamFacts) streamFacts = await loadStreamFacts();
+    liveAtRead = listStream.state === "live";
     list = await adminAPI("GET", "/admin/sessions");
   } catch (error) {
     connected = false;
+    listStream.stop();
     if (error.status === 401) { setConnection("refused", "admin token refused: type the token the server printed at start"); return; }
     pollFailures += 1;
     const delay = Math.min(1000 * pollFailures, 5000);
     setConnection("unreachable", (error.status === 0 ? "server unreachable" : error.message) + ": retrying in " + delay / 1000 + " s");
     if (lastUpdated) $("sessionsNote").textContent = "As of " + lastUpdated + "; the list may be out of date.";
-    pollTimer = setTimeout(poll, delay);
+    pollTimer = setTimeout(refreshList, delay);
     return;
   }
+  listReadWhileLive = liveAtRead;
   const reconnected = !connected;
   connected = true;
   pollFailures = 0;
-  setConnection("connected", "connected");
+  for (const row of list.sessions) {
+    const seen = streamed.get(row.id);
+    row.via = seen !== undefined && seen >= row.version ? "stream" : "list";
+    if (seen !== undefined && seen > row.version) row.version = seen;
+  }
   sessionRows = list.sessions;
   lastUpdated = clockTime();
+  if (!streamFacts.streamable) setConnection("connected", "connected: the list is read every 2 s");
   renderSessions();
+  followShown();
   if (!reactorList.length) loadReactorList();
   if (!selected && wanted && sessionRows.some((row) => row.id === wanted)) select(wanted);
   if (selected) { syncSelected(); if (reconnected) loadLog(); if (selected.polled) followByPolling(); }
-  pollTimer = setTimeout(poll, sessionRows.length > 1000 ? 10000 : 2000);
+  pollTimer = setTimeout(refreshList, !streamFacts.streamable ? 2000 : sessionRows.length > 1000 ? 30000 : 10000);
+}
+
+/** The stream's limit (sse.maxSessionsPerStream) and whether /events needs a session credential here. */
+async function loadStreamFacts() {
+  const description = await api("GET", "/openapi.json");
+  try {
+    return streamFactsIn(description);
+  } catch (_) {
+    // A description without what the console looks for: read the list, do not stream.
+    return { limit: 0, streamable: false };
+  }
+}
+
+function streamFactsIn(description) {
+  // Parameters may be written in place or as a $ref to #/components/parameters.
+  const parameters = description.paths["/events"].get.parameters.map((parameter) =>
+    parameter.$ref ? description.components.parameters[parameter.$ref.split("/").pop()] : parameter);
+  const sessions = parameters.find((parameter) => parameter.name === "sessions");
+  const schemes = Object.keys(description.components.securitySchemes || {});
+  return { limit: sessions.schema.maxItems, streamable: schemes.every((name) => name === "adminToken") };
+}
+
+/** Rows the stream can follow: in memory (a stored-only session would be loaded back by it) and readable. */
+function followable(row) { return row.resident !== false && !row.unavailable && !row.ended; }
+
+/** The rows shown (filtered, at most 200), in order. */
+function shownRows() {
+  const filter = $("filter").value.trim();
+  const matching = filter ? sessionRows.filter((row) => row.id.includes(filter)) : sessionRows;
+  return { matching, shown: matching.slice(0, 200) };
+}
+
+/** Follows the first sse.maxSessionsPerStream followable rows shown over the one stream. */
+function followShown() {
+  if (!connected || !streamFacts || !streamFacts.streamable || document.hidden) return listStream.stop();
+  const ids = shownRows().shown.filter(followable).slice(0, streamFacts.limit).map((row) => row.id);
+  if (listStream.follow(ids)) listReadWhileLive = false;
+  if (!ids.length) setConnection("connected", "connected: no session in memory to follow");
+  else if (listStream.state === "connecting") setConnection("connecting", "connected: opening the list's stream …");
+  renderSessions();
+}
+
+function listLive() {
+  // Read once more with the stream open, so that every subscriber count includes this console's own.
+  if (!listReadWhileLive) refreshList(); else renderSessions();
+  setConnection("connected", "connected: versions live over one stream (" + listStream.ids.length + (listStream.ids.length === 1 ? " session)" : " sessions)"));
+}
+
+function listState(id, version) {
+  streamBreaks = 0;
+  streamed.set(id, version);
+  const row = sessionRows.find((candidate) => candidate.id === id);
+  if (!row || version < row.version) return;
+  row.version = version;
+  row.via = "stream";
+  scheduleRender();
+}
+
+/** A part ended: its session was deleted (or is gone); it leaves the list at once. */
+function listEnded(id, reason) {
+  streamed.delete(id);
+  const row = sessionRows.find((candidate) => candidate.id === id);
+  if (!row) return;
+  row.ended = reason;
+  if (reason === "deleted" || reason === "unknown_session") sessionRows = sessionRows.filter((candidate) => candidate !== row);
+  scheduleRender();
+}
+
+/** A part ended with an error (the session left memory, moved, storage failed): the next read of the list tells. */
+function listPartFailed(id, code) {
+  const row = sessionRows.find((candidate) => candidate.id === id);
+  if (!row) return;
+  row.ended = code;
+  scheduleRender();
+}
+
+/** The stream broke (server restart, refusal): read the list again, which re-opens it with its cursor. */
+function listBroken(why) {
+  renderSessions();
+  if (!connected) return;
+  streamBreaks += 1;
+  const delay = streamBreaks <= 1 ? 0 : Math.min(1000 * 2 ** (streamBreaks - 2), 10000);
+  setConnection("retrying", "list stream: " + why + (delay ? ": again in " + delay / 1000 + " s" : ": reconnecting …"));
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(refreshList, delay);
+}
+
+function scheduleRender() {
+  if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; renderSessions(); }, 50);
 }
 
 async function loadReactorList() {
@@ -59,32 +168,69 @@ async function loadReactorList() {
   if (selected) renderExampleActions();
 }
 
+/** The table's row elements by session id: kept across renders, so a row being clicked or focused stays the same element. */
+const rowElements = new Map();
+
 function renderSessions() {
-  const filter = $("filter").value.trim();
-  const matching = filter ? sessionRows.filter((row) => row.id.includes(filter)) : sessionRows;
-  const shown = matching.slice(0, 200);
-  // Rebuilding the rows must not take the keyboard focus away from the row it was on.
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
-  $("sessions").tBodies[0].replaceChildren(...shown.map((row) => {
-    const line = node("tr");
+  clearTimeout(renderTimer);
+  renderTimer = null;
+  const { matching, shown } = shownRows();
+  const live = new Set(listStream.state === "live" ? listStream.ids : []);
+  const lines = shown.map((row) => renderRow(row, live.has(row.id) && !row.ended));
+  const body = $("sessions").tBodies[0];
+  const kept = new Set(shown.map((row) => row.id));
+  for (const id of rowElements.keys()) if (!kept.has(id)) rowElements.delete(id);
+  // Moving a focused row would take the keyboard focus away: the rows move only when the list changed.
+  if (lines.length !== body.rows.length || lines.some((line, index) => body.rows[index] !== line)) {
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
+    body.replaceChildren(...lines);
+    if (focused) { const again = body.querySelector("button[data-session=\"" + CSS.escape(focused) + "\"]"); if (again) again.focus(); }
+  }
+  let note = sessionRows.length + (sessionRows.length === 1 ? " session" : " sessions");
+  if ($("filter").value.trim()) note += ", " + matching.length + " matching";
+  if (shown.length < matching.length) note += ", showing the first " + shown.length;
+  if (streamFacts && !streamFacts.streamable) note += "; read every 2 s (in this access mode a stream needs each session's own credential)";
+  else if (live.size) {
+    note += "; " + live.size + " live over one stream (their subscriber counts include it)";
+    const left = shown.filter(followable).length - live.size;
+    if (left > 0) note += " (at most " + streamFacts.limit + ", sse.maxSessionsPerStream; " + left + " more read every 10 s: filter to follow them)";
+  }
+  $("sessionsNote").textContent = note + "; list read " + lastUpdated + ".";
+}
+
+/** The row of one session, made once and updated in place. */
+function renderRow(row, live) {
+  let line = rowElements.get(row.id);
+  if (!line) {
+    line = node("tr");
+    line.dataset.session = row.id;
     const pick = node("button", row.id, "pick");
     pick.type = "button";
     pick.dataset.session = row.id;
     pick.setAttribute("aria-label", "Open session " + row.id);
-    if (selected && selected.id === row.id) { line.className = "selected"; pick.setAttribute("aria-current", "true"); }
     pick.addEventListener("click", () => select(row.id));
     const idCell = node("td");
-    idCell.append(pick);
-    if (row.unavailable) idCell.append(node("div", "unavailable: " + row.unavailable, "error"));
-    line.append(idCell, node("td", row.reactor), node("td", String(row.version), "number"),
-      node("td", String(row.subscribers), "number"), node("td", row.stub ? "on" : "", row.stub ? "stubbed" : ""));
-    return line;
-  }));
-  if (focused) { const again = $("sessions").querySelector("button[data-session=\"" + CSS.escape(focused) + "\"]"); if (again) again.focus(); }
-  let note = sessionRows.length + (sessionRows.length === 1 ? " session" : " sessions");
-  if (filter) note += ", " + matching.length + " matching";
-  if (shown.length < matching.length) note += ", showing the first " + shown.length;
-  $("sessionsNote").textContent = note + "; updated " + lastUpdated + ".";
+    idCell.append(pick, node("div"));
+    line.append(idCell, node("td"), node("td", "", "number"), node("td", "", "number"), node("td"));
+    rowElements.set(row.id, line);
+  }
+  const [idCell, reactor, version, subscribers, stub] = line.cells;
+  const isSelected = Boolean(selected && selected.id === row.id);
+  line.className = isSelected ? "selected" : "";
+  if (isSelected) idCell.firstChild.setAttribute("aria-current", "true"); else idCell.firstChild.removeAttribute("aria-current");
+  const note = idCell.lastChild;
+  note.className = row.unavailable ? "error" : "muted";
+  note.textContent = row.unavailable ? "unavailable: " + row.unavailable : row.ended ? "not followed: " + row.ended : "";
+  reactor.textContent = row.reactor;
+  version.textContent = String(row.version);
+  version.dataset.via = row.via || "list";
+  version.className = live ? "number" : "number stale";
+  if (live) version.dataset.live = "true"; else delete version.dataset.live;
+  version.title = live ? "live over the console's stream" : row.resident === false ? "not in memory, so it cannot change until used: read with the list" : "read with the list";
+  subscribers.textContent = String(row.subscribers);
+  stub.textContent = row.stub ? "on" : "";
+  stub.className = row.stub ? "stubbed" : "";
+  return line;
 }
 
 $("tokenForm").addEventListener("submit", (event) => {
@@ -94,15 +240,23 @@ $("tokenForm").addEventListener("submit", (event) => {
   $("token").value = "";
   $("token").placeholder = "set: kept in this tab";
   pollFailures = 0;
-  poll();
+  refreshList();
 });
 $("forget").addEventListener("click", () => {
   adminToken = "";
   sessionStorage.removeItem(tokenKey);
   $("token").placeholder = "";
   clearTimeout(pollTimer);
-  poll();
+  refreshList();
 });
-$("filter").addEventListener("input", renderSessions);
+$("refresh").addEventListener("click", () => { pollFailures = 0; refreshList(); });
+$("filter").addEventListener("input", () => {
+  renderSessions();
+  // The stream follows what is shown: re-opened once typing pauses, not at every key.
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(followShown, 400);
+});
+// A hidden tab lets go of its stream: a session with a subscriber never expires or leaves memory.
+document.addEventListener("visibilitychange", () => { if (adminToken) refreshList(); });
 """#
 }
