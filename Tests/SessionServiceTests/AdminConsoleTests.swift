@@ -222,8 +222,21 @@ import Testing
 
             // A deleted session's part ends on the stream: its row goes at once, the others stay live.
             #expect(try await call("DELETE", "/sessions/s1").status == 204)
-            try await browser.wait("s1 gone from the list", until: "document.querySelector('#sessions tr[data-session=s1]') === null && " + Self.liveRows(["s2", "s3", "s4"]))
+            try await browser.wait(
+                "s1 gone from the list, told by the stream", until: "document.querySelector('#sessions tr[data-session=s1]') === null && "
+                    + "document.getElementById('sessionsNote').textContent.includes('Session s1 deleted at') && " + Self.liveRows(["s2", "s3", "s4"]))
             try await browser.screenshot("list-after-delete")
+            try await browser.find("#refresh").click()
+            try await browser.wait("the list read again, three live", until: "document.getElementById('sessionsNote').textContent.startsWith('3 sessions; 3 live over one stream')")
+            try await eventually("one stream over the three left") { try await counts() == Streams(opened: 3, single: 0, subscribers: 3) }
+
+            // A hidden tab lets go of its stream (a followed session would never expire), and takes it up when shown.
+            _ = try await browser.execute("Object.defineProperty(document, 'hidden', { value: true, configurable: true }); document.dispatchEvent(new Event('visibilitychange'));")
+            try await browser.wait("the console to say it paused", until: Self.connection("idle") + " && document.getElementById('connection').textContent.includes('hidden')")
+            try await eventually("the hidden tab's stream to close") { try await counts() == Streams(opened: 3, single: 0, subscribers: 0) }
+            _ = try await browser.execute("delete document.hidden; document.dispatchEvent(new Event('visibilitychange'));")
+            try await browser.wait("the list live again once shown", until: Self.connection("connected") + " && " + Self.liveRows(["s2", "s3", "s4"]))
+            #expect(try await counts() == Streams(opened: 4, single: 0, subscribers: 3))
 
             try await offPool { servers.stop() }
             try await browser.wait("the console to say the server is unreachable", until: Self.connection("unreachable") + " && document.getElementById('connection').textContent.includes('server unreachable')")

@@ -22,6 +22,8 @@ let streamFacts = null;
 // Versions the stream delivered, by session: a list read just before a new state must not move a row back.
 const streamed = new Map();
 let streamBreaks = 0, renderTimer = null, filterTimer = null, listReadWhileLive = false;
+// The last change the stream told of that the table no longer shows (a session deleted).
+let listNews = "";
 const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onPartError: listPartFailed, onBroken: listBroken });
 const wanted = new URL(location.href).searchParams.get("session");
 
@@ -107,7 +109,17 @@ function shownRows() {
 /** Follows the first sse.maxSessionsPerStream followable rows shown over the one stream. */
 function followShown() {
   if (!connected || !streamFacts || !streamFacts.streamable || document.hidden) return listStream.stop();
-  const ids = shownRows().shown.filter(followable).slice(0, streamFacts.limit).map((row) => row.id);
+  const ids = [];
+  let length = 0;
+  for (const row of shownRows().shown) {
+    if (ids.length === streamFacts.limit) break;
+    if (!followable(row)) continue;
+    // The request line must fit http.maxRequestLineBytes (8 KiB by default, else 414): ids of up to 64
+    // characters fill ~6.5 KB at the default 100 sessions.
+    length += encodeURIComponent(row.id).length + 1;
+    if (length > 7000) break;
+    ids.push(row.id);
+  }
   if (listStream.follow(ids)) listReadWhileLive = false;
   if (!ids.length) setConnection("connected", "connected: no session in memory to follow");
   else if (listStream.state === "connecting") setConnection("connecting", "connected: opening the list's stream …");
@@ -130,13 +142,16 @@ function listState(id, version) {
   scheduleRender();
 }
 
-/** A part ended: its session was deleted (or is gone); it leaves the list at once. */
+/** A part ended: a deleted (or vanished) session leaves the list at once, and the note says so. */
 function listEnded(id, reason) {
   streamed.delete(id);
   const row = sessionRows.find((candidate) => candidate.id === id);
   if (!row) return;
   row.ended = reason;
-  if (reason === "deleted" || reason === "unknown_session") sessionRows = sessionRows.filter((candidate) => candidate !== row);
+  if (reason === "session deleted" || reason === "unknown_session") {
+    sessionRows = sessionRows.filter((candidate) => candidate !== row);
+    listNews = "session " + id + (reason === "session deleted" ? " deleted at " : " gone at ") + clockTime();
+  }
   scheduleRender();
 }
 
@@ -176,7 +191,12 @@ function renderSessions() {
   renderTimer = null;
   const { matching, shown } = shownRows();
   const live = new Set(listStream.state === "live" ? listStream.ids : []);
-  const lines = shown.map((row) => renderRow(row, live.has(row.id) && !row.ended));
+  let liveShown = 0;
+  const lines = shown.map((row) => {
+    const followed = live.has(row.id) && !row.ended;
+    if (followed) liveShown += 1;
+    return renderRow(row, followed);
+  });
   const body = $("sessions").tBodies[0];
   const kept = new Set(shown.map((row) => row.id));
   for (const id of rowElements.keys()) if (!kept.has(id)) rowElements.delete(id);
@@ -190,12 +210,12 @@ function renderSessions() {
   if ($("filter").value.trim()) note += ", " + matching.length + " matching";
   if (shown.length < matching.length) note += ", showing the first " + shown.length;
   if (streamFacts && !streamFacts.streamable) note += "; read every 2 s (in this access mode a stream needs each session's own credential)";
-  else if (live.size) {
-    note += "; " + live.size + " live over one stream (their subscriber counts include it)";
-    const left = shown.filter(followable).length - live.size;
-    if (left > 0) note += " (at most " + streamFacts.limit + ", sse.maxSessionsPerStream; " + left + " more read every 10 s: filter to follow them)";
+  else if (liveShown) {
+    note += "; " + liveShown + " live over one stream (their subscriber counts include it)";
+    const left = shown.filter(followable).length - liveShown;
+    if (left > 0) note += " (at most " + streamFacts.limit + ", sse.maxSessionsPerStream; the other " + left + " read every 10 s: filter to follow them)";
   }
-  $("sessionsNote").textContent = note + "; list read " + lastUpdated + ".";
+  $("sessionsNote").textContent = note + "; list read " + lastUpdated + "." + (listNews ? " " + listNews[0].toUpperCase() + listNews.slice(1) + "." : "");
 }
 
 /** The row of one session, made once and updated in place. */
