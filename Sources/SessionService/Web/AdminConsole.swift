@@ -2,9 +2,9 @@
 /// live state, action log, actions (buttons or JSON), stub mode, forced states, time travel with
 /// what changed, and fork. The page itself holds no secret; the operator types the admin token,
 /// which stays in this tab (sessionStorage) and travels only in `Authorization` headers, never in a
-/// URL. Scripts: `AdminConsole+Script.swift` (connection, list), `AdminConsole+ListStream.swift` (the
-/// list's versions live over one `/events` stream), `AdminConsole+Session.swift`,
-/// `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift` (versions, diff, fork).
+/// URL. Scripts: `AdminConsole+Script.swift` (state, token, reading the list), `AdminConsole+SessionList.swift`
+/// (the table, its versions live over one `/events` stream), `AdminConsole+ListStream.swift` (that stream),
+/// `AdminConsole+Session.swift`, `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift`.
 enum AdminConsole {
     static let document = WebDocument(template: html)
 
@@ -141,7 +141,7 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
   </section>
 </main>
 <script nonce="__NONCE__">
-"""# + [WebScript.common, listStreamScript, script, sessionScript, actionLogScript, timeTravelScript].joined(separator: "\n") + #"""
+"""# + [WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timeTravelScript].joined(separator: "\n") + #"""
 
 // Everything is defined: connect (when this tab holds a token).
 refreshList();
