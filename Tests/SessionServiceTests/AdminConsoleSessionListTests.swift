@@ -112,6 +112,52 @@ import Testing
         }
     }
 
+    /// The console's event-stream parser (WHATWG rules) in the browser that runs it: every stream, cut in two at
+    /// every offset and also fed one character at a time, gives the same events.
+    static let parserCases: [(stream: String, events: [String])] = [
+        ("event: state\nid: 3f0c9a1e:1.\ndata: {\"session\":\"a\"}\n\n", ["state|{\"session\":\"a\"}|3f0c9a1e:1."]),
+        ("data: x\r\n\r\ndata: y\r\n\r\n", ["message|x|", "message|y|"]),
+        ("data: x\r\rdata: y\r\r", ["message|x|", "message|y|"]),
+        ("data: a\ndata: b\n\n", ["message|a\nb|"]),
+        (": keep-alive\n\ndata: z\n\n", ["message|z|"]),
+        ("\u{FEFF}data: bom\n\n", ["message|bom|"]),
+        ("id: 7\ndata: a\n\ndata: b\n\nid\ndata: c\n\n", ["message|a|7", "message|b|7", "message|c|"]),
+        ("data:x\ndata:  y\n\n", ["message|x\n y|"]),
+        ("event: state\n\ndata\n\n", ["message||"]),
+        ("id: a\u{0}b\nretry: 10\ndata: x\n\n", ["message|x|"]),
+        ("data: unfinished\n", []),
+    ]
+
+    @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
+    func theParserFollowsTheEventStreamRulesAtEveryCut() async throws {
+        let server = try TestServer()
+        try await Browser.run("console-parser") { browser in
+            try await browser.open("http://127.0.0.1:\(server.port)/admin/console")
+            for (stream, events) in Self.parserCases {
+                let answers = try #require(try await browser.execute(Self.parseAtEveryCut, [stream]) as? [[String]], "no answer for \(stream.debugDescription)")
+                for (cut, answer) in answers.enumerated() {
+                    #expect(answer == events, "\(stream.debugDescription) \(cut < stream.utf16.count + 1 ? "cut at \(cut)" : "fed one character at a time")")
+                }
+            }
+            try await browser.expectNoConsoleErrors()
+        }
+    }
+
+    /// Feeds `arguments[0]` to a fresh parser cut in two at every offset, then one character at a time.
+    static let parseAtEveryCut = """
+        const stream = arguments[0];
+        const run = (chunks) => {
+          const events = [];
+          const parser = new EventStreamParser((event) => events.push(event.type + "|" + event.data + "|" + event.id));
+          for (const chunk of chunks) parser.push(chunk);
+          return events;
+        };
+        const answers = [];
+        for (let cut = 0; cut <= stream.length; cut++) answers.push(run([stream.slice(0, cut), stream.slice(cut)]));
+        answers.push(run(Array.from(stream)));
+        return answers;
+        """
+
     /// What the server on `port` counts: `/events` streams opened, one-session streams opened, open subscriptions.
     static func counts(_ port: Int) async throws -> Streams {
         let text = try await offPool { try TestClient(port: port).request("GET", "/metrics").text }

@@ -10,15 +10,17 @@ extension AdminConsole {
     static let listStreamScript = #"""
 /** Splits an event stream into events (WHATWG rules: CR, LF or CRLF; comments; data lines joined; id kept). */
 class EventStreamParser {
-  constructor(onEvent) { this.onEvent = onEvent; this.pending = ""; this.type = ""; this.data = []; this.lastId = ""; this.started = false; }
+  constructor(onEvent) { this.onEvent = onEvent; this.pending = ""; this.type = ""; this.data = []; this.lastId = ""; this.started = false; this.afterCR = false; }
 
   push(text) {
-    if (!this.started && text.length) { this.started = true; if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); }
+    if (!text.length) return;
+    if (!this.started) { this.started = true; if (text.charCodeAt(0) === 0xfeff) text = text.slice(1); }
+    // A chunk that ended in CR ended its line then and there; an LF opening the next one is its CRLF's half.
+    if (this.afterCR && text[0] === "\n") text = text.slice(1);
     this.pending += text;
-    // A CR at the end may be the first half of a CRLF: it waits for the next chunk.
-    const cut = this.pending.endsWith("\r") ? this.pending.length - 1 : this.pending.length;
-    const lines = this.pending.slice(0, cut).split(/\r\n|\r|\n/);
-    this.pending = lines.pop() + this.pending.slice(cut);
+    this.afterCR = this.pending.endsWith("\r");
+    const lines = this.pending.split(/\r\n|\r|\n/);
+    this.pending = lines.pop();
     for (const line of lines) this.line(line);
   }
 
