@@ -44,16 +44,27 @@ class EventStreamParser {
 
 /**
  * Follows a list of sessions over one `/events` stream. follow(ids) re-opens only when the set changes
- * (from the current states: a cursor belongs to its list) or after the stream broke (with the cursor, so
- * no version already seen comes again), and says whether it opened a stream. Handlers: onLive(), onState(id, version), onEnd(id, reason),
- * onPartError(id, code, message), onBroken(why).
+ * (from the current states: a cursor belongs to its list), after the stream broke or when a part it
+ * wants has ended (with the cursor, so no version already seen comes again), and says whether it
+ * opened a stream. Handlers: onLive(), onState(id, version), onEnd(id, reason or error code),
+ * onBroken(why).
  */
 class ListStream {
-  constructor(handlers) { this.handlers = handlers; this.ids = []; this.key = ""; this.cursor = ""; this.controller = null; this.state = "idle"; }
+  constructor(handlers) {
+    this.handlers = handlers;
+    this.ids = [];
+    this.key = "";
+    this.cursor = "";
+    this.controller = null;
+    this.state = "idle";
+    // Parts of the open stream that have ended, with why: they need a new stream to be followed again.
+    this.ended = new Map();
+  }
 
   follow(ids) {
     const key = ids.join(",");
-    if (key === this.key && (this.state === "live" || this.state === "connecting")) return false;
+    const open = this.state === "live" || this.state === "connecting";
+    if (key === this.key && open && !ids.some((id) => this.ended.has(id))) return false;
     if (key !== this.key) this.cursor = "";
     this.stop();
     this.ids = ids;
@@ -73,6 +84,7 @@ class ListStream {
     const controller = new AbortController();
     this.controller = controller;
     this.state = "connecting";
+    this.ended.clear();
     const headers = this.cursor ? { "Last-Event-ID": this.cursor } : {};
     let response;
     try {
@@ -113,9 +125,11 @@ class ListStream {
     this.cursor = event.id;
     let data;
     try { data = JSON.parse(event.data); } catch (_) { return; }
-    if (event.type === "state") this.handlers.onState(data.session, data.version);
-    else if (event.type === "end") this.handlers.onEnd(data.session, data.reason);
-    else if (event.type === "error" && data.session) this.handlers.onPartError(data.session, data.code, data.message);
+    if (event.type === "state") return this.handlers.onState(data.session, data.version);
+    if (event.type === "end") this.ended.set(data.session, data.reason);
+    else if (event.type === "error" && data.session) this.ended.set(data.session, data.code);
+    else return;
+    this.handlers.onEnd(data.session, this.ended.get(data.session));
   }
 }
 """#

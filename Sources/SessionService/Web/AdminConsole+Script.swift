@@ -24,7 +24,7 @@ const streamed = new Map();
 let streamBreaks = 0, renderTimer = null, filterTimer = null, listReadWhileLive = false;
 // The last change the stream told of that the table no longer shows (a session deleted).
 let listNews = "";
-const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onPartError: listPartFailed, onBroken: listBroken });
+const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onBroken: listBroken });
 const wanted = new URL(location.href).searchParams.get("session");
 
 function adminAPI(method, path, body) {

@@ -24,7 +24,7 @@ function streamFactsIn(description) {
 }
 
 /** Rows the stream can follow: in memory (a stored-only session would be loaded back by it) and readable. */
-function followable(row) { return row.resident !== false && !row.unavailable && !row.ended; }
+function followable(row) { return row.resident !== false && !row.unavailable; }
 
 /** The rows shown (filtered, at most 200), in order. */
 function shownRows() {
@@ -69,24 +69,17 @@ function listState(id, version) {
   scheduleRender();
 }
 
-/** A part ended: a deleted (or vanished) session leaves the list at once, and the note says so. */
+/**
+ * A part ended: a deleted (or vanished) session leaves the list at once, and the note says so; one ended
+ * by an error (it left memory, moved, storage failed) shows why until the next read of the list, which
+ * follows it again on a new stream if it is still listed in memory.
+ */
 function listEnded(id, reason) {
   streamed.delete(id);
-  const row = sessionRows.find((candidate) => candidate.id === id);
-  if (!row) return;
-  row.ended = reason;
   if (reason === "session deleted" || reason === "unknown_session") {
-    sessionRows = sessionRows.filter((candidate) => candidate !== row);
+    sessionRows = sessionRows.filter((candidate) => candidate.id !== id);
     listNews = "session " + id + (reason === "session deleted" ? " deleted at " : " gone at ") + clockTime();
   }
-  scheduleRender();
-}
-
-/** A part ended with an error (the session left memory, moved, storage failed): the next read of the list tells. */
-function listPartFailed(id, code) {
-  const row = sessionRows.find((candidate) => candidate.id === id);
-  if (!row) return;
-  row.ended = code;
   scheduleRender();
 }
 
@@ -115,9 +108,11 @@ function renderSessions() {
   const live = new Set(listStream.state === "live" ? listStream.ids : []);
   let liveShown = 0;
   const lines = shown.map((row) => {
-    const followed = live.has(row.id) && !row.ended;
+    // A part of the stream that ended says why until a new stream follows the session again.
+    const ended = live.has(row.id) ? listStream.ended.get(row.id) : undefined;
+    const followed = live.has(row.id) && !ended;
     if (followed) liveShown += 1;
-    return renderRow(row, followed);
+    return renderRow(row, followed, ended);
   });
   const body = $("sessions").tBodies[0];
   const kept = new Set(shown.map((row) => row.id));
@@ -140,8 +135,8 @@ function renderSessions() {
   $("sessionsNote").textContent = note + "; list read " + lastUpdated + "." + (listNews ? " " + listNews[0].toUpperCase() + listNews.slice(1) + "." : "");
 }
 
-/** The row of one session, made once and updated in place. */
-function renderRow(row, live) {
+/** The row of one session, made once and updated in place; `ended`: why its part of the stream ended. */
+function renderRow(row, live, ended) {
   let line = rowElements.get(row.id);
   if (!line) {
     line = node("tr");
@@ -162,7 +157,7 @@ function renderRow(row, live) {
   if (isSelected) idCell.firstChild.setAttribute("aria-current", "true"); else idCell.firstChild.removeAttribute("aria-current");
   const note = idCell.lastChild;
   note.className = row.unavailable ? "error" : "muted";
-  note.textContent = row.unavailable ? "unavailable: " + row.unavailable : row.ended ? "not followed: " + row.ended : "";
+  note.textContent = row.unavailable ? "unavailable: " + row.unavailable : ended ? "not followed: " + ended : "";
   reactor.textContent = row.reactor;
   version.textContent = String(row.version);
   version.dataset.via = row.via || "list";
