@@ -173,6 +173,30 @@ public final class TestProcess: @unchecked Sendable {
         if isRunning { kill(pid, signal) }
     }
 
+    /// Stops the process (SIGSTOP) and returns once every one of its threads has stopped. `kill(2)`
+    /// returns before that: the kernel wakes one thread to begin the group stop, and the others run
+    /// on (reading sockets, answering) until it reaches them, which on a busy machine takes
+    /// milliseconds. A test that sends work "to a paused process" right after `kill` races it.
+    public func pause(within bound: Duration = defaultBound) async throws {
+        signal(SIGSTOP)
+        try await eventually("every thread of \(name) (pid \(pid)) to stop after SIGSTOP", within: bound) {
+            guard isRunning else { throw TestFailure("\(name) (pid \(pid)) ended instead of stopping") }
+            return Self.allThreadsStopped(pid)
+        }
+    }
+
+    /// Whether every thread of `pid` is stopped (`T` in `/proc/PID/task/TID/stat`).
+    static func allThreadsStopped(_ pid: pid_t) -> Bool {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty else { return false }
+        return tasks.allSatisfy { task in
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
+                let close = stat.lastIndex(of: ")")
+            else { return false }
+            return stat[close...].dropFirst().trimmingCharacters(in: .whitespaces).first == "T"
+        }
+    }
+
     /// Waits until the process has ended and both its output pipes are read to their end; fails after
     /// `bound` (the process is then killed, so the test run goes on).
     @discardableResult

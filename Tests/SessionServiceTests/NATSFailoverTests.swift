@@ -41,12 +41,6 @@ struct NATSFailoverTests {
         return client
     }
 
-    /// An open defect, recorded rather than hidden: in most runs (3 of 4 of this suite alone), an
-    /// owner resumed after SIGSTOP acknowledged and stored an action that reached it while paused,
-    /// after its sessions had moved. Until it is found and fixed, the checks it breaks are known
-    /// issues here (they still run and report), and the README calls the NATS backend experimental.
-    static let knownStaleWrite: Comment = "open defect: a resumed stale owner can store an action it received while paused (issue 11)"
-
     /// Creates s0…s2 on `a`, starts the load on both instances and returns once `a` has acknowledged
     /// actions of every session.
     static func startLoad(creatingOn a: ServerProcess, alsoOn b: ServerProcess) async throws -> (ids: [String], load: ActionLoad) {
@@ -61,9 +55,7 @@ struct NATSFailoverTests {
     /// The checks after the load: see the suite's comment.
     /// With `onlyLoad` false, the paused instance legitimately took a session back (the other's
     /// heartbeat came late on a busy machine) and may have stored a probe's decrease as its owner.
-    /// With `staleWriteKnown`, a stored action of the stale owner is recorded as the known, open defect
-    /// (see ``knownStaleWrite``) instead of failing the run.
-    static func verify(_ ids: [String], on server: ServerProcess, ledger: AcknowledgementLedger, onlyLoad: Bool = true, staleWriteKnown: Bool = false) async throws {
+    static func verify(_ ids: [String], on server: ServerProcess, ledger: AcknowledgementLedger, onlyLoad: Bool = true) async throws {
         // A NATS node just restarted may hold writes up for a moment (503 meanwhile): checked after.
         try await eventually("the instance to be healthy", within: .seconds(60)) { try server.client().request("GET", "/healthz").status == 200 }
         for id in ids {
@@ -79,18 +71,13 @@ struct NATSFailoverTests {
             #expect(missing.isEmpty, "\(id): acknowledged actions are not in the log: \(missing.sorted())")
             let types = entries.map { ($0["action"] as? [String: Any])?["type"] as? String }
             let value = (session["state"] as? [String: Any])?["value"] as? Int
-            let noStaleWrite = {
-                #expect(!onlyLoad || !types.contains("decrease"), "\(id): an action sent to the stale owner was stored")
-                // Every stored mutation is an increase (none of the stale owner's decreases), so the counter
-                // equals its version. (Not the count of logged increases: an action's mutation may be stored
-                // and its accept record not, when the process dies between them; it was never acknowledged.)
-                #expect(!onlyLoad || value == version, "\(id): the state is not the replay of increases only")
-            }
-            if staleWriteKnown {
-                withKnownIssue(Self.knownStaleWrite, isIntermittent: true) { noStaleWrite() }
-            } else {
-                noStaleWrite()
-            }
+            #expect(!onlyLoad || !types.contains("decrease"), "\(id): an action sent to the stale owner was stored")
+            // Every stored mutation is an increase (none of the stale owner's decreases), so the counter
+            // equals its version. (Not the count of logged increases: an action's mutation may be stored
+            // and its accept record not, when the process dies between them; it was never acknowledged.)
+            #expect(
+                !onlyLoad || value == version,
+                "\(id): the state is not the replay of increases only: value \(value.map(String.init) ?? "none") at version \(version), log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })")
             let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
             #expect(try next.json()["version"] as? Int == version + 1, "\(id): a new action answered \(next.status) \(next.text)")
         }
@@ -126,7 +113,8 @@ struct NATSFailoverTests {
             defer { b.process.signal(SIGKILL) }
             let (ids, load) = try await Self.startLoad(creatingOn: a, alsoOn: b)
             load.prefer(1)
-            a.process.signal(SIGSTOP)
+            // Every thread stopped, not only signalled: until then it still reads and answers.
+            try await a.process.pause()
             // Sent while it is paused: they wait in its sockets until it runs again.
             let probes = try ids.flatMap { id in [try Self.sendProbe(to: a, session: id, wait: true), try Self.sendProbe(to: a, session: id, wait: false)] }
             try await Self.whileLogging(b) {
@@ -139,11 +127,9 @@ struct NATSFailoverTests {
             for probe in probes {
                 // Refused (503), cut off, or the stale owner stopped: anything but an acknowledgement.
                 let answer = try? probe.readResponse(method: "POST")
-                withKnownIssue(Self.knownStaleWrite, isIntermittent: true) {
-                    #expect(
-                        answer.map { !(200..<300).contains($0.status) } ?? true,
-                        "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))")
-                }
+                #expect(
+                    answer.map { !(200..<300).contains($0.status) } ?? true,
+                    "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))")
             }
             if a.process.isRunning {
                 // It may stop itself meanwhile (it exits when it finds it showed something not stored):
@@ -153,12 +139,12 @@ struct NATSFailoverTests {
             }
             try load.stop()
             let retook = a.standardError.contains("took a session over")
-            try await Self.verify(ids, on: b, ledger: load.ledger, onlyLoad: !retook, staleWriteKnown: true)
+            try await Self.verify(ids, on: b, ledger: load.ledger, onlyLoad: !retook)
             // What is stored, read back by an instance that has none of it in memory.
             a.process.signal(SIGKILL)
             try await b.stop()
             let c = try await Self.instance("c", servers: nats.url, prefix: prefix, replicas: 1)
-            try await Self.verify(ids, on: c, ledger: load.ledger, onlyLoad: !retook, staleWriteKnown: true)
+            try await Self.verify(ids, on: c, ledger: load.ledger, onlyLoad: !retook)
         }
     }
 
