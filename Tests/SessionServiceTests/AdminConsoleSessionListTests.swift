@@ -30,6 +30,7 @@ import Testing
             try await browser.open(base + "/admin/console")
             try await browser.find("#token").type(TestServer.adminToken + WebElement.Key.enter)
             try await browser.wait("the three sessions listed, live over the stream", until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["s1", "s2", "s3"]))
+            #expect(try await browser.execute("return document.getElementById('connection').textContent") as? String == "connected: versions live over one stream (3 sessions)")
             // One /events stream carries all three: one opened, no one-session stream, three subscriptions.
             #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: 3))
 
@@ -62,8 +63,12 @@ import Testing
             try await browser.wait("the console to say it paused", until: AdminConsoleTests.connection("idle") + " && document.getElementById('connection').textContent.includes('hidden')")
             try await eventually("the hidden tab's stream to close") { try await counts() == Streams(opened: 3, single: 0, subscribers: 0) }
             _ = try await browser.execute("delete document.hidden; document.dispatchEvent(new Event('visibilitychange'));")
-            try await browser.wait("the list live again once shown", until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["s2", "s3", "s4"]))
+            try await browser.wait(
+                "the list live again once shown, the same set resumed from its cursor",
+                until: AdminConsoleTests.connection("connected") + " && document.getElementById('connection').textContent.includes('resumed where it was') && " + Self.liveRows(["s2", "s3", "s4"]))
             #expect(try await counts() == Streams(opened: 4, single: 0, subscribers: 3))
+            #expect(try await call("POST", "/sessions/s2/actions?wait=true", #"{"type":"increase"}"#).status == 200)
+            try await browser.wait("s2 at version 3 over the resumed stream", until: Self.listed("s2", version: 3, via: "stream"))
 
             try await offPool { servers.stop() }
             try await browser.wait("the console to say the server is unreachable", until: AdminConsoleTests.connection("unreachable") + " && document.getElementById('connection').textContent.includes('server unreachable')")

@@ -57,6 +57,7 @@ class ListStream {
     this.cursor = "";
     this.controller = null;
     this.state = "idle";
+    this.resumed = false;
     // Parts of the open stream that have ended, with why: they need a new stream to be followed again.
     this.ended = new Map();
   }
@@ -85,7 +86,9 @@ class ListStream {
     this.controller = controller;
     this.state = "connecting";
     this.ended.clear();
-    const headers = this.cursor ? { "Last-Event-ID": this.cursor } : {};
+    // Resuming sends the stream's cursor: the server sends only versions newer than those already seen.
+    this.resumed = this.cursor !== "";
+    const headers = this.resumed ? { "Last-Event-ID": this.cursor } : {};
     let response;
     try {
       response = await fetch("/events?sessions=" + this.ids.map(encodeURIComponent).join(","), { headers, signal: controller.signal, cache: "no-store" });

@@ -56,7 +56,8 @@ function followShown() {
 function listLive() {
   // Read once more with the stream open, so that every subscriber count includes this console's own.
   if (!listReadWhileLive) refreshList(); else renderSessions();
-  setConnection("connected", "connected: versions live over one stream (" + listStream.ids.length + (listStream.ids.length === 1 ? " session)" : " sessions)"));
+  const count = listStream.ids.length + (listStream.ids.length === 1 ? " session" : " sessions");
+  setConnection("connected", "connected: versions live over one stream (" + count + (listStream.resumed ? ", resumed where it was)" : ")"));
 }
 
 function listState(id, version) {
