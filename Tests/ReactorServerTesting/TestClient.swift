@@ -175,8 +175,12 @@ public final class TestClient {
     /// Reads until the server closes the connection and returns what came meanwhile; fails if it
     /// does not close within the read timeout.
     @discardableResult
-    public func readToEnd() throws -> [UInt8] {
-        while try fill("the server to close the connection") {}
+    public func readToEnd(within bound: Duration = defaultBound) throws -> [UInt8] {
+        let start = ContinuousClock.now
+        // Bounded as a whole: a stream's keep-alives would renew each read's timeout for ever.
+        while try fill("the server to close the connection") {
+            guard ContinuousClock.now - start < bound else { throw TestFailure("the server did not close the connection within \(bound.spoken)") }
+        }
         defer { buffer = [] }
         return buffer
     }
@@ -248,11 +252,17 @@ public final class TestClient {
     }
 
     /// Reads the next event; comment-only blocks (keep-alives) are skipped unless `includeComments`.
-    public func nextEvent(includeComments: Bool = false) throws -> TestEvent {
+    /// Fails when no event comes within `bound`, keep-alives or not (each read alone is bounded by the
+    /// read timeout, which a keep-alive every few seconds would otherwise renew for ever).
+    public func nextEvent(includeComments: Bool = false, within bound: Duration = defaultBound) throws -> TestEvent {
+        let start = ContinuousClock.now
         while true {
             let block = try read(until: "\n\n").dropLast(2)
             let event = TestEvent(block: String(block))
-            if event.isComment && !includeComments { continue }
+            if event.isComment && !includeComments {
+                guard ContinuousClock.now - start < bound else { throw TestFailure("no event within \(bound.spoken), only keep-alives") }
+                continue
+            }
             return event
         }
     }

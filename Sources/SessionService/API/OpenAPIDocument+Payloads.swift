@@ -33,8 +33,10 @@ extension OpenAPIDocument.Schemas {
                     "idleSeconds": .unsigned(), "resident": JSONSchema.boolean.described("False for a session only on disk (passivated, or not used since creation)."),
                     "unavailable": JSONSchema.string().described("Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
                     "subscriberDetails": .array(subscriber),
-                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails"])
-            return .object(["sessions": .array(session)])
+                    "instance": JSONSchema.string().described("With storage.backend=nats: the instance the session runs on (present for resident sessions)."),
+                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance"])
+            let unreachable = JSONSchema.array(.string()).described("With storage.backend=nats: instances that did not answer; their sessions are listed from storage, as not resident.")
+            return .object(["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
         case .actionLog:
             let entry = JSONSchema.object(
                 [
@@ -156,6 +158,7 @@ extension OpenAPIDocument.Schemas {
             (RouteParameter.limit.rawValue, parameter("limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000), "At most this many entries.")),
             (RouteParameter.session.rawValue, parameter("session", in: "query", .string(), "A session id for the page to open (read by the page's script).")),
             (RouteParameter.reactor.rawValue, parameter("reactor", in: "query", .enumeration(hosted.map(JSONValue.string)), "Describe sessions of this reactor only.")),
+            (RouteParameter.scope.rawValue, parameter("scope", in: "query", .enumeration(["local"]), "local: only the sessions resident on this instance (with storage.backend=nats, the list otherwise covers every instance).")),
         ])
     }
 }

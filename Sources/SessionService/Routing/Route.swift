@@ -95,8 +95,8 @@ public enum Route: String, Sendable, CaseIterable {
             "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers; in the open access mode its session list follows the listed sessions over one GET /events stream.",
             answers: [.success(200, .html, "The page.")])),
         Entry("GET", "/admin/sessions", .adminSessions, .admin, RouteDocumentation(
-            "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag.",
-            answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored.")])),
+            "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag; with storage.backend=nats, those of every instance, each resident one with the instance it runs on.",
+            parameters: [.scope], answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored."), .invalidQuery])),
         Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin, RouteDocumentation(
             "The session's action log, oldest first: entries with seq above since, at most limit of them.",
             parameters: [.since, .limit], answers: [.success(200, .actionLog, "Log entries; next when more remain."), .invalidQuery] + RouteAnswer.onSession)),

@@ -44,6 +44,8 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case session
     /// `?reactor=NAME` on `/openapi.json`: the document for one reactor.
     case reactor
+    /// `?scope=local` on the admin session list: only this instance's resident sessions.
+    case scope
 }
 
 /// A body a route takes or answers with; ``OpenAPIDocument`` gives each its media type and schema.

@@ -130,10 +130,10 @@ extension ReactorService {
 
 extension ReactorService {
     /// Admin listing entries of stored sessions that are not in memory: passivated, or quarantined.
-    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool) {
+    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool, skipping listed: Set<String> = []) {
         guard let storage = store.storage else { return }
         var first = first
-        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where !info.resident || info.unavailable != nil {
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
             if !first { out.raw(",") }
             first = false
             out.raw("{\"id\":")

@@ -78,6 +78,7 @@ public final class ReactorService: HTTPResponder {
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
         noteStoredSessions()
+        if let peers = storage?.peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
 

@@ -65,6 +65,9 @@ public protocol HostedSession: AnyObject, Sendable {
 
     /// Leaves memory after journaling a snapshot; false when it must stay resident.
     func passivate() -> Bool
+    /// Leaves memory for another process after journaling a snapshot, ending its subscriptions with
+    /// `session_moved`; false while an effect runs (it must settle first) or when it is not persisted.
+    func handOff(to instance: String) -> Bool
     /// Whether enough mutations arrived since the last snapshot that one should be written.
     var isSnapshotDue: Bool { get }
     /// Journals a snapshot now.
@@ -80,6 +83,7 @@ public protocol HostedSession: AnyObject, Sendable {
 extension HostedSession {
     public func endMoved(_ reason: String) { end() }
     public func passivate() -> Bool { false }
+    public func handOff(to instance: String) -> Bool { false }
     public var isSnapshotDue: Bool { false }
     public func writeSnapshot() {}
     public func writeCompactionCheckpoint() {}

@@ -97,6 +97,32 @@ extension Session {
         return true
     }
 
+    /// Leaves memory so `instance` can run it: like ``passivate()``, but its subscribers are sent to
+    /// reconnect (`session_moved`) and merged sources do not keep it (the next owner merges them
+    /// again). Every state is already journaled, so a snapshot that cannot be written only makes the
+    /// next owner replay more. False while an effect runs: its later mutations need this runtime.
+    @usableFromInline
+    func handOff(to instance: String) -> Bool {
+        guard let journal, runtime.inFlightEffectCount == 0 else { return false }
+        let subscribers = shared.withLock { shared -> [Subscriber]? in
+            guard !shared.ended else { return nil }
+            shared.ended = true
+            passivated.store(true, ordering: .releasing)
+            shared.observation?.cancel()
+            shared.observation = nil
+            return shared.subscribers.removeAll(reporting)
+        }
+        guard let subscribers else { return false }
+        runtime.stop()
+        if !log.withLock({ writeSnapshot(&$0, passivating: true) }) {
+            journal.release()
+            context.logger.notice("a session handed off without a final snapshot; the next instance replays its records since the last one", ["session": .string(id)])
+        }
+        let message = "the session moved to instance \(instance); reconnect to follow it"
+        SubscriberList.finish(subscribers, .unavailable(code: "session_moved", message: message))
+        return true
+    }
+
     /// The storage position of its newest record (0 in memory-only mode).
     @usableFromInline
     var storedPosition: UInt64 { journal?.log.lastPosition ?? 0 }

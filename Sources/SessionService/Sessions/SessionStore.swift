@@ -49,6 +49,20 @@ public final class SessionStore: ResidentSessions {
         session?.endMoved(reason)
     }
 
+    /// Another process asks for the session: it leaves memory here with a final snapshot (see
+    /// ``HostedSession/handOff(to:)``). Never waits for the loading lock: a load holding it may itself
+    /// be waiting on another process's hand-off, so a busy store answers "ask again".
+    func handOff(_ id: String, to instance: String) -> HandOffOutcome {
+        let outcome = loading.withLockIfAvailable { _ -> HandOffOutcome in
+            guard let session = sessions.withLock({ $0[id] }), !session.isPassivated else { return .notResident }
+            guard session.handOff(to: instance) else { return .busy("an effect of the session is still running") }
+            // Not noted as passive: it runs elsewhere now, and its idle time is that instance's to count.
+            sessions.withLock { _ = $0.removeValue(forKey: id) }
+            return .left
+        }
+        return outcome ?? .busy("this instance is loading or passivating a session")
+    }
+
     /// Why a session could not be added.
     public enum InsertError: Error, Sendable {
         case exists
@@ -154,6 +168,11 @@ public final class SessionStore: ResidentSessions {
             }
             return session
         }
+    }
+
+    /// Whether the session is in memory here (not passivated).
+    func isResident(_ id: String) -> Bool {
+        sessions.withLock { $0[id].map { !$0.isPassivated } ?? false }
     }
 
     /// Whether a session has this id, in memory or stored (without loading it).

@@ -89,6 +89,8 @@ protocol StorageBackend: AnyObject, Sendable {
 
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
+    /// The other instances sharing this storage (see the extension's default).
+    var peers: (any ClusterPeers)? { get }
     /// Adds the backend's own metrics to `/metrics` (see the extension's default).
     func renderMetrics(into text: inout PrometheusText)
 
@@ -100,6 +102,9 @@ protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
+    /// The other instances sharing this storage; nil for a backend only this process uses.
+    var peers: (any ClusterPeers)? { nil }
+
     /// Hands the backend the sessions in memory, before any is loaded: a backend shared by several
     /// processes tells them when another process took one over. The file journal has no use for it.
     func attach(_ resident: any ResidentSessions) {}
@@ -117,9 +122,24 @@ protocol ResidentSessions: Sendable {
     /// here without writing anything, and its subscribers get `event: error` with code
     /// `session_moved`, so they reconnect to wherever it runs now.
     func sessionMoved(_ id: String, reason: String)
+    /// Another process asks to run session `id`: it journals a final snapshot and leaves memory here,
+    /// its subscribers get `event: error` with code `session_moved`. Storage then gives up the claim.
+    func handOff(_ id: String, to instance: String) -> HandOffOutcome
 }
 
 extension ResidentSessions {
     /// Nothing to end (no sessions in memory to tell).
     func sessionMoved(_ id: String, reason: String) {}
+    /// Nothing in memory to hand off.
+    func handOff(_ id: String, to instance: String) -> HandOffOutcome { .notResident }
+}
+
+/// What asking the sessions in memory to hand one off came to.
+enum HandOffOutcome: Sendable, Equatable {
+    /// It journaled its final snapshot and left memory; its log sends its last records.
+    case left
+    /// It is not in memory here (never loaded, already gone).
+    case notResident
+    /// It must stay a moment (an effect is running, a load or passivation holds the store): ask again.
+    case busy(String)
 }

@@ -75,17 +75,31 @@ extension NATSStorage {
         if let reason = meta.unavailable { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
+        if let successor = recentlyHandedOff(id) {
+            return transientFailure(id, "it moved to instance \(successor) just now, which runs it")
+        }
         let revision: UInt64
-        switch takeClaim(id) {
-        case .failed(let error):
-            return transientFailure(id, "its claim cannot be read or written: \(error)")
-        case .owned(let owner):
-            return transientFailure(id, "instance \(owner) runs it")
-        case .taken(let value, let from):
-            revision = value
-            if let from {
-                metrics.takeovers.increment()
-                logger.notice("took a session over from an instance that is gone", ["session": .string(id), "from": .string(from.instance)])
+        var askedOwner = false
+        claiming: while true {
+            switch takeClaim(id) {
+            case .failed(let error):
+                return transientFailure(id, "its claim cannot be read or written: \(error)")
+            case .owned(let owner):
+                // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
+                guard !askedOwner else { return transientFailure(id, "instance \(owner) runs it") }
+                askedOwner = true
+                if case .refused(let reason) = requestHandOff(id, from: owner) {
+                    return transientFailure(id, "instance \(owner) runs it and did not hand it off: \(reason)")
+                }
+            case .taken(let value, let from):
+                revision = value
+                if let from {
+                    metrics.takeovers.increment()
+                    logger.notice("took a session over from an instance that is gone", ["session": .string(id), "from": .string(from.instance)])
+                } else if askedOwner {
+                    logger.info("took a session over from the instance that handed it off", ["session": .string(id)])
+                }
+                break claiming
             }
         }
         switch readAndFence(id) {

@@ -35,6 +35,8 @@ extension NATSStorage {
             }
             usleep(5_000)
         }
+        try serveHandOffs()
+        claimsWatcher.start()
         logger.notice("storage on NATS JetStream ready", [
             "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
         ])

@@ -8,6 +8,10 @@ final class NATSStorageMetrics: Sendable {
     let fencingRejections = Counter()
     /// Publishes retried after a timeout or a lost connection.
     let retries = Counter()
+    /// Sessions this instance handed to another instance that asked for them.
+    let handOffsServed = Counter()
+    /// From asking a live owner for a session to its answer that it let the session go.
+    let handOffLatency = Histogram()
 
     func render(into text: inout PrometheusText) {
         text.histogram("reactor_storage_publish_seconds", help: "Time from publishing a batch of records to its acknowledgement by a JetStream quorum.", publishLatency)
@@ -15,6 +19,9 @@ final class NATSStorageMetrics: Sendable {
         text.sample("reactor_storage_takeovers_total", value: takeovers.value)
         text.family("reactor_storage_fencing_rejections_total", type: "counter", help: "Appends refused because another instance had taken the session over.")
         text.sample("reactor_storage_fencing_rejections_total", value: fencingRejections.value)
+        text.family("reactor_storage_handoffs_total", type: "counter", help: "Sessions this instance handed off to another instance that asked for them.")
+        text.sample("reactor_storage_handoffs_total", value: handOffsServed.value)
+        text.histogram("reactor_storage_handoff_seconds", help: "Time from asking a live instance for a session to its answer that it let the session go.", handOffLatency)
         text.family("reactor_storage_publish_retries_total", type: "counter", help: "Publishes retried after a timeout or a lost connection.")
         text.sample("reactor_storage_publish_retries_total", value: retries.value)
     }

@@ -18,6 +18,10 @@ struct NATSStorageNames: Sendable, Equatable {
     var recordsWildcard: String { "\(prefix).records.*" }
     /// The subject of one session's records (session ids are valid subject tokens).
     func records(_ id: String) -> String { "\(prefix).records.\(id)" }
+    /// The subject an instance answers hand-off requests on (instance names are valid subject tokens).
+    func handOff(_ instance: String) -> String { "\(prefix).handoff.\(instance)" }
+    /// The subject an instance answers forwarded requests on.
+    func forward(_ instance: String) -> String { "\(prefix).forward.\(instance)" }
     /// The bucket of session metadata.
     var sessionsBucket: String { "\(prefix)-sessions" }
     /// The bucket of ownership claims.

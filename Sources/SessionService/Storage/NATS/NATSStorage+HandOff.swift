@@ -1,0 +1,150 @@
+import Dispatch
+import JSONCodec
+import NATS
+
+// Hand-off: an instance that gets a request for a session a live instance runs asks that instance
+// for it (request/reply on `<prefix>.handoff.<instance>`). The owner journals a final snapshot, sends
+// its subscribers to reconnect (`session_moved`), waits for its last records and gives the claim up;
+// only then does it answer, so the asking instance's claim and fence come after everything it wrote.
+extension NATSStorage {
+    /// What a hand-off request came to, as the asking instance sees it.
+    enum HandOffReply: Equatable {
+        /// The owner let the session go (or did not have it): claim it again.
+        case released
+        /// The owner keeps it for now; why.
+        case refused(String)
+    }
+
+    /// How long an instance that just handed a session off refuses to load it back: requests that
+    /// were on their way to it when the session moved are sent on (503) instead of pulling it back.
+    var handOffQuarantine: Duration { min(options.claimTTL, .seconds(2)) }
+
+    // MARK: Serving
+
+    /// Answers hand-off requests for the sessions this instance runs (at start, once attached).
+    func serveHandOffs() throws(NATSStorageError) {
+        do {
+            _ = try connection.subscribe(to: names.handOff(options.instance)) { [weak self] message in
+                // Off the connection's thread: serving waits for the session's last acknowledgements.
+                guard let storage = self else { return }
+                DispatchQueue.global().async { storage.serveHandOff(message) }
+            }
+        } catch {
+            throw NATSStorageError(description: "cannot listen for hand-off requests on \(names.handOff(options.instance)): \(error)")
+        }
+    }
+
+    /// One request: `{"session": id, "from": instance}`.
+    func serveHandOff(_ message: NATSMessage) {
+        guard let replyTo = message.replyTo else { return }
+        guard let request = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(message.payload), let id = request["session"]?.stringValue,
+            let from = request["from"]?.stringValue, (1...64).contains(id.utf8.count), id.utf8.allSatisfy(\.isNameCharacter)
+        else {
+            return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
+        }
+        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + Self.nanoseconds(options.requestTimeout))
+    }
+
+    /// Asks the sessions in memory to let `id` go; while one of its effects runs (or a load holds the
+    /// store) asks again every 10 ms until `deadline`.
+    func attemptHandOff(_ id: String, to instance: String, replyTo: String, deadline: Int64) {
+        let outcome = resident.withLock { $0 }?.handOff(id, to: instance) ?? .notResident
+        switch outcome {
+        case .left:
+            metrics.handOffsServed.increment()
+            handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + Self.nanoseconds(handOffQuarantine)) }
+            logger.info("handed a session off to the instance that asked for it", ["session": .string(id), "to": .string(instance)])
+            answer(replyTo, giveUp(id))
+        case .notResident:
+            answer(replyTo, giveUp(id))
+        case .busy(let reason):
+            guard OwnershipLease.now() < deadline else { return answer(replyTo, .refused(reason)) }
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(10)) { [self] in
+                attemptHandOff(id, to: instance, replyTo: replyTo, deadline: deadline)
+            }
+        }
+    }
+
+    /// Waits for the records of a log leaving memory, then deletes this instance's claim on `id` (if
+    /// it has one): from then on another instance may claim the session.
+    func giveUp(_ id: String) -> HandOffReply {
+        if let log = logs.withLock({ $0[id] }) {
+            guard log.state.withLock({ $0.releasing || $0.stop != nil }) else {
+                return .refused("this instance still writes the session")
+            }
+            let done = DispatchSemaphore(value: 0)
+            log.whenDrained { done.signal() }
+            if done.wait(timeout: .now() + options.requestTimeout.timeInterval) == .timedOut {
+                return .refused("its last records are not stored yet")
+            }
+        }
+        for _ in 0..<3 {
+            switch consistentEntry(claimsBucket, id) {
+            case .failure(let error):
+                return .refused("its claim cannot be read: \(error)")
+            case .success(let entry):
+                guard let entry, entry.operation == .put, OwnershipClaim(json: entry.value) == ownClaim else { return .released }
+                switch waitFor({ completion in try claimsBucket.delete(id, revision: entry.revision, completion: completion) }) {
+                case .success: return .released
+                // Changed meanwhile (the released log gave it up first): look again.
+                case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
+                case .failure(let error): return .refused("its claim cannot be given up: \(error)")
+                }
+            }
+        }
+        return .refused("its claim keeps changing")
+    }
+
+    func answer(_ replyTo: String, _ reply: HandOffReply) {
+        let body: JSONValue
+        switch reply {
+        case .released: body = .object(JSONObject([("outcome", .string("released"))]))
+        case .refused(let reason): body = .object(JSONObject([("outcome", .string("refused")), ("reason", .string(reason))]))
+        }
+        try? connection.publish(replyTo, payload: body.serialized())
+    }
+
+    // MARK: Asking
+
+    /// Asks `owner` to let session `id` go, and waits for its answer (its own budget, and a margin).
+    func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
+        let started = OwnershipLease.now()
+        let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))])).serialized()
+        let subject = names.handOff(owner)
+        let timeout = options.requestTimeout + .milliseconds(500)
+        let connection = self.connection
+        let result = Blocking.call(timeout: timeout) { (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
+            try connection.request(subject, payload: request, timeout: timeout, completion: completion)
+        }
+        switch result {
+        case .failure(let error):
+            return .refused("it did not answer the hand-off request: \(error)")
+        case .success(let message):
+            guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload), let outcome = reply["outcome"]?.stringValue else {
+                return .refused("its answer to the hand-off request is not JSON: \(message.text.prefix(200))")
+            }
+            guard outcome == "released" else { return .refused(reply["reason"]?.stringValue ?? outcome) }
+            metrics.handOffLatency.observe(nanoseconds: UInt64(max(0, OwnershipLease.now() - started)))
+            return .released
+        }
+    }
+
+    /// The instance this one handed session `id` to moments ago, while it refuses to load it back.
+    func recentlyHandedOff(_ id: String) -> String? {
+        handedOff.withLock { handedOff in
+            let now = OwnershipLease.now()
+            if handedOff.count > 1024 { handedOff = handedOff.filter { $0.value.until > now } }
+            guard let entry = handedOff[id] else { return nil }
+            guard entry.until > now else {
+                handedOff.removeValue(forKey: id)
+                return nil
+            }
+            return entry.to
+        }
+    }
+
+    static func nanoseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import ReactorServerTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Live hand-off on the NATS backend, with real `reactor-server` processes: a request for a session
+/// that another live instance runs moves the session to the instance that got the request (the
+/// owner stores a final snapshot, sends its subscribers to reconnect with `session_moved`, and gives
+/// its claim up), instead of answering 503 until the owner goes idle.
+@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+struct NATSHandOffTests {
+
+    /// A metric's value in `/metrics` of `server` (0 when absent).
+    static func metric(_ name: String, on server: ServerProcess) throws -> Double {
+        let text = try server.client().request("GET", "/metrics").text
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+    }
+
+    @Test func aLiveOwnerHandsItsSessionToTheInstanceAskedForIt() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "h" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { b.process.signal(SIGKILL) }
+
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"moving"}"#).status == 201)
+            for version in 1...3 {
+                let answer = try a.client().request("POST", "/sessions/moving/actions?wait=true", body: #"{"type":"increase"}"#)
+                #expect(try answer.json()["version"] as? Int == version, "a answered \(answer.status) \(answer.text)")
+            }
+            let watcher = try a.client()
+            try watcher.openEventStream("/sessions/moving/events")
+            #expect(try watcher.nextEvent().id == "3")
+
+            // b gets a request for it while a runs it: a lets it go, b answers as its owner.
+            let moved = try b.client().request("POST", "/sessions/moving/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(moved.status == 200, "b answered \(moved.status) \(moved.text)")
+            #expect(try moved.json()["version"] as? Int == 4)
+
+            // a's subscriber is sent to reconnect, then its stream ends.
+            let farewell = try watcher.nextEvent()
+            #expect(farewell.event == "error", "a's subscriber got \(farewell)")
+            #expect(farewell.data?.contains(#""code":"session_moved""#) == true, "a's subscriber got \(farewell)")
+            #expect(farewell.data?.contains("instance b") == true, "the event does not say where it went: \(farewell)")
+            #expect(try watcher.readToEnd().isEmpty)
+
+            // Reconnecting where it runs now, with the last id seen, resumes after it.
+            let follower = try b.client()
+            try follower.openEventStream("/sessions/moving/events", headers: [("Last-Event-ID", "3")])
+            let resumed = try follower.nextEvent()
+            #expect(resumed.id == "4" && resumed.data?.contains(#""value":4"#) == true, "resumed with \(resumed)")
+
+            let log = try NATSFailoverTests.actionLog("moving", on: b)
+            #expect(log.compactMap { $0["seq"] as? Int } == [1, 2, 3, 4])
+            #expect(try Self.metric("reactor_storage_handoffs_total", on: a) == 1)
+            #expect(try Self.metric("reactor_storage_handoff_seconds_count", on: b) == 1)
+            #expect(try Self.metric("reactor_storage_takeovers_total", on: b) == 0, "a live owner's session counted as taken from a dead one")
+        }
+    }
+
+    @Test func requestsAlternatingBetweenInstancesLoseNothing() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "r" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { b.process.signal(SIGKILL) }
+            let (ids, load) = try await NATSFailoverTests.startLoad(creatingOn: a, alsoOn: b)
+            // The sessions move with the requests, back and forth; each move is a hand-off, not a
+            // take-over (nobody died), and every acknowledged action stays.
+            for (round, instance) in [1, 0, 1].enumerated() {
+                let before = ids.map { load.ledger.count($0, instance: instance) }
+                load.prefer(instance)
+                try await NATSFailoverTests.whileLogging(instance == 0 ? a : b) {
+                    try await eventually("round \(round): instance \(instance) to acknowledge actions of every session", within: .seconds(30)) {
+                        zip(ids, before).allSatisfy { load.ledger.count($0, instance: instance) >= $1 + 3 }
+                    }
+                }
+            }
+            try load.stop()
+            try await NATSFailoverTests.verify(ids, on: b, ledger: load.ledger)
+            #expect(try Self.metric("reactor_storage_takeovers_total", on: a) + Self.metric("reactor_storage_takeovers_total", on: b) == 0)
+            #expect(try Self.metric("reactor_storage_handoffs_total", on: a) >= Double(2 * ids.count))
+        }
+    }
+}
