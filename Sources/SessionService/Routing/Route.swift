@@ -92,7 +92,7 @@ public enum Route: String, Sendable, CaseIterable {
             ])),
         // The console page holds no secret: the operator types the admin token into it.
         Entry("GET", "/admin/console", .adminConsole, .open, RouteDocumentation(
-            "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers.",
+            "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers; in the open access mode its session list follows the listed sessions over one GET /events stream.",
             answers: [.success(200, .html, "The page.")])),
         Entry("GET", "/admin/sessions", .adminSessions, .admin, RouteDocumentation(
             "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag; with storage.backend=nats, those of every instance, each resident one with the instance it runs on.",
