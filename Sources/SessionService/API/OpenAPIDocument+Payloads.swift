@@ -158,6 +158,11 @@ extension OpenAPIDocument.Schemas {
             (RouteParameter.limit.rawValue, parameter("limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000), "At most this many entries.")),
             (RouteParameter.session.rawValue, parameter("session", in: "query", .string(), "A session id for the page to open (read by the page's script).")),
             (RouteParameter.reactor.rawValue, parameter("reactor", in: "query", .enumeration(hosted.map(JSONValue.string)), "Describe sessions of this reactor only.")),
+            (RouteParameter.sessionTokens.rawValue, .members([
+                ("name", "access_token"), ("in", "query"), ("required", false), ("style", "form"), ("explode", false),
+                ("description", .string("auth.sessions=token: one token per session of sessions=, in the same order, comma-separated (or the same list as Authorization: Bearer t1,t2,…). A part whose token is missing or wrong ends as unauthorized, exactly as an unknown session's does.")),
+                ("schema", JSONSchema.array(.string(pattern: "^[A-Za-z0-9_-]*$"), minItems: 1, maxItems: settings.maxSessionsPerStream).json),
+            ])),
             (RouteParameter.scope.rawValue, parameter("scope", in: "query", .enumeration(["local"]), "local: only the sessions resident on this instance (with storage.backend=nats, the list otherwise covers every instance).")),
         ])
     }

@@ -85,7 +85,7 @@ public enum Route: String, Sendable, CaseIterable {
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
         Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
             "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
-            parameters: [.sessions, .select, .streamCursor],
+            parameters: [.sessions, .select, .streamCursor, .sessionTokens],
             answers: [
                 .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
                 .invalidSessions, .invalidID, .invalidSelect, .tooManySubscribers,
