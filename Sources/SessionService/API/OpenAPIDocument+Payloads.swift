@@ -90,7 +90,7 @@ extension OpenAPIDocument.Schemas {
         if let payload = answer.payload, let mediaType = Self.mediaType(payload) {
             response["content"] = .members([(mediaType, .members([("schema", self.payload(payload).json)]))])
         }
-        let links = Self.links(from: answer.payload)
+        let links = Self.links(from: answer.payload, acrossReactors: definitions.count > 1)
         if !links.isEmpty { response["links"] = .object(links) }
         return .object(response)
     }
@@ -108,13 +108,17 @@ extension OpenAPIDocument.Schemas {
 
     /// What a client can do next with what an answer returns (OpenAPI links, for clients and for stateful
     /// fuzzing): a new session's id opens every route on it, and so does a session whose token was
-    /// replaced; a new version opens time travel to it.
-    static func links(from payload: RoutePayload?) -> JSONObject {
+    /// replaced; a new version opens time travel to it. In a view of several reactors, no link leads to
+    /// a route whose body is one reactor's (an action, a forced state): the document offers every
+    /// reactor's, and a session takes only its own (another's is 422), so such a link would promise
+    /// what the session refuses.
+    static func links(from payload: RoutePayload?, acrossReactors: Bool) -> JSONObject {
         var links = JSONObject()
+        let reactorBodies: Set<Route> = acrossReactors ? [.postAction, .adminState] : []
         switch payload {
         case .createdSession?, .sessionToken?:
             let id: JSONValue = payload == .createdSession ? "$response.body#/id" : "$request.path.id"
-            for target in Route.table where target.pattern.contains("{id}") {
+            for target in Route.table where target.pattern.contains("{id}") && !reactorBodies.contains(target.route) {
                 var parameters = JSONObject([("id", id)])
                 if target.pattern.contains("{version}") {
                     guard payload == .createdSession else { continue }
@@ -128,7 +132,7 @@ extension OpenAPIDocument.Schemas {
                 ("parameters", .members([("id", "$request.path.id"), ("version", "$response.body#/version")])),
             ])
         case .stubFlag?:
-            for target in [Route.adminState, .postAction] {
+            for target in [Route.adminState, .postAction] where !reactorBodies.contains(target) {
                 links[target.rawValue] = .members([("operationId", .string(target.rawValue)), ("parameters", .members([("id", "$request.path.id")]))])
             }
         default: break
