@@ -155,6 +155,15 @@ public enum Route: String, Sendable, CaseIterable {
         }
     }
 
+    /// Whether its answer shows nothing of any session (pages, health, metrics, the documents), so it
+    /// need not wait for stored records to be durable.
+    var showsNoSessionState: Bool {
+        switch self {
+        case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors: true
+        default: false
+        }
+    }
+
     /// The label used for this route in metrics and access logs: its pattern.
     public var label: String { Self.labels[self] ?? rawValue }
 

@@ -182,6 +182,9 @@ public final class ReactorService: HTTPResponder {
     /// The responder of each route (the compiler makes every route in ``Route/table`` have one).
     func respond(_ route: Route, _ exchange: Exchange) {
         let id = exchange.id
+        // These show no session's state: nothing stored need be durable first (and /metrics must
+        // answer while storage fails, which is when an operator looks).
+        if route.showsNoSessionState { exchange.dependsOn = 0 }
         switch route {
         case .page: servePage(WebPage.document, exchange)
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
