@@ -19,11 +19,11 @@ struct NATSFailoverTests {
     /// Starts instance `name` of the cluster on `servers`, under `prefix`, with a 3 s claim TTL: long
     /// enough that a heartbeat late on a busy machine does not let the sessions move a second time
     /// (which would make the resumed instance their rightful owner again).
-    static func instance(_ name: String, servers: String, prefix: String, replicas: Int) async throws -> ServerProcess {
+    static func instance(_ name: String, servers: String, prefix: String, replicas: Int, claimTTL: Int = 3) async throws -> ServerProcess {
         try await ServerProcess.start(
             arguments: [
                 "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(servers)", "--set", "storage.nats.prefix=\(prefix)",
-                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=3", "--set", "storage.nats.replicas=\(replicas)",
+                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=\(claimTTL)", "--set", "storage.nats.replicas=\(replicas)",
                 "--set", "storage.nats.timeoutSeconds=2", "--set", "storage.nats.startTimeoutSeconds=60",
                 // The whole action log is kept, so the state can be checked against its replay.
                 "--set", "sessions.actionLogLimit=10000000", "--set", "sessions.actionLogBytes=1073741824",

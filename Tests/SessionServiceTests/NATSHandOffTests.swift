@@ -88,4 +88,28 @@ struct NATSHandOffTests {
             #expect(try Self.metric("reactor_storage_handoffs_total", on: a) >= Double(2 * ids.count))
         }
     }
+
+    @Test func aKilledOwnersSessionIsTakenOverAtOnceNotAfterItsClaimExpires() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "k" + String(UUID().uuidString.prefix(8)).lowercased()
+            // A claim TTL far longer than the test's bound: only finding the owner gone can be quick.
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
+            defer { b.process.signal(SIGKILL) }
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"orphan"}"#).status == 201)
+            for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/orphan/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
+            #expect(try await a.stop(signal: SIGKILL) == .signalled(SIGKILL))
+
+            // Its NATS connection is gone at once (the server sees the socket close): nothing answers its
+            // hand-off subject, so b takes the session over without waiting 60 s for its heartbeat to expire.
+            var answer: TestResponse?
+            try await eventually("b to serve the dead instance's session", within: .seconds(20)) {
+                answer = try b.client().request("POST", "/sessions/orphan/actions?wait=true", body: #"{"type":"increase"}"#)
+                return answer?.status == 200
+            }
+            #expect(try answer?.json()["version"] as? Int == 3)
+            #expect(try Self.metric("reactor_storage_takeovers_total", on: b) == 1)
+            #expect(b.standardError.contains("took a session over from an instance that is gone"))
+        }
+    }
 }

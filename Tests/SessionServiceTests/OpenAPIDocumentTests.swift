@@ -64,6 +64,9 @@ import Testing
                 #expect(statuses.contains("401"), "\(name) can answer 401 in \(mode) mode")
             }
         }
+        // In token mode the stream of many sessions takes its tokens as a list, one per session.
+        let streamParameters = ((operations["GET /events"]?["parameters"] as? [[String: Any]]) ?? []).compactMap { $0["$ref"] as? String }
+        #expect(streamParameters.contains("#/components/parameters/sessionTokens") == (mode == "token"), "GET /events parameters in \(mode) mode: \(streamParameters)")
         // Every path parameter of a pattern is declared on its path item.
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         for (path, item) in paths {

@@ -78,6 +78,9 @@ import Glibc
             #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode == "storage_unavailable")
             // What is stored can still be read (a session in memory).
             #expect(try connection.request("GET", "/sessions/other").status == 200)
+            // The replaced answer is counted apart (the request counter has the status the route chose).
+            let metrics = try connection.request("GET", "/metrics").text
+            #expect(metrics.contains("\nreactor_answers_not_stored_total 1\n"), "\(metrics.split(separator: "\n").filter { $0.contains("not_stored") })")
             // "full" shows a version whose records are not stored: its read is never answered, and its
             // connection closes at the write timeout.
             let unstored = try server.client()

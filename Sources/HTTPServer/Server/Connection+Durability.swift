@@ -23,6 +23,7 @@ extension Connection {
             holds.release { barrier.isDurable($0) }
             if holds.firstIsRefusable, let position = holds.firstPosition, let reason = barrier.failure(position) {
                 refuseHeldOutput(reason)
+                barrier.refusedHeldOutput(position, reason: reason)
             }
         }
         return output.byteCount - holds.held

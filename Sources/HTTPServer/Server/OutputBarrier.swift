@@ -29,9 +29,15 @@ public protocol OutputBarrier: AnyObject, Sendable {
     /// queued as refusable (``HTTPResponseWriter/respond(_:dependingOn:refusedUnlessStored:)``)
     /// then leaves as a 503 ``HTTPRejection/Kind/notStored`` instead. Asked after `isDurable` said no.
     func failure(_ position: UInt64) -> String?
+    /// Told once for each held answer replaced by a 503 because ``failure(_:)`` gave a reason: the
+    /// responder had already chosen its status (an access log or request counter shows that one), so
+    /// this is where the replacement can be counted.
+    func refusedHeldOutput(_ position: UInt64, reason: String)
 }
 
 extension OutputBarrier {
     /// A barrier that never gives up on a position: held output waits for it or for the write timeout.
     public func failure(_ position: UInt64) -> String? { nil }
+    /// Nothing to count.
+    public func refusedHeldOutput(_ position: UInt64, reason: String) {}
 }

@@ -33,8 +33,10 @@ extension OpenAPIDocument.Schemas {
                     "idleSeconds": .unsigned(), "resident": JSONSchema.boolean.described("False for a session only on disk (passivated, or not used since creation)."),
                     "unavailable": JSONSchema.string().described("Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
                     "subscriberDetails": .array(subscriber),
-                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails"])
-            return .object(["sessions": .array(session)])
+                    "instance": JSONSchema.string().described("With storage.backend=nats: the instance the session runs on (present for resident sessions)."),
+                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance"])
+            let unreachable = JSONSchema.array(.string()).described("With storage.backend=nats: instances that did not answer; their sessions are listed from storage, as not resident.")
+            return .object(["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
         case .actionLog:
             let entry = JSONSchema.object(
                 [
@@ -88,7 +90,7 @@ extension OpenAPIDocument.Schemas {
         if let payload = answer.payload, let mediaType = Self.mediaType(payload) {
             response["content"] = .members([(mediaType, .members([("schema", self.payload(payload).json)]))])
         }
-        let links = Self.links(from: answer.payload)
+        let links = Self.links(from: answer.payload, acrossReactors: definitions.count > 1)
         if !links.isEmpty { response["links"] = .object(links) }
         return .object(response)
     }
@@ -106,13 +108,17 @@ extension OpenAPIDocument.Schemas {
 
     /// What a client can do next with what an answer returns (OpenAPI links, for clients and for stateful
     /// fuzzing): a new session's id opens every route on it, and so does a session whose token was
-    /// replaced; a new version opens time travel to it.
-    static func links(from payload: RoutePayload?) -> JSONObject {
+    /// replaced; a new version opens time travel to it. In a view of several reactors, no link leads to
+    /// a route whose body is one reactor's (an action, a forced state): the document offers every
+    /// reactor's, and a session takes only its own (another's is 422), so such a link would promise
+    /// what the session refuses.
+    static func links(from payload: RoutePayload?, acrossReactors: Bool) -> JSONObject {
         var links = JSONObject()
+        let reactorBodies: Set<Route> = acrossReactors ? [.postAction, .adminState] : []
         switch payload {
         case .createdSession?, .sessionToken?:
             let id: JSONValue = payload == .createdSession ? "$response.body#/id" : "$request.path.id"
-            for target in Route.table where target.pattern.contains("{id}") {
+            for target in Route.table where target.pattern.contains("{id}") && !reactorBodies.contains(target.route) {
                 var parameters = JSONObject([("id", id)])
                 if target.pattern.contains("{version}") {
                     guard payload == .createdSession else { continue }
@@ -126,7 +132,7 @@ extension OpenAPIDocument.Schemas {
                 ("parameters", .members([("id", "$request.path.id"), ("version", "$response.body#/version")])),
             ])
         case .stubFlag?:
-            for target in [Route.adminState, .postAction] {
+            for target in [Route.adminState, .postAction] where !reactorBodies.contains(target) {
                 links[target.rawValue] = .members([("operationId", .string(target.rawValue)), ("parameters", .members([("id", "$request.path.id")]))])
             }
         default: break
@@ -156,6 +162,12 @@ extension OpenAPIDocument.Schemas {
             (RouteParameter.limit.rawValue, parameter("limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000), "At most this many entries.")),
             (RouteParameter.session.rawValue, parameter("session", in: "query", .string(), "A session id for the page to open (read by the page's script).")),
             (RouteParameter.reactor.rawValue, parameter("reactor", in: "query", .enumeration(hosted.map(JSONValue.string)), "Describe sessions of this reactor only.")),
+            (RouteParameter.sessionTokens.rawValue, .members([
+                ("name", "access_token"), ("in", "query"), ("required", false), ("style", "form"), ("explode", false),
+                ("description", .string("auth.sessions=token: one token per session of sessions=, in the same order, comma-separated (or the same list as Authorization: Bearer t1,t2,…). A part whose token is missing or wrong ends as unauthorized, exactly as an unknown session's does.")),
+                ("schema", JSONSchema.array(.string(pattern: "^[A-Za-z0-9_-]*$"), minItems: 1, maxItems: settings.maxSessionsPerStream).json),
+            ])),
+            (RouteParameter.scope.rawValue, parameter("scope", in: "query", .enumeration(["local"]), "local: only the sessions resident on this instance (with storage.backend=nats, the list otherwise covers every instance).")),
         ])
     }
 }

@@ -101,8 +101,10 @@ struct OpenAPIDocument: Sendable {
             ("summary", .string(documentation.summary)),
             ("tags", [.string(entry.pattern.hasPrefix("/admin") ? "admin" : entry.pattern.hasPrefix("/sessions") ? "sessions" : "service")]),
         ])
-        if !documentation.parameters.isEmpty {
-            operation["parameters"] = .array(documentation.parameters.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0.rawValue)"))]) })
+        // The list of session tokens exists only in token mode.
+        let parameters = documentation.parameters.filter { $0 != .sessionTokens || settings.access == .token }
+        if !parameters.isEmpty {
+            operation["parameters"] = .array(parameters.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0.rawValue)"))]) })
         }
         if let body = documentation.body {
             operation["requestBody"] = JSONValue.members([("required", true), ("content", JSONValue.members([("application/json", JSONValue.members([("schema", schemas.payload(body).json)]))]))])

@@ -6,7 +6,10 @@ import Tokens
 /// status through the chain the exchange ran in.
 final class Exchange: Sendable {
     let request: HTTPRequest
-    let writer: HTTPResponseWriter
+    /// The client's connection; nil for a request another instance forwarded (``forwardedReply``).
+    let writer: HTTPResponseWriter?
+    /// Where the answer goes when another instance forwarded the request (it checked access).
+    let forwardedReply: (@Sendable (ForwardedResponse) -> Void)?
     let method: String
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
@@ -27,8 +30,20 @@ final class Exchange: Sendable {
     init(request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         self.request = request
         self.writer = writer
+        forwardedReply = nil
         method = request.methodName
     }
+
+    /// A request another instance forwarded: its answer goes back to that instance.
+    init(forwarded request: HTTPRequest, reply: @escaping @Sendable (ForwardedResponse) -> Void) {
+        self.request = request
+        writer = nil
+        forwardedReply = reply
+        method = request.methodName
+    }
+
+    /// Whether another instance forwarded this request (it is never forwarded again).
+    var isForwarded: Bool { forwardedReply != nil }
 
     /// Answers with a JSON body, ended by a newline so a terminal does not run it into the prompt.
     func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
@@ -44,6 +59,12 @@ final class Exchange: Sendable {
     }
 
     func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
+        guard let writer else {
+            var fields = extra.map { ForwardedHeader(name: $0.0, value: $0.1) }
+            if let contentType { fields.append(ForwardedHeader(name: "Content-Type", value: contentType)) }
+            forwardedReply?(ForwardedResponse(status: status, headers: fields, body: body))
+            return finished(status)
+        }
         let headers: HTTPHeaders
         if extra.isEmpty, answerHeaders.isEmpty, contentType == Self.jsonContentType {
             // Most answers: shared headers, no array to build per request.

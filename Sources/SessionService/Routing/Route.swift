@@ -85,18 +85,18 @@ public enum Route: String, Sendable, CaseIterable {
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
         Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
             "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
-            parameters: [.sessions, .select, .streamCursor],
+            parameters: [.sessions, .select, .streamCursor, .sessionTokens],
             answers: [
                 .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
                 .invalidSessions, .invalidID, .invalidSelect, .tooManySubscribers,
             ])),
         // The console page holds no secret: the operator types the admin token into it.
         Entry("GET", "/admin/console", .adminConsole, .open, RouteDocumentation(
-            "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers.",
+            "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers; in the open access mode its session list follows the listed sessions over one GET /events stream.",
             answers: [.success(200, .html, "The page.")])),
         Entry("GET", "/admin/sessions", .adminSessions, .admin, RouteDocumentation(
-            "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag.",
-            answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored.")])),
+            "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag; with storage.backend=nats, those of every instance, each resident one with the instance it runs on.",
+            parameters: [.scope], answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored."), .invalidQuery])),
         Entry("GET", "/admin/sessions/{id}/actions", .adminActions, .admin, RouteDocumentation(
             "The session's action log, oldest first: entries with seq above since, at most limit of them.",
             parameters: [.since, .limit], answers: [.success(200, .actionLog, "Log entries; next when more remain."), .invalidQuery] + RouteAnswer.onSession)),
@@ -152,6 +152,15 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminVersion: 17
         case .adminFork: 18
         case .adminSessionToken: 19
+        }
+    }
+
+    /// Whether its answer shows nothing of any session (pages, health, metrics, the documents), so it
+    /// need not wait for stored records to be durable.
+    var showsNoSessionState: Bool {
+        switch self {
+        case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors: true
+        default: false
         }
     }
 

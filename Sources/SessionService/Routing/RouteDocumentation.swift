@@ -44,6 +44,10 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case session
     /// `?reactor=NAME` on `/openapi.json`: the document for one reactor.
     case reactor
+    /// `?scope=local` on the admin session list: only this instance's resident sessions.
+    case scope
+    /// `?access_token=t1,t2,…` on the stream of many sessions in token mode: one token per session.
+    case sessionTokens
 }
 
 /// A body a route takes or answers with; ``OpenAPIDocument`` gives each its media type and schema.

@@ -40,7 +40,7 @@ public final class ReactorServer: Sendable {
         if let storage {
             // Whatever a response or event is about to show is stored first (the file journal:
             // everything buffered is written with one write(2) when output asks, a group commit).
-            http.outputBarrier = StorageOutputBarrier(storage)
+            http.outputBarrier = StorageOutputBarrier(storage, metrics: service.context.metrics)
         }
         // One clock for both: an injected clock then rules HTTP timeouts and keep-alive comments too.
         self.http = HTTPServer(configuration: http, responder: service, clock: clock, logger: logger.labeled("http"))

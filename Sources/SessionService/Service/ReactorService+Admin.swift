@@ -5,7 +5,26 @@ import Tokens
 
 extension ReactorService {
     /// `GET /admin/sessions`: every session with version, stub flag and its subscribers' delivery state.
+    /// Instances sharing a storage list every instance's sessions (`"instance"` names where each
+    /// resident one runs); `?scope=local` lists only those resident here.
     func adminSessions(_ exchange: Exchange) {
+        let scope = exchange.request.queryValue("scope")
+        if let scope, scope != "local" {
+            return exchange.fail(APIError(status: 400, code: "invalid_query", message: "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
+        }
+        let local = scope != nil
+        guard !local, !exchange.isForwarded, let peers = store.storage?.peers else {
+            return replySessions(exchange, remote: [], remoteIDs: [], unreachable: [], includeStored: !local)
+        }
+        gatherRemoteSessions(peers) { [self] entries, ids, unreachable in
+            replySessions(exchange, remote: entries, remoteIDs: ids, unreachable: unreachable, includeStored: true)
+        }
+    }
+
+    /// The session list: the resident sessions, `remote` entries from other instances, then (with
+    /// `includeStored`) stored sessions resident nowhere that answered.
+    func replySessions(_ exchange: Exchange, remote: [[UInt8]], remoteIDs: Set<String>, unreachable: [String], includeStored: Bool) {
+        let instance = store.storage?.peers?.instanceName
         var out = JSONWriter(capacity: 4096)
         out.raw("{\"sessions\":[")
         let resident = store.all()
@@ -22,6 +41,10 @@ extension ReactorService {
             out.integer(subscribers.count)
             out.raw(",\"stub\":")
             out.bool(session.isStubEnabled)
+            if let instance {
+                out.raw(",\"instance\":")
+                out.string(instance)
+            }
             out.raw(",\"idleSeconds\":")
             out.integer((context.clock.monotonicNanoseconds() &- min(session.lastActive, context.clock.monotonicNanoseconds())) / 1_000_000_000)
             out.raw(",\"subscriberDetails\":[")
@@ -39,13 +62,30 @@ extension ReactorService {
             }
             out.raw("]}")
         }
-        storedSessionsJSON(&out, first: resident.isEmpty)
-        out.raw("]}")
+        var first = resident.isEmpty
+        for entry in remote {
+            if !first { out.raw(",") }
+            first = false
+            out.raw(entry)
+        }
+        if includeStored { storedSessionsJSON(&out, first: first, skipping: remoteIDs) }
+        out.raw("]")
+        if !unreachable.isEmpty {
+            // Their sessions are listed from storage (as not resident): what they hold in memory is unknown.
+            out.raw(",\"unreachableInstances\":[")
+            for (index, name) in unreachable.enumerated() {
+                if index > 0 { out.raw(",") }
+                out.string(name)
+            }
+            out.raw("]")
+        }
+        out.raw("}")
         exchange.reply(200, json: out.bytes)
     }
 
     /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
     func adminActions(_ id: String, _ exchange: Exchange) {
+        if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let since = exchange.integerQuery("since", default: 0, range: 0...UInt64.max),
             let limit = exchange.integerQuery("limit", default: 1000, range: 1...100_000)
@@ -85,6 +125,7 @@ extension ReactorService {
 
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
     func adminStub(_ id: String, _ exchange: Exchange) {
+        if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
@@ -97,6 +138,7 @@ extension ReactorService {
 
     /// `PUT /admin/sessions/{id}/state` (stub mode only): forces a state, emitted as a new version.
     func adminState(_ id: String, _ exchange: Exchange) {
+        if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
         guard session.isStubEnabled else {

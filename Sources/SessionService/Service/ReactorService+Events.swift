@@ -5,7 +5,7 @@ extension ReactorService {
     /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session (`HEAD`: its
     /// head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
-        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let session = streamedSession(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         // Counted without a lock, so a burst of subscribers racing the limit may pass it by a few.
         let limits = configuration.sse
@@ -26,7 +26,8 @@ extension ReactorService {
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
-        SessionEventStream.open(target, writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: select?.pointer, selectText: select?.text)
+        guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
+        SessionEventStream.open(target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: select?.pointer, selectText: select?.text)
         exchange.finished(200)
     }
 
@@ -43,7 +44,8 @@ extension ReactorService {
     /// `HEAD` on a stream: the head a `GET` would get, and no subscription (the server writes no events
     /// for `HEAD` and closes).
     static func answerHead(_ exchange: Exchange) {
-        _ = exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
+        guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
+        _ = writer.startEventStream(headers: exchange.eventStreamHeaders) { _ in }
         exchange.finished(200)
     }
 }

@@ -29,7 +29,7 @@ extension ReactorService {
                 starts.append(.end(ServerSentEventVocabulary.unauthorized))
                 continue
             }
-            guard let session = store.session(id) else {
+            guard let session = streamedSession(id) else {
                 starts.append(PartStart(absence: store.absence(id)))
                 continue
             }
@@ -51,8 +51,9 @@ extension ReactorService {
         }
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
+        guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
         let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
-        stream.attach(exchange.writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
+        stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {
             case .subscribe(let session):

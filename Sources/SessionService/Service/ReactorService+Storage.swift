@@ -23,6 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        if let peers = storage.peers { relays.sweep(peers) }
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
@@ -130,10 +131,10 @@ extension ReactorService {
 
 extension ReactorService {
     /// Admin listing entries of stored sessions that are not in memory: passivated, or quarantined.
-    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool) {
+    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool, skipping listed: Set<String> = []) {
         guard let storage = store.storage else { return }
         var first = first
-        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where !info.resident || info.unavailable != nil {
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
             if !first { out.raw(",") }
             first = false
             out.raw("{\"id\":")

@@ -13,6 +13,8 @@ public final class ReactorService: HTTPResponder {
     public let context: SessionContext
     let configuration: ServerConfiguration
     let router = Router()
+    /// Streams of sessions another instance runs, and those other instances hold here.
+    let relays = RelayedSubscriptions()
     /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
     nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
     /// For requests no route takes (404, 405).
@@ -78,6 +80,7 @@ public final class ReactorService: HTTPResponder {
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
         noteStoredSessions()
+        if let peers = storage?.peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
 
@@ -179,6 +182,9 @@ public final class ReactorService: HTTPResponder {
     /// The responder of each route (the compiler makes every route in ``Route/table`` have one).
     func respond(_ route: Route, _ exchange: Exchange) {
         let id = exchange.id
+        // These show no session's state: nothing stored need be durable first (and /metrics must
+        // answer while storage fails, which is when an operator looks).
+        if route.showsNoSessionState { exchange.dependsOn = 0 }
         switch route {
         case .page: servePage(WebPage.document, exchange)
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)

@@ -5,8 +5,12 @@ import HTTPServer
 /// acknowledging a change whose records the backend failed to store becomes a 503.
 final class StorageOutputBarrier: OutputBarrier {
     let storage: any StorageBackend
+    let metrics: ServiceMetrics
 
-    init(_ storage: any StorageBackend) { self.storage = storage }
+    init(_ storage: any StorageBackend, metrics: ServiceMetrics) {
+        self.storage = storage
+        self.metrics = metrics
+    }
 
     var position: UInt64 { storage.appendedPosition }
 
@@ -17,4 +21,7 @@ final class StorageOutputBarrier: OutputBarrier {
     /// Asked once `isDurable` said no: while the backend cannot store records, what it has not stored
     /// failed (an answer acknowledging it becomes a 503).
     func failure(_ position: UInt64) -> String? { storage.unavailableReason }
+
+    /// Counted apart: the access log and the request counter show the status the route chose.
+    func refusedHeldOutput(_ position: UInt64, reason: String) { metrics.answersNotStored.increment() }
 }

@@ -170,6 +170,11 @@ public final class SessionStore: ResidentSessions {
         }
     }
 
+    /// Whether the session is in memory here (not passivated).
+    func isResident(_ id: String) -> Bool {
+        sessions.withLock { $0[id].map { !$0.isPassivated } ?? false }
+    }
+
     /// Whether a session has this id, in memory or stored (without loading it).
     func contains(_ id: String) -> Bool {
         sessions.withLock { $0[id] != nil } || (storage?.contains(id) ?? false)

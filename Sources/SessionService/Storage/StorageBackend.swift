@@ -89,6 +89,8 @@ protocol StorageBackend: AnyObject, Sendable {
 
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
+    /// The other instances sharing this storage (see the extension's default).
+    var peers: (any ClusterPeers)? { get }
     /// Adds the backend's own metrics to `/metrics` (see the extension's default).
     func renderMetrics(into text: inout PrometheusText)
 
@@ -100,6 +102,9 @@ protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
+    /// The other instances sharing this storage; nil for a backend only this process uses.
+    var peers: (any ClusterPeers)? { nil }
+
     /// Hands the backend the sessions in memory, before any is loaded: a backend shared by several
     /// processes tells them when another process took one over. The file journal has no use for it.
     func attach(_ resident: any ResidentSessions) {}

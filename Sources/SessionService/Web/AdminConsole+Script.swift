@@ -1,6 +1,8 @@
 extension AdminConsole {
     /// The console's script (after ``WebScript/common``): its state, the admin token, the connection and
-    /// the session list (polled, retried with backoff, so a server restart heals by itself).
+    /// reading the session list through `GET /admin/sessions` (on connect, every 10 s for new sessions,
+    /// subscribers and stub flags, on demand; retried with backoff, so a server restart heals by itself);
+    /// its versions stay live over one `/events` stream (``sessionListScript``).
     static let script = #"""
 const tokenKey = "reactor-server.adminToken";
 // The tab's own storage: gone with the tab, never shared with other tabs, never in a URL.
@@ -15,6 +17,14 @@ let stateEditorDirty = false;
 let stubBusy = false;
 let logSince = 0, logBusy = false, logAgain = false, logTimer = null, logCount = 0;
 let pollTimer = null, pollFailures = 0, connected = false;
+// What /openapi.json says: how many sessions one /events stream takes, and whether streams need a session credential.
+let streamFacts = null;
+// Versions the stream delivered, by session: a list read just before a new state must not move a row back.
+const streamed = new Map();
+let streamBreaks = 0, renderTimer = null, filterTimer = null, listReadWhileLive = false;
+// The last change the stream told of that the table no longer shows (a session deleted).
+let listNews = "";
+const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onBroken: listBroken });
 const wanted = new URL(location.href).searchParams.get("session");
 
 function adminAPI(method, path, body) {
@@ -25,66 +35,53 @@ function adminPath(id, rest) { return "/admin/sessions/" + encodeURIComponent(id
 function sessionCredentials(_id) { return {}; }
 function setConnection(kind, text) { setStatus($("connection"), kind, text); }
 
-async function poll() {
+/** Reads the session list, then follows the shown sessions over the one stream (or says why it cannot). */
+async function refreshList() {
   clearTimeout(pollTimer);
-  if (!adminToken) { connected = false; setConnection("idle", "not connected: type the admin token"); return; }
-  let list;
+  if (!adminToken) { connected = false; listStream.stop(); setConnection("idle", "not connected: type the admin token"); return; }
+  if (document.hidden) { listStream.stop(); setConnection("idle", "paused while this tab is hidden"); return; }
+  let list, liveAtRead;
   try {
+    if (!streamFacts) streamFacts = await loadStreamFacts();
+    liveAtRead = listStream.state === "live";
     list = await adminAPI("GET", "/admin/sessions");
   } catch (error) {
     connected = false;
+    listStream.stop();
     if (error.status === 401) { setConnection("refused", "admin token refused: type the token the server printed at start"); return; }
     pollFailures += 1;
     const delay = Math.min(1000 * pollFailures, 5000);
     setConnection("unreachable", (error.status === 0 ? "server unreachable" : error.message) + ": retrying in " + delay / 1000 + " s");
     if (lastUpdated) $("sessionsNote").textContent = "As of " + lastUpdated + "; the list may be out of date.";
-    pollTimer = setTimeout(poll, delay);
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(refreshList, delay);
     return;
   }
+  listReadWhileLive = liveAtRead;
   const reconnected = !connected;
   connected = true;
   pollFailures = 0;
-  setConnection("connected", "connected");
+  for (const row of list.sessions) {
+    const seen = streamed.get(row.id);
+    row.via = seen !== undefined && seen >= row.version ? "stream" : "list";
+    if (seen !== undefined && seen > row.version) row.version = seen;
+  }
   sessionRows = list.sessions;
   lastUpdated = clockTime();
+  if (!streamFacts.streamable) setConnection("connected", "connected: the list is read every 2 s");
   renderSessions();
+  followShown();
   if (!reactorList.length) loadReactorList();
   if (!selected && wanted && sessionRows.some((row) => row.id === wanted)) select(wanted);
   if (selected) { syncSelected(); if (reconnected) loadLog(); if (selected.polled) followByPolling(); }
-  pollTimer = setTimeout(poll, sessionRows.length > 1000 ? 10000 : 2000);
+  // Reads may overlap (a click, the stream opening): the last one to finish sets the one timer.
+  clearTimeout(pollTimer);
+  pollTimer = setTimeout(refreshList, !streamFacts.streamable ? 2000 : sessionRows.length > 1000 ? 30000 : 10000);
 }
 
 async function loadReactorList() {
   try { reactorList = (await api("GET", "/reactors")).reactors; } catch (_) { return; }
   if (selected) renderExampleActions();
-}
-
-function renderSessions() {
-  const filter = $("filter").value.trim();
-  const matching = filter ? sessionRows.filter((row) => row.id.includes(filter)) : sessionRows;
-  const shown = matching.slice(0, 200);
-  // Rebuilding the rows must not take the keyboard focus away from the row it was on.
-  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
-  $("sessions").tBodies[0].replaceChildren(...shown.map((row) => {
-    const line = node("tr");
-    const pick = node("button", row.id, "pick");
-    pick.type = "button";
-    pick.dataset.session = row.id;
-    pick.setAttribute("aria-label", "Open session " + row.id);
-    if (selected && selected.id === row.id) { line.className = "selected"; pick.setAttribute("aria-current", "true"); }
-    pick.addEventListener("click", () => select(row.id));
-    const idCell = node("td");
-    idCell.append(pick);
-    if (row.unavailable) idCell.append(node("div", "unavailable: " + row.unavailable, "error"));
-    line.append(idCell, node("td", row.reactor), node("td", String(row.version), "number"),
-      node("td", String(row.subscribers), "number"), node("td", row.stub ? "on" : "", row.stub ? "stubbed" : ""));
-    return line;
-  }));
-  if (focused) { const again = $("sessions").querySelector("button[data-session=\"" + CSS.escape(focused) + "\"]"); if (again) again.focus(); }
-  let note = sessionRows.length + (sessionRows.length === 1 ? " session" : " sessions");
-  if (filter) note += ", " + matching.length + " matching";
-  if (shown.length < matching.length) note += ", showing the first " + shown.length;
-  $("sessionsNote").textContent = note + "; updated " + lastUpdated + ".";
 }
 
 $("tokenForm").addEventListener("submit", (event) => {
@@ -94,15 +91,23 @@ $("tokenForm").addEventListener("submit", (event) => {
   $("token").value = "";
   $("token").placeholder = "set: kept in this tab";
   pollFailures = 0;
-  poll();
+  refreshList();
 });
 $("forget").addEventListener("click", () => {
   adminToken = "";
   sessionStorage.removeItem(tokenKey);
   $("token").placeholder = "";
   clearTimeout(pollTimer);
-  poll();
+  refreshList();
 });
-$("filter").addEventListener("input", renderSessions);
+$("refresh").addEventListener("click", () => { pollFailures = 0; refreshList(); });
+$("filter").addEventListener("input", () => {
+  renderSessions();
+  // The stream follows what is shown: re-opened once typing pauses, not at every key.
+  clearTimeout(filterTimer);
+  filterTimer = setTimeout(followShown, 400);
+});
+// A hidden tab lets go of its stream: a session with a subscriber never expires or leaves memory.
+document.addEventListener("visibilitychange", () => { if (adminToken) refreshList(); });
 """#
 }

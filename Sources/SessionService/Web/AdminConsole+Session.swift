@@ -60,6 +60,10 @@ function select(id) {
   setStub(row.stub);
   renderExampleActions();
   renderSessions();
+  loadLog();
+  // The access mode wants each session's own credential for its stream (openapi.json says so): no request
+  // that must fail, the admin routes straight away.
+  if (streamFacts && !streamFacts.streamable) return detailStatus("denied", "");
   consoleStream = new SessionStream(id, {
     onState: liveStateArrived,
     onStatus: detailStatus,
@@ -68,7 +72,6 @@ function select(id) {
     accessToken: () => null,
   });
   consoleStream.start();
-  loadLog();
 }
 
 function detailStatus(kind, text) {

@@ -135,7 +135,7 @@ $("forkForm").addEventListener("submit", async (event) => {
   try {
     const session = await adminAPI("POST", adminPath(source, "/fork"), body);
     $("forkId").value = "";
-    await poll();
+    await refreshList();
     select(session.id);
     $("forkResult").className = "ok";
     $("forkResult").textContent = "Forked from " + source + " at version " + version + ".";

@@ -2,8 +2,9 @@
 /// live state, action log, actions (buttons or JSON), stub mode, forced states, time travel with
 /// what changed, and fork. The page itself holds no secret; the operator types the admin token,
 /// which stays in this tab (sessionStorage) and travels only in `Authorization` headers, never in a
-/// URL. Scripts: `AdminConsole+Script.swift` (connection, list), `AdminConsole+Session.swift`,
-/// `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift` (versions, diff, fork).
+/// URL. Scripts: `AdminConsole+Script.swift` (state, token, reading the list), `AdminConsole+SessionList.swift`
+/// (the table, its versions live over one `/events` stream), `AdminConsole+ListStream.swift` (that stream),
+/// `AdminConsole+Session.swift`, `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift`.
 enum AdminConsole {
     static let document = WebDocument(template: html)
 
@@ -36,6 +37,7 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 #diff li.note { font: .9rem system-ui, sans-serif; color: var(--muted); padding: 0; }
 #actionLog td { font: 12.5px ui-monospace, monospace; word-break: break-all; }
 #actionLogBox { max-height: 22rem; overflow: auto; }
+#sessions td.stale { color: var(--muted); font-style: italic; }
 .stubbed { color: var(--warn); font-weight: 600; }
 """#
 
@@ -70,11 +72,12 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
       <h2 id="sessionsHeading">Sessions</h2>
       <label for="filter">Filter by id</label>
       <input id="filter" size="14" autocomplete="off" spellcheck="false">
+      <button type="button" id="refresh">Refresh list</button>
       <span id="sessionsNote" class="muted" aria-live="polite">Connect to list the sessions.</span>
     </div>
     <div id="sessionsBox">
       <table id="sessions" aria-labelledby="sessionsHeading">
-        <thead><tr><th scope="col">id</th><th scope="col">reactor</th><th scope="col" class="number">version</th><th scope="col" class="number">subscribers</th><th scope="col">stub</th></tr></thead>
+        <thead><tr><th scope="col">id</th><th scope="col">reactor</th><th scope="col" class="number">version</th><th scope="col" class="number" title="Streams following the session, this console's own included">subscribers</th><th scope="col">stub</th></tr></thead>
         <tbody></tbody>
       </table>
     </div>
@@ -138,10 +141,10 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
   </section>
 </main>
 <script nonce="__NONCE__">
-"""# + [WebScript.common, script, sessionScript, actionLogScript, timeTravelScript].joined(separator: "\n") + #"""
+"""# + [WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timeTravelScript].joined(separator: "\n") + #"""
 
 // Everything is defined: connect (when this tab holds a token).
-poll();
+refreshList();
 </script>
 </body>
 </html>

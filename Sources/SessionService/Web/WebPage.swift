@@ -1,8 +1,10 @@
 /// The page at `/`: try the service from a browser with no tooling. It creates or opens a session
 /// (the open one lives in the URL, `/?session=ID`, so reload, a second tab and a shared link reopen
 /// it), remembers the sessions this browser opened (in the browser only: the server never lists
-/// sessions to the public), sends actions, and shows the live state beside the buttons. Plain HTML
-/// and JavaScript served from the binary; the scripts are in `WebPage+Sessions.swift` and
+/// sessions to the public), sends actions, and shows the live state beside the buttons. It shows one
+/// session live at a time, so it follows that one over its own stream (`/sessions/{id}/events`, which
+/// also carries the pulses it shows); the remembered list holds no live value and opens no stream.
+/// Plain HTML and JavaScript served from the binary; the scripts are in `WebPage+Sessions.swift` and
 /// `WebPage+Script.swift`.
 enum WebPage {
     static let document = WebDocument(template: html)

@@ -16,9 +16,10 @@ extension NATSStorage {
 
     /// Claims session `id`: at once when nobody claims it or this instance (an earlier start of it
     /// included) does; from another instance only when its heartbeat is gone or belongs to a later
-    /// start of it. Every write is a compare-and-set on the revision read, so of two instances
-    /// claiming at once one wins and the other reads again.
-    func takeClaim(_ id: String) -> ClaimOutcome {
+    /// start of it, or it is `ownerGone` (nothing of it answers on the cluster). Every write is a
+    /// compare-and-set on the revision read, so of two instances claiming at once one wins and the
+    /// other reads again.
+    func takeClaim(_ id: String, ownerGone: String? = nil) -> ClaimOutcome {
         let mine = ownClaim
         var lastError = NATSError.timedOut(subject: "claiming session \(id)", server: "", after: options.requestTimeout)
         for _ in 0..<5 {
@@ -37,7 +38,7 @@ extension NATSStorage {
                 continue
             }
             let holder = OwnershipClaim(json: entry.value)
-            if let holder, holder.instance != options.instance {
+            if let holder, holder.instance != options.instance, holder.instance != ownerGone {
                 switch consistentEntry(instancesBucket, holder.instance) {
                 case .failure(let error):
                     return .failed(error)

@@ -13,6 +13,9 @@ extension NATSStorage {
         case released
         /// The owner keeps it for now; why.
         case refused(String)
+        /// Nothing listens for the owner's hand-off requests on the cluster: its connection is gone
+        /// (the process died, or it is cut off from NATS and so can store nothing).
+        case ownerGone
     }
 
     /// How long an instance that just handed a session off refuses to load it back: requests that
@@ -38,7 +41,7 @@ extension NATSStorage {
     func serveHandOff(_ message: NATSMessage) {
         guard let replyTo = message.replyTo else { return }
         guard let request = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(message.payload), let id = request["session"]?.stringValue,
-            let from = request["from"]?.stringValue, SessionID.isValid(id)
+            let from = request["from"]?.stringValue, (1...64).contains(id.utf8.count), id.utf8.allSatisfy(\.isNameCharacter)
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
@@ -100,6 +103,7 @@ extension NATSStorage {
         switch reply {
         case .released: body = .object(JSONObject([("outcome", .string("released"))]))
         case .refused(let reason): body = .object(JSONObject([("outcome", .string("refused")), ("reason", .string(reason))]))
+        case .ownerGone: return
         }
         try? connection.publish(replyTo, payload: body.serialized())
     }
@@ -117,6 +121,8 @@ extension NATSStorage {
             try connection.request(subject, payload: request, timeout: timeout, completion: completion)
         }
         switch result {
+        case .failure(.noResponders):
+            return .ownerGone
         case .failure(let error):
             return .refused("it did not answer the hand-off request: \(error)")
         case .success(let message):

@@ -80,16 +80,24 @@ extension NATSStorage {
         }
         let revision: UInt64
         var askedOwner = false
+        var goneOwner: String?
         claiming: while true {
-            switch takeClaim(id) {
+            switch takeClaim(id, ownerGone: goneOwner) {
             case .failed(let error):
                 return transientFailure(id, "its claim cannot be read or written: \(error)")
             case .owned(let owner):
                 // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
                 guard !askedOwner else { return transientFailure(id, "instance \(owner) runs it") }
                 askedOwner = true
-                if case .refused(let reason) = requestHandOff(id, from: owner) {
+                switch requestHandOff(id, from: owner) {
+                case .released:
+                    break
+                case .refused(let reason):
                     return transientFailure(id, "instance \(owner) runs it and did not hand it off: \(reason)")
+                case .ownerGone:
+                    // Its heartbeat has not expired yet, but nothing of it is on the cluster: taken over
+                    // now. Safe even if it is only cut off: whatever it still sends is fenced.
+                    goneOwner = owner
                 }
             case .taken(let value, let from):
                 revision = value

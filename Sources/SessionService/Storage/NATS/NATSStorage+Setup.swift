@@ -36,6 +36,7 @@ extension NATSStorage {
             usleep(5_000)
         }
         try serveHandOffs()
+        claimsWatcher.start()
         logger.notice("storage on NATS JetStream ready", [
             "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
         ])

@@ -88,6 +88,9 @@ final class NATSStorage: StorageBackend {
     /// Retries and timers.
     let queue = DispatchQueue(label: "reactor.storage.nats")
     let watcher: OrderedConsumer
+    /// Which instance claims each session, as the claims bucket says (mirrored by ``claimsWatcher``).
+    let claimHolders = ClaimMirror()
+    let claimsWatcher: OrderedConsumer
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
@@ -120,11 +123,16 @@ final class NATSStorage: StorageBackend {
         watcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>", start: .lastPerSubject) { message in
             catalog.withLock { $0.apply(message) }
         }
+        let claimHolders = self.claimHolders
+        claimsWatcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>", start: .lastPerSubject) { message in
+            claimHolders.apply(message)
+        }
         connection.start()
         do {
             try setUp()
         } catch {
             watcher.stop()
+            claimsWatcher.stop()
             connection.close()
             throw error
         }
@@ -199,6 +207,7 @@ final class NATSStorage: StorageBackend {
             try instancesBucket.delete(options.instance, completion: completion)
         }
         watcher.stop()
+        claimsWatcher.stop()
         _ = Blocking.call(timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
         }

@@ -20,6 +20,10 @@ struct NATSStorageNames: Sendable, Equatable {
     func records(_ id: String) -> String { "\(prefix).records.\(id)" }
     /// The subject an instance answers hand-off requests on (instance names are valid subject tokens).
     func handOff(_ instance: String) -> String { "\(prefix).handoff.\(instance)" }
+    /// The subject an instance answers forwarded requests on.
+    func forward(_ instance: String) -> String { "\(prefix).forward.\(instance)" }
+    /// A subject an instance listens on for one relayed subscription.
+    func relay(_ instance: String, _ token: String) -> String { "\(prefix).relay.\(instance).\(token)" }
     /// The bucket of session metadata.
     var sessionsBucket: String { "\(prefix)-sessions" }
     /// The bucket of ownership claims.

@@ -1,0 +1,75 @@
+import Synchronization
+
+/// Streams of sessions that run on another instance (the NATS backend's cluster). On the instance
+/// that streams: one ``RelayedSession`` per such session, shared by its local subscribers. On the
+/// instance that runs it: the subscriptions other instances hold, each a ``RelaySink``.
+final class RelayedSubscriptions: Sendable {
+    private let relayed = Mutex<[String: RelayedSession]>([:])
+    private let held = Mutex<[String: Held]>([:])
+
+    /// A subscription another instance holds here, by the subject its events go to.
+    struct Held: @unchecked Sendable {
+        let session: any HostedSession
+        let subscriber: Subscriber
+        let instance: String
+    }
+
+    // MARK: Streaming a session another instance runs
+
+    /// The relay of session `id` from `owner`: the one already running, or a new one subscribed there.
+    func session(_ id: String, owner: String, reactor: String, context: SessionContext, peers: any ClusterPeers) -> RelayedSession? {
+        relayed.withLock { relayed -> RelayedSession? in
+            if let running = relayed[id], running.owner == owner { return running }
+            let session = RelayedSession(id: id, reactor: reactor, owner: owner, context: context) { [weak self] ended in self?.forget(ended) }
+            guard session.start(peers) else { return nil }
+            relayed[id] = session
+            return session
+        }
+    }
+
+    private func forget(_ session: RelayedSession) {
+        relayed.withLock { relayed in
+            if relayed[session.id] === session { relayed.removeValue(forKey: session.id) }
+        }
+    }
+
+    // MARK: Serving another instance's stream
+
+    /// Subscribes `instance`'s relay (its inbox `subject`) to `session` here; false when the session
+    /// cannot take subscribers now (it ended or left memory).
+    func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers) -> Bool {
+        let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
+        subscriber.sink = RelaySink(peers: peers, subject: subject, instance: instance)
+        guard session.subscribe(subscriber) == .subscribed else { return false }
+        let replaced = held.withLock { $0.updateValue(Held(session: session, subscriber: subscriber, instance: instance), forKey: subject) }
+        if let replaced { replaced.session.handle(.closed, for: replaced.subscriber) }
+        return true
+    }
+
+    /// Ends the subscription whose events go to `subject` (its relay has no subscribers left).
+    func release(_ subject: String) {
+        guard let gone = held.withLock({ $0.removeValue(forKey: subject) }) else { return }
+        gone.session.handle(.closed, for: gone.subscriber)
+    }
+
+    // MARK: Upkeep
+
+    /// Ends relays here without local subscribers (telling their owners), and forgets subscriptions
+    /// held for instances that are gone or whose session ended them.
+    func sweep(_ peers: any ClusterPeers) {
+        let unwatched = relayed.withLock { relayed in relayed.values.filter(\.isUnwatched) }
+        for session in unwatched {
+            session.end(.deleted)
+            let request = ForwardedRequest(method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil, body: [], relay: (session.inboxSubject ?? "", peers.instanceName))
+            peers.forward(request, to: session.owner) { _ in }
+        }
+        let holders = held.withLock { held in Set(held.values.map(\.instance)) }
+        let gone = Set(holders.filter { !peers.isAlive($0) })
+        let dropped = held.withLock { held -> [Held] in
+            let dropped = held.filter { gone.contains($0.value.instance) || $0.value.subscriber.sink == nil }
+            for subject in dropped.keys { held.removeValue(forKey: subject) }
+            return Array(dropped.values)
+        }
+        for entry in dropped { entry.session.handle(.closed, for: entry.subscriber) }
+    }
+}

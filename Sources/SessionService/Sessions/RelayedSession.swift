@@ -1,0 +1,143 @@
+import JSONCodec
+import Synchronization
+
+/// A session another instance runs, as seen by this instance's event streams: one subscription on
+/// the owner (its events come over the cluster, in order) shared by every local subscriber, with the
+/// same delivery rules as a resident session's (versions in order and never twice, the latest state
+/// on joining, `select`, slow subscribers skipping states). It takes no actions: only streams use it.
+/// When its owner ends the subscription (the session was deleted, moved, or left memory), every local
+/// subscriber gets the same end and reconnects (EventSource does so by itself) to wherever it runs.
+final class RelayedSession: HostedSession {
+    let id: String
+    let reactorName: String
+    let owner: String
+    let context: SessionContext
+    private let shared = Mutex(Shared())
+    /// Called once it has ended, so its registry forgets it.
+    private let onEnd: @Sendable (RelayedSession) -> Void
+
+    private struct Shared {
+        var subscribers = SubscriberList()
+        var latest: (version: UInt64, json: [UInt8])?
+        var ended = false
+        var inbox: RelayInbox?
+    }
+
+    init(id: String, reactor: String, owner: String, context: SessionContext, onEnd: @escaping @Sendable (RelayedSession) -> Void) {
+        self.id = id
+        reactorName = reactor
+        self.owner = owner
+        self.context = context
+        self.onEnd = onEnd
+    }
+
+    var reporting: SubscriberList.Reporting { SubscriberList.Reporting(context: context, sessionID: id) }
+
+    /// Listens on a fresh inbox and subscribes there on the owner; false (ended) when either fails.
+    func start(_ peers: any ClusterPeers) -> Bool {
+        guard let inbox = peers.openRelayInbox({ [weak self] event in self?.receive(event) }) else { return false }
+        shared.withLock { $0.inbox = inbox }
+        let request = ForwardedRequest(method: Self.subscribeMethod, target: "/sessions/\(id)/events", contentType: nil, body: [], relay: (inbox.subject, peers.instanceName))
+        peers.forward(request, to: owner) { [weak self] result in
+            guard let self else { return }
+            switch result {
+            case .success(let answer) where answer.status == 200:
+                return
+            case .success(let answer):
+                end(.unavailable(code: "session_moved", message: "instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
+            case .failure(let error):
+                end(.unavailable(code: "session_moved", message: "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
+            }
+        }
+        return true
+    }
+
+    /// The method of a forwarded request that subscribes a relay, and the one that ends it.
+    static let subscribeMethod = "SUBSCRIBE"
+    static let unsubscribeMethod = "UNSUBSCRIBE"
+
+    /// One event from the owner, in the order it sent them.
+    func receive(_ event: RelayedEvent) {
+        switch event.kind {
+        case .state(let version):
+            shared.withLock { shared in
+                guard !shared.ended, version > shared.latest?.version ?? 0 || shared.latest == nil else { return }
+                shared.latest = (version, event.json)
+                shared.subscribers.publish(Self.latest(version, event.json), pulses: [], reporting: reporting)
+            }
+        case .pulse(let name, let count):
+            shared.withLock { shared in
+                guard !shared.ended, let latest = shared.latest else { return }
+                let pulse = SessionEvent(.pulse(name: name, count: count), json: event.json)
+                shared.subscribers.publish(Self.latest(latest.version, latest.json), pulses: [pulse], reporting: reporting)
+            }
+        case .end:
+            end(.deleted)
+        case .error(let code, let message):
+            end(.unavailable(code: code, message: message))
+        }
+    }
+
+    static func latest(_ version: UInt64, _ json: [UInt8]) -> SubscriberList.Latest {
+        SubscriberList.Latest(version: version, json: { json }, value: { try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) })
+    }
+
+    /// Ends every local subscription with `end` and stops listening.
+    func end(_ end: SubscriptionEnd) {
+        let (subscribers, inbox) = shared.withLock { shared -> ([Subscriber], RelayInbox?) in
+            guard !shared.ended else { return ([], nil) }
+            shared.ended = true
+            defer { shared.inbox = nil }
+            return (shared.subscribers.removeAll(reporting), shared.inbox)
+        }
+        guard let inbox else { return }
+        inbox.close()
+        SubscriberList.finish(subscribers, end)
+        onEnd(self)
+    }
+
+    /// Whether its last local subscriber left (then the registry ends it and unsubscribes on the owner).
+    var isUnwatched: Bool { shared.withLock { !$0.ended && $0.subscribers.isEmpty } }
+
+    /// The subject its events come to, while it listens.
+    var inboxSubject: String? { shared.withLock { $0.inbox?.subject } }
+
+    // MARK: HostedSession (streams only)
+
+    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome {
+        shared.withLock { shared in
+            // Ended as this subscriber came (its owner let it go, or nobody watched): look it up again.
+            guard !shared.ended else { return .passivated }
+            shared.subscribers.add(subscriber, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
+            return .subscribed
+        }
+    }
+
+    func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {
+        shared.withLock { shared in
+            shared.subscribers.handle(notice, for: subscriber, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
+        }
+    }
+
+    var subscriberCount: Int { shared.withLock { $0.subscribers.count } }
+
+    func subscriberInfo() -> [SubscriberInfo] { [] }
+
+    func snapshot() -> EncodedSnapshot {
+        shared.withLock { shared in shared.latest.map { EncodedSnapshot(version: $0.version, state: $0.json) } ?? EncodedSnapshot(version: 0, state: Array("null".utf8)) }
+    }
+
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
+        throw .storageUnavailable("instance \(owner) runs session \(id)")
+    }
+
+    var isStubEnabled: Bool { false }
+    func setStub(enabled: Bool) {}
+    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void) {
+        reply(.failure(.storageUnavailable("instance \(owner) runs session \(id)")))
+    }
+    func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) { ([], nil) }
+    var lastActive: UInt64 { 0 }
+    func touch(at nanoseconds: UInt64) {}
+    func end() { end(.deleted) }
+}

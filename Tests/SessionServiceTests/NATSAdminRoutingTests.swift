@@ -1,0 +1,109 @@
+import Foundation
+import ReactorServerTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Admin routes on any instance of a NATS cluster, with real `reactor-server` processes: they act on
+/// a session where it runs (the instance that got the request forwards it over NATS), so an operator
+/// looking at a session through the load balancer does not move it; the session list covers every
+/// instance and says where each resident session runs.
+@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+struct NATSAdminRoutingTests {
+    static let admin = NATSFailoverTests.admin
+
+    @Test func adminRoutesOnAnotherInstanceActWhereTheSessionRuns() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "m" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { b.process.signal(SIGKILL) }
+
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"watched"}"#).status == 201)
+            for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
+            let subscriber = try a.client()
+            try subscriber.openEventStream("/sessions/watched/events")
+            #expect(try subscriber.nextEvent().id == "2")
+
+            // Read through b: the log as a has it.
+            let log = try b.client().request("GET", "/admin/sessions/watched/actions", headers: Self.admin)
+            #expect(log.status == 200, "\(log.status) \(log.text)")
+            #expect(try (log.json()["actions"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [1, 2])
+
+            // Stub mode and a forced state through b take effect on a, where the subscriber sees them.
+            let stub = try b.client().request("PUT", "/admin/sessions/watched/stub", headers: Self.admin, body: #"{"enabled":true}"#)
+            #expect(stub.status == 200 && stub.text.contains(#""stub":true"#), "\(stub.status) \(stub.text)")
+            let recorded = try a.client().request("POST", "/sessions/watched/actions", body: #"{"type":"increase"}"#)
+            #expect(recorded.status == 202)
+            let forced = try b.client().request("PUT", "/admin/sessions/watched/state", headers: Self.admin, body: #"{"value":42}"#)
+            #expect(forced.status == 200, "\(forced.status) \(forced.text)")
+            #expect(try forced.json()["version"] as? Int == 3)
+            let event = try subscriber.nextEvent()
+            #expect(event.id == "3" && event.data?.contains(#""value":42"#) == true, "a's subscriber got \(event)")
+
+            // The list on b shows a's session as a's, with a's subscriber and stub flag.
+            let list = try b.client().request("GET", "/admin/sessions", headers: Self.admin)
+            let sessions = try #require(list.json()["sessions"] as? [[String: Any]])
+            let entry = try #require(sessions.first { $0["id"] as? String == "watched" }, "not listed: \(list.text)")
+            #expect(entry["instance"] as? String == "a")
+            #expect(entry["subscribers"] as? Int == 1)
+            #expect(entry["stub"] as? Bool == true)
+            #expect(entry["version"] as? Int == 3)
+            #expect(sessions.filter { $0["id"] as? String == "watched" }.count == 1, "listed twice: \(list.text)")
+
+            // Nothing moved: a still runs it, b never took it.
+            #expect(try NATSHandOffTests.metric("reactor_storage_handoffs_total", on: a) == 0)
+            #expect(try b.client().request("GET", "/admin/sessions?scope=local", headers: Self.admin).text.contains("watched") == false)
+            // A session nobody has is answered as usual.
+            #expect(try b.client().request("GET", "/admin/sessions/nobody/actions", headers: Self.admin).status == 404)
+            // The forwarded routes still need the admin token on the instance that got them.
+            #expect(try b.client().request("GET", "/admin/sessions/watched/actions").status == 401)
+        }
+    }
+
+    @Test func streamsOnAnotherInstanceFollowTheSessionWhereItRuns() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "e" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
+            defer { b.process.signal(SIGKILL) }
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"relayed"}"#).status == 201)
+            for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
+
+            // Both kinds of stream on b, for a session a runs: they start from its current state.
+            let single = try b.client()
+            try single.openEventStream("/sessions/relayed/events")
+            let first = try single.nextEvent()
+            #expect(first.id == "2" && first.data == #"{"value":2}"#, "b's stream began with \(first)")
+            let many = try b.client()
+            try many.openEventStream("/events?sessions=relayed")
+            let firstOfMany = try many.nextEvent()
+            #expect(firstOfMany.event == "state" && firstOfMany.data?.contains(#""version":2"#) == true, "b's multiplexed stream began with \(firstOfMany)")
+
+            // A change on a reaches both, in order; a still runs the session, watched once from b.
+            #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(try single.nextEvent().id == "3")
+            #expect(try many.nextEvent().data?.contains(#""version":3"#) == true)
+            #expect(try NATSHandOffTests.metric("reactor_storage_handoffs_total", on: a) == 0)
+            let listed = try a.client().request("GET", "/admin/sessions?scope=local", headers: Self.admin).json()
+            let entry = try #require((listed["sessions"] as? [[String: Any]])?.first { $0["id"] as? String == "relayed" })
+            #expect(entry["subscribers"] as? Int == 1, "b's two streams should share one subscription on a: \(entry)")
+
+            // Resuming on b sends nothing already seen.
+            let resumed = try b.client()
+            try resumed.openEventStream("/sessions/relayed/events", headers: [("Last-Event-ID", "3")])
+            #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(try resumed.nextEvent().id == "4")
+            #expect(try single.nextEvent().id == "4")
+
+            // Deleted on a: b's streams end as a's would.
+            #expect(try a.client().request("DELETE", "/sessions/relayed").status == 204)
+            #expect(try single.nextEvent().event == "end")
+            #expect(try resumed.nextEvent().event == "end")
+        }
+    }
+}
