@@ -100,6 +100,27 @@ struct NATSAdminRoutingTests {
             #expect(try resumed.nextEvent().id == "4")
             #expect(try single.nextEvent().id == "4")
 
+            // select and pulses follow the same rules through the relay (a todo list with an alert pulse).
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"todo","id":"chores"}"#).status == 201)
+            #expect(try a.client().request("POST", "/sessions/chores/actions?wait=true", body: #"{"type":"add","title":"milk"}"#).status == 200)
+            let selected = try b.client()
+            try selected.openEventStream("/sessions/chores/events?select=/items/0/title")
+            let title = try selected.nextEvent()
+            #expect(title.id == "1" && title.data == #""milk""#, "the selected part began with \(title)")
+            let pulses = try b.client()
+            try pulses.openEventStream("/sessions/chores/events")
+            #expect(try pulses.nextEvent().id == "1")
+            #expect(try a.client().request("POST", "/sessions/chores/actions?wait=true", body: #"{"type":"toggle","id":99}"#).status == 200)
+            let state = try pulses.nextEvent()
+            let alert = try pulses.nextEvent()
+            #expect(state.id == "2", "\(state)")
+            #expect(alert.event == "pulse" && alert.data?.contains(#""name":"alert""#) == true && alert.data?.contains("no todo with id 99") == true, "\(alert)")
+            // The selected part did not change, so nothing more came: the next event there is the next change of it.
+            #expect(try a.client().request("POST", "/sessions/chores/actions?wait=true", body: #"{"type":"add","title":"eggs"}"#).status == 200)
+            #expect(try a.client().request("POST", "/sessions/chores/actions?wait=true", body: #"{"type":"remove","id":1}"#).status == 200)
+            let next = try selected.nextEvent()
+            #expect(next.id == "4" && next.data == #""eggs""#, "the selected part then got \(next)")
+
             // Deleted on a: b's streams end as a's would.
             #expect(try a.client().request("DELETE", "/sessions/relayed").status == 204)
             #expect(try single.nextEvent().event == "end")

@@ -112,4 +112,37 @@ struct NATSHandOffTests {
             #expect(b.standardError.contains("took a session over from an instance that is gone"))
         }
     }
+
+    @Test func aPausedOwnerIsNeitherWaitedOnNorTakenOverAndHandsOffOnceResumed() async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "p" + String(UUID().uuidString.prefix(8)).lowercased()
+            // Its claim outlives the test: a paused owner keeps its connection, so nothing may take over.
+            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
+            defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
+            defer { b.process.signal(SIGKILL) }
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"frozen"}"#).status == 201)
+            #expect(try a.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            try await a.process.pause()
+
+            // b asks a, which cannot answer: refused, naming a, and not taken over.
+            let refused = try b.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(refused.status == 503 && refused.errorCode == "storage_unavailable", "\(refused.status) \(refused.text)")
+            #expect(refused.errorMessage?.contains("instance a") == true, "\(refused.text)")
+            let again = try b.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(again.status == 503, "\(again.status) \(again.text)")
+            #expect(try b.client().request("GET", "/healthz").status == 200)
+            #expect(try NATSHandOffTests.metric("reactor_storage_takeovers_total", on: b) == 0)
+
+            // Resumed, it answers the next hand-off request: the session moves, nothing was lost.
+            a.process.signal(SIGCONT)
+            var moved: TestResponse?
+            try await eventually("the session to move to b once a runs again", within: .seconds(30)) {
+                moved = try b.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#)
+                return moved?.status == 200
+            }
+            #expect(try moved?.json()["version"] as? Int == 2)
+            #expect(try Self.metric("reactor_storage_handoffs_total", on: a) == 1)
+        }
+    }
 }

@@ -16,11 +16,24 @@ extension NATSStorage {
         /// Nothing listens for the owner's hand-off requests on the cluster: its connection is gone
         /// (the process died, or it is cut off from NATS and so can store nothing).
         case ownerGone
+        /// The owner did not answer in time (paused, overloaded): not asked again for a moment.
+        case silent(String)
     }
 
     /// How long an instance that just handed a session off refuses to load it back: requests that
     /// were on their way to it when the session moved are sent on (503) instead of pulling it back.
     var handOffQuarantine: Duration { min(options.claimTTL, .seconds(2)) }
+
+    /// What the owner may spend letting a session go: settling its effects takes at most half, its
+    /// last records the rest. The asking instance waits this long (and a margin) while loading the
+    /// session, so it is short: a live owner answers within milliseconds, a busy one is asked again
+    /// by the next request.
+    var handOffBudget: Duration { min(options.requestTimeout, .seconds(1)) }
+
+    /// How long an owner that did not answer a hand-off request is not asked again: requests for its
+    /// sessions are refused at once (503) meanwhile, instead of each waiting out the budget while
+    /// its claim expires.
+    static let silenceMemory: Duration = .seconds(1)
 
     // MARK: Serving
 
@@ -45,7 +58,7 @@ extension NATSStorage {
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
-        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + Self.nanoseconds(options.requestTimeout))
+        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + Self.nanoseconds(handOffBudget / 2))
     }
 
     /// Asks the sessions in memory to let `id` go; while one of its effects runs (or a load holds the
@@ -77,7 +90,7 @@ extension NATSStorage {
             }
             let done = DispatchSemaphore(value: 0)
             log.whenDrained { done.signal() }
-            if done.wait(timeout: .now() + options.requestTimeout.timeInterval) == .timedOut {
+            if done.wait(timeout: .now() + (handOffBudget / 2).timeInterval) == .timedOut {
                 return .refused("its last records are not stored yet")
             }
         }
@@ -103,7 +116,7 @@ extension NATSStorage {
         switch reply {
         case .released: body = .object(JSONObject([("outcome", .string("released"))]))
         case .refused(let reason): body = .object(JSONObject([("outcome", .string("refused")), ("reason", .string(reason))]))
-        case .ownerGone: return
+        case .ownerGone, .silent: return
         }
         try? connection.publish(replyTo, payload: body.serialized())
     }
@@ -113,9 +126,12 @@ extension NATSStorage {
     /// Asks `owner` to let session `id` go, and waits for its answer (its own budget, and a margin).
     func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
         let started = OwnershipLease.now()
+        if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.nanoseconds(Self.silenceMemory) {
+            return .silent("it did not answer a hand-off request just now; its claim expires \(options.claimTTL) after its last heartbeat")
+        }
         let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))])).serialized()
         let subject = names.handOff(owner)
-        let timeout = options.requestTimeout + .milliseconds(500)
+        let timeout = handOffBudget + .milliseconds(250)
         let connection = self.connection
         let result = Blocking.call(timeout: timeout) { (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
             try connection.request(subject, payload: request, timeout: timeout, completion: completion)
@@ -124,11 +140,13 @@ extension NATSStorage {
         case .failure(.noResponders):
             return .ownerGone
         case .failure(let error):
-            return .refused("it did not answer the hand-off request: \(error)")
+            silentOwners.withLock { $0[owner] = OwnershipLease.now() }
+            return .silent("it did not answer the hand-off request: \(error)")
         case .success(let message):
             guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload), let outcome = reply["outcome"]?.stringValue else {
                 return .refused("its answer to the hand-off request is not JSON: \(message.text.prefix(200))")
             }
+            silentOwners.withLock { _ = $0.removeValue(forKey: owner) }
             guard outcome == "released" else { return .refused(reply["reason"]?.stringValue ?? outcome) }
             metrics.handOffLatency.observe(nanoseconds: UInt64(max(0, OwnershipLease.now() - started)))
             return .released

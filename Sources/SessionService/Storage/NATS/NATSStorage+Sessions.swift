@@ -92,7 +92,7 @@ extension NATSStorage {
                 switch requestHandOff(id, from: owner) {
                 case .released:
                     break
-                case .refused(let reason):
+                case .refused(let reason), .silent(let reason):
                     return transientFailure(id, "instance \(owner) runs it and did not hand it off: \(reason)")
                 case .ownerGone:
                     // Its heartbeat has not expired yet, but nothing of it is on the cluster: taken over
@@ -144,8 +144,14 @@ extension NATSStorage {
 
     /// A load that may succeed later: noted for the error answers, nothing quarantined.
     func transientFailure(_ id: String, _ reason: String) -> StorageLoad {
-        readFailures.withLock { $0[id] = reason }
-        logger.warning("a stored session cannot be loaded now; the next request tries again", ["session": .string(id), "reason": .string(reason)])
+        // Logged when it starts or its reason changes, not for every request that meets it.
+        let repeated = readFailures.withLock { failures in
+            defer { failures[id] = reason }
+            return failures[id] == reason
+        }
+        if !repeated {
+            logger.warning("a stored session cannot be loaded now; the next request tries again", ["session": .string(id), "reason": .string(reason)])
+        }
         return .storageUnavailable(reason)
     }
 

@@ -97,6 +97,8 @@ final class NATSStorage: StorageBackend {
     let msgIDs = Atomic<UInt64>(0)
     /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
+    /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
+    let silentOwners = Mutex<[String: Int64]>([:])
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
