@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// The load of the cluster tests: sessions s0…s5, each created on the instance its requests hash to,
+/// The load of the cluster tests: sessions s0…s11, each created on the instance its requests hash to,
 /// with actions (``ActionLoad``, `?wait=true` and `202` alternating) and an event-stream client
 /// (``ResumingSubscribers``) each, all through HAProxy.
 final class ClusterLoad: Sendable {
@@ -80,7 +80,7 @@ extension ClusterTests {
     /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:onlyLoad:)``.
     static func underLoad(_ body: (ReactorCluster, ClusterLoad) async throws -> Void) async throws {
         try await ReactorCluster.with(settings: settings) { cluster in
-            let load = ClusterLoad(cluster: cluster, ids: (0..<6).map { "s\($0)" })
+            let load = ClusterLoad(cluster: cluster, ids: (0..<12).map { "s\($0)" })
             for id in load.ids { try cluster.createSession(id) }
             load.actions.start(load.ids)
             load.subscribers.start(load.ids)
