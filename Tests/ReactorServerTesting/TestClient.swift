@@ -82,6 +82,12 @@ public final class TestClient {
 
     // MARK: sending
 
+    /// Whether bytes from the server are waiting to be read (or it closed), without waiting for any.
+    public var hasInput: Bool {
+        var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        return !buffer.isEmpty || poll(&descriptor, 1, 0) > 0
+    }
+
     /// Sends `text` as it is.
     public func send(_ text: String) throws { try send(Array(text.utf8)) }
 

@@ -19,7 +19,7 @@ struct NATSFailoverTests {
     /// Starts instance `name` of the cluster on `servers`, under `prefix`, with a 3 s claim TTL: long
     /// enough that a heartbeat late on a busy machine does not let the sessions move a second time
     /// (which would make the resumed instance their rightful owner again).
-    static func instance(_ name: String, servers: String, prefix: String, replicas: Int, claimTTL: Int = 3) async throws -> ServerProcess {
+    static func instance(_ name: String, servers: String, prefix: String, replicas: Int, claimTTL: Int = 3, extra: [String] = []) async throws -> ServerProcess {
         try await ServerProcess.start(
             arguments: [
                 "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(servers)", "--set", "storage.nats.prefix=\(prefix)",
@@ -27,7 +27,7 @@ struct NATSFailoverTests {
                 "--set", "storage.nats.timeoutSeconds=2", "--set", "storage.nats.startTimeoutSeconds=60",
                 // The whole action log is kept, so the state can be checked against its replay.
                 "--set", "sessions.actionLogLimit=10000000", "--set", "sessions.actionLogBytes=1073741824",
-            ],
+            ] + extra,
             environment: ["REACTOR_ADMIN_TOKEN": TestServer.adminToken])
     }
 

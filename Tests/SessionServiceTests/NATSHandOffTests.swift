@@ -119,14 +119,22 @@ struct NATSHandOffTests {
             // Its claim outlives the test: a paused owner keeps its connection, so nothing may take over.
             let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
             defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
+            // One event loop: while a request waits for the paused owner, only a loop that does not
+            // wait with it can answer anything else.
+            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60, extra: ["--set", "http.loops=1"])
             defer { b.process.signal(SIGKILL) }
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"frozen"}"#).status == 201)
             #expect(try a.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
             try await a.process.pause()
 
-            // b asks a, which cannot answer: refused, naming a, and not taken over.
-            let refused = try b.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#)
+            // b asks a, which cannot answer; meanwhile b's one loop answers other requests.
+            let waiting = try b.client()
+            let body = #"{"type":"increase"}"#
+            try waiting.send("POST /sessions/frozen/actions?wait=true HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            #expect(try b.client().request("GET", "/healthz").status == 200)
+            #expect(!waiting.hasInput, "b answered the request waiting on the paused owner before /healthz: its event loop waited on the network")
+            // Refused, naming a, and not taken over.
+            let refused = try waiting.readResponse(method: "POST")
             #expect(refused.status == 503 && refused.errorCode == "storage_unavailable", "\(refused.status) \(refused.text)")
             #expect(refused.errorMessage?.contains("instance a") == true, "\(refused.text)")
             let again = try b.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#)

@@ -23,6 +23,8 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var claims: JWTClaims?
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
+    /// Set once the exchange moved off its event loop to a worker (its session is loaded over the network).
+    nonisolated(unsafe) var onWorker = false
     /// The storage position the answer shows, which must be durable before it leaves; nil (the usual
     /// case) for everything stored when it is sent, 0 for an answer that shows nothing stored.
     nonisolated(unsafe) var dependsOn: UInt64?

@@ -58,7 +58,7 @@ extension ReactorService {
             switch start {
             case .subscribe(let session):
                 let id = ids[index]
-                stream.subscribe(index, to: session.isPassivated ? store.session(id) ?? session : session) { [store] in store.session(id) }
+                stream.subscribe(index, to: session.isPassivated ? store.session(id) ?? session : session) { [weak self] in self?.streamedSession(id) }
             case .end(let reason):
                 stream.end(index, reason: reason)
             case .fail(let error):

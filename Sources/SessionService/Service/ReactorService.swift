@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import JSONCodec
 import Logs
@@ -181,6 +182,12 @@ public final class ReactorService: HTTPResponder {
 
     /// The responder of each route (the compiler makes every route in ``Route/table`` have one).
     func respond(_ route: Route, _ exchange: Exchange) {
+        if !exchange.onWorker, waitsOnStorage(route, exchange) {
+            // Answered from a worker thread: the writer takes the answer from any thread, and the
+            // connection puts it in order with the connection's other answers.
+            exchange.onWorker = true
+            return Self.storageWork.async { self.respond(route, exchange) }
+        }
         let id = exchange.id
         // These show no session's state: nothing stored need be durable first (and /metrics must
         // answer while storage fails, which is when an operator looks).
@@ -229,6 +236,22 @@ public final class ReactorService: HTTPResponder {
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
         case .adminSessionToken: replaceSessionToken(id, exchange)
+        }
+    }
+
+    /// Where routes that wait on a storage backend over the network run (loading a session claims it
+    /// and reads it back, a hand-off waits for the owner), so an event loop never waits on the network.
+    static let storageWork = DispatchQueue(label: "reactor.storage.work", qos: .userInitiated, attributes: .concurrent)
+
+    /// Whether answering `exchange` may wait on network round trips to storage: a route on a session
+    /// not in memory here, or one that creates a session, with a backend over the network.
+    func waitsOnStorage(_ route: Route, _ exchange: Exchange) -> Bool {
+        guard let storage = store.storage, storage.waitsOnNetwork else { return false }
+        switch route {
+        case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
+        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken:
+            return !store.isResident(exchange.id)
+        case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors, .adminSessions: return false
         }
     }
 

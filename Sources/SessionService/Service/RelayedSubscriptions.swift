@@ -59,7 +59,8 @@ final class RelayedSubscriptions: Sendable {
     func sweep(_ peers: any ClusterPeers) {
         let unwatched = relayed.withLock { relayed in relayed.values.filter(\.isUnwatched) }
         for session in unwatched {
-            session.end(.deleted)
+            // Nobody watches it; one who joined in the instant since is sent to reconnect, not told it ended.
+            session.end(.unavailable(code: "session_moved", message: "this instance stopped relaying the session as this stream joined; reconnect to follow it"))
             let request = ForwardedRequest(method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil, body: [], relay: (session.inboxSubject ?? "", peers.instanceName))
             peers.forward(request, to: session.owner) { _ in }
         }

@@ -91,6 +91,9 @@ protocol StorageBackend: AnyObject, Sendable {
     func attach(_ resident: any ResidentSessions)
     /// The other instances sharing this storage (see the extension's default).
     var peers: (any ClusterPeers)? { get }
+    /// Whether loading or creating a session waits on network round trips (see the extension's
+    /// default): the service then does it on a worker thread, never on an event loop.
+    var waitsOnNetwork: Bool { get }
     /// Adds the backend's own metrics to `/metrics` (see the extension's default).
     func renderMetrics(into text: inout PrometheusText)
 
@@ -104,6 +107,9 @@ protocol StorageBackend: AnyObject, Sendable {
 extension StorageBackend {
     /// The other instances sharing this storage; nil for a backend only this process uses.
     var peers: (any ClusterPeers)? { nil }
+
+    /// A local backend's loads read a file: quick enough to do where the request is.
+    var waitsOnNetwork: Bool { false }
 
     /// Hands the backend the sessions in memory, before any is loaded: a backend shared by several
     /// processes tells them when another process took one over. The file journal has no use for it.

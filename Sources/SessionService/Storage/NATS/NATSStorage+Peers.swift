@@ -8,6 +8,9 @@ import Synchronization
 extension NATSStorage: ClusterPeers {
     var peers: (any ClusterPeers)? { self }
 
+    /// Loading a session claims it, reads its subject and writes a fence: JetStream round trips.
+    var waitsOnNetwork: Bool { true }
+
     var instanceName: String { options.instance }
 
     func owner(of id: String) -> String? {
