@@ -45,13 +45,13 @@ final class ClusterLoad: Sendable {
 }
 
 extension ClusterTests {
-    /// An open defect, recorded rather than hidden: loading a session (claim, hand-off, read-back) runs
-    /// on an HTTP loop under one lock for every session (`SessionStore.loading`), so while loads wait on
-    /// JetStream or on a hand-off (a NATS node just died, sessions moving), the loops are held:
-    /// `/healthz` times out, HAProxy takes every instance out again and again, and no action goes
-    /// through for a minute or more. A wait that fails while HAProxy saw that is this known issue;
-    /// everything acknowledged is still checked afterwards.
-    static let knownLoopStall: Comment = "open defect: session loads hold the HTTP loops under one lock; health checks time out (issue 11)"
+    /// A defect seen in this suite, recorded rather than hidden should it come back: loading a session
+    /// (claim, hand-off, read-back) ran on an HTTP loop under one lock for every session, so while
+    /// loads waited on JetStream (a NATS node just died, sessions moving) `/healthz` timed out, HAProxy
+    /// took every instance out again and again, and no action went through for a minute or more. Loads
+    /// now run off the loops; a wait that fails while HAProxy saw health checks of live instances time
+    /// out is still this known issue, and everything acknowledged is checked afterwards.
+    static let knownLoopStall: Comment = "health checks of live instances timed out under load (session loads holding the HTTP loops, issue 11)"
 
     /// An open defect, recorded rather than hidden: with a NATS node gone, an instance's heartbeat
     /// may go unacknowledged long enough (¾ of the claim TTL, during JetStream's leader elections)
