@@ -94,4 +94,19 @@ struct NATSOperationsTests {
             #expect(!refused.standardError.contains(wrong), "the password is in the log")
         }
     }
+
+    @Test func aSignalWhileWaitingForJetStreamStopsTheServer() async throws {
+        // Nothing listens there, and there is no start-up time limit: the server waits for ever, logging.
+        let unreachable = "nats://127.0.0.1:\(try NATSServerProcess.freePort())"
+        let waiting = try TestProcess(
+            try TestProcess.builtExecutable("reactor-server"),
+            ["--port", "0", "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(unreachable)", "--set", "storage.nats.timeoutSeconds=1"])
+        try await eventually("the server to say it waits for JetStream", within: .seconds(30)) {
+            waiting.standardError.contains("waiting for JetStream")
+        }
+        // A container being stopped (docker stop) while the cluster elects a leader.
+        waiting.signal(SIGTERM)
+        #expect(try await waiting.waitForExit(within: .seconds(10)) == .exited(0))
+        #expect(waiting.standardError.contains("stopped before serving"), "\(waiting.standardError.suffix(2000))")
+    }
 }

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import HTTPServer
+import Synchronization
 import Logs
 import Posix
 
@@ -47,6 +48,17 @@ public enum ReactorServerCommand {
 
         // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT.
         ShutdownSignals.block([SIGTERM, SIGINT])
+        // Listening from here on: opening storage may wait a long time (JetStream still electing a
+        // leader, with no time limit by default), and a container being stopped meanwhile must stop.
+        let serving = Mutex<ReactorServer?>(nil)
+        ShutdownSignals.onSignal(logger: logger) {
+            guard let server = serving.withLock({ $0 }) else {
+                logger.notice("stopped before serving: nothing was accepted yet")
+                exit(0)
+            }
+            // The whole server: health answers 503 from the signal on, so a load balancer stops sending work.
+            server.shutdown()
+        }
         let server: ReactorServer
         do {
             server = try ReactorServer(catalog: makeCatalog(configuration), configuration: configuration, logger: logger)
@@ -74,8 +86,7 @@ public enum ReactorServerCommand {
             "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
             "configured": .string(options.sources.sorted { $0.key < $1.key }.map { "\($0.key) from \($0.value)" }.joined(separator: "; ")),
         ])
-        // The whole server: health answers 503 from the signal on, so a load balancer stops sending work.
-        ShutdownSignals.onSignal(logger: logger) { server.shutdown() }
+        serving.withLock { $0 = server }
         server.waitUntilStopped()
         server.service.stop()
         logger.info("stopped")
