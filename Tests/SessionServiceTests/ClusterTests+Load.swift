@@ -45,14 +45,6 @@ final class ClusterLoad: Sendable {
 }
 
 extension ClusterTests {
-    /// A defect seen in this suite, recorded rather than hidden should it come back: loading a session
-    /// (claim, hand-off, read-back) ran on an HTTP loop under one lock for every session, so while
-    /// loads waited on JetStream (a NATS node just died, sessions moving) `/healthz` timed out, HAProxy
-    /// took every instance out again and again, and no action went through for a minute or more. Loads
-    /// now run off the loops; a wait that fails while HAProxy saw health checks of live instances time
-    /// out is still this known issue, and everything acknowledged is checked afterwards.
-    static let knownLoopStall: Comment = "health checks of live instances timed out under load (session loads holding the HTTP loops, issue 11)"
-
     /// An open defect, recorded rather than hidden: with a NATS node gone, an instance's heartbeat
     /// may go unacknowledged long enough (¾ of the claim TTL, during JetStream's leader elections)
     /// that another instance takes a session over while output of it is queued; the instance then
@@ -60,19 +52,16 @@ extension ClusterTests {
     /// failed. Any other end of an instance is a failure.
     static let knownSelfStop: Comment = "open defect: an instance stops itself (75) when a NATS node dies under load (issue 11)"
 
-    /// A step that failed while HAProxy saw health checks of running, unpaused instances time out.
-    struct LoopStall: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// `error`, or a ``LoopStall`` when HAProxy saw a health check of an instance other than the
-    /// paused one time out.
+    /// `error`, saying whether HAProxy saw health checks of running, unpaused instances time out: a
+    /// stall seen in this suite before session loads left the HTTP loops (loads waited on JetStream
+    /// on the loops, under one lock, so `/healthz` timed out and HAProxy took every instance out).
     static func classify(_ error: any Error, _ load: ClusterLoad) -> any Error {
         let paused = load.paused
         let stalled = load.cluster.proxy.log.split(separator: "\n").contains { line in
             line.contains("Layer7 timeout") && !(paused.map { line.contains("instances/\($0) ") } ?? false)
         }
-        return stalled ? LoopStall(description: "\(error)") : TestFailure("\(error)\n\(load.cluster.logs)")
+        let note = stalled ? " (HAProxy saw health checks of live instances time out: an HTTP loop stalled)" : ""
+        return TestFailure("\(error)\(note)\n\(load.cluster.logs)")
     }
 
     /// Runs `body` on a cluster under ``ClusterLoad``, after every session was acknowledged; then stops
@@ -84,14 +73,12 @@ extension ClusterTests {
             for id in load.ids { try cluster.createSession(id) }
             load.actions.start(load.ids)
             load.subscribers.start(load.ids)
-            try await withKnownIssue(knownLoopStall, isIntermittent: true) {
-                do {
-                    try await load.progress("every session to be acknowledged")
-                    try await body(cluster, load)
-                } catch {
-                    throw classify(error, load)
-                }
-            } matching: { $0.error is LoopStall }
+            do {
+                try await load.progress("every session to be acknowledged")
+                try await body(cluster, load)
+            } catch {
+                throw classify(error, load)
+            }
             try load.actions.stop()
             try load.subscribers.stop()
             // Failed requests are expected while instances and nodes die; acknowledged ones must all be there.
@@ -107,8 +94,8 @@ extension ClusterTests {
                     Issue.record(failure)
                 }
             }
-            // On the instance that runs each session: admin routes through HAProxy hash on
-            // /admin/sessions and would move the session to whichever instance they reach.
+            // On the instance that runs each session (through HAProxy, admin routes would be forwarded
+            // to it from whichever instance they reach).
             for id in load.ids {
                 var owner: ClusterInstance?
                 try await eventually("\(id) to be served through HAProxy", within: .seconds(60)) {
