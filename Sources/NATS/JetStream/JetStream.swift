@@ -103,7 +103,7 @@ extension JSONValue {
 
 extension Duration {
     /// Whole nanoseconds, as JetStream's JSON wants durations.
-    var nanoseconds: Int64 {
+    public var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }

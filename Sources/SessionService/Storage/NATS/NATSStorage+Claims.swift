@@ -39,13 +39,10 @@ extension NATSStorage {
             }
             let holder = OwnershipClaim(json: entry.value)
             if let holder, holder.instance != options.instance, holder.instance != ownerGone {
-                switch consistentEntry(instancesBucket, holder.instance) {
-                case .failure(let error):
-                    return .failed(error)
-                case .success(let beat?) where beat.operation == .put && OwnershipClaim(json: beat.value)?.incarnation == holder.incarnation:
-                    return .owned(by: holder.instance)
-                case .success:
-                    break
+                switch isLive(holder) {
+                case .failure(let error): return .failed(error)
+                case .success(true): return .owned(by: holder.instance)
+                case .success(false): break
                 }
             }
             switch waitFor({ completion in try claimsBucket.update(id, value: mine.json, revision: entry.revision, completion: completion) }) {
@@ -55,6 +52,14 @@ extension NATSStorage {
             }
         }
         return .failed(lastError)
+    }
+
+    /// Whether `holder` is a live claim: its instance's heartbeat is there and names the same start.
+    func isLive(_ holder: OwnershipClaim) -> Result<Bool, NATSError> {
+        consistentEntry(instancesBucket, holder.instance).map { beat in
+            guard let beat, beat.operation == .put else { return false }
+            return OwnershipClaim(json: beat.value)?.incarnation == holder.incarnation
+        }
     }
 
     /// The latest entry of `key`, read from the bucket's leader.

@@ -58,7 +58,7 @@ extension NATSStorage {
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
-        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + Self.nanoseconds(handOffBudget / 2))
+        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + (handOffBudget / 2).nanoseconds)
     }
 
     /// Asks the sessions in memory to let `id` go; while one of its effects runs (or a load holds the
@@ -68,7 +68,7 @@ extension NATSStorage {
         switch outcome {
         case .left:
             metrics.handOffsServed.increment()
-            handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + Self.nanoseconds(handOffQuarantine)) }
+            handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + handOffQuarantine.nanoseconds) }
             logger.info("handed a session off to the instance that asked for it", ["session": .string(id), "to": .string(instance)])
             answer(replyTo, giveUp(id))
         case .notResident:
@@ -126,7 +126,7 @@ extension NATSStorage {
     /// Asks `owner` to let session `id` go, and waits for its answer (its own budget, and a margin).
     func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
         let started = OwnershipLease.now()
-        if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.nanoseconds(Self.silenceMemory) {
+        if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.silenceMemory.nanoseconds {
             return .silent("it did not answer a hand-off request just now; its claim expires \(options.claimTTL) after its last heartbeat")
         }
         let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))])).serialized()
@@ -167,8 +167,4 @@ extension NATSStorage {
         }
     }
 
-    static func nanoseconds(_ duration: Duration) -> Int64 {
-        let (seconds, attoseconds) = duration.components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
 }

@@ -15,10 +15,8 @@ extension NATSStorage: ClusterPeers {
 
     func owner(of id: String) -> String? {
         guard case .success(let entry?) = consistentEntry(claimsBucket, id), entry.operation == .put,
-            let holder = OwnershipClaim(json: entry.value), holder.instance != options.instance
-        else { return nil }
-        guard case .success(let beat?) = consistentEntry(instancesBucket, holder.instance), beat.operation == .put,
-            OwnershipClaim(json: beat.value)?.incarnation == holder.incarnation
+            let holder = OwnershipClaim(json: entry.value), holder.instance != options.instance,
+            case .success(true) = isLive(holder)
         else { return nil }
         return holder.instance
     }

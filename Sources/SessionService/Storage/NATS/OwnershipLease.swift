@@ -1,3 +1,4 @@
+import NATS
 import Synchronization
 
 #if canImport(Glibc)
@@ -51,8 +52,7 @@ final class OwnershipLease: Sendable {
 
     /// Extends the lease after a heartbeat sent at `sentAt` was acknowledged.
     func renew(sentAt: Int64) {
-        let (seconds, attoseconds) = (ttl * 3 / 4).components
-        validUntil.store(sentAt + seconds * 1_000_000_000 + attoseconds / 1_000_000_000, ordering: .releasing)
+        validUntil.store(sentAt + (ttl * 3 / 4).nanoseconds, ordering: .releasing)
         failure.withLock { $0 = nil }
     }
 
