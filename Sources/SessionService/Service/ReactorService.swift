@@ -11,6 +11,8 @@ import Tokens
 public final class ReactorService: HTTPResponder {
     public let catalog: ReactorCatalog
     public let store: SessionStore
+    /// Whether storage loads wait on the network (``StorageBackend/waitsOnNetwork``), read once.
+    let storageWaitsOnNetwork: Bool
     public let context: SessionContext
     let configuration: ServerConfiguration
     let router = Router()
@@ -68,6 +70,7 @@ public final class ReactorService: HTTPResponder {
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
+        storageWaitsOnNetwork = storage?.waitsOnNetwork ?? false
         if let storage {
             storage.attach(store)
             context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
@@ -197,9 +200,8 @@ public final class ReactorService: HTTPResponder {
         case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
         case .adminConsole: servePage(AdminConsole.document, exchange)
         case .health:
-            // It shows no session's state, so it never waits for storage (a load balancer must hear
-            // at once that writes fail).
-            exchange.dependsOn = 0
+            // Like every route that shows no session's state, it never waits for storage (above): a load
+            // balancer must hear at once that writes fail.
             if !accepting.load(ordering: .relaxed) {
                 exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
             } else if let reason = store.storage?.unavailableReason {
@@ -246,7 +248,7 @@ public final class ReactorService: HTTPResponder {
     /// Whether answering `exchange` may wait on network round trips to storage: a route on a session
     /// not in memory here, or one that creates a session, with a backend over the network.
     func waitsOnStorage(_ route: Route, _ exchange: Exchange) -> Bool {
-        guard let storage = store.storage, storage.waitsOnNetwork else { return false }
+        guard storageWaitsOnNetwork else { return false }
         switch route {
         case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
         case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken:
