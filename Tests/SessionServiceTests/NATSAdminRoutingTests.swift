@@ -15,12 +15,7 @@ struct NATSAdminRoutingTests {
     static let admin = NATSFailoverTests.admin
 
     @Test func adminRoutesOnAnotherInstanceActWhereTheSessionRuns() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "m" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { a.process.signal(SIGKILL) }
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { b.process.signal(SIGKILL) }
+        try await NATSFailoverTests.withPair { a, b in
 
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"watched"}"#).status == 201)
             for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
@@ -65,12 +60,7 @@ struct NATSAdminRoutingTests {
     }
 
     @Test func streamsOnAnotherInstanceFollowTheSessionWhereItRuns() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "e" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { a.process.signal(SIGKILL) }
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { b.process.signal(SIGKILL) }
+        try await NATSFailoverTests.withPair { a, b in
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"relayed"}"#).status == 201)
             for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/relayed/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
 

@@ -31,6 +31,19 @@ struct NATSFailoverTests {
             environment: ["REACTOR_ADMIN_TOKEN": TestServer.adminToken])
     }
 
+    /// Runs `body` with instances `a` and `b` on one fresh `nats-server` (replicas 1, a prefix of their
+    /// own), each killed afterwards (`a` resumed first, should the test have paused it).
+    static func withPair(claimTTL: Int = 3, extraB: [String] = [], _ body: (ServerProcess, ServerProcess) async throws -> Void) async throws {
+        try await NATSServerProcess.with { nats in
+            let prefix = "p" + String(UUID().uuidString.prefix(8)).lowercased()
+            let a = try await instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL)
+            defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
+            let b = try await instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraB)
+            defer { b.process.signal(SIGKILL) }
+            try await body(a, b)
+        }
+    }
+
     /// A raw `POST …/actions` (a `decrease`, which the load never sends) written to `server` without
     /// reading the answer.
     static func sendProbe(to server: ServerProcess, session id: String, wait: Bool) throws -> TestClient {

@@ -21,12 +21,7 @@ struct NATSHandOffTests {
     }
 
     @Test func aLiveOwnerHandsItsSessionToTheInstanceAskedForIt() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "h" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { a.process.signal(SIGKILL) }
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { b.process.signal(SIGKILL) }
+        try await NATSFailoverTests.withPair { a, b in
 
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"moving"}"#).status == 201)
             for version in 1...3 {
@@ -64,12 +59,7 @@ struct NATSHandOffTests {
     }
 
     @Test func requestsAlternatingBetweenInstancesLoseNothing() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "r" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { a.process.signal(SIGKILL) }
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1)
-            defer { b.process.signal(SIGKILL) }
+        try await NATSFailoverTests.withPair { a, b in
             let (ids, load) = try await NATSFailoverTests.startLoad(creatingOn: a, alsoOn: b)
             // The sessions move with the requests, back and forth; each move is a hand-off, not a
             // take-over (nobody died), and every acknowledged action stays.
@@ -90,12 +80,8 @@ struct NATSHandOffTests {
     }
 
     @Test func aKilledOwnersSessionIsTakenOverAtOnceNotAfterItsClaimExpires() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "k" + String(UUID().uuidString.prefix(8)).lowercased()
+        try await NATSFailoverTests.withPair(claimTTL: 60) { a, b in
             // A claim TTL far longer than the test's bound: only finding the owner gone can be quick.
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
-            defer { b.process.signal(SIGKILL) }
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"orphan"}"#).status == 201)
             for _ in 1...2 { #expect(try a.client().request("POST", "/sessions/orphan/actions?wait=true", body: #"{"type":"increase"}"#).status == 200) }
             #expect(try await a.stop(signal: SIGKILL) == .signalled(SIGKILL))
@@ -114,15 +100,10 @@ struct NATSHandOffTests {
     }
 
     @Test func aPausedOwnerIsNeitherWaitedOnNorTakenOverAndHandsOffOnceResumed() async throws {
-        try await NATSServerProcess.with { nats in
-            let prefix = "p" + String(UUID().uuidString.prefix(8)).lowercased()
+        try await NATSFailoverTests.withPair(claimTTL: 60, extraB: ["--set", "http.loops=1"]) { a, b in
             // Its claim outlives the test: a paused owner keeps its connection, so nothing may take over.
-            let a = try await NATSFailoverTests.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60)
-            defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
             // One event loop: while a request waits for the paused owner, only a loop that does not
             // wait with it can answer anything else.
-            let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 60, extra: ["--set", "http.loops=1"])
-            defer { b.process.signal(SIGKILL) }
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"frozen"}"#).status == 201)
             #expect(try a.client().request("POST", "/sessions/frozen/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
             try await a.process.pause()
