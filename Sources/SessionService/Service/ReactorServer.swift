@@ -105,10 +105,30 @@ public final class ReactorServer: Sendable {
         http.shutdown()
     }
 
-    /// Blocks until the server has stopped, then syncs and closes the journal.
+    /// How long shutdown waits for the effects it cancelled (those still running once the HTTP
+    /// server has stopped) to end before it closes storage regardless.
+    static let effectStopBound: Duration = .seconds(5)
+
+    /// Blocks until the server has stopped, then ends every session's effects and syncs and closes
+    /// the journal.
     public func waitUntilStopped() {
         http.waitUntilStopped()
+        stopSessions()
         storage?.close()
+    }
+
+    /// Stops every resident session once nothing can reach them: effects still running are
+    /// cancelled (their actions read as interrupted after a restart) and their tasks end before the
+    /// journal closes, so none outlives the server or writes after it.
+    func stopSessions() {
+        let outcome = service.store.stopAtShutdown(within: Self.effectStopBound)
+        guard outcome.effectsCutOff > 0 else { return }
+        let fields: LogFields = ["effects": .int(outcome.effectsCutOff), "ended": .bool(outcome.effectsEnded)]
+        if outcome.effectsEnded {
+            logger.notice("effects still running at shutdown were cancelled; their actions show as interrupted after a restart", fields)
+        } else {
+            logger.warning("effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them", fields)
+        }
     }
 
     /// Opens the configured storage backend, unless memory-only.
