@@ -120,8 +120,8 @@ public final class ReactorServer: Sendable {
     /// Stops every resident session once nothing can reach them: effects still running are
     /// cancelled (their actions read as interrupted after a restart) and their tasks end before the
     /// journal closes, so none outlives the server or writes after it.
-    func stopSessions() {
-        let outcome = service.store.stopAtShutdown(within: Self.effectStopBound)
+    func stopSessions(within bound: Duration = effectStopBound) {
+        let outcome = service.store.stopAtShutdown(within: bound)
         guard outcome.effectsCutOff > 0 else { return }
         let fields: LogFields = ["effects": .int(outcome.effectsCutOff), "ended": .bool(outcome.effectsEnded)]
         if outcome.effectsEnded {
