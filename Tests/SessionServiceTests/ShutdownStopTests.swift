@@ -67,7 +67,7 @@ struct StubbornReactor: Reactor {
             #expect(try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"apple"}"#).status == 202)
             // The delayed name sleeps on the test clock: the effect is in flight until the clock moves.
             await server.clock.reactorClock.waitForSleepers(1)
-            let outcome = server.server.service.store.stopAtShutdown(within: defaultBound)
+            let outcome = server.server.service.store.stopAtShutdown(grace: .zero, within: defaultBound)
             #expect(outcome == ShutdownStop(effectsCutOff: 1, effectsEnded: true))
             #expect(server.clock.reactorClock.sleeperCount == 0, "the cancelled effect no longer sleeps")
             await server.clock.advance(by: .seconds(1))
@@ -77,6 +77,27 @@ struct StubbornReactor: Reactor {
             let restarted = try TestServer(dataDirectory: directory)
             let log = try restarted.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(TestServer.adminToken)")]).json()["actions"] as? [[String: Any]]
             #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [true])
+        }
+    }
+
+    @Test func anEffectFinishingWithinTheGraceIsNotCutOff() async throws {
+        try await withTemporaryDirectory("shutdown-grace") { directory in
+            let server = try TestServer(dataDirectory: directory)
+            let id = try server.createSession("fruit")
+            #expect(try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"apple"}"#).status == 202)
+            await server.clock.reactorClock.waitForSleepers(1)
+            let store = server.server.service.store
+            // The grace runs on the service's clock: nothing is cut off while the test holds it still.
+            async let stop = waitFor("shutdown's stop to return") { try await offPool { store.stopAtShutdown(grace: .seconds(17), within: defaultBound) } }
+            try await server.clock.scheduled.next("the grace to be armed") { $0 == .seconds(17) }
+            await server.clock.advance(by: .seconds(1))
+            #expect(try await stop == ShutdownStop(effectsCutOff: 0, effectsEnded: true))
+            #expect(store.session(id)?.snapshot().version == 3, "the effect finished: spinner, name, spinner off")
+            server.stop()
+
+            let restarted = try TestServer(dataDirectory: directory)
+            let log = try restarted.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(TestServer.adminToken)")]).json()["actions"] as? [[String: Any]]
+            #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [false])
         }
     }
 

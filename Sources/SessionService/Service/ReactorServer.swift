@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logs
 import NATS
+import Synchronization
 
 /// The whole server: configuration, the HTTP server and the reactor service, in a few lines.
 ///
@@ -25,6 +26,8 @@ public final class ReactorServer: Sendable {
     let logger: Logger
     /// Where sessions are stored, nil with `storage.memoryOnly`.
     let storage: (any StorageBackend)?
+    /// When ``shutdown()`` was first called, in the service clock's monotonic nanoseconds; 0 before.
+    let shutdownBegan = Atomic<UInt64>(0)
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -101,6 +104,8 @@ public final class ReactorServer: Sendable {
 
     /// Graceful shutdown: stop accepting, finish in-flight requests, end streams.
     public func shutdown() {
+        // Once: a second signal must not move the deadline effects are given.
+        _ = shutdownBegan.compareExchange(expected: 0, desired: max(1, service.context.clock.monotonicNanoseconds()), ordering: .relaxed)
         service.stop()
         http.shutdown()
     }
@@ -121,7 +126,14 @@ public final class ReactorServer: Sendable {
     /// cancelled (their actions read as interrupted after a restart) and their tasks end before the
     /// journal closes, so none outlives the server or writes after it.
     func stopSessions(within bound: Duration = effectStopBound) {
-        let outcome = service.store.stopAtShutdown(within: bound)
+        // What is left of http.shutdownDeadlineSeconds, counted from shutdown().
+        var grace = Duration.zero
+        let began = shutdownBegan.load(ordering: .relaxed)
+        if began > 0 {
+            let elapsed = Duration.nanoseconds(Int64(service.context.clock.monotonicNanoseconds() &- began))
+            grace = max(.zero, .seconds(configuration.http.shutdownDeadlineSeconds) - elapsed)
+        }
+        let outcome = service.store.stopAtShutdown(grace: grace, within: bound)
         guard outcome.effectsCutOff > 0 else { return }
         let fields: LogFields = ["effects": .int(outcome.effectsCutOff), "ended": .bool(outcome.effectsEnded)]
         if outcome.effectsEnded {

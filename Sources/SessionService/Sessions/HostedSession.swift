@@ -63,6 +63,8 @@ public protocol HostedSession: AnyObject, Sendable {
     /// `event: error` with code `session_moved` and their streams close.
     func endMoved(_ reason: String)
 
+    /// How many effect tasks it runs now.
+    var runningEffects: Int { get }
     /// At shutdown, once no request can reach it: stops the session, cancelling the effects still
     /// running (see ``Session/stopAtShutdown()``); returns how many effect tasks were cut off.
     func stopAtShutdown() -> Int
@@ -88,6 +90,7 @@ public protocol HostedSession: AnyObject, Sendable {
 
 extension HostedSession {
     public func endMoved(_ reason: String) { end() }
+    public var runningEffects: Int { 0 }
     public func stopAtShutdown() -> Int { 0 }
     public func waitForEffects() async {}
     public func passivate() -> Bool { false }

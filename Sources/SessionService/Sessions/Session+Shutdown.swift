@@ -2,6 +2,9 @@ import Reactors
 
 // How a session ends with the process.
 extension Session {
+    @usableFromInline
+    var runningEffects: Int { runtime.inFlightEffectCount }
+
     /// At shutdown, after the HTTP server stopped (no request, and no state it could still show,
     /// reaches the session any more): stops the runtime, which cancels every effect still running and
     /// drops whatever mutation they emit from now on. Their actions' completions are not journaled

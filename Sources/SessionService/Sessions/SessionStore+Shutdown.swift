@@ -1,7 +1,6 @@
 import Dispatch
-import Synchronization
 
-/// What ``SessionStore/stopAtShutdown(within:)`` did.
+/// What ``SessionStore/stopAtShutdown(grace:within:)`` did.
 struct ShutdownStop: Sendable, Equatable {
     /// Effect tasks still running when the sessions stopped: each was cancelled, and its action
     /// reads as interrupted after a restart.
@@ -11,14 +10,19 @@ struct ShutdownStop: Sendable, Equatable {
 }
 
 extension SessionStore {
-    /// At shutdown, once the HTTP server has stopped and before storage closes: stops every resident
-    /// session (cancelling the effects that outlived `http.shutdownDeadlineSeconds`, without
-    /// journaling their completion) and waits up to `bound` for the cancelled tasks to end, so that
-    /// no effect runs, or writes, after the journal has closed.
+    /// At shutdown, once the HTTP server has stopped and before storage closes. Effects still running
+    /// get what is left of `http.shutdownDeadlineSeconds` (`grace`, on the service's clock) to finish
+    /// and journal their actions' completion, as requests did. Then every resident session stops:
+    /// the effects still running are cancelled without journaling a completion, and the store waits
+    /// up to `bound` for their tasks to end, so that none runs, or writes, after the journal closed.
     ///
-    /// An effect that ignores cancellation (it blocks a thread, or awaits something that cannot be
-    /// cancelled) is left behind after `bound`: the process exits around it.
-    func stopAtShutdown(within bound: Duration) -> ShutdownStop {
+    /// An effect that ignores cancellation (it blocks a thread, or awaits something no cancel
+    /// reaches) is left behind after `bound`: the process exits around it.
+    func stopAtShutdown(grace: Duration, within bound: Duration) -> ShutdownStop {
+        if grace > .zero {
+            let busy = all().filter { $0.runningEffects > 0 }
+            if !busy.isEmpty { _ = waitForEffects(of: busy, until: grace, onClock: true) }
+        }
         var cutOff = 0
         var stopped: [any HostedSession] = []
         for session in all() {
@@ -29,17 +33,25 @@ extension SessionStore {
             }
         }
         guard !stopped.isEmpty else { return ShutdownStop(effectsCutOff: 0, effectsEnded: true) }
-        let ended = DispatchSemaphore(value: 0)
-        let sessions = stopped
+        return ShutdownStop(effectsCutOff: cutOff, effectsEnded: waitForEffects(of: stopped, until: bound, onClock: false))
+    }
+
+    /// Blocks until none of `sessions` runs an effect, or `limit` passed (on the service's clock when
+    /// `onClock`, which a test moves by hand, else on the real one); true when they all ended.
+    private func waitForEffects(of sessions: [any HostedSession], until limit: Duration, onClock: Bool) -> Bool {
+        let woken = DispatchSemaphore(value: 0)
         let waiting = Task {
             await withTaskGroup(of: Void.self) { group in
                 for session in sessions { group.addTask { await session.waitForEffects() } }
             }
-            ended.signal()
+            woken.signal()
         }
-        let inTime = ended.wait(timeout: .now() + bound.timeInterval) == .success
-        // Ends the wait of a runtime whose effects outlive the bound (its waiter leaves at cancellation).
-        if !inTime { waiting.cancel() }
-        return ShutdownStop(effectsCutOff: cutOff, effectsEnded: inTime)
+        let timer = onClock ? context.clock.schedule(after: limit) { woken.signal() } : nil
+        // A backstop on the real clock too: a clock nobody moves must not hold the process.
+        _ = woken.wait(timeout: .now() + (onClock ? limit + .seconds(60) : limit).timeInterval)
+        timer?.cancel()
+        // Ends the waits of runtimes whose effects outlive the limit (a waiter leaves at cancellation).
+        waiting.cancel()
+        return sessions.allSatisfy { $0.runningEffects == 0 }
     }
 }
