@@ -104,14 +104,22 @@ struct ClusterTests {
         try await cluster.proxy.waitForServer(cut.name, "DOWN", within: .seconds(10))
         // Once i3's claim lapsed, another instance takes the session over and goes on from version 1.
         var moved: TestResponse?
+        // Meanwhile HAProxy may close a request unanswered (its server marked down under a busy machine
+        // shuts its sessions): a client tries again, as this loop does.
+        // An action without an answer may have been applied: the version is checked against every attempt.
+        var unanswered = 0
         try await eventually("another instance to serve \(id) through HAProxy", within: .seconds(60)) {
-            let answer = try cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            guard let answer = try? cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) else {
+                unanswered += 1
+                return false
+            }
             moved = answer
             return answer.status == 200
         }
         let answer = try #require(moved)
         #expect(cluster.servedBy(answer) !== cut, "served by \(answer.header("X-Served-By") ?? "?")")
-        #expect(try answer.json()["version"] as? Int == 2, "\(answer.text)")
+        let version = try answer.json()["version"] as? Int ?? 0
+        #expect((2...2 + unanswered).contains(version), "version \(version) after \(unanswered) unanswered attempts: \(answer.text)")
 
         try await cluster.nats.restart(node)
         try await eventually("\(cut.name)'s /healthz to answer 200 with its NATS node back", within: .seconds(60)) {
