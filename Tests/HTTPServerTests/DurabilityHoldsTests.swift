@@ -60,3 +60,53 @@ import Testing
         #expect(holds.awaited == nil)
     }
 }
+
+/// With a barrier that may lose positions: a later position durable no longer says an earlier one is.
+@Suite struct LosableDurabilityHoldsTests {
+    static func lost(_ positions: Set<UInt64>) -> (UInt64) -> Bool { { positions.contains($0) } }
+
+    @Test func anExactEarlierPositionQueuedBehindALaterOneKeepsItsOwnMark() {
+        var holds = DurabilityHolds()
+        holds.losable = true
+        holds.add(10, position: 8, exact: true)
+        holds.add(5, position: 3, exact: true)
+        holds.release(DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
+        #expect(holds.held == 5, "the bytes showing 3 stay: 3 is lost")
+        #expect(holds.firstPosition == 3)
+        #expect(holds.firstIsLost(Self.lost([3])))
+        #expect(!holds.firstIsLost(Self.lost([])))
+    }
+
+    @Test func outputDependingOnEverythingAppendedStillJoinsTheLastMark() {
+        var holds = DurabilityHolds()
+        holds.losable = true
+        holds.add(10, position: 8, exact: true)
+        holds.add(5, position: 3)  // not exact: it needs the watermark past 3 only
+        holds.release(DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
+        #expect(holds.held == 0)
+    }
+
+    @Test func whatWasSeenDurableDoesNotReleaseALostPosition() {
+        var holds = DurabilityHolds()
+        holds.losable = true
+        let later = holds.isDurable(9, exact: true, DurabilityHoldsTests.upTo(9))
+        #expect(later)
+        let lostOne = holds.isDurable(3, exact: true, DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
+        #expect(!lostOne)
+        let inexact = holds.isDurable(3, DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
+        #expect(inexact, "not exact: the watermark is enough")
+        holds.add(4, position: 3, exact: true, isLost: Self.lost([3]))
+        #expect(holds.held == 4)
+        holds.add(4, position: 2, exact: true, isLost: Self.lost([3]))
+        holds.release(DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
+        #expect(holds.held == 8, "nothing passes the lost bytes at the front")
+    }
+
+    @Test func aBarrierThatNeverLosesKeepsJoiningMarks() {
+        var holds = DurabilityHolds()
+        holds.add(10, position: 8, exact: true)
+        holds.add(5, position: 3, exact: true)
+        holds.release(DurabilityHoldsTests.upTo(8), isLost: Self.lost([3]))
+        #expect(holds.held == 0, "without losses, 8 durable says 3 is")
+    }
+}

@@ -8,8 +8,23 @@ import Glibc
 #endif
 
 /// A barrier whose watermark the test moves: positions up to `durable` are durable; the server's
-/// wake-up requests are recorded and run when the test makes their positions durable.
+/// wake-up requests are recorded and run when the test makes their positions durable. Made `losing`,
+/// it may also lose positions (``lose(_:upTo:reason:)``), as a store shared by several processes does.
 final class ManualBarrier: OutputBarrier {
+    let losesPositions: Bool
+    /// Positions lost, and why.
+    let lost = Mutex<[UInt64: String]>([:])
+
+    init(losing: Bool = false) { losesPositions = losing }
+
+    func isLost(_ position: UInt64) -> Bool { lost.withLock { $0[position] != nil } }
+
+    /// Loses `positions` and moves the watermark past them up to `upTo` (everything else there is durable).
+    func lose(_ positions: [UInt64], upTo: UInt64, reason: String) {
+        lost.withLock { for position in positions { $0[position] = reason } }
+        makeDurable(upTo: upTo)
+    }
+
     let appended = Atomic<UInt64>(0)
     let durable = Atomic<UInt64>(0)
     let asked = Atomic<Int>(0)
@@ -22,7 +37,7 @@ final class ManualBarrier: OutputBarrier {
 
     var position: UInt64 { appended.load(ordering: .acquiring) }
 
-    func failure(_ position: UInt64) -> String? { failed.withLock { $0 } }
+    func failure(_ position: UInt64) -> String? { lost.withLock { $0[position] } ?? failed.withLock { $0 } }
 
     /// Storing failed: every waiter is woken to ask ``failure(_:)``.
     func fail(_ reason: String) {

@@ -45,13 +45,6 @@ final class ClusterLoad: Sendable {
 }
 
 extension ClusterTests {
-    /// An open defect, recorded rather than hidden: with a NATS node gone, an instance's heartbeat
-    /// may go unacknowledged long enough (¾ of the claim TTL, during JetStream's leader elections)
-    /// that another instance takes a session over while output of it is queued; the instance then
-    /// stops itself (status 75, the documented safe stop), though nothing but one NATS node of three
-    /// failed. Any other end of an instance is a failure.
-    static let knownSelfStop: Comment = "open defect: an instance stops itself (75) when a NATS node dies under load (issue 11)"
-
     /// `error`, saying whether HAProxy saw health checks of running, unpaused instances time out: a
     /// stall seen in this suite before session loads left the HTTP loops (loads waited on JetStream
     /// on the loops, under one lock, so `/healthz` timed out and HAProxy took every instance out).
@@ -85,14 +78,11 @@ extension ClusterTests {
             print("ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)")
             #expect(load.subscribers.violations.isEmpty, "event streams went backwards: \(load.subscribers.violations.prefix(20))")
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
+            // A NATS node's death may let another instance take a session over while records of it are
+            // in flight here; they are then lost and what shows them refused, but the instance goes on.
             for instance in cluster.instances where !instance.isRunning {
                 let ended = try await instance.stop(signal: SIGKILL)
-                let failure: Comment = "instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \(instance.log.suffix(4000))"
-                if ended == .exited(75) {
-                    withKnownIssue(knownSelfStop, isIntermittent: true) { Issue.record(failure) }
-                } else {
-                    Issue.record(failure)
-                }
+                Issue.record("instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \(instance.log.suffix(4000))")
             }
             // On the instance that runs each session (through HAProxy, admin routes would be forwarded
             // to it from whichever instance they reach).

@@ -50,17 +50,12 @@ struct ClusterTests {
             try cluster.proxy.command("set server \(HAProxyProcess.backend)/\(paused.name) state maint")
             try await load.progress("every session to be acknowledged with \(paused.name) paused")
             paused.resume()
-            // Resumed, it finds its claims lapsed and answers /healthz again once its heartbeat is back,
-            // or stops itself (status 75) on finding queued output that can never be stored, and an
-            // orchestrator starts it again.
-            try await eventually("\(paused.name) to be healthy again or stop itself", within: .seconds(30)) {
-                !paused.isRunning || (try? paused.client(readTimeout: .seconds(2)).request("GET", "/healthz").status) == 200
+            // Resumed, it finds its claims lapsed, drops what it lost (refusing what showed its records
+            // that can never be stored) and answers /healthz again once its heartbeat is back.
+            try await eventually("\(paused.name) to be healthy again", within: .seconds(30)) {
+                (try? paused.client(readTimeout: .seconds(2)).request("GET", "/healthz").status) == 200
             }
-            if !paused.isRunning {
-                let ended = try await paused.stop(signal: SIGKILL)
-                #expect(ended == .exited(75), "\(paused.name) ended with \(ended.map(\.description) ?? "?"): \(paused.log.suffix(4000))")
-                try await paused.start()
-            }
+            #expect(paused.isRunning, "\(paused.name) stopped: \(paused.log.suffix(4000))")
             try cluster.proxy.command("set server \(HAProxyProcess.backend)/\(paused.name) state ready")
             try await cluster.proxy.waitForServer(paused.name, "UP")
             try await load.progress("every session to be acknowledged with \(paused.name) back")
@@ -109,14 +104,22 @@ struct ClusterTests {
         try await cluster.proxy.waitForServer(cut.name, "DOWN", within: .seconds(10))
         // Once i3's claim lapsed, another instance takes the session over and goes on from version 1.
         var moved: TestResponse?
+        // Meanwhile HAProxy may close a request unanswered (its server marked down under a busy machine
+        // shuts its sessions): a client tries again, as this loop does.
+        // An action without an answer may have been applied: the version is checked against every attempt.
+        var unanswered = 0
         try await eventually("another instance to serve \(id) through HAProxy", within: .seconds(60)) {
-            let answer = try cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            guard let answer = try? cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) else {
+                unanswered += 1
+                return false
+            }
             moved = answer
             return answer.status == 200
         }
         let answer = try #require(moved)
         #expect(cluster.servedBy(answer) !== cut, "served by \(answer.header("X-Served-By") ?? "?")")
-        #expect(try answer.json()["version"] as? Int == 2, "\(answer.text)")
+        let version = try answer.json()["version"] as? Int ?? 0
+        #expect((2...2 + unanswered).contains(version), "version \(version) after \(unanswered) unanswered attempts: \(answer.text)")
 
         try await cluster.nats.restart(node)
         try await eventually("\(cut.name)'s /healthz to answer 200 with its NATS node back", within: .seconds(60)) {

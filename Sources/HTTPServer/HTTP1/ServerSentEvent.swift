@@ -81,12 +81,21 @@ public struct ServerSentEvent: Sendable, Equatable {
 public struct EncodedServerSentEvent: Sendable {
     /// The wire bytes.
     public let bytes: [UInt8]
+    /// The storage position whose records the event shows (the server's ``OutputBarrier`` holds it
+    /// until that one is durable); nil for everything appended when it is queued.
+    public let position: UInt64?
 
     /// Encodes `event`.
-    public init(_ event: ServerSentEvent) { bytes = event.bytes }
+    public init(_ event: ServerSentEvent, position: UInt64? = nil) {
+        bytes = event.bytes
+        self.position = position
+    }
 
     /// Wraps bytes that are already in event-stream format (for example a `: comment\n\n`).
-    public init(bytes: [UInt8]) { self.bytes = bytes }
+    public init(bytes: [UInt8], position: UInt64? = nil) {
+        self.bytes = bytes
+        self.position = position
+    }
 
     /// The keep-alive comment sent on quiet streams.
     static let keepAlive = EncodedServerSentEvent(bytes: Array(": keep-alive\n\n".utf8))

@@ -6,40 +6,56 @@ extension Connection {
     /// so far). Without a barrier nothing is ever held.
     func hold(_ count: Int, dependingOn position: UInt64?, refusable: Bool = false) {
         guard let barrier = loop.barrier else { return }
-        holds.add(count, position: position ?? barrier.position, refusable: refusable)
+        holds.add(count, position: position ?? barrier.position, exact: position != nil, refusable: refusable) { barrier.isLost($0) }
     }
 
     /// Whether output showing what `position` holds (nil: everything appended so far) may be written
     /// now, ahead of nothing held.
     func mayWriteAtOnce(dependingOn position: UInt64?) -> Bool {
         guard let barrier = loop.barrier else { return true }
-        return holds.held == 0 && holds.isDurable(position ?? barrier.position) { barrier.isDurable($0) }
+        guard holds.held == 0 else { return false }
+        return holds.isDurable(position ?? barrier.position, exact: position != nil, { barrier.isDurable($0) }, isLost: { barrier.isLost($0) })
     }
 
-    /// Releases held output whose positions are now durable, or replaces a refusable answer whose
-    /// records failed to be stored with a 503; returns the bytes that may be written.
+    /// Releases held output whose positions are now durable; replaces a refusable answer whose records
+    /// failed to be stored with a 503, and drops output showing records that can never be stored;
+    /// returns the bytes that may be written.
     func writableByteCount() -> Int {
         if holds.held > 0, let barrier = loop.barrier {
-            holds.release { barrier.isDurable($0) }
-            if holds.firstIsRefusable, let position = holds.firstPosition, let reason = barrier.failure(position) {
-                refuseHeldOutput(reason)
-                barrier.refusedHeldOutput(position, reason: reason)
+            holds.release({ barrier.isDurable($0) }, isLost: { barrier.isLost($0) })
+            if let position = holds.firstPosition {
+                if holds.firstIsLost({ barrier.isLost($0) }) {
+                    let refusable = holds.firstIsRefusable
+                    refuseHeldOutput(barrier.failure(position) ?? "its records can never be stored", lost: true)
+                    if refusable { barrier.refusedHeldOutput(position, reason: barrier.failure(position) ?? "lost") }
+                } else if holds.firstIsRefusable, let reason = barrier.failure(position) {
+                    refuseHeldOutput(reason)
+                    barrier.refusedHeldOutput(position, reason: reason)
+                }
             }
         }
         return output.byteCount - holds.held
     }
 
-    /// The records the first held answer shows failed to be stored: it must never leave, so it and
-    /// everything queued after it are dropped, a 503 goes in their place, and the connection closes
-    /// (later answers are unsent, and the client knows it). A stream among them just ends.
-    func refuseHeldOutput(_ reason: String) {
-        loop.logger.warning("an answer acknowledging a change was replaced by 503: its records were not stored", ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
+    /// The records the first held output shows failed to be stored (or, `lost`, never can be): it
+    /// must never leave, so it and everything queued after it are dropped, a 503 goes in their place,
+    /// and the connection closes (later answers are unsent, and the client knows it). A stream among
+    /// them just ends, and its client reconnects to follow the session where it is stored now.
+    func refuseHeldOutput(_ reason: String, lost: Bool = false) {
+        if lost {
+            loop.logger.warning("output showing records that can never be stored was dropped", ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
+        } else {
+            loop.logger.warning("an answer acknowledging a change was replaced by 503: its records were not stored", ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
+        }
         output.removeLast(holds.held)
         holds.removeAll()
         guard machine.heldAnswerRefused() else {
             return close(reason: StateMachine.CloseReason.outputNotDurable.message(loop.timeouts))
         }
-        let rejection = HTTPRejection(.notStored, "this change was not acknowledged: its records could not be stored (\(reason)); it takes effect only if a retried write stores them")
+        let message = lost
+            ? "this answer showed records that can never be stored (\(reason)); nothing it acknowledged took effect, ask again"
+            : "this change was not acknowledged: its records could not be stored (\(reason)); it takes effect only if a retried write stores them"
+        let rejection = HTTPRejection(.notStored, message)
         queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false, dependingOn: 0)
     }
 

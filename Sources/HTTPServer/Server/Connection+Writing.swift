@@ -11,10 +11,10 @@ extension Connection {
     }
 
     /// Writes one stream event straight from the shared encoding when nothing is waiting ahead of
-    /// it and what it shows is durable (the fan-out case): one `send`, no queueing, no second pass in
-    /// the loop's flush.
-    func writeStream(_ chunk: [UInt8], for stream: ServerSentEventStream) {
-        guard output.isEmpty, !machine.closeAfterFlush, mayWriteAtOnce(dependingOn: nil) else { return queueStream(chunk) }
+    /// it and what it shows (`position`, nil: everything appended so far) is durable (the fan-out
+    /// case): one `send`, no queueing, no second pass in the loop's flush.
+    func writeStream(_ chunk: [UInt8], dependingOn position: UInt64?, for stream: ServerSentEventStream) {
+        guard output.isEmpty, !machine.closeAfterFlush, mayWriteAtOnce(dependingOn: position) else { return queueStream(chunk, dependingOn: position) }
         let sent = chunk.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.send(fd, bytes) } }
         let written: Int
         switch sent {
@@ -46,7 +46,8 @@ extension Connection {
         if isClosed { return }
         let streaming = machine.state == .streaming ? stream : nil
         var writable = output.isEmpty ? 0 : writableByteCount()
-        // A refused held answer on a stream closes the connection.
+        // A refused held answer, or held output showing records that can never be stored, may have
+        // closed the connection.
         if isClosed { return }
         while writable > 0 {
             let result: IOResult<Int>

@@ -49,6 +49,7 @@ final class Connection: @unchecked Sendable {
         self.parser = RequestParser(limits: loop.configuration.limits)
         self.machine = StateMachine(openedAt: loop.now)
         self.generation = loop.nextGeneration()
+        holds.losable = loop.barrierLosesPositions
     }
 
     /// The epoll token: slot and generation, so events for a recycled slot are recognised.
@@ -287,12 +288,13 @@ final class Connection: @unchecked Sendable {
         if !isProcessing { refreshDeadline() }
     }
 
-    /// Queues stream bytes moved out of the stream's buffer.
-    func queueStream(_ chunk: [UInt8]) {
+    /// Queues stream bytes moved out of the stream's buffer, which show what `position` holds (nil:
+    /// everything appended so far).
+    func queueStream(_ chunk: [UInt8], dependingOn position: UInt64?) {
         guard machine.state == .streaming else { return }
         if output.isEmpty { machine.wrote(at: loop.now) }
         output.append(chunk)
-        hold(chunk.count, dependingOn: nil)
+        hold(chunk.count, dependingOn: position)
         markDirty()
     }
 

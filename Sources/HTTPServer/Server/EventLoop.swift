@@ -31,6 +31,8 @@ final class EventLoop: @unchecked Sendable {
     let timeouts: Timeouts
     /// What output waits for before it is written (`Configuration.outputBarrier`).
     let barrier: (any OutputBarrier)?
+    /// Whether the barrier may lose positions (``OutputBarrier/losesPositions``), read once.
+    let barrierLosesPositions: Bool
     let logger: Logger
     let epoll: Epoll
     let wakeFD: Int32
@@ -99,6 +101,7 @@ final class EventLoop: @unchecked Sendable {
         self.configuration = server.configuration
         self.timeouts = Timeouts(server.configuration)
         barrier = server.configuration.outputBarrier
+        barrierLosesPositions = server.configuration.outputBarrier?.losesPositions ?? false
         var logger = server.logger
         logger[field: "loop"] = .int(index)
         self.logger = logger

@@ -2,7 +2,9 @@
 /// position an answer or an event depends on is durable, and parks output that is not (the loop goes
 /// on with other connections) until the barrier wakes it. Positions grow with every record a store
 /// appends; output depends, unless its producer says otherwise
-/// (``HTTPResponseWriter/respond(_:dependingOn:)``), on everything appended when it is queued.
+/// (``HTTPResponseWriter/respond(_:dependingOn:)``), on everything appended when it is queued. A
+/// producer that names a position says the output shows that position's records (its session's
+/// newest), which matters with a barrier that may lose positions (``losesPositions``).
 ///
 /// ```swift
 /// final class Journal: OutputBarrier {
@@ -29,6 +31,14 @@ public protocol OutputBarrier: AnyObject, Sendable {
     /// queued as refusable (``HTTPResponseWriter/respond(_:dependingOn:refusedUnlessStored:)``)
     /// then leaves as a 503 ``HTTPRejection/Kind/notStored`` instead. Asked after `isDurable` said no.
     func failure(_ position: UInt64) -> String?
+    /// Whether positions may be lost: records that can never be stored (their session was taken over
+    /// by another process), which the watermark nevertheless passes so other output goes on. Read
+    /// once, when the server starts; false unless the barrier says so.
+    var losesPositions: Bool { get }
+    /// Whether the records at `position` can never be stored: output a producer said shows them is
+    /// then never written (an answer becomes a 503 naming ``failure(_:)``'s reason, a stream is
+    /// closed). Asked only when ``losesPositions``, for positions the watermark reached.
+    func isLost(_ position: UInt64) -> Bool
     /// Told once for each held answer replaced by a 503 because ``failure(_:)`` gave a reason: the
     /// responder had already chosen its status (an access log or request counter shows that one), so
     /// this is where the replacement can be counted.
@@ -38,6 +48,10 @@ public protocol OutputBarrier: AnyObject, Sendable {
 extension OutputBarrier {
     /// A barrier that never gives up on a position: held output waits for it or for the write timeout.
     public func failure(_ position: UInt64) -> String? { nil }
+    /// Every record appended is eventually stored or the store fails as a whole.
+    public var losesPositions: Bool { false }
+    /// Never lost.
+    public func isLost(_ position: UInt64) -> Bool { false }
     /// Nothing to count.
     public func refusedHeldOutput(_ position: UInt64, reason: String) {}
 }

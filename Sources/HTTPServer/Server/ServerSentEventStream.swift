@@ -35,23 +35,23 @@ public final class ServerSentEventStream: Sendable {
         var attached = false
     }
 
-    /// Queued chunks; one event (the common case) needs no array.
+    /// Queued chunks, each with the position it shows (see ``EncodedServerSentEvent/position``); one
+    /// event (the common case) needs no array.
     private enum Pending {
         case none
-        case one([UInt8])
-        case many([[UInt8]])
+        case one([UInt8], UInt64?)
+        case many([([UInt8], UInt64?)])
 
-        mutating func append(_ bytes: [UInt8]) {
+        mutating func append(_ bytes: [UInt8], _ position: UInt64?) {
             switch self {
-            case .none: self = .one(bytes)
-            case .one(let first): self = .many([first, bytes])
+            case .none: self = .one(bytes, position)
+            case .one(let first, let at): self = .many([(first, at), (bytes, position)])
             case .many(var all):
                 self = .none
-                all.append(bytes)
+                all.append((bytes, position))
                 self = .many(all)
             }
         }
-
     }
 
     let connection: Connection
@@ -78,7 +78,7 @@ public final class ServerSentEventStream: Sendable {
 
     /// Queues an already encoded event (shared, not copied).
     public func send(_ event: EncodedServerSentEvent) -> SendResult {
-        let (result, schedule) = enqueue(event.bytes)
+        let (result, schedule) = enqueue(event.bytes, event.position)
         if schedule { loop.scheduleFlush(self) }
         return result
     }
@@ -86,7 +86,7 @@ public final class ServerSentEventStream: Sendable {
     /// Queues an event as part of `batch`: the stream's loop is told when the batch ends, together
     /// with the batch's other streams on that loop.
     public func send(_ event: EncodedServerSentEvent, in batch: inout Batch) -> SendResult {
-        let (result, schedule) = enqueue(event.bytes)
+        let (result, schedule) = enqueue(event.bytes, event.position)
         if schedule { batch.add(self) }
         return result
     }
@@ -96,7 +96,7 @@ public final class ServerSentEventStream: Sendable {
     /// knows) before a body shared with other streams, without copying the body. With `force` the event
     /// is queued even past the buffer limit: for a producer's few last words (an `end`), which it bounds.
     public func send(head: [UInt8], body: EncodedServerSentEvent, force: Bool = false, in batch: inout Batch) -> SendResult {
-        let (result, schedule) = enqueue(head, body.bytes, force: force)
+        let (result, schedule) = enqueue(head, body.bytes, body.position, force: force)
         if schedule { batch.add(self) }
         return result
     }
@@ -153,7 +153,7 @@ public final class ServerSentEventStream: Sendable {
             if let finalEvent {
                 let bytes = finalEvent.bytes
                 queued.add(bytes.count, ordering: .relaxed)
-                state.pending.append(bytes)
+                state.pending.append(bytes, nil)
             }
             if state.scheduled { return false }
             state.scheduled = true
@@ -163,7 +163,7 @@ public final class ServerSentEventStream: Sendable {
     }
 
     /// Queues two chunks as one event (see ``send(head:body:force:in:)``).
-    private func enqueue(_ head: [UInt8], _ body: [UInt8], force: Bool) -> (SendResult, schedule: Bool) {
+    private func enqueue(_ head: [UInt8], _ body: [UInt8], _ position: UInt64?, force: Bool) -> (SendResult, schedule: Bool) {
         state.withLock { state in
             if state.closed { return (.closed, false) }
             let count = head.count + body.count
@@ -173,15 +173,15 @@ public final class ServerSentEventStream: Sendable {
                 return (.overflow, false)
             }
             queued.add(count, ordering: .relaxed)
-            if !head.isEmpty { state.pending.append(head) }
-            state.pending.append(body)
+            if !head.isEmpty { state.pending.append(head, position) }
+            state.pending.append(body, position)
             if state.scheduled { return (.queued, false) }
             state.scheduled = true
             return (.queued, true)
         }
     }
 
-    private func enqueue(_ bytes: [UInt8]) -> (SendResult, schedule: Bool) {
+    private func enqueue(_ bytes: [UInt8], _ position: UInt64?) -> (SendResult, schedule: Bool) {
         state.withLock { state in
             if state.closed { return (.closed, false) }
             let current = queued.load(ordering: .relaxed)
@@ -192,9 +192,9 @@ public final class ServerSentEventStream: Sendable {
             }
             queued.add(bytes.count, ordering: .relaxed)
             if case .none = state.pending {
-                state.pending = .one(bytes)
+                state.pending = .one(bytes, position)
             } else {
-                state.pending.append(bytes)
+                state.pending.append(bytes, position)
             }
             if state.scheduled { return (.queued, false) }
             state.scheduled = true
@@ -229,9 +229,9 @@ public final class ServerSentEventStream: Sendable {
         }
         switch pending {
         case .none: break
-        case .one(let bytes) where !finishing: connection.writeStream(bytes, for: self)
-        case .one(let bytes): connection.queueStream(bytes)
-        case .many(let all): for bytes in all { connection.queueStream(bytes) }
+        case .one(let bytes, let position) where !finishing: connection.writeStream(bytes, dependingOn: position, for: self)
+        case .one(let bytes, let position): connection.queueStream(bytes, dependingOn: position)
+        case .many(let all): for (bytes, position) in all { connection.queueStream(bytes, dependingOn: position) }
         }
         if finishing { connection.finishStream() }
     }

@@ -1,3 +1,4 @@
+import Dispatch
 import HTTPServer
 import Tokens
 
@@ -10,6 +11,8 @@ final class Exchange: Sendable {
     let writer: HTTPResponseWriter?
     /// Where the answer goes when another instance forwarded the request (it checked access).
     let forwardedReply: (@Sendable (ForwardedResponse) -> Void)?
+    /// The storage a forwarded answer waits for, as a connection's answer waits for the output barrier.
+    let forwardedDurability: (any StorageBackend)?
     let method: String
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
@@ -33,14 +36,17 @@ final class Exchange: Sendable {
         self.request = request
         self.writer = writer
         forwardedReply = nil
+        forwardedDurability = nil
         method = request.methodName
     }
 
-    /// A request another instance forwarded: its answer goes back to that instance.
-    init(forwarded request: HTTPRequest, reply: @escaping @Sendable (ForwardedResponse) -> Void) {
+    /// A request another instance forwarded: its answer goes back to that instance once what it shows
+    /// is durable in `storage`.
+    init(forwarded request: HTTPRequest, storage: (any StorageBackend)?, reply: @escaping @Sendable (ForwardedResponse) -> Void) {
         self.request = request
         writer = nil
         forwardedReply = reply
+        forwardedDurability = storage
         method = request.methodName
     }
 
@@ -64,7 +70,7 @@ final class Exchange: Sendable {
         guard let writer else {
             var fields = extra.map { ForwardedHeader(name: $0.0, value: $0.1) }
             if let contentType { fields.append(ForwardedHeader(name: "Content-Type", value: contentType)) }
-            forwardedReply?(ForwardedResponse(status: status, headers: fields, body: body))
+            replyForwarded(ForwardedResponse(status: status, headers: fields, body: body))
             return finished(status)
         }
         let headers: HTTPHeaders
@@ -83,6 +89,28 @@ final class Exchange: Sendable {
         let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD" && method != "OPTIONS"
         writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
         finished(status)
+    }
+
+    /// Sends a forwarded request's answer once the records it shows are durable here (as the output
+    /// barrier holds a connection's answer); a 503 instead when they can never be stored, or when
+    /// storing fails meanwhile.
+    private func replyForwarded(_ response: ForwardedResponse) {
+        guard let reply = forwardedReply else { return }
+        guard let storage = forwardedDurability, dependsOn != 0 else { return reply(response) }
+        let exact = dependsOn != nil
+        let position = dependsOn ?? storage.appendedPosition
+        storage.whenDurable(position) {
+            // Woken on the storage's thread, possibly with its locks held: answered from another.
+            DispatchQueue.global().async {
+                let lost = exact ? storage.lossReason(position) : nil
+                guard let reason = lost ?? (storage.isDurable(position) ? nil : storage.unavailableReason ?? "its records were not stored") else {
+                    return reply(response)
+                }
+                let message = lost.map { "this answer showed records that can never be stored (\($0)); nothing it acknowledged took effect, ask again" }
+                let error = message.map { APIError(status: 503, code: "storage_unavailable", message: $0) } ?? APIError(SessionError.storageUnavailable(reason))
+                reply(ForwardedResponse(status: error.status, headers: error.headers.map { ForwardedHeader(name: $0.0, value: $0.1) } + [ForwardedHeader(name: "Content-Type", value: Self.jsonContentType)], body: error.body + [UInt8(ascii: "\n")]))
+            }
+        }
     }
 
     /// The headers of an event stream opened for this exchange: `Cache-Control` and what middleware added.

@@ -16,11 +16,13 @@ extension ReactorService {
         }
         guard wait else {
             do {
-                let seq = try send(id, session, sendAction, body, nil)
+                let (seq, accepting) = try send(id, session, sendAction, body, nil)
                 var out = JSONWriter(capacity: 24)
                 out.raw("{\"seq\":")
                 out.integer(seq)
                 out.raw("}")
+                // It acknowledges the session's accept record: only that session's records need be durable.
+                exchange.dependsOn = accepting.storedPosition
                 exchange.reply(202, json: out.bytes)
             } catch {
                 exchange.fail(error)
@@ -29,8 +31,8 @@ extension ReactorService {
         }
         let waiter = ActionWaiter(exchange: exchange)
         do {
-            let seq = try send(id, session, sendAction, body) { result in waiter.complete(result) }
-            waiter.accepted(seq: seq)
+            let (seq, accepting) = try send(id, session, sendAction, body) { result in waiter.complete(result) }
+            waiter.accepted(seq: seq, by: accepting)
         } catch {
             return waiter.reject(error)
         }
@@ -46,17 +48,18 @@ extension ReactorService {
     /// Sends an action; when the session left memory between the lookup and the send, sends it once
     /// more to the session loaded back (a request must not see a 404 because its session was idle).
     /// `sendAction` is the one registered for the session's reactor (looked up once by the caller).
-    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
+    /// Returns the action's seq and the session that accepted it.
+    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> (UInt64, any HostedSession) {
         do {
-            return try sendAction(session, body, completion)
+            return (try sendAction(session, body, completion), session)
         } catch .passivated {
             // Held in memory while sending, so the retry cannot race another passivation.
-            let seq = try store.withSessionHeld(id) { reloaded throws(SessionError) -> UInt64 in
+            let sent = try store.withSessionHeld(id) { reloaded throws(SessionError) -> (UInt64, any HostedSession) in
                 guard let sendAction = senders[reloaded.reactorName] else { throw store.absence(id) }
-                return try sendAction(reloaded, body, completion)
+                return (try sendAction(reloaded, body, completion), reloaded)
             }
-            guard let seq else { throw store.absence(id) }
-            return seq
+            guard let sent else { throw store.absence(id) }
+            return sent
         }
     }
 }
@@ -66,6 +69,8 @@ extension ReactorService {
 final class ActionWaiter: Sendable {
     private struct State {
         var seq: UInt64?
+        /// The session that accepted the action: the answer shows its records.
+        var session: (any HostedSession)?
         var result: Result<EncodedSnapshot, SessionError>?
         var answered = false
         var timer: ScheduledWork?
@@ -76,9 +81,10 @@ final class ActionWaiter: Sendable {
 
     init(exchange: Exchange) { self.exchange = exchange }
 
-    func accepted(seq: UInt64) {
+    func accepted(seq: UInt64, by session: any HostedSession) {
         let ready = state.withLock { state -> (UInt64, Result<EncodedSnapshot, SessionError>)? in
             state.seq = seq
+            state.session = session
             return state.result.flatMap { state.answered ? nil : (seq, $0) }.map { value in
                 state.answered = true
                 return value
@@ -136,6 +142,9 @@ final class ActionWaiter: Sendable {
             out.raw(",")
             out.snapshotMembers(snapshot)
             out.raw("}")
+            // Read after the state was reduced: the position covers its records, and only the
+            // session's own need be durable.
+            if let session = state.withLock({ $0.session }) { exchange.dependsOn = session.storedPosition }
             exchange.reply(200, json: out.bytes)
         case .failure(let error):
             exchange.fail(error)

@@ -120,6 +120,7 @@ extension ReactorService {
             out.integer(next)
         }
         out.raw("}")
+        exchange.dependsOn = session.storedPosition
         exchange.reply(200, json: out.bytes)
     }
 
@@ -133,6 +134,7 @@ extension ReactorService {
         }
         session.setStub(enabled: enabled)
         logger.notice(enabled ? "stub mode on: actions are recorded, not run" : "stub mode off", ["session": .string(id)])
+        exchange.dependsOn = session.storedPosition
         exchange.reply(200, json: Array((enabled ? #"{"stub":true}"# : #"{"stub":false}"#).utf8))
     }
 
@@ -156,6 +158,7 @@ extension ReactorService {
                 out.raw("{")
                 out.snapshotMembers(snapshot)
                 out.raw("}")
+                exchange.dependsOn = session.storedPosition
                 exchange.reply(200, json: out.bytes)
             case .failure(let error):
                 exchange.fail(error)

@@ -15,7 +15,7 @@ extension ReactorService {
             if let relay = request.relay { return serveRelay(request, relay, peers, reply) }
             let headers = HTTPHeaders(pairs: request.contentType.map { [("Content-Type", $0)] } ?? [])
             let forwarded = HTTPRequest(method: HTTPMethod(rawValue: request.method), target: request.target, headers: headers, body: request.body)
-            let exchange = Exchange(forwarded: forwarded, reply: reply)
+            let exchange = Exchange(forwarded: forwarded, storage: store.storage, reply: reply)
             guard case .route(let route, let id) = router.match(method: exchange.method, target: request.target), Self.forwardable.contains(route) else {
                 return exchange.fail(.notFound(exchange.request.path))
             }
@@ -32,9 +32,9 @@ extension ReactorService {
         guard case .route(.events, let id?) = router.match(method: "GET", target: request.target) else { return answer(404) }
         switch request.method {
         case RelayedSession.subscribeMethod:
-            guard let session = store.session(id) else { return answer(404) }
+            guard let storage = store.storage, let session = store.session(id) else { return answer(404) }
             let target = session.isPassivated ? store.session(id) ?? session : session
-            answer(relays.hold(target, for: relay.subject, instance: relay.instance, peers: peers) ? 200 : 503)
+            answer(relays.hold(target, for: relay.subject, instance: relay.instance, peers: peers, storage: storage) ? 200 : 503)
         case RelayedSession.unsubscribeMethod:
             relays.release(relay.subject)
             answer(200)

@@ -46,6 +46,7 @@ extension ReactorService {
         metrics.sessions.increment()
         let snapshot = session.snapshot()
         store.settle(session)
+        exchange.dependsOn = session.storedPosition
         exchange.reply(201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
     }
 

@@ -125,6 +125,7 @@ extension ReactorService {
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
         let created = session.snapshot()
         store.settle(session)
+        exchange.dependsOn = session.storedPosition
         exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
     }
 }

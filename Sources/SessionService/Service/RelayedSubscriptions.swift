@@ -37,9 +37,9 @@ final class RelayedSubscriptions: Sendable {
 
     /// Subscribes `instance`'s relay (its inbox `subject`) to `session` here; false when the session
     /// cannot take subscribers now (it ended or left memory).
-    func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers) -> Bool {
+    func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
         let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
-        subscriber.sink = RelaySink(peers: peers, subject: subject, instance: instance)
+        subscriber.sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
         guard session.subscribe(subscriber) == .subscribed else { return false }
         let replaced = held.withLock { $0.updateValue(Held(session: session, subscriber: subscriber, instance: instance), forKey: subject) }
         if let replaced { replaced.session.handle(.closed, for: replaced.subscriber) }

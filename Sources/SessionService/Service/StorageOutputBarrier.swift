@@ -10,6 +10,7 @@ final class StorageOutputBarrier: OutputBarrier {
     init(_ storage: any StorageBackend, metrics: ServiceMetrics) {
         self.storage = storage
         self.metrics = metrics
+        losesPositions = storage.losesPositions
     }
 
     var position: UInt64 { storage.appendedPosition }
@@ -18,9 +19,14 @@ final class StorageOutputBarrier: OutputBarrier {
 
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { storage.whenDurable(position, wake) }
 
-    /// Asked once `isDurable` said no: while the backend cannot store records, what it has not stored
-    /// failed (an answer acknowledging it becomes a 503).
-    func failure(_ position: UInt64) -> String? { storage.unavailableReason }
+    /// Asked once `isDurable` said no, or for a lost position: while the backend cannot store records,
+    /// what it has not stored failed (an answer acknowledging it becomes a 503).
+    func failure(_ position: UInt64) -> String? { storage.lossReason(position) ?? storage.unavailableReason }
+
+    /// Read once: whether the backend may lose records (another instance took their session over).
+    let losesPositions: Bool
+
+    func isLost(_ position: UInt64) -> Bool { storage.lossReason(position) != nil }
 
     /// Counted apart: the access log and the request counter show the status the route chose.
     func refusedHeldOutput(_ position: UInt64, reason: String) { metrics.answersNotStored.increment() }

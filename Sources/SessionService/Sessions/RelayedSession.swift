@@ -68,7 +68,7 @@ final class RelayedSession: HostedSession {
         case .pulse(let name, let count):
             shared.withLock { shared in
                 guard !shared.ended, let latest = shared.latest else { return }
-                let pulse = SessionEvent(.pulse(name: name, count: count), json: event.json)
+                let pulse = SessionEvent(.pulse(name: name, count: count), json: event.json, position: 0)
                 shared.subscribers.publish(Self.latest(latest.version, latest.json), pulses: [pulse], reporting: reporting)
             }
         case .end:
@@ -79,7 +79,8 @@ final class RelayedSession: HostedSession {
     }
 
     static func latest(_ version: UInt64, _ json: [UInt8]) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: version, json: { json }, value: { try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) })
+        // Relayed once durable where the session runs: nothing here to wait for.
+        SubscriberList.Latest(version: version, position: 0, json: { json }, value: { try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) })
     }
 
     /// Ends every local subscription with `end` and stops listening.

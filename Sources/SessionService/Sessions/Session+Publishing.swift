@@ -12,21 +12,24 @@ extension Session {
             shared.latest = snapshot
             shared.observed = true
             guard !shared.subscribers.isEmpty else { return }
-            let pulseEvents = pulses.compactMap { encodePulse($0) }
-            shared.subscribers.publish(latest(snapshot), pulses: pulseEvents, reporting: reporting)
+            // Read after the journal took this version's records (before observers, see
+            // `JournalMiddleware`): the events show no more than that.
+            let position = storedPosition
+            let pulseEvents = pulses.compactMap { encodePulse($0, position: position) }
+            shared.subscribers.publish(latest(snapshot, position: position), pulses: pulseEvents, reporting: reporting)
         }
     }
 
     /// The latest state for subscribers; nil until the observer has delivered one.
     @inlinable
     func latest(_ shared: Shared) -> SubscriberList.Latest? {
-        shared.observed ? latest(shared.latest) : nil
+        shared.observed ? latest(shared.latest, position: storedPosition) : nil
     }
 
-    /// `snapshot` for subscribers, encoded only if one of them needs it.
+    /// `snapshot` for subscribers, encoded only if one of them needs it; `position` covers its records.
     @inlinable
-    func latest(_ snapshot: Snapshot<R.State>) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: snapshot.version, json: { [self] in stateJSON(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
+    func latest(_ snapshot: Snapshot<R.State>, position: UInt64) -> SubscriberList.Latest {
+        SubscriberList.Latest(version: snapshot.version, position: position, json: { [self] in stateJSON(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
     }
 
     @inlinable
@@ -45,11 +48,11 @@ extension Session {
 
     /// The event of one assigned pulse; nil (logged) when its value does not encode.
     @usableFromInline
-    func encodePulse(_ pulse: PulseUpdate) -> SessionEvent? {
+    func encodePulse(_ pulse: PulseUpdate, position: UInt64) -> SessionEvent? {
         guard let value = try? JSONValueEncoder().encode(pulse.value) else {
             context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
             return nil
         }
-        return SessionEvent(.pulse(name: pulse.name, count: pulse.count), json: value)
+        return SessionEvent(.pulse(name: pulse.name, count: pulse.count), json: value, position: position)
     }
 }

@@ -13,6 +13,10 @@ public final class SessionEvent: @unchecked Sendable {
     public let kind: Kind
     /// The state as one line of JSON, or the pulse's value.
     public let json: [UInt8]
+    /// The storage position of the session's records it shows (its newest when the event was made;
+    /// 0 for a session that stores nothing here): a transport sends it once that one is durable, and
+    /// never if it is lost.
+    public let position: UInt64
     // The wire form of the first transport inline (a session's subscribers nearly always share one),
     // those of others in a list. Unchecked: only touched under the session's lock, never reentered
     // (`make` sees the event, not these), and a checked access costs ~80 instructions per subscriber.
@@ -20,10 +24,11 @@ public final class SessionEvent: @unchecked Sendable {
     @exclusivity(unchecked) private var firstWire: [UInt8] = []
     @exclusivity(unchecked) private var otherWires: [(transport: ObjectIdentifier, wire: [UInt8])] = []
 
-    /// An event from its kind and JSON.
-    public init(_ kind: Kind, json: [UInt8]) {
+    /// An event from its kind, JSON and the position of the records it shows.
+    public init(_ kind: Kind, json: [UInt8], position: UInt64) {
         self.kind = kind
         self.json = json
+        self.position = position
     }
 
     /// The wire form of this event for `transport` (a sink type's identity): made by `make` for its

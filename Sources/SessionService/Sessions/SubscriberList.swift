@@ -24,6 +24,8 @@ struct SubscriberList {
     @usableFromInline
     struct Latest {
         @usableFromInline let version: UInt64
+        /// The storage position of the session's records when it was read: its events show no more.
+        @usableFromInline let position: UInt64
         /// The state as one line of JSON; nil when it does not encode (subscribers skip it).
         @usableFromInline let json: () -> [UInt8]?
         /// The state as a JSON value, for subscribers that `select` part of it.
@@ -34,8 +36,9 @@ struct SubscriberList {
         var event: Unmanaged<SessionEvent>?
 
         @inlinable
-        init(version: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
+        init(version: UInt64, position: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
             self.version = version
+            self.position = position
             self.json = json
             self.value = value
         }
@@ -160,7 +163,7 @@ struct SubscriberList {
                 return
             }
             subscriber.lastSelected = selected
-            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized()), in: &batch)
+            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized(), position: latest.position), in: &batch)
         } else {
             if latest.event == nil {
                 guard let made = stateEvent(latest) else { return }
@@ -199,7 +202,7 @@ struct SubscriberList {
     mutating func stateEvent(_ latest: Latest) -> SessionEvent? {
         if let cache, cache.version == latest.version, let event = cache.event { return event }
         guard let json = latest.json() else { return nil }
-        let event = SessionEvent(.state(version: latest.version), json: json)
+        let event = SessionEvent(.state(version: latest.version), json: json, position: latest.position)
         cache(latest.version).event = event
         return event
     }

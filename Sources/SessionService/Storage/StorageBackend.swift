@@ -84,6 +84,13 @@ protocol StorageBackend: AnyObject, Sendable {
     /// is refused (503) at once instead (the caller asks again, then ``unavailableReason``). `wake`
     /// must not call back into the backend: it may run with the backend's locks held.
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
+    /// Whether records may be lost (see the extension's default): a backend shared by several
+    /// processes loses those an owner appended after another process took their session over.
+    var losesPositions: Bool { get }
+    /// Why the record at `position` can never be stored, nil when it is durable or on its way. The
+    /// watermark passes a lost position (other sessions' output goes on), so output that shows a
+    /// session's records names that session's position and is refused when it is lost.
+    func lossReason(_ position: UInt64) -> String?
 
     // MARK: Upkeep
 
@@ -105,6 +112,12 @@ protocol StorageBackend: AnyObject, Sendable {
 }
 
 extension StorageBackend {
+    /// A backend only this process writes stores every record or fails as a whole.
+    var losesPositions: Bool { false }
+
+    /// Never lost.
+    func lossReason(_ position: UInt64) -> String? { nil }
+
     /// The other instances sharing this storage; nil for a backend only this process uses.
     var peers: (any ClusterPeers)? { nil }
 

@@ -132,12 +132,12 @@ final class MultiplexedEventStream: Sendable {
                 case .pulse(let name, let count): ServerSentEventVocabulary.multiplexedPulse(session: session, name: name, count: count, value: event.json)
                 }
             }
-            return send(event.kind, body: body, index: index, flush: flush)
+            return send(event.kind, body: EncodedServerSentEvent(bytes: body, position: event.position), index: index, flush: flush)
         }
     }
 
     /// Queues one event of part `index`, the cursor counting it in its head.
-    private func send(_ kind: SessionEvent.Kind, body: [UInt8], index: Int, flush: EventStreamFlush) -> DeliveryResult {
+    private func send(_ kind: SessionEvent.Kind, body: EncodedServerSentEvent, index: Int, flush: EventStreamFlush) -> DeliveryResult {
         state.withLock { state in
             guard state.live[index], let sse = state.sse else { return .closed }
             let head: [UInt8]
@@ -149,7 +149,7 @@ final class MultiplexedEventStream: Sendable {
             case .pulse:
                 head = ServerSentEventVocabulary.multiplexedHead("pulse", cursor: state.cursor)
             }
-            let result = sse.send(head: head, body: EncodedServerSentEvent(bytes: body), in: &flush.batch)
+            let result = sse.send(head: head, body: body, in: &flush.batch)
             if result != .queued { state.cursor.positions[index] = previous }
             return DeliveryResult(result)
         }

@@ -32,7 +32,8 @@ extension ServerSentEventStream: SubscriberSink {
     /// Queues a session's state or pulse in API.md's one-session words, encoded once for every stream.
     public func send(_ event: SessionEvent, in batch: inout DeliveryBatch) -> DeliveryResult {
         batch.withFlush(EventStreamFlush.self) { flush in
-            DeliveryResult(send(EncodedServerSentEvent(bytes: event.wire(for: ObjectIdentifier(ServerSentEventStream.self), make: Self.wire)), in: &flush.batch))
+            let wire = event.wire(for: ObjectIdentifier(ServerSentEventStream.self), make: Self.wire)
+            return DeliveryResult(send(EncodedServerSentEvent(bytes: wire, position: event.position), in: &flush.batch))
         }
     }
 

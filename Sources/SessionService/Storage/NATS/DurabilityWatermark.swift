@@ -8,22 +8,37 @@ import Synchronization
 /// arrives; the watermark then moves over every resolved position it reaches. Waiters are woken on
 /// the thread that resolves (a NATS connection's), so they must not block.
 ///
+/// A record that can never be stored (its session was taken over by another instance) is resolved
+/// as lost: the watermark passes it, so output of other sessions goes on, and ``lossReason(_:)``
+/// names it, so output that shows that session's records is refused instead.
+///
 /// ```swift
 /// let watermark = DurabilityWatermark()
 /// let first = watermark.allocate(), second = watermark.allocate()
-/// watermark.whenDurable(second) { print("both are durable") }
+/// watermark.whenDurable(second) { print("both are resolved") }
 /// watermark.resolve([second])   // nothing yet: the first is still in flight
-/// watermark.resolve([first])    // prints
+/// watermark.markLost([first], reason: "taken over")   // prints
+/// watermark.lossReason(first)   // "taken over"
 /// ```
 final class DurabilityWatermark: Sendable {
     private let appended = Atomic<UInt64>(0)
     private let durable = Atomic<UInt64>(0)
+    /// Whether any position was ever lost: until then nothing need be looked up.
+    private let anyLost = Atomic<Bool>(false)
     private let state = Mutex(State())
+
+    /// How many lost positions are remembered. Output showing one is queued only while its session
+    /// still runs here, which ends as the loss is found; the oldest are forgotten past this.
+    static let lostCapacity = 65_536
 
     private struct State {
         /// Resolved positions beyond the watermark (acknowledged ahead of an older one).
         var ahead: Set<UInt64> = []
         var waiters: [(position: UInt64, wake: @Sendable () -> Void)] = []
+        /// Lost positions and why, and the order they were lost in (to forget the oldest).
+        var lost: [UInt64: String] = [:]
+        var lostOrder: [UInt64] = []
+        var lostOrderStart = 0
     }
 
     /// The newest position handed out.
@@ -66,6 +81,33 @@ final class DurabilityWatermark: Sendable {
             return ready
         }
         for wake in ready { wake() }
+    }
+
+    /// Resolves records that can never be stored, remembering why (``lossReason(_:)``).
+    func markLost(_ positions: [UInt64], reason: String) {
+        guard !positions.isEmpty else { return }
+        state.withLock { state in
+            for position in positions where state.lost.updateValue(reason, forKey: position) == nil {
+                state.lostOrder.append(position)
+            }
+            while state.lostOrder.count - state.lostOrderStart > Self.lostCapacity {
+                state.lost.removeValue(forKey: state.lostOrder[state.lostOrderStart])
+                state.lostOrderStart += 1
+            }
+            if state.lostOrderStart > Self.lostCapacity {
+                state.lostOrder.removeFirst(state.lostOrderStart)
+                state.lostOrderStart = 0
+            }
+        }
+        // Before the watermark passes them: whoever it wakes must find them lost.
+        anyLost.store(true, ordering: .releasing)
+        resolve(positions)
+    }
+
+    /// Why the record at `position` can never be stored; nil when it is durable or on its way.
+    func lossReason(_ position: UInt64) -> String? {
+        guard anyLost.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.lost[position] }
     }
 
     /// How many records were appended and are not durable yet.

@@ -24,13 +24,15 @@ extension NATSStorage {
         }
     }
 
-    /// Records that can never be stored: their positions are resolved (nothing waits for them for
-    /// ever) unless a client may have been shown one, in which case the process stops.
+    /// Records that can never be stored: their positions are resolved as lost, so nothing waits for
+    /// them for ever, and output that shows them (it names the session's positions) is refused: an
+    /// answer becomes a 503, a stream closes. The rest of this instance goes on.
     func lost(_ positions: [UInt64], shown: Bool, id: String, reason: String) {
+        let why = "session \(id)'s records can never be stored: \(reason)"
+        watermark.markLost(positions, reason: why)
+        metrics.lostRecords.increment(by: positions.count)
         if shown {
-            failStop("records of session \(id) that clients may have been shown can never be stored (\(reason))")
-        } else {
-            watermark.resolve(positions)
+            logger.warning("records clients may be waiting for can never be stored; what shows them is refused, nothing of it is sent", ["session": .string(id), "records": .int(positions.count), "reason": .string(reason)])
         }
     }
 

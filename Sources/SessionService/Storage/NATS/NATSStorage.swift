@@ -50,10 +50,6 @@ final class NATSStorage: StorageBackend {
         /// Messages on a resident session's subject after which upkeep asks it for a checkpoint and
         /// removes what came before.
         var trimAfterMessages = 2048
-        /// Called when this process finds that something it may already have shown can never be
-        /// durable (another instance took a session over under it): it must stop at once, with
-        /// every connection, so nothing it has not made durable is sent. The server's default exits.
-        var failStop: @Sendable (String) -> Void = { _ in exit(75) }
 
         init(servers: [NATSServerAddress], instance: String) {
             self.servers = servers
@@ -163,15 +159,14 @@ final class NATSStorage: StorageBackend {
 
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { watermark.whenDurable(position, wake) }
 
+    /// An owner's records fenced off by the instance that took its session over are lost.
+    var losesPositions: Bool { true }
+
+    func lossReason(_ position: UInt64) -> String? { watermark.lossReason(position) }
+
     /// A `Nats-Msg-Id` no other publish of any instance uses.
     func nextMessageID() -> String {
         "\(incarnation).\(msgIDs.wrappingAdd(1, ordering: .relaxed).newValue)"
-    }
-
-    /// Stops this process after something it may have shown turned out never to be durable.
-    func failStop(_ reason: String) {
-        logger.critical("stopping at once: \(reason); nothing more is sent, so no client is told of a change that is not stored", ["instance": .string(options.instance)])
-        options.failStop(reason)
     }
 
     func renderMetrics(into text: inout PrometheusText) {

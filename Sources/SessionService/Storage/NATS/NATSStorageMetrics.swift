@@ -8,6 +8,9 @@ final class NATSStorageMetrics: Sendable {
     let fencingRejections = Counter()
     /// Publishes retried after a timeout or a lost connection.
     let retries = Counter()
+    /// Records appended here that can never be stored (their session was taken over or deleted
+    /// meanwhile): output showing them is refused.
+    let lostRecords = Counter()
     /// Sessions this instance handed to another instance that asked for them.
     let handOffsServed = Counter()
     /// From asking a live owner for a session to its answer that it let the session go.
@@ -24,5 +27,7 @@ final class NATSStorageMetrics: Sendable {
         text.histogram("reactor_storage_handoff_seconds", help: "Time from asking a live instance for a session to its answer that it let the session go.", handOffLatency)
         text.family("reactor_storage_publish_retries_total", type: "counter", help: "Publishes retried after a timeout or a lost connection.")
         text.sample("reactor_storage_publish_retries_total", value: retries.value)
+        text.family("reactor_storage_lost_records_total", type: "counter", help: "Records appended here that can never be stored because another instance took their session over (or it was deleted); answers and events showing them were refused.")
+        text.sample("reactor_storage_lost_records_total", value: lostRecords.value)
     }
 }
