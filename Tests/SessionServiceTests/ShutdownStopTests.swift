@@ -67,7 +67,9 @@ struct StubbornReactor: Reactor {
             #expect(try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"apple"}"#).status == 202)
             // The delayed name sleeps on the test clock: the effect is in flight until the clock moves.
             await server.clock.reactorClock.waitForSleepers(1)
-            let outcome = server.server.service.store.stopAtShutdown(grace: .zero, within: defaultBound)
+            let store = server.server.service.store
+            // It blocks its thread, as at shutdown: not one of the shared pool's.
+            let outcome = try await offPool { store.stopAtShutdown(grace: .zero, within: defaultBound) }
             #expect(outcome == ShutdownStop(effectsCutOff: 1, effectsEnded: true))
             #expect(server.clock.reactorClock.sleeperCount == 0, "the cancelled effect no longer sleeps")
             await server.clock.advance(by: .seconds(1))
@@ -113,7 +115,8 @@ struct StubbornReactor: Reactor {
         try await started.waitForCount(1, "the effect to start waiting")
         let session = try #require(server.server.service.store.session(id))
 
-        server.server.stopSessions(within: .milliseconds(100))
+        let reactorServer = server.server
+        try await offPool { reactorServer.stopSessions(within: .milliseconds(100)) }
         let warning = try #require(server.logs.values.first { $0.message.contains("not all of them ended in time") })
         #expect(warning.level == .warning)
         #expect(warning.fields.contains { $0.key == "effects" && $0.value == .int(1) })

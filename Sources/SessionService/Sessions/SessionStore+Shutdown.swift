@@ -1,4 +1,5 @@
 import Dispatch
+import Reactors
 
 /// What ``SessionStore/stopAtShutdown(grace:within:)`` did.
 struct ShutdownStop: Sendable, Equatable {
@@ -40,7 +41,8 @@ extension SessionStore {
     /// `onClock`, which a test moves by hand, else on the real one); true when they all ended.
     private func waitForEffects(of sessions: [any HostedSession], until limit: Duration, onClock: Bool) -> Bool {
         let woken = DispatchSemaphore(value: 0)
-        let waiting = Task {
+        // On the effects' own threads: the caller blocks one, and the shared pool may be busy too.
+        let waiting = Task(executorPreference: EffectExecutor.shared) {
             await withTaskGroup(of: Void.self) { group in
                 for session in sessions { group.addTask { await session.waitForEffects() } }
             }
