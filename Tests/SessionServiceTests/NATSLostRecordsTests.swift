@@ -28,6 +28,10 @@ struct NATSLostRecordsTests {
             let watcher = try a.client(readTimeout: .seconds(60))
             _ = try watcher.openEventStream("/sessions/s/events")
             #expect(try watcher.nextEvent().id == "1")
+            // A stream of s on b, relayed from a, which runs it.
+            let relayed = try b.client(readTimeout: .seconds(60))
+            _ = try relayed.openEventStream("/sessions/s/events")
+            #expect(try relayed.nextEvent().id == "1")
 
             // a's connection to NATS stalls. It accepts an action while its lease still holds; the
             // action's records wait in the stalled connection, and so do its answer and the new state.
@@ -49,6 +53,14 @@ struct NATSLostRecordsTests {
             #expect(!(200..<300).contains(answer.status), "a acknowledged an action whose records were fenced off: \(answer.status) \(answer.text)")
             let rest = String(decoding: try watcher.readToEnd(), as: UTF8.self)
             #expect(!rest.contains("id: 2"), "a's stream showed a state that was never stored: \(rest)")
+            // The relayed stream never shows a's lost state either, and is told the session moved.
+            var seen: [TestEvent] = []
+            while let event = try? relayed.nextEvent(within: .seconds(30)) {
+                seen.append(event)
+                if event.event == "error" || event.event == "end" { break }
+            }
+            #expect(!seen.contains { $0.event == "state" && $0.id == "2" }, "b's relayed stream showed a state that was never stored: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })")
+            #expect(seen.last?.event == "error" && seen.last?.data?.contains("session_moved") == true, "b's relayed stream did not end with session_moved: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })")
 
             // a goes on: it did not stop itself, and serves other sessions.
             #expect(a.process.isRunning, "a stopped: \(a.standardError.suffix(4000))")

@@ -25,9 +25,10 @@ extension Connection {
             holds.release({ barrier.isDurable($0) }, isLost: { barrier.isLost($0) })
             if let position = holds.firstPosition {
                 if holds.firstIsLost({ barrier.isLost($0) }) {
+                    let reason = barrier.failure(position) ?? "its records can never be stored"
                     let refusable = holds.firstIsRefusable
-                    refuseHeldOutput(barrier.failure(position) ?? "its records can never be stored", lost: true)
-                    if refusable { barrier.refusedHeldOutput(position, reason: barrier.failure(position) ?? "lost") }
+                    refuseHeldOutput(reason, lost: true)
+                    if refusable { barrier.refusedHeldOutput(position, reason: reason) }
                 } else if holds.firstIsRefusable, let reason = barrier.failure(position) {
                     refuseHeldOutput(reason)
                     barrier.refusedHeldOutput(position, reason: reason)

@@ -74,9 +74,10 @@ final class RelaySink: SubscriberSink {
             if position > 0 && !storage.isDurable(position) {
                 guard outbox.awaited != position else { return }
                 outbox.awaited = position
-                // Woken on the storage's thread, possibly at once: sent from another, never inline.
-                storage.whenDurable(position) { [weak self] in
-                    DispatchQueue.global().async { [weak self] in self?.resume() }
+                // Woken on the storage's thread, possibly at once: sent from another, never inline. Held
+                // strongly: a finished subscription lets go of its sink, whose last events still go.
+                storage.whenDurable(position) {
+                    DispatchQueue.global().async { self.resume() }
                 }
                 return
             }
