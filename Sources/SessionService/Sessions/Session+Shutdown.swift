@@ -18,9 +18,10 @@ extension Session {
     }
 
     /// Returns once every effect task of the stopped runtime has ended (a cancelled effect ends at
-    /// its next suspension that honours cancellation).
+    /// its next suspension that honours cancellation), and has returned: an exit right after must
+    /// not find one between its last mutation and its end.
     @usableFromInline
     func waitForEffects() async {
-        await runtime.waitForEffects()
+        await runtime.waitForEffectTasks()
     }
 }
