@@ -94,4 +94,69 @@ import Glibc
             }
         }
     }
+
+    /// An effect no request waits on is in-flight work too: it gets the deadline to finish, and its
+    /// action is journaled as completed, not interrupted.
+    @Test func anEffectNoRequestWaitsOnStillGetsTheDeadline() async throws {
+        let upstream = HoldingResponder()
+        try await withHTTPServer(upstream) { _, address in
+            try await withTemporaryDirectory("graceful") { directory in
+                var server = try await Self.start(directory, upstream: address)
+                var client = try server.client()
+                #expect(try client.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
+                #expect(try client.request("POST", "/sessions/finder/actions", body: #"{"type":"updateQuery","query":"swift"}"#).json()["seq"] as? Int == 1)
+                try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
+                server.process.signal(SIGTERM)
+                try await server.process.errorLines.next("the server to begin shutting down") { $0.contains(#""msg":"shutting down""#) }
+                // No request is left, yet the server waits for the effect until the deadline (30 s).
+                let items = #"{"items":[{"full_name":"swift/one"}]}"#
+                upstream.requests.values[0].writer.respond(status: 200, headers: ["Content-Type": "application/json"], body: Array(items.utf8))
+                #expect(try await server.process.waitForExit() == .exited(0))
+                #expect(!server.process.errorLines.values.contains { $0.contains("effects still running at shutdown") }, "nothing was cut off")
+
+                server = try await Self.start(directory, upstream: address)
+                client = try server.client()
+                let finder = try client.request("GET", "/sessions/finder").json()
+                #expect(finder["version"] as? Int == 3)
+                #expect((finder["state"] as? [String: Any])?["items"] as? [String] == ["swift/one"])
+                let log = try client.request("GET", "/admin/sessions/finder/actions", headers: Self.admin).json()["actions"] as? [[String: Any]]
+                #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [false], "a finished action is not interrupted")
+                #expect(try await server.stop() == .exited(0))
+            }
+        }
+    }
+
+    /// The effect that outlived the deadline is cancelled, and has ended, before the process exits:
+    /// its request to the upstream is closed, no completion is journaled for it (after a restart it
+    /// is interrupted, with either backend), and nothing of it runs on after the server.
+    @Test(arguments: TestStorage.all)
+    func anEffectOutlivingTheDeadlineIsCancelledAndEndsBeforeTheProcess(storage: TestStorage) async throws {
+        try await withSilentUpstream { upstream in
+            try await storage.withPlace("graceful") { place in
+                let arguments = place.arguments + ["--set", "search.baseURL=http://127.0.0.1:\(upstream.port)", "--set", "search.timeoutSeconds=600"]
+                var server = try await ServerProcess.start(
+                    arguments: arguments + ["--set", "http.shutdownDeadlineSeconds=1"], environment: ["REACTOR_ADMIN_TOKEN": Self.token])
+                var client = try server.client()
+                #expect(try client.request("POST", "/sessions", body: #"{"reactor":"search","id":"finder"}"#).status == 201)
+                #expect(try client.request("POST", "/sessions/finder/actions", body: #"{"type":"updateQuery","query":"swift"}"#).json()["seq"] as? Int == 1)
+                try await upstream.events.next("the search to reach the upstream") { $0.head?.contains("q=swift") ?? false }
+
+                #expect(try await server.stop(signal: SIGTERM) == .exited(0))
+                let notice = try #require(
+                    server.process.errorLines.values.first { $0.contains("effects still running at shutdown were cancelled") },
+                    "the server says it cancelled the effect still running")
+                #expect(notice.contains(#""effects":1"#), "one effect task was cut off: \(notice)")
+                #expect(notice.contains(#""ended":true"#), "it ended before the journal closed: \(notice)")
+                try await upstream.events.next("the cancelled search's connection to close") { $0 == .closed(connection: 0) }
+
+                server = try await ServerProcess.start(arguments: arguments, environment: ["REACTOR_ADMIN_TOKEN": Self.token])
+                client = try server.client()
+                #expect(try client.request("GET", "/sessions/finder").json()["version"] as? Int == 2)
+                let log = try client.request("GET", "/admin/sessions/finder/actions", headers: Self.admin).json()["actions"] as? [[String: Any]]
+                #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [true], "cut off at shutdown, the action reads as interrupted")
+                #expect(try await server.stop() == .exited(0))
+                #expect(upstream.events.values.compactMap(\.head).count == 1, "an interrupted action is never re-run")
+            }
+        }
+    }
 }

@@ -220,12 +220,29 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         }
     }
 
+    /// `waitForEffects()`, and then until the tasks of those effects (and of those `stop()` cancelled)
+    /// have returned, not merely reduced their last mutation: what their closures captured is released
+    /// by then, so a process that exits next leaves nothing of them behind. Returns early, like
+    /// `waitForEffects()`, when the calling task is cancelled.
+    public func waitForEffectTasks() async {
+        let tokens = core.withLock { core -> [EffectToken] in
+            guard let extras = core.extras else { return [] }
+            defer { extras.stoppedEffects = [] }
+            return Array(extras.effects.values) + extras.stoppedEffects
+        }
+        await waitForEffects()
+        // Every one of them has handed in its last work: each returns at once.
+        guard !Task.isCancelled else { return }
+        for token in tokens { await token.wait() }
+    }
+
     /// Cancels every in-flight effect and merged source, refuses later actions, and sends observers `.finished`.
     public func stop() {
         let work = core.withLock { core -> (tokens: [EffectToken], sources: [Task<Void, Never>], drain: DrainState<R>?)? in
             if core.isStopped { return nil }
             core.isStopped = true
             let tokens = core.extras.map { Array($0.effects.values) } ?? []
+            core.extras?.stoppedEffects = tokens
             let sources = core.extras?.sourceTasks ?? []
             core.extras?.sourceTasks = []
             core.queue.append(.finish)

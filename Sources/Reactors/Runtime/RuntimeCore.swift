@@ -72,6 +72,8 @@ final class RuntimeExtras<R: Reactor> {
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
     var effects: [ObjectIdentifier: EffectToken] = [:]
+    /// The effects `stop()` cancelled, until `waitForStoppedEffectTasks()` takes them.
+    var stoppedEffects: [EffectToken] = []
     var effectWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     var nextWaiterID: UInt64 = 0
     var sourceTasks: [Task<Void, Never>] = []

@@ -20,7 +20,7 @@ public enum ConfigurationSchema {
         .seconds("http.idleTimeoutSeconds", \.http.idleTimeoutSeconds, 0.1...86_400, "Idle keep-alive connections close after this long."),
         .seconds("http.bodyTimeoutSeconds", \.http.bodyTimeoutSeconds, 0.1...3600, "A request body that stops arriving for this long is cut off."),
         .seconds("http.writeTimeoutSeconds", \.http.writeTimeoutSeconds, 0.1...3600, "A peer that stops reading a response for this long is cut off."),
-        .seconds("http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600, "On SIGTERM/SIGINT, in-flight work gets this long; what is still unanswered then gets 503 shutting_down, and the process exits."),
+        .seconds("http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600, "On SIGTERM/SIGINT, in-flight work (requests and effects) gets this long; what is still unanswered then gets 503 shutting_down, effects still running are cancelled (their actions show as interrupted), and the process exits."),
         .integer("http.maxConnections", \.http.maxConnections, 0...10_000_000, "Most connections at once; more get 503 too_many_connections; 0: the open-file limit less a tenth (16 to 1024 kept for files and outgoing connections)."),
         .integer("http.maxConnectionsPerAddress", \.http.maxConnectionsPerAddress, 0...10_000_000, "Most connections from one client address (limits.exemptAddresses and limits.trustedProxies excepted); more get 503 too_many_connections; 0: no limit."),
         .seconds("sse.keepAliveSeconds", \.sse.keepAliveSeconds, 0.1...3600, "A quiet event stream gets a ': keep-alive' comment after this long."),

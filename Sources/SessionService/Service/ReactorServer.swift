@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logs
 import NATS
+import Synchronization
 
 /// The whole server: configuration, the HTTP server and the reactor service, in a few lines.
 ///
@@ -25,6 +26,8 @@ public final class ReactorServer: Sendable {
     let logger: Logger
     /// Where sessions are stored, nil with `storage.memoryOnly`.
     let storage: (any StorageBackend)?
+    /// When ``shutdown()`` was first called, in the service clock's monotonic nanoseconds; 0 before.
+    let shutdownBegan = Atomic<UInt64>(0)
 
     /// Builds the server; nothing listens until ``start()``.
     public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
@@ -101,14 +104,43 @@ public final class ReactorServer: Sendable {
 
     /// Graceful shutdown: stop accepting, finish in-flight requests, end streams.
     public func shutdown() {
+        // Once: a second signal must not move the deadline effects are given.
+        _ = shutdownBegan.compareExchange(expected: 0, desired: max(1, service.context.clock.monotonicNanoseconds()), ordering: .relaxed)
         service.stop()
         http.shutdown()
     }
 
-    /// Blocks until the server has stopped, then syncs and closes the journal.
+    /// How long shutdown waits for the effects it cancelled (those still running once the HTTP
+    /// server has stopped) to end before it closes storage regardless.
+    static let effectStopBound: Duration = .seconds(5)
+
+    /// Blocks until the server has stopped, then ends every session's effects and syncs and closes
+    /// the journal.
     public func waitUntilStopped() {
         http.waitUntilStopped()
+        stopSessions()
         storage?.close()
+    }
+
+    /// Stops every resident session once nothing can reach them: effects still running are
+    /// cancelled (their actions read as interrupted after a restart) and their tasks end before the
+    /// journal closes, so none outlives the server or writes after it.
+    func stopSessions(within bound: Duration = effectStopBound) {
+        // What is left of http.shutdownDeadlineSeconds, counted from shutdown().
+        var grace = Duration.zero
+        let began = shutdownBegan.load(ordering: .relaxed)
+        if began > 0 {
+            let elapsed = Duration.nanoseconds(Int64(service.context.clock.monotonicNanoseconds() &- began))
+            grace = max(.zero, .seconds(configuration.http.shutdownDeadlineSeconds) - elapsed)
+        }
+        let outcome = service.store.stopAtShutdown(grace: grace, within: bound)
+        guard outcome.effectsCutOff > 0 else { return }
+        let fields: LogFields = ["effects": .int(outcome.effectsCutOff), "ended": .bool(outcome.effectsEnded)]
+        if outcome.effectsEnded {
+            logger.notice("effects still running at shutdown were cancelled; their actions show as interrupted after a restart", fields)
+        } else {
+            logger.warning("effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them", fields)
+        }
     }
 
     /// Opens the configured storage backend, unless memory-only.

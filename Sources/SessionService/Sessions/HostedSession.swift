@@ -63,6 +63,14 @@ public protocol HostedSession: AnyObject, Sendable {
     /// `event: error` with code `session_moved` and their streams close.
     func endMoved(_ reason: String)
 
+    /// How many effect tasks it runs now.
+    var runningEffects: Int { get }
+    /// At shutdown, once no request can reach it: stops the session, cancelling the effects still
+    /// running (see ``Session/stopAtShutdown()``); returns how many effect tasks were cut off.
+    func stopAtShutdown() -> Int
+    /// Returns once none of its effect tasks runs any more (after ``stopAtShutdown()``).
+    func waitForEffects() async
+
     /// Leaves memory after journaling a snapshot; false when it must stay resident.
     func passivate() -> Bool
     /// Leaves memory for another process after journaling a snapshot, ending its subscriptions with
@@ -82,6 +90,9 @@ public protocol HostedSession: AnyObject, Sendable {
 
 extension HostedSession {
     public func endMoved(_ reason: String) { end() }
+    public var runningEffects: Int { 0 }
+    public func stopAtShutdown() -> Int { 0 }
+    public func waitForEffects() async {}
     public func passivate() -> Bool { false }
     public func handOff(to instance: String) -> Bool { false }
     public var isSnapshotDue: Bool { false }

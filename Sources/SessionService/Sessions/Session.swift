@@ -119,13 +119,13 @@ final class Session<R: Reactor>: HostedSession {
                     let ticket = ActionTicket()
                     if let completion {
                         receipt = try runtime.submit(action) { [weak self] result in
-                            journal.completed(ticket)
+                            journal.ended(ticket, result)
                             guard let self else { return completion(.failure(.ended)) }
                             completion(self.encoded(result))
                         }
                     } else {
                         // No caller waits: no weak reference to take and load on every action.
-                        receipt = try runtime.submit(action) { _ in journal.completed(ticket) }
+                        receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
                     }
                     log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
                     journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)

@@ -1,4 +1,5 @@
 import Logs
+import Reactors
 import Synchronization
 
 /// One resident session's journaling, whatever the backend: it orders the session's action records,
@@ -84,6 +85,17 @@ final class SessionJournal: Sendable {
             log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, action: body)
             changedSinceSnapshot.store(true, ordering: .relaxed)
         }
+    }
+
+    /// Called when the ticket's action ends: `result` is its runtime's completion.
+    ///
+    /// When every mutation it produced was reduced, the completion is journaled. When the runtime
+    /// stopped first (`.stopped`: shutdown, or the session left this process) nothing is journaled:
+    /// the action stays unfinished, so later snapshots and a restart show it interrupted, never re-run.
+    @inlinable
+    func ended<S>(_ ticket: ActionTicket, _ result: Result<S, ReactorError>) {
+        if case .failure(.stopped) = result { return }
+        completed(ticket)
     }
 
     /// Called when every mutation of the ticket's action has been reduced.
