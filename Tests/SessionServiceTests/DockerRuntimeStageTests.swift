@@ -48,7 +48,9 @@ import Glibc
         let result = try await TestProcess.run("/usr/bin/dpkg", ["-S", "*/\(library)"])
         let owners = result.output.split(separator: "\n").compactMap { line -> String? in
             let parts = line.split(separator: ":", maxSplits: 1)
-            guard parts.count == 2, parts[1].contains("-linux-gnu/") || parts[1].hasPrefix(" /lib") else { return nil }
+            // The native library: a multiarch folder or /lib64, never another architecture's copy
+            // (libc6-i386's /lib32/libm.so.6 answers the same pattern when it is installed).
+            guard parts.count == 2, parts[1].contains("-linux-gnu/") || parts[1].hasPrefix(" /lib64/") else { return nil }
             return parts[0].split(separator: ":").first.map(String.init)
         }
         return try #require(owners.first, "no package ships \(library): \(result.output) \(result.error)")
