@@ -97,3 +97,19 @@ public func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) asy
         }
     }
 }
+
+extension TestClient {
+    /// Runs `body`, which reads from this client and may block for long (a stream's next event, an
+    /// answer held back), on a thread of its own (see ``offPool(_:)``). The client must not be used
+    /// elsewhere until it returns.
+    ///
+    /// ```swift
+    /// let event = try await watcher.offPool { try $0.nextEvent(within: .seconds(30)) }
+    /// ```
+    public func offPool<T: Sendable>(_ body: @escaping (TestClient) throws -> T) async throws -> T {
+        // One caller at a time, handed over and back: the client and the closure never run concurrently.
+        nonisolated(unsafe) let client = self
+        nonisolated(unsafe) let body = body
+        return try await ReactorServerTesting.offPool { try body(client) }
+    }
+}
