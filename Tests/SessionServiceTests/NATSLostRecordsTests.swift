@@ -46,22 +46,28 @@ struct NATSLostRecordsTests {
                     try b.client().request("GET", "/sessions/s").status == 200
                 }
             }
-            relay.resume()
-
-            // a's records reach JetStream behind b's fence: they can never be stored.
-            let answer = try probe.readResponse(method: "POST")
-            #expect(!(200..<300).contains(answer.status), "a acknowledged an action whose records were fenced off: \(answer.status) \(answer.text)")
-            let rest = String(decoding: try watcher.readToEnd(), as: UTF8.self)
-            #expect(!rest.contains("id: 2"), "a's stream showed a state that was never stored: \(rest)")
-            // The relayed stream never shows a's lost state either, and is told the session moved.
-            var seen: [TestEvent] = []
-            while let event = try? relayed.nextEvent(within: .seconds(30)) {
-                seen.append(event)
-                if event.event == "error" || event.event == "end" { break }
+            // b's relayed stream of s is told the session moved while a is still cut off: b runs s now, and
+            // a, which could say so, cannot reach anyone. It never shows a's lost state.
+            let seen = try await relayed.offPool { relayed -> [TestEvent] in
+                var seen: [TestEvent] = []
+                while let event = try? relayed.nextEvent(within: .seconds(30)) {
+                    seen.append(event)
+                    if event.event == "error" || event.event == "end" { break }
+                }
+                return seen
             }
             #expect(!seen.contains { $0.event == "state" && $0.id == "2" }, "b's relayed stream showed a state that was never stored: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })")
             #expect(seen.last?.event == "error" && seen.last?.data?.contains("session_moved") == true, "b's relayed stream did not end with session_moved: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })")
 
+            relay.resume()
+
+            // a's records reach JetStream behind b's fence: they can never be stored.
+            // Reads that wait on the instances run off the shared pool: in-process servers of other
+            // tests need its threads meanwhile.
+            let answer = try await probe.offPool { try $0.readResponse(method: "POST") }
+            #expect(!(200..<300).contains(answer.status), "a acknowledged an action whose records were fenced off: \(answer.status) \(answer.text)")
+            let rest = String(decoding: try await watcher.offPool { try $0.readToEnd() }, as: UTF8.self)
+            #expect(!rest.contains("id: 2"), "a's stream showed a state that was never stored: \(rest)")
             // a goes on: it did not stop itself, and serves other sessions.
             #expect(a.process.isRunning, "a stopped: \(a.standardError.suffix(4000))")
             try await NATSFailoverTests.whileLogging(a) {

@@ -23,7 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
-        if let peers = storage.peers { relays.sweep(peers) }
+        if let peers = storage.peers { relays.sweep(peers) { [store] in store.isResident($0) } }
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the

@@ -54,23 +54,41 @@ final class RelayedSubscriptions: Sendable {
 
     // MARK: Upkeep
 
-    /// Ends relays here without local subscribers (telling their owners), and forgets subscriptions
-    /// held for instances that are gone or whose session ended them.
-    func sweep(_ peers: any ClusterPeers) {
+    /// Ends relays here without local subscribers (telling their owners) and relays whose owner no
+    /// longer runs the session as far as this instance can tell (it runs here now, `isResident`, or
+    /// its owner's heartbeat is gone), and forgets subscriptions held for instances that are gone or
+    /// whose session ended them.
+    func sweep(_ peers: any ClusterPeers, isResident: (String) -> Bool) {
+        // An owner whose records were fenced off may never say that it lost the session (it may be
+        // cut off from the cluster for good): the instance that took the session over, or any that
+        // sees the owner gone, sends the relay's subscribers to where the session runs now.
+        let all = relayed.withLock { Array($0.values) }
+        let goneOwners = Set(Set(all.map(\.owner)).filter { !peers.isAlive($0) })
+        for session in all where isResident(session.id) || goneOwners.contains(session.owner) {
+            let inbox = session.inboxSubject
+            session.end(.unavailable(code: "session_moved", message: "instance \(session.owner) no longer runs the session; reconnect to follow it"))
+            if let inbox, !goneOwners.contains(session.owner) { unsubscribe(session, inbox, peers) }
+        }
         let unwatched = relayed.withLock { relayed in relayed.values.filter(\.isUnwatched) }
         for session in unwatched {
+            let inbox = session.inboxSubject
             // Nobody watches it; one who joined in the instant since is sent to reconnect, not told it ended.
             session.end(.unavailable(code: "session_moved", message: "this instance stopped relaying the session as this stream joined; reconnect to follow it"))
-            let request = ForwardedRequest(method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil, body: [], relay: (session.inboxSubject ?? "", peers.instanceName))
-            peers.forward(request, to: session.owner) { _ in }
+            unsubscribe(session, inbox ?? "", peers)
         }
         let holders = held.withLock { held in Set(held.values.map(\.instance)) }
-        let gone = Set(holders.filter { !peers.isAlive($0) })
+        let goneHolders = Set(holders.filter { !peers.isAlive($0) })
         let dropped = held.withLock { held -> [Held] in
-            let dropped = held.filter { gone.contains($0.value.instance) || $0.value.subscriber.sink == nil }
+            let dropped = held.filter { goneHolders.contains($0.value.instance) || $0.value.subscriber.sink == nil }
             for subject in dropped.keys { held.removeValue(forKey: subject) }
             return Array(dropped.values)
         }
         for entry in dropped { entry.session.handle(.closed, for: entry.subscriber) }
+    }
+
+    /// Tells the owner of `session` to end the subscription whose events go to `inbox`.
+    private func unsubscribe(_ session: RelayedSession, _ inbox: String, _ peers: any ClusterPeers) {
+        let request = ForwardedRequest(method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil, body: [], relay: (inbox, peers.instanceName))
+        peers.forward(request, to: session.owner) { _ in }
     }
 }
