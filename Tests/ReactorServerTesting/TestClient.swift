@@ -96,6 +96,7 @@ public final class TestClient {
         var offset = 0
         while offset < bytes.count {
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            if n < 0, errno == EINTR { continue }
             guard n > 0 else { throw TestFailure("send to port \(port): errno \(errno)") }
             offset += n
         }
@@ -117,6 +118,8 @@ public final class TestClient {
         let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
         if n == 0 { return false }
         if n < 0 {
+            // A signal (a debugger attaching, a child exiting) interrupts the wait; it is not an answer.
+            if errno == EINTR { return try fill(what()) }
             if errno == ECONNRESET { return false }
             let received = String(decoding: buffer.suffix(300), as: UTF8.self)
             if errno == EAGAIN || errno == EWOULDBLOCK {
