@@ -245,8 +245,9 @@ final class EventLoop: @unchecked Sendable {
             for task in spare {
                 switch task {
                 case .run(let work): work()
-                case .flush(let stream): stream.moveOutput()
-                case .flushAll(let streams): for stream in streams { stream.moveOutput() }
+                // Written in `flush()`, after this round's answers, like the streams this loop fed.
+                case .flush(let stream): localStreams.append(stream)
+                case .flushAll(let streams): localStreams.append(contentsOf: streams)
                 }
             }
             spare.removeAll(keepingCapacity: spare.capacity <= 1024)
@@ -297,21 +298,27 @@ final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Writes every connection with pending output. Stream output is written as soon as it is
-    /// moved, so the first subscriber is not kept waiting for the last one's bookkeeping.
+    /// Writes every connection with pending output: answers first, then event streams. Stream output
+    /// is written as soon as it is moved, so the first subscriber is not kept waiting for the last
+    /// one's bookkeeping.
+    ///
+    /// Answers go first because a fan-out can be long (a thousand writes) and an answer is one: the
+    /// client that sent the action hears back at once and its next request arrives while the fan-out
+    /// is written, so the next round carries several states to each subscriber in one write, as a
+    /// busy session's states come faster than one write each can carry them.
     func flush() {
         var rounds = 0
         while !localStreams.isEmpty || !dirty.isEmpty {
             rounds += 1
+            swap(&dirty, &flushingConnections)
+            for connection in flushingConnections { connection.flushIfDirty() }
+            flushingConnections.removeAll(keepingCapacity: true)
             swap(&localStreams, &flushingStreams)
             for stream in flushingStreams {
                 stream.moveOutput()
                 stream.connection.flushIfDirty()
             }
             flushingStreams.removeAll(keepingCapacity: true)
-            swap(&dirty, &flushingConnections)
-            for connection in flushingConnections { connection.flushIfDirty() }
-            flushingConnections.removeAll(keepingCapacity: true)
             // Notices run during writes may queue more; later rounds pick that up, bounded so
             // a producer that refills on every drain cannot starve the loop.
             if rounds >= 4 { break }
