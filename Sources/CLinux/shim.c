@@ -1,4 +1,5 @@
 #define _GNU_SOURCE
+#include <malloc.h>
 #include "CLinux.h"
 #include <sched.h>
 #include <string.h>
@@ -82,4 +83,12 @@ int CLinux_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, cons
 
 int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from) {
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
+}
+
+void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *arenas) {
+    struct mallinfo2 info = mallinfo2();
+    /* uordblks: in use in the arenas; hblkhd: large allocations mapped on their own (always in use). */
+    *in_use = (uint64_t)info.uordblks + (uint64_t)info.hblkhd;
+    *free_bytes = (uint64_t)info.fordblks;
+    *arenas = (uint64_t)info.arena;
 }

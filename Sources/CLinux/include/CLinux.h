@@ -1,7 +1,8 @@
 #ifndef CLINUX_H
 #define CLINUX_H
-/* Linux interfaces Glibc does not expose to Swift: epoll, eventfd, accept4 and the CPU affinity
-   count. Thin inline wrappers so Swift sees plain functions and constants. */
+/* Linux interfaces Glibc does not expose to Swift: epoll, eventfd, accept4, the CPU affinity
+   count and the allocator's statistics. Thin inline wrappers so Swift sees plain functions and
+   constants. */
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -47,4 +48,7 @@ int CLinux_pipe_cloexec(int fds[2]);
 int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, int from);
 /* posix_spawn_file_actions_addchdir_np, which needs _GNU_SOURCE. */
 int CLinux_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
+/* glibc's heap, from mallinfo2(): bytes in use by live allocations (small and large ones), bytes the
+   allocator holds free (counted in its arenas but not in use), and bytes in its arenas in all. */
+void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *arenas);
 #endif

@@ -50,6 +50,10 @@ public final class ServiceMetrics: Sendable {
         text.family("reactor_answers_not_stored_total", type: "counter", help: "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose).")
         text.sample("reactor_answers_not_stored_total", value: answersNotStored.value)
         text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
+        let heap = ProcessHeap.current()
+        text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")
+        text.sample("reactor_process_heap_bytes", labels: ["state": "in_use"], value: Int(clamping: heap.inUse))
+        text.sample("reactor_process_heap_bytes", labels: ["state": "free"], value: Int(clamping: heap.free))
         storageMetrics.withLock { $0 }?(&text)
         return text.output
     }
