@@ -73,7 +73,7 @@ public final class ReactorService: HTTPResponder {
         storageWaitsOnNetwork = storage?.waitsOnNetwork ?? false
         if let storage {
             storage.attach(store)
-            context.metrics.storageMetrics.withLock { $0 = { storage.renderMetrics(into: &$0) } }
+            context.metrics.storageMetrics.withLock { $0 = storage }
         }
         let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
         openAPIDocument = openAPI.json(reactor: nil)

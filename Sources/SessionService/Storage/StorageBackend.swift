@@ -22,7 +22,7 @@ import Tokens
 /// let position = backend.appendedPosition
 /// backend.whenDurable(position) { print("version 1 is durable") }
 /// ```
-protocol StorageBackend: AnyObject, Sendable {
+protocol StorageBackend: MetricsSource {
     /// Why records cannot be written right now, nil when they can: changes are refused meanwhile
     /// (503), and `/healthz` says so.
     var unavailableReason: String? { get }
@@ -101,8 +101,7 @@ protocol StorageBackend: AnyObject, Sendable {
     /// Whether loading or creating a session waits on network round trips (see the extension's
     /// default): the service then does it on a worker thread, never on an event loop.
     var waitsOnNetwork: Bool { get }
-    /// Adds the backend's own metrics to `/metrics` (see the extension's default).
-    func renderMetrics(into text: inout PrometheusText)
+    // `/metrics`: the backend's own families (``MetricsSource``; see the extension's default).
 
     /// Periodic work (erasing deleted sessions, compacting, trimming old records). `resident` writes
     /// fresh snapshots and action-log checkpoints of sessions in memory when the backend needs them.
