@@ -85,10 +85,14 @@ int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
     return posix_spawn_file_actions_addclosefrom_np(actions, from);
 }
 
-void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *arenas) {
+void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *mapped) {
     struct mallinfo2 info = mallinfo2();
     /* uordblks: in use in the arenas; hblkhd: large allocations mapped on their own (always in use). */
     *in_use = (uint64_t)info.uordblks + (uint64_t)info.hblkhd;
     *free_bytes = (uint64_t)info.fordblks;
-    *arenas = (uint64_t)info.arena;
+    *mapped = (uint64_t)info.hblkhd;
+}
+
+int CLinux_heap_fix_mmap_threshold(size_t bytes) {
+    return mallopt(M_MMAP_THRESHOLD, (int)bytes);
 }

@@ -49,6 +49,10 @@ int CLinux_spawn_file_actions_addclosefrom(posix_spawn_file_actions_t *actions, 
 /* posix_spawn_file_actions_addchdir_np, which needs _GNU_SOURCE. */
 int CLinux_spawn_file_actions_addchdir(posix_spawn_file_actions_t *actions, const char *path);
 /* glibc's heap, from mallinfo2(): bytes in use by live allocations (small and large ones), bytes the
-   allocator holds free (counted in its arenas but not in use), and bytes in its arenas in all. */
-void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *arenas);
+   allocator holds free (counted in its arenas but not in use), and bytes of the large allocations
+   mapped on their own (part of in_use). */
+void CLinux_heap_statistics(uint64_t *in_use, uint64_t *free_bytes, uint64_t *mapped);
+/* mallopt(M_MMAP_THRESHOLD, bytes): allocations of at least `bytes` are mapped on their own and
+   unmapped when freed, and glibc stops raising that threshold as large blocks are freed. 1 when set. */
+int CLinux_heap_fix_mmap_threshold(size_t bytes);
 #endif

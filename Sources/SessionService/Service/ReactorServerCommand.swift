@@ -46,8 +46,10 @@ public enum ReactorServerCommand {
         let logger = Logger(label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
         for warning in options.warnings { logger.warning(warning) }
 
-        // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT.
+        // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT, and so that
+        // every allocation sees one heap policy (large blocks go back to the kernel when freed).
         ShutdownSignals.block([SIGTERM, SIGINT])
+        ProcessHeap.fixMapThreshold(environment: environment)
         // Listening from here on: opening storage may wait a long time (JetStream still electing a
         // leader, with no time limit by default), and a container being stopped meanwhile must stop.
         let serving = Mutex<ReactorServer?>(nil)
