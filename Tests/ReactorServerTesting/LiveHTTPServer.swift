@@ -39,7 +39,12 @@ public func withHTTPServer<R>(
     configuration.loopCount = 2
     // On a loaded machine a real-clock test could see a keep-alive comment where it expects an event;
     // a manual clock sends one only when the test advances it.
-    if clock.advancesByItself { configuration.eventStreamKeepAliveInterval = .seconds(3600) }
+    // Likewise a test holding a request to answer it itself may not run for a minute on a loaded
+    // machine (its pool threads busy), and the response timeout would answer and close first.
+    if clock.advancesByItself {
+        configuration.eventStreamKeepAliveInterval = .seconds(3600)
+        configuration.responseTimeout = .seconds(3600)
+    }
     configure(&configuration)
     let server = HTTPServer(configuration: configuration, responder: responder, clock: clock, logger: logger)
     let address = try server.start()
