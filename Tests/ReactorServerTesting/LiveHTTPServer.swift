@@ -37,10 +37,9 @@ public func withHTTPServer<R>(
     var configuration = HTTPServer.Configuration()
     configuration.port = 0
     configuration.loopCount = 2
-    // On a loaded machine a real-clock test could see a keep-alive comment where it expects an event;
-    // a manual clock sends one only when the test advances it.
-    // Likewise a test holding a request to answer it itself may not run for a minute on a loaded
-    // machine (its pool threads busy), and the response timeout would answer and close first.
+    // On a loaded machine a real-clock test may not run for a minute (its pool threads busy): it could
+    // see a keep-alive comment where it expects an event, or a request it holds to answer itself could
+    // get the response timeout's 503 first. A manual clock fires either only when the test advances it.
     if clock.advancesByItself {
         configuration.eventStreamKeepAliveInterval = .seconds(3600)
         configuration.responseTimeout = .seconds(3600)
