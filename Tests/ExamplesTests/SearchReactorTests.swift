@@ -55,7 +55,7 @@ final class ScriptedFetch: Sendable {
     }
 }
 
-@Suite struct SearchReactorTests {
+@Suite(.offThePool) struct SearchReactorTests {
     typealias State = SearchReactor.State
 
     @Test func searchThenLoadNextPage() async throws {

@@ -40,7 +40,7 @@ struct JSONRefusals: HTTPResponder {
     }
 }
 
-@Suite struct ConnectionLimitTests {
+@Suite(.offThePool) struct ConnectionLimitTests {
     /// Opens connections until one is served again, at most `attempts` times (a closed connection is
     /// released when its loop reads the peer's FIN, an instant after the client closes).
     static func servedAgain(_ address: SocketAddress, path: String = "/again", source: String? = nil, attempts: Int = 200) throws -> Bool {

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// The server at the process's open-file limit, in a child process whose limit is lowered.
-@Suite(.serialized) struct DescriptorLimitTests {
+@Suite(.offThePool, .serialized) struct DescriptorLimitTests {
     @Test func keepsServingAtTheLimitShedsNewConnectionsAndRecovers() async throws {
         // A connection limit above the descriptor limit: accept itself runs out of descriptors.
         let server = try await ServerProcess.start("http-bench-server", arguments: ["--loops", "1", "--max-connections", "100000"], shell: "ulimit -n 64")

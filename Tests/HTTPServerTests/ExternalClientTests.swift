@@ -23,7 +23,7 @@ struct CurlApp: HTTPResponder {
     }
 }
 
-@Suite(.serialized) struct ExternalClientTests {
+@Suite(.offThePool, .serialized) struct ExternalClientTests {
     @Test func curlPostsJSONUploadsChunkedAndFollowsAnEventStream() async throws {
         let curl = try TestProcess.tool("curl")
         try await withHTTPServer(CurlApp()) { _, address in

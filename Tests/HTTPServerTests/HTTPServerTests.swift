@@ -17,7 +17,7 @@ let echoResponder = ClosureResponder { request, writer in
     writer.respond(status: 200, headers: ["Content-Type": "text/plain"], body: Array(text.utf8))
 }
 
-@Suite struct HTTPServerTests {
+@Suite(.offThePool) struct HTTPServerTests {
     @Test func answersAGetOverARealSocket() async throws {
         try await withHTTPServer(echoResponder) { _, address in
             let client = try TestClient(address)

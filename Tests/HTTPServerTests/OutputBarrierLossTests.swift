@@ -5,7 +5,7 @@ import Testing
 /// A barrier that may lose positions (records that can never be stored: their session was taken over
 /// by another process): output that names a lost position is never written, whatever the watermark
 /// passed, while output depending on other positions, or on everything appended, goes on.
-@Suite struct OutputBarrierLossTests {
+@Suite(.offThePool) struct OutputBarrierLossTests {
     /// Answers `/p<N>` with its path, showing position N (a session's own records); `/all` with what
     /// depends on everything appended; `/ack<N>` as an acknowledgement of position N (refusable).
     static func responder(_ barrier: ManualBarrier) -> ClosureResponder {

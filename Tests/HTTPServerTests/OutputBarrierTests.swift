@@ -80,7 +80,7 @@ final class ManualBarrier: OutputBarrier {
 /// (its loop goes on) until the barrier wakes the connection; answers keep their order; an answer
 /// never made durable is never sent. Every server runs on an injected clock: a held answer's write
 /// deadline must not pass while a busy test run keeps the test from its next step.
-@Suite struct OutputBarrierTests {
+@Suite(.offThePool) struct OutputBarrierTests {
     /// Bytes the client's socket holds unread: what the server has written so far.
     static func unread(_ client: TestClient) -> Int32 {
         var count: Int32 = 0

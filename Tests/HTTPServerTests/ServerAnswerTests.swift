@@ -10,7 +10,7 @@ import Glibc
 
 /// Everything the server answers by itself (timeouts, a dropped request, shutdown) goes through the
 /// responder's `response(for:)`, like the parser's rejections; HEAD answers never carry a body.
-@Suite struct ServerAnswerTests {
+@Suite(.offThePool) struct ServerAnswerTests {
     /// `/hold` requests are kept unanswered; `/drop` ones dropped; `/events` streams; others get 200.
     final class App: HTTPResponder {
         let held = Mutex<[HTTPResponseWriter]>([])

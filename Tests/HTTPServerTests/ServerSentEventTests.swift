@@ -8,7 +8,7 @@ import Testing
 import Glibc
 #endif
 
-@Suite struct ServerSentEventFramingTests {
+@Suite(.offThePool) struct ServerSentEventFramingTests {
     static let cases: [(ServerSentEvent, String)] = [
         (ServerSentEvent(data: "x"), "data: x\n\n"),
         (ServerSentEvent(event: "state", id: "7", data: "{\"a\":1}"), "event: state\nid: 7\ndata: {\"a\":1}\n\n"),
@@ -55,7 +55,7 @@ final class StreamHub: HTTPResponder {
     }
 }
 
-@Suite struct EventStreamTests {
+@Suite(.offThePool) struct EventStreamTests {
     @Test func streamsFramedEventsWithAKeepAliveCommentAfterAQuietInterval() async throws {
         let hub = StreamHub()
         let clock = InjectedClock()

@@ -4,7 +4,7 @@ import ReactorServerTesting
 import Testing
 
 /// A 3-node JetStream cluster on loopback: R3 streams, leader failover, paused nodes.
-@Suite(.serialized, .timeLimit(.minutes(5)), .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .serialized, .timeLimit(.minutes(5)), .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct JetStreamClusterTests {
     /// A cluster, a connection to all its nodes and a JetStream context, ready; torn down after `body`.
     func withCluster(_ configure: @escaping (inout NATSOptions) -> Void = { _ in }, _ body: (NATSTestCluster, JetStream, Recorder<LogRecord>) async throws -> Void) async throws {

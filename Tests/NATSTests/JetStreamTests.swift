@@ -4,7 +4,7 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct JetStreamTests {
     /// A JetStream server, a connection and a context; `body` runs with them, then all is torn down.
     func withJetStream(_ body: (JetStream, NATSServerProcess) async throws -> Void) async throws {

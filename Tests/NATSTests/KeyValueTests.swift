@@ -3,7 +3,7 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct KeyValueTests {
     func withBucket(_ config: KeyValueConfig = KeyValueConfig(bucket: "owners"), _ body: (KeyValue, JetStream, NATSServerProcess) async throws -> Void) async throws {
         let server = try await NATSServerProcess.start()

@@ -5,7 +5,7 @@ import Synchronization
 import ReactorServerTesting
 import Testing
 
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSConnectionTests {
     @Test func deliversMessagesWithHeadersToWildcardAndQueueSubscribers() async throws {
         try await NATSServerProcess.with(jetStream: false) { server in

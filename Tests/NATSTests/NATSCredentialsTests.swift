@@ -3,7 +3,7 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSCredentialsTests {
     @Test func userAndPasswordFromTheURLOrTheOptions() async throws {
         try await NATSServerProcess.with(jetStream: false, extra: ["--user", "app", "--pass", "s3cret"]) { server in

@@ -3,7 +3,7 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSReconnectTests {
     @Test func survivesAKill9OfItsOnlyServerAndResubscribes() async throws {
         try await NATSServerProcess.with(jetStream: false) { server in

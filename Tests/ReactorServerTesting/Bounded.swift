@@ -19,7 +19,8 @@ public func waitFor<T: Sendable>(
             guard (try? await Task.sleep(for: bound)) != nil else { return }
             race.finish(.failure(TestFailure("waited \(bound.spoken) for \(what); it did not happen")))
         })
-        race.add(Task {
+        // Where test bodies run (the body may block in a read), never on the cooperative pool.
+        race.add(Task(executorPreference: TestThreads.shared) {
             do {
                 race.finish(.success(try await body()))
             } catch {
@@ -84,8 +85,9 @@ public func eventually(_ what: String, within bound: Duration = defaultBound, _ 
 }
 
 /// Runs blocking work (a build, a child process, socket reads that wait on the server) on a thread of
-/// its own and awaits it. Swift Testing runs tests on the cooperative pool (one thread per core): a test
-/// blocking a pool thread starves every in-process reactor whose effects need the pool.
+/// its own and awaits it: for a wait that must not hold one of the capped ``TestThreads`` (a long build),
+/// or for tests whose suite is not marked ``Trait/offThePool`` (their bodies run on the cooperative
+/// pool, where a blocked thread starves every in-process reactor whose effects need it).
 ///
 /// ```swift
 /// let response = try await offPool { try client.request("POST", "/sessions/s/actions?wait=true", body: body) }

@@ -4,7 +4,7 @@ import ReactorsTesting
 import Synchronization
 import Testing
 
-@Suite struct EffectTests {
+@Suite(.offThePool) struct EffectTests {
     @Test func concatKeepsOrderAcrossAsyncParts() async throws {
         let runtime = ReactorRuntimeBox.make()
         let snapshot = try await runtime.sendAndWait(.effect { _ in

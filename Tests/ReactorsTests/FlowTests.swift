@@ -3,7 +3,7 @@ import Reactors
 import Synchronization
 import Testing
 
-@Suite struct FlowTests {
+@Suite(.offThePool) struct FlowTests {
     /// Follows a shared "current user" the way ReactorKit's README merges a global state.
     struct ProfileReactor: Reactor {
         enum Action: Codable, Sendable { case rename(String), ignored }
@@ -105,7 +105,7 @@ import Testing
     }
 }
 
-@Suite struct MergedActionTests {
+@Suite(.offThePool) struct MergedActionTests {
     /// Merges a stream of actions (e.g. ticks from elsewhere) into its own.
     struct TickReactor: Reactor {
         enum Action: Codable, Sendable, Equatable { case tick, local }
@@ -142,7 +142,7 @@ import Testing
     }
 }
 
-@Suite struct SharedValueTests {
+@Suite(.offThePool) struct SharedValueTests {
     @Test func valuesYieldTheCurrentValueThenEveryUpdate() async throws {
         try await waitFor("the shared value's updates") {
             let shared = SharedValue(1)
@@ -168,7 +168,7 @@ import Testing
     }
 }
 
-@Suite struct WaitForEffectsTests {
+@Suite(.offThePool) struct WaitForEffectsTests {
     @Test func waitingEndsWhenTheWaitingTaskIsCancelled() async throws {
         let runtime = ReactorRuntimeBox.make()
         let gate = Gate()

@@ -31,7 +31,7 @@ struct RecordingMiddleware: ReactorMiddleware {
     }
 }
 
-@Suite struct MiddlewareTests {
+@Suite(.offThePool) struct MiddlewareTests {
     @Test func interceptRejectsWithoutTakingASeq() throws {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())

@@ -3,7 +3,7 @@ import Reactors
 import Synchronization
 import Testing
 
-@Suite struct OrderingTests {
+@Suite(.offThePool) struct OrderingTests {
     @Test func actionsSentFromAnObserverAreQueuedFIFONotReducedRecursively() throws {
         let runtime = ReactorRuntime(CountingReactor())
         let log = EventLog()
@@ -152,7 +152,7 @@ import Testing
     }
 }
 
-@Suite struct ReentrancyTests {
+@Suite(.offThePool) struct ReentrancyTests {
     @Test func stopFromAnObserverFinishesAfterTheCurrentDispatch() throws {
         let runtime = ReactorRuntime(CountingReactor())
         let recorder = StateRecorder<CountingReactor.State>()

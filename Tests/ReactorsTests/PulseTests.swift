@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Reactors
 import Testing
 
-@Suite struct PulseTests {
+@Suite(.offThePool) struct PulseTests {
     struct State: Codable, Sendable, Equatable {
         var value = 0
         @Pulse var alert: String? = nil
@@ -79,7 +79,7 @@ import Testing
 
 /// Pulse counts never go back: a checkpoint carries them, a forced state continues them, and pulses the
 /// runtime cannot deliver are found before any session runs.
-@Suite struct PulseCountTests {
+@Suite(.offThePool) struct PulseCountTests {
     typealias State = PulseTests.State
 
     static func pulses(_ recorder: StateRecorder<State>) -> [String] {

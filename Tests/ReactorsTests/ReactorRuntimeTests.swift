@@ -3,7 +3,7 @@ import Reactors
 import Synchronization
 import Testing
 
-@Suite struct ReactorRuntimeTests {
+@Suite(.offThePool) struct ReactorRuntimeTests {
     @Test func eachHookRunsOnceAndInOrder() throws {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor(log: log))
@@ -38,7 +38,7 @@ import Testing
     }
 }
 
-@Suite struct ObserverTests {
+@Suite(.offThePool) struct ObserverTests {
     @Test func currentStateIsUpdatedBeforeAnyObserverSeesTheState() throws {
         let runtime = ReactorRuntime(CountingReactor())
         let mismatches = EventLog()

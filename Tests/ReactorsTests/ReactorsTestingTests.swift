@@ -4,7 +4,7 @@ import ReactorsTesting
 import Synchronization
 import Testing
 
-@Suite struct TestClockTests {
+@Suite(.offThePool) struct TestClockTests {
     @Test func sleepersWakeInDeadlineOrderOnlyWhenTimeReachesThem() async throws {
         let clock = TestClock()
         let woke = EventLog()
@@ -46,7 +46,7 @@ import Testing
     }
 }
 
-@Suite struct ReactorTesterTests {
+@Suite(.offThePool) struct ReactorTesterTests {
     @Test func passesWhenStatesMatch() async {
         let tester = ReactorTester(CountingReactor())
         await tester.send(.increaseTwice, expecting: .init(value: 1), .init(value: 2))

@@ -46,7 +46,7 @@ struct NoNinetyNine: ReactorMiddleware {
 
 /// A middleware's `vet` refuses a state before it is committed: no version, no `didReduce`, observers see
 /// nothing, and the completion of the action that produced it fails.
-@Suite struct StateVetTests {
+@Suite(.offThePool) struct StateVetTests {
     static func result(_ send: (@escaping ReactorRuntime<CountingReactor>.Completion) throws -> Void) throws -> Result<Snapshot<CountingReactor.State>, ReactorError>? {
         let outcome = Mutex<Result<Snapshot<CountingReactor.State>, ReactorError>?>(nil)
         try send { result in outcome.withLock { $0 = result } }
@@ -120,7 +120,7 @@ struct NoNinetyNine: ReactorMiddleware {
 
 /// Stub mode applies to an action as the runtime admits it: a toggle while the action waits in the queue
 /// does not change what happens to it, and the receipt says what will.
-@Suite struct StubAdmissionTests {
+@Suite(.offThePool) struct StubAdmissionTests {
     @Test func anActionQueuedBeforeStubModeStillRunsAndOneAfterIsStubbed() throws {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())

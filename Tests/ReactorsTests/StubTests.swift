@@ -3,7 +3,7 @@ import Reactors
 import Synchronization
 import Testing
 
-@Suite struct StubTests {
+@Suite(.offThePool) struct StubTests {
     @Test func stubRecordsActionsAndRunsNeitherMutateNorReduce() throws {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor(log: log))

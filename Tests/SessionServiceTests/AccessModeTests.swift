@@ -5,7 +5,7 @@ import Testing
 import Tokens
 
 /// API.md's "Access to sessions": `token` and `jwt` modes over real sockets, and what `open` keeps.
-@Suite struct AccessModeTests {
+@Suite(.offThePool) struct AccessModeTests {
     static func error(_ response: TestResponse) throws -> (code: String?, message: String?) {
         let error = try response.json()["error"] as? [String: Any]
         return (error?["code"] as? String, error?["message"] as? String)

@@ -6,7 +6,7 @@ import Testing
 
 /// The action log keeps what each action decoded to, capped by bytes as well as entries, the same in
 /// memory, after compaction's chunked checkpoints and after a restart, and pages exactly.
-@Suite struct ActionLogJournalTests {
+@Suite(.offThePool) struct ActionLogJournalTests {
     /// Counts notes; the text is in the action only, so the state stays small.
     struct NoteReactor: Reactor {
         enum Action: Codable, Sendable { case note(text: String) }

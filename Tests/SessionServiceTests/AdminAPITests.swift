@@ -5,7 +5,7 @@ import Testing
 @testable import SessionService
 
 /// Admin endpoints, auth and CORS over real sockets (the OpenAPI document: `OpenAPIDocumentTests`).
-@Suite struct AdminAPITests {
+@Suite(.offThePool) struct AdminAPITests {
     @Test(arguments: [
         nil, "Bearer wrong", "Bearer \(TestServer.adminToken.dropLast())", "Bearer \(TestServer.adminToken)x",
         "Bearer \(TestServer.adminToken.dropLast())X", "Basic \(TestServer.adminToken)", "\(TestServer.adminToken)",

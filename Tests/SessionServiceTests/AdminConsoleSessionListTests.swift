@@ -7,7 +7,7 @@ import Testing
 /// `AdminConsole+ListStream.swift`): its versions live over ONE `/events` stream, counted by the server
 /// through `/metrics`; a new set of sessions re-opens it, a deleted session leaves at once, a hidden tab
 /// lets go of it, a restart heals it; past `sse.maxSessionsPerStream` the rest is read with the list.
-@Suite struct AdminConsoleSessionListTests {
+@Suite(.offThePool) struct AdminConsoleSessionListTests {
     @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
     func theListFollowsItsSessionsOverOneStreamAndRecoversAfterARestart() async throws {
         let data = FileManager.default.temporaryDirectory.appendingPathComponent("console-list-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")

@@ -7,7 +7,7 @@ import Testing
 /// the session list, actions by button and by JSON with the server's error, stub mode and a forced
 /// state, the time slider with what changed, fork, labelled controls, and both pages healing by
 /// themselves when the server restarts on the same port over the same data folder.
-@Suite struct AdminConsoleTests {
+@Suite(.offThePool) struct AdminConsoleTests {
     /// The server of the test, replaced by a new one at the restart.
     final class Servers: @unchecked Sendable {
         var current: TestServer?

@@ -14,7 +14,7 @@ import Glibc
 /// (``NATSFailoverTests/verify(_:on:ledger:onlyLoad:)``), and no stream shows a version going
 /// backwards. An instance that cannot reach JetStream
 /// answers 503 on `/healthz`, and HAProxy routes around it.
-@Suite(.serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
+@Suite(.offThePool, .serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
 struct ClusterTests {
     /// Every instance keeps its whole action log: the checks replay it.
     static let settings: [(key: String, value: String)] = [("sessions.actionLogLimit", "10000000"), ("sessions.actionLogBytes", "1073741824")]

@@ -5,7 +5,7 @@ import Testing
 
 /// Compaction keeps disk use bounded by snapshots and the retained action log, not by history, and
 /// deleting a session removes its records from the disk.
-@Suite struct CompactionTests {
+@Suite(.offThePool) struct CompactionTests {
     static func server(_ directory: String) throws -> TestServer {
         try TestServer(dataDirectory: directory) {
             $0.storage.segmentBytes = 4096

@@ -4,7 +4,7 @@ import ReactorServerTesting
 import Testing
 
 /// 100 concurrent clients, each creating a session and sending 100 actions with `?wait=true`.
-@Suite struct ConcurrentClientsTests {
+@Suite(.offThePool) struct ConcurrentClientsTests {
     @Test func everyFinalStateIsExactAndEveryLogInOrder() async throws {
         let server = try TestServer { $0.http.loops = 2 }
         let port = server.port

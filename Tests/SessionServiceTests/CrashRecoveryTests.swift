@@ -10,7 +10,7 @@ import Glibc
 /// `kill -9` of a real `reactor-server` process under concurrent load, then a restart on the same
 /// storage (every backend): nothing a client saw (an SSE version, a 202's seq) is lost, and every state
 /// is the replay of its journal.
-@Suite struct CrashRecoveryTests {
+@Suite(.offThePool) struct CrashRecoveryTests {
     static let token = "crash-admin-token"
     static let sessionCount = 20
     static let clientCount = 4

@@ -32,7 +32,7 @@ struct ScoreboardReactor: Reactor {
     }
 }
 
-@Suite struct CustomReactorTests {
+@Suite(.offThePool) struct CustomReactorTests {
     @Test func aPackageHostsItsOwnReactorInAFewLines() async throws {
         var catalog = ReactorCatalog()
         catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"score","team":"home","points":3}"#]) {

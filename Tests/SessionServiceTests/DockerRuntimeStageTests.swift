@@ -10,7 +10,7 @@ import Glibc
 /// binary (built as the build stage builds it) needs exactly the shared libraries the runtime stage
 /// installs, and it starts and answers `/healthz` from a folder holding only what the Dockerfile copies,
 /// with the Dockerfile's environment.
-@Suite(.serialized) struct DockerRuntimeStageTests {
+@Suite(.offThePool, .serialized) struct DockerRuntimeStageTests {
     static let root = ConfigurationLoaderTests.packageRoot
 
     static var dockerfile: String {

@@ -6,7 +6,7 @@ import Testing
 
 /// Sessions survive restarts of an in-process server, and passivation, with every backend; damaged
 /// file journals truncate (torn tail) or quarantine one session (corruption, changed reactor types).
-@Suite struct DurabilityTests {
+@Suite(.offThePool) struct DurabilityTests {
     static func segments(_ directory: String) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
     }

@@ -6,7 +6,7 @@ import Testing
 
 /// `GET /sessions/{id}/events` over real sockets: first event, versions, Last-Event-ID, pulses,
 /// select, end on delete.
-@Suite struct EventStreamTests {
+@Suite(.offThePool) struct EventStreamTests {
     static func value(_ event: TestEvent) throws -> Int? {
         (try event.json() as? [String: Any])?["value"] as? Int
     }

@@ -10,7 +10,7 @@ import Glibc
 /// SIGTERM on a durable `reactor-server` with work in flight: what finishes within
 /// `http.shutdownDeadlineSeconds` is answered and journaled; what does not is cut off and, after a
 /// restart, shows as interrupted. Either way the process exits 0 and nothing acknowledged is lost.
-@Suite struct GracefulShutdownTests {
+@Suite(.offThePool) struct GracefulShutdownTests {
     static let token = "graceful-admin-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 

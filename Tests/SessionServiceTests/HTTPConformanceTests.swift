@@ -6,7 +6,7 @@ import Testing
 
 /// RFC 9110/9112 exactness through the whole service: methods, Host, HEAD, and the answers the HTTP
 /// server gives by itself (timeouts, shutdown), all in the API's error shape.
-@Suite struct HTTPConformanceTests {
+@Suite(.offThePool) struct HTTPConformanceTests {
     @Test func anyMethodOnAnExistingPathIs405WithAllow() throws {
         let server = try TestServer()
         let id = try server.createSession("counter")

@@ -9,7 +9,7 @@ import Glibc
 
 /// An action accepted before `kill -9` whose effect had not finished is marked interrupted, never re-run,
 /// and stays marked through later snapshots and restarts.
-@Suite struct InterruptedActionTests {
+@Suite(.offThePool) struct InterruptedActionTests {
     static let token = "interrupted-admin-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 

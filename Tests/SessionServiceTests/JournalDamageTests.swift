@@ -7,7 +7,7 @@ import Testing
 /// Real segment files with bad bytes written into them, then a restart: only a write cut short at the
 /// very end of the newest segment is cut off; every other damage is corruption, kept on disk byte for
 /// byte, reported with its place, and its session quarantined (409 `session_unavailable`).
-@Suite struct JournalDamageTests {
+@Suite(.offThePool) struct JournalDamageTests {
     /// Sessions "damaged" (key 1) and "healthy" (key 2) with two and one actions, in one segment.
     static func twoSessions(_ directory: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws {
         let server = try TestServer(dataDirectory: directory, configure: configure)

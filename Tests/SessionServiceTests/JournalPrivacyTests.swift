@@ -10,7 +10,7 @@ import Glibc
 
 /// The journal is readable by the server's user only, and a deleted session's records do not stay
 /// readable on disk.
-@Suite struct JournalPrivacyTests {
+@Suite(.offThePool) struct JournalPrivacyTests {
     static func mode(_ path: String) throws -> Int {
         try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
     }

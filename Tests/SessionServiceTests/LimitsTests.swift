@@ -7,7 +7,7 @@ import Testing
 
 /// Per-client limits: addresses and networks, who the client is behind a proxy, token buckets on the
 /// injected clock, and the 429 / 503 answers of a live server.
-@Suite struct LimitsTests {
+@Suite(.offThePool) struct LimitsTests {
     @Test(arguments: [
         ("10.0.0.0/8", "10.200.3.4", true),
         ("10.0.0.0/8", "11.0.0.1", false),

@@ -7,7 +7,7 @@ import Testing
 
 /// The service's periodic work, driven only by advancing the injected clock (never by calling it):
 /// idle sessions leave memory, due snapshots are written, old journal segments are deleted.
-@Suite struct MaintenanceTests {
+@Suite(.offThePool) struct MaintenanceTests {
     @Test func idleSessionsLeaveMemoryOnTheClock() async throws {
         try await withTemporaryDirectory("maintenance") { directory in
             let server = try TestServer(dataDirectory: directory) { $0.sessions.passivateAfterSeconds = 30 }
@@ -89,7 +89,7 @@ import Testing
 
 /// `sessions.idleTTLSeconds`: no request and no subscriber for that long deletes a session, whether it is
 /// in memory or only on disk; a subscriber keeps it.
-@Suite struct IdleExpiryTests {
+@Suite(.offThePool) struct IdleExpiryTests {
     @Test func aWatchedSessionStaysAndItsTTLStartsWhenTheLastSubscriberLeaves() async throws {
         let server = try TestServer { $0.sessions.idleTTLSeconds = 60 }
         try server.createSession("counter", id: "watched")

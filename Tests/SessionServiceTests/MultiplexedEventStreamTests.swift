@@ -7,7 +7,7 @@ import Testing
 /// `GET /events?sessions=a,b,c` over real sockets (API.md "Many sessions over one stream"): every event
 /// names its session, one cursor resumes every part, a part ends alone, the per-stream session limit,
 /// the subscriber limits and `HEAD`. Access modes: ``MultiplexedStreamAccessTests``.
-@Suite struct MultiplexedEventStreamTests {
+@Suite(.offThePool) struct MultiplexedEventStreamTests {
     static func increase(_ server: TestServer, _ id: String) throws {
         let response = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
         guard response.status == 200 else { throw TestFailure("increase on \(id) answered \(response.status) \(response.text)") }

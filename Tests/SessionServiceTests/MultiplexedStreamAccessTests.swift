@@ -7,7 +7,7 @@ import Tokens
 /// `GET /events?sessions=…` in the `token` and `jwt` access modes (API.md "Many sessions over one stream",
 /// "Access to sessions"): each part is checked as its own stream would be, a refused part ends alone, and
 /// no answer tells an unknown id from a wrong token.
-@Suite struct MultiplexedStreamAccessTests {
+@Suite(.offThePool) struct MultiplexedStreamAccessTests {
     typealias Multiplexed = MultiplexedEventStreamTests
 
     @Test func tokenModeTakesOneTokenPerSessionInTheirOrder() throws {

@@ -10,7 +10,7 @@ import Glibc
 /// a session where it runs (the instance that got the request forwards it over NATS), so an operator
 /// looking at a session through the load balancer does not move it; the session list covers every
 /// instance and says where each resident session runs.
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
 struct NATSAdminRoutingTests {
     static let admin = NATSFailoverTests.admin
 

@@ -12,7 +12,7 @@ import Glibc
 /// Afterwards every session's version is at least any version a client saw, its state replays only
 /// the load's actions, its log holds every acknowledged `seq` in order, and a new action gives
 /// version + 1.
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
 struct NATSFailoverTests {
     static let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
 

@@ -10,7 +10,7 @@ import Glibc
 /// that another live instance runs moves the session to the instance that got the request (the
 /// owner stores a final snapshot, sends its subscribers to reconnect with `session_moved`, and gives
 /// its claim up), instead of answering 503 until the owner goes idle.
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
 struct NATSHandOffTests {
 
     /// A metric's value in `/metrics` of `server` (0 when absent).

@@ -10,7 +10,7 @@ import Glibc
 /// a NATS node dies and the owner is not heard from for longer than the claim TTL): those records can
 /// never be stored, so nothing showing them may leave it (the acknowledgement becomes a 503, the stream
 /// that would show the new state closes without it), and the instance goes on serving everything else.
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
 struct NATSLostRecordsTests {
     @Test func anOwnerWhoseRecordsWereFencedOffRefusesWhatShowsThemAndServesOn() async throws {
         try await NATSServerProcess.with { nats in

@@ -5,7 +5,7 @@ import Testing
 /// Running on the NATS backend: `/healthz` answers 503 while JetStream cannot be reached (naming the
 /// server) and 200 once it is back, `/metrics` shows the backend, and credentials come from the
 /// environment without ever appearing in the log.
-@Suite(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSOperationsTests {
     static func settings(_ url: String, _ extra: [(String, String)] = []) -> [(key: String, value: String)] {
         [("storage.backend", "nats"), ("storage.nats.servers", url), ("storage.nats.replicas", "1"), ("storage.nats.claimTTLSeconds", "1"), ("storage.nats.timeoutSeconds", "1")]

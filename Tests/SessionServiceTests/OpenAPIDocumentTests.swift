@@ -6,7 +6,7 @@ import Testing
 
 /// `/openapi.json` as a server serves it: built from ``Route/table``, so a route added to the table is in
 /// the document, and a route added without documentation fails here by name.
-@Suite struct OpenAPIDocumentTests {
+@Suite(.offThePool) struct OpenAPIDocumentTests {
     static let methods = ["get", "put", "post", "delete", "patch", "head", "options", "trace"]
 
     static func document(_ server: TestServer, _ path: String = "/openapi.json") throws -> [String: Any] {

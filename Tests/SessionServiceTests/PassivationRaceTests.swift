@@ -11,7 +11,7 @@ import Testing
 
 /// Requests racing the passivation of their session are served by the session loaded back, never
 /// answered 404 as if it had been deleted, with every backend.
-@Suite struct PassivationRaceTests {
+@Suite(.offThePool) struct PassivationRaceTests {
     @Test(arguments: TestStorage.all)
     func requestsRacingPassivationNeverSeeA404(storage: TestStorage) async throws {
         try await storage.withPlace("passivationrace") { place in

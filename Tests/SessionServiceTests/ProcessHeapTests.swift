@@ -5,7 +5,7 @@ import Testing
 
 /// The allocator's heap figures `/metrics` shows: they count what live allocations hold (a large block
 /// mapped on its own included) and give it back when it is freed.
-@Suite(.serialized) struct ProcessHeapTests {
+@Suite(.offThePool, .serialized) struct ProcessHeapTests {
     @Test func inUseFollowsALargeAllocationAndItsRelease() {
         let before = ProcessHeap.current()
         let size = 64 << 20

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// The `reactor-server` executable itself: help, configuration errors, the admin token, signals.
-@Suite struct ProcessTests {
+@Suite(.offThePool) struct ProcessTests {
     @Test func helpListsTheFlagsAndExitsZero() async throws {
         let result = try await TestProcess.run(try TestProcess.builtExecutable(), ["--help"])
         #expect(result.termination == .exited(0))

@@ -9,7 +9,7 @@ import Testing
 /// The reactor contract in its corners, as clients and operators see it: pulse counts never go back,
 /// a `select` stream gets the pulses of its part only, the action log's `stubbed` says what happened, and a
 /// `@Pulse` that could never be delivered stops registration.
-@Suite struct ReactorSemanticsTests {
+@Suite(.offThePool) struct ReactorSemanticsTests {
     /// The next pulse event's count, skipping state events.
     static func nextPulseCount(_ stream: TestClient) throws -> Int? {
         var event = try stream.nextEvent()

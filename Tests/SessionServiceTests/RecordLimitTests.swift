@@ -8,7 +8,7 @@ import Testing
 
 /// One record limit for writer and reader: a record exactly at it is written, survives compaction's
 /// copy and a restart; one byte more is refused before anything of it is written.
-@Suite struct RecordLimitTests {
+@Suite(.offThePool) struct RecordLimitTests {
     static func storage(_ directory: String, logs: RecordingLogHandler = RecordingLogHandler()) throws -> FileJournal {
         var options = FileJournal.Options(directory: directory)
         options.segmentBytes = 4096

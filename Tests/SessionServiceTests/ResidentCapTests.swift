@@ -5,7 +5,7 @@ import Testing
 
 /// With 100,000 stored sessions and `sessions.maxResident` 1,000, memory holds at most 1,000 of them and
 /// any of the others comes back on its next request.
-@Suite struct ResidentCapTests {
+@Suite(.offThePool) struct ResidentCapTests {
     @Test func theResidentCapHoldsUnder100000Sessions() throws {
         try withTemporaryDirectory("residentcap") { directory in
             let cap = 1_000

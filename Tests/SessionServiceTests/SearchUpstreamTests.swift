@@ -9,7 +9,7 @@ import Testing
 
 /// The `search` example calls its upstream with URLSession; here the upstream is a fake GitHub search
 /// API on loopback, served by our own HTTP server.
-@Suite struct SearchUpstreamTests {
+@Suite(.offThePool) struct SearchUpstreamTests {
     /// Answers `GET /search/repositories?q=Q&page=N` with two repositories per page for pages 1–2,
     /// none after, and records the queries it saw.
     final class FakeGitHub: HTTPResponder {

@@ -10,7 +10,7 @@ import Testing
 /// a stopped server with everything it built. (Both were kept for good by reference cycles, found by
 /// LeakSanitizer in `.ci/sanitizers address`: memory that grew with every event stream, and every
 /// server an app or a test suite started.)
-@Suite struct ServerLifetimeTests {
+@Suite(.offThePool) struct ServerLifetimeTests {
     final class Weak<T: AnyObject>: @unchecked Sendable {
         weak var value: T?
         init(_ value: T?) { self.value = value }

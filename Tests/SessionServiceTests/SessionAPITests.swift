@@ -5,7 +5,7 @@ import Testing
 @testable import SessionService
 
 /// Sessions, actions and errors of API.md over real sockets.
-@Suite struct SessionAPITests {
+@Suite(.offThePool) struct SessionAPITests {
     @Test func reactorsAreListedWithInitialStateAndExampleActions() throws {
         let server = try TestServer()
         let response = try server.request("GET", "/reactors")
@@ -196,7 +196,7 @@ import Testing
     }
 }
 
-@Suite struct AccessLogTests {
+@Suite(.offThePool) struct AccessLogTests {
     @Test func accessLogWritesOneLinePerRequestWithoutSecrets() throws {
         let server = try TestServer { $0.log.accessLog = true }
         let id = try server.createSession("counter")

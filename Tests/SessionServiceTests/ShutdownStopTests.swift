@@ -59,7 +59,7 @@ struct StubbornReactor: Reactor {
 
 /// What shutdown does with effects still running once the HTTP server has stopped: it stops every
 /// session, cancels them, and waits (bounded) for their tasks; whatever they emit afterwards is dropped.
-@Suite struct ShutdownStopTests {
+@Suite(.offThePool) struct ShutdownStopTests {
     @Test func aCancelledEffectEndsWithinTheBoundAndItsLaterWorkNeverRuns() async throws {
         try await withTemporaryDirectory("shutdown-stop") { directory in
             let server = try TestServer(dataDirectory: directory)

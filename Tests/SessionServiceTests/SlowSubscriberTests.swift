@@ -4,7 +4,7 @@ import Testing
 
 /// A subscriber that cannot keep up skips intermediate states and ends at the latest one; its pulses
 /// are never dropped silently: past `sse.pulseBuffer` its stream closes with `event: error`.
-@Suite struct SlowSubscriberTests {
+@Suite(.offThePool) struct SlowSubscriberTests {
     static let title = String(repeating: "x", count: 2000)
 
     /// A todo session with a subscriber that does not read, and actions (each state larger than the

@@ -7,7 +7,7 @@ import Testing
 /// `sessions.maxStateBytes`: what the server accepts it can always reload. States at and just under the
 /// limit survive passivation and a restart; the action that would pass it fails and changes nothing; forced
 /// states and forks are held to it; a limit lowered between restarts leaves old sessions loadable.
-@Suite struct StateLimitTests {
+@Suite(.offThePool) struct StateLimitTests {
     static let limit = ServerConfiguration().sessions.maxStateBytes
 
     /// The todo state with two items whose titles are `a` and `b` x's long, as the server encodes it.

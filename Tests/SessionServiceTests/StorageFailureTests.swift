@@ -13,7 +13,7 @@ import Glibc
 /// its place (the action takes effect only if a retry stores it). Meanwhile the server refuses changes
 /// with 503 and says why, keeps serving what is stored, and loses nothing it acknowledged; once the
 /// journal can be written again (the limit raised with `prlimit`), it recovers without a restart.
-@Suite struct StorageFailureTests {
+@Suite(.offThePool) struct StorageFailureTests {
     static let token = "storage-failure-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
 

@@ -7,7 +7,7 @@ import Testing
 /// What storage promises a client, on every backend (``TestStorage/all``): stub mode, forced states and
 /// pulse counts come back after passivation and restarts, seqs continue, an expired or deleted
 /// session stays gone, and what `?wait=true` answered is there after a restart.
-@Suite struct StorageSemanticsTests {
+@Suite(.offThePool) struct StorageSemanticsTests {
     static let increase = #"{"type":"increase"}"#
 
     @Test(arguments: TestStorage.all)

@@ -5,7 +5,7 @@ import Testing
 
 /// `GET /admin/sessions/{id}/versions/{v}` rebuilds exactly what subscribers were shown at version v;
 /// fork starts a new session there. With every backend, except how compaction drops old versions.
-@Suite struct TimeTravelTests {
+@Suite(.offThePool) struct TimeTravelTests {
     /// Drives a counter through increases and decreases, recording each state an SSE subscriber saw.
     static func history(_ server: TestServer, _ id: String, steps: Int) throws -> [Int: Int] {
         _ = try server.createSession("counter", id: id)

@@ -7,7 +7,7 @@ import Testing
 /// Token mode's access tokens are part of each session's stored data, with every backend: a session's
 /// token opens it after a passivation and after a restart, a replaced token stays replaced, a forked
 /// session has its own, and a deleted session's token is gone with it. Only hashes are stored.
-@Suite struct TokenDurabilityTests {
+@Suite(.offThePool) struct TokenDurabilityTests {
     static func bearer(_ token: String) -> [(String, String)] { [("Authorization", "Bearer \(token)")] }
 
     static func server(_ place: StoragePlace) throws -> TestServer {

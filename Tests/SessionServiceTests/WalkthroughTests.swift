@@ -4,7 +4,7 @@ import Testing
 
 /// Runs the README's curl walkthrough as written, with real curl, against a started `reactor-server`,
 /// and compares every command's output with the `# →` line the README shows for it.
-@Suite struct WalkthroughTests {
+@Suite(.offThePool) struct WalkthroughTests {
     struct Step {
         var command: String
         var expected: [String] = []

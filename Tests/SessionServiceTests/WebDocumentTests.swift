@@ -6,7 +6,7 @@ import Testing
 
 /// The pages as served: a fresh nonce per response, matching the policy header, no inline event
 /// handlers and no placeholder left; and the icon they link.
-@Suite struct WebDocumentTests {
+@Suite(.offThePool) struct WebDocumentTests {
     @Test(arguments: ["/", "/admin/console"])
     func everyResponseHasItsOwnNonceUnderAStrictPolicy(path: String) throws {
         let server = try TestServer()

@@ -7,7 +7,7 @@ import Testing
 /// The page at `/` in a real Chromium: the session in the URL (reload and a second window reopen
 /// it), the list kept in the browser, the picker following the open session, the spinner, an
 /// upstream failure shown from the state, and status text that stays true when the session goes.
-@Suite struct WebPageTests {
+@Suite(.offThePool) struct WebPageTests {
     struct UpstreamDown: Error, CustomStringConvertible {
         var description: String { "upstream answered 503" }
     }
