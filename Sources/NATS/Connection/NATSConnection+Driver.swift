@@ -78,6 +78,9 @@ extension NATSConnection {
         }
         guard let error else { return true }
         options.logger.error("NATS connection gives up", ["error": .string(error.description)])
+        // Closed before the waiters hear why: a caller whose connect failed must not still read
+        // `connecting` (the thread's own finish() would say it a moment later).
+        setStatus(.closed)
         for waiter in waiters { waiter(.failure(error)) }
         return false
     }
