@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// The threads test bodies run on, so that a test blocked in a socket read (``TestClient``, the
@@ -8,15 +9,15 @@ import Testing
 /// every in-process server until their reads time out.
 ///
 /// A test body awaits and blocks here; the server's effects and the actors they call keep the
-/// cooperative pool. Threads start when work arrives and none is idle, up to a cap, so a crowd of
-/// blocked tests queues instead of starting hundreds of threads.
+/// cooperative pool. A thread starts whenever work arrives and none is idle (the limit only guards
+/// against a runaway): how many tests run at once is ``OffThePoolTrait``'s admission, not this pool's.
 ///
 /// ```swift
 /// @Suite(.offThePool) struct MyTests { … }
 /// ```
 public final class TestThreads: TaskExecutor, @unchecked Sendable {
     /// The executor of every suite marked ``Trait/offThePool``.
-    public static let shared = TestThreads(limit: max(4, 2 * ProcessInfo.processInfo.activeProcessorCount))
+    public static let shared = TestThreads(limit: 256)
 
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
@@ -64,9 +65,19 @@ public final class TestThreads: TaskExecutor, @unchecked Sendable {
     }
 }
 
-/// Runs each test of a suite on ``TestThreads`` (see there why); nested suites and every case of a
-/// parameterized test included.
+/// Runs each test of a suite on ``TestThreads`` (see there why), nested suites and every case of a
+/// parameterized test included, and at most ``admitted`` of them at once.
+///
+/// Swift Testing starts every test at once. Each runs until it blocks or awaits, and a waiter that is
+/// resumed queues behind all of them: at the start of a sanitizer run, where a test's first requests
+/// take seconds, a waiter resumed after a few hundred test starts timed out at its 30 s bound (every
+/// ReactorClient test at the same second). Tests past the admission wait suspended, on no thread.
 public struct OffThePoolTrait: SuiteTrait, TestTrait, TestScoping {
+    /// How many test cases run at once (`TEST_PARALLELISM` overrides it): three per core, at least six.
+    public static let admitted = ProcessInfo.processInfo.environment["TEST_PARALLELISM"].flatMap { Int($0) }
+        ?? max(6, 3 * ProcessInfo.processInfo.activeProcessorCount)
+    private static let admission = Admission(Self.admitted)
+
     public var isRecursive: Bool { true }
 
     public func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? {
@@ -76,9 +87,43 @@ public struct OffThePoolTrait: SuiteTrait, TestTrait, TestScoping {
     public func provideScope(
         for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
     ) async throws {
+        await Self.admission.enter()
+        defer { Self.admission.leave() }
         try await withTaskExecutorPreference(TestThreads.shared) {
             try await function()
         }
+    }
+}
+
+/// A counting semaphore whose waiters suspend, first come first served.
+private final class Admission: Sendable {
+    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
+
+    init(_ count: Int) { state = Mutex((max(1, count), [])) }
+
+    func enter() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.free > 0 {
+                    state.free -= 1
+                    return true
+                }
+                state.waiting.append(continuation)
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    func leave() {
+        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.waiting.isEmpty {
+                state.free += 1
+                return nil
+            }
+            return state.waiting.removeFirst()
+        }
+        next?.resume()
     }
 }
 
