@@ -47,6 +47,13 @@ final class SpawnThread: Sendable {
         return result as! T
     }
 
+    /// Returns once every spawn asked for before this call is over. glibc's posix_spawn returns only
+    /// after the child has called exec (or failed), so no child started so far still holds copies of
+    /// this process's descriptors: a file lock released by closing its descriptor is then free.
+    func finishSpawnsBegun() {
+        run { () }
+    }
+
     /// `arguments` (the program first) prefixed so the program dies with this process, when it can.
     static func dyingWithParent(_ arguments: [String]) -> [String] {
         guard let setpriv else { return arguments }
