@@ -116,13 +116,16 @@ import Testing
             let configure: (inout ServerConfiguration) -> Void = { $0.sessions.actionLogBytes = 1 << 30 }
             let catalog: (inout ReactorCatalog) -> Void = { $0.register("blob") { BlobReactor() } }
             let largest = FileJournal.maxActionBytes
+            // Each answer encodes, journals or replays 128 MiB: in a debug build on a loaded machine
+            // (a full run building a release binary beside it) that took over the default 30 s.
+            let bound = Duration.seconds(300)
             do {
                 let server = try TestServer(dataDirectory: directory, configure: configure, catalog: catalog)
                 _ = try server.createSession("blob", id: "big")
-                #expect(try server.request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":\#(largest)}"#).status == 200)
+                #expect(try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":\#(largest)}"#).status == 200)
                 try server.syncJournal()
                 let journal = try CompactionTests.diskBytes(directory)
-                let refused = try server.request("POST", "/sessions/big/actions", body: #"{"type":"blob","size":\#(largest + 1)}"#)
+                let refused = try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions", body: #"{"type":"blob","size":\#(largest + 1)}"#)
                 #expect(refused.status == 413)
                 #expect(refused.errorCode == "action_too_large")
                 #expect(refused.errorMessage?.contains("\(largest)") == true)
@@ -131,16 +134,16 @@ import Testing
                 // No snapshot after it: the restart replays its journaled mutation, as large as the action.
             }
             let server = try TestServer(dataDirectory: directory, configure: configure, catalog: catalog)
-            let reloaded = try server.request("GET", "/sessions/big")
+            let reloaded = try server.connect(readTimeout: bound).request("GET", "/sessions/big")
             let session = try reloaded.json()
             #expect(reloaded.status == 200, "\(reloaded.text.prefix(500))")
             #expect(session["version"] as? Int == 1)
             #expect((session["state"] as? [String: Any])?["bytes"] as? Int == largest - 25)
             // The next action is seq 2: the refused one took no seq; the log holds both accepted actions.
-            #expect(try server.request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":30}"#).json()["seq"] as? Int == 2)
-            let tail = try server.request("GET", "/admin/sessions/big/actions?since=1", headers: server.admin).json()
+            #expect(try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":30}"#).json()["seq"] as? Int == 2)
+            let tail = try server.connect(readTimeout: bound).request("GET", "/admin/sessions/big/actions?since=1", headers: server.admin).json()
             #expect((tail["actions"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [2])
-            let head = try server.connect()
+            let head = try server.connect(readTimeout: bound)
             try head.send("GET /admin/sessions/big/actions?limit=1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(TestServer.adminToken)\r\n\r\n")
             let response = try head.readResponse()
             #expect(response.status == 200)
