@@ -39,8 +39,8 @@ final class RelayedSubscriptions: Sendable {
     /// cannot take subscribers now (it ended or left memory).
     func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
         let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
-        subscriber.sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
-        guard session.subscribe(subscriber) == .subscribed else { return false }
+        let sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
+        guard session.subscribe(subscriber, sink: sink) == .subscribed else { return false }
         let replaced = held.withLock { $0.updateValue(Held(session: session, subscriber: subscriber, instance: instance), forKey: subject) }
         if let replaced { replaced.session.handle(.closed, for: replaced.subscriber) }
         return true

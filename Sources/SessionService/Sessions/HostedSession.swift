@@ -36,9 +36,12 @@ public protocol HostedSession: AnyObject, Sendable {
     /// mutation the action produced has been reduced (or the session ended).
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
 
-    /// Registers `subscriber` (its sink set): the sink gets the latest state unless the subscriber has
-    /// it, then every new state and pulse. Unless `.subscribed`, the sink was not used.
-    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome
+    /// Registers `subscriber` with `sink`: the sink gets the latest state unless the subscriber has it,
+    /// then every new state and pulse. The sink is set under the session's lock, where the notices of
+    /// its transport are handled: they may come at once, from another thread (a stream whose
+    /// connection closed as it opened), and find the subscriber closed before it was added, which then
+    /// never holds the sink. Unless `.subscribed`, the sink was not used.
+    func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome
     /// What the subscriber's transport reports: it drained after an overflow, or it closed.
     func handle(_ notice: SubscriberNotice, for subscriber: Subscriber)
 

@@ -105,11 +105,11 @@ final class RelayedSession: HostedSession {
 
     // MARK: HostedSession (streams only)
 
-    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome {
+    func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome {
         shared.withLock { shared in
             // Ended as this subscriber came (its owner let it go, or nobody watched): look it up again.
             guard !shared.ended else { return .passivated }
-            shared.subscribers.add(subscriber, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
+            shared.subscribers.add(subscriber, sink: sink, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
             return .subscribed
         }
     }

@@ -6,14 +6,14 @@ import Synchronization
 // Subscribing: subscribers join and leave a session, whatever transport carries their events.
 extension Session {
     @usableFromInline
-    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome {
+    func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome {
         var startObserving = false
         let outcome = shared.withLock { shared -> SubscribeOutcome in
             guard !shared.ended else { return .ended }
             // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
             guard !passivated.load(ordering: .relaxed) else { return .passivated }
             // Before the observer starts, its first event delivers the latest state.
-            shared.subscribers.add(subscriber, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
+            shared.subscribers.add(subscriber, sink: sink, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
             if !shared.observing {
                 shared.observing = true
                 startObserving = true

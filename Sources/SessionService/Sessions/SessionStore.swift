@@ -292,7 +292,7 @@ final class StoredOnlySession: HostedSession {
     var reactorName: String { "" }
     func snapshot() -> EncodedSnapshot { EncodedSnapshot(version: 0, state: Array("null".utf8)) }
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 { throw .ended }
-    func subscribe(_ subscriber: Subscriber) -> SubscribeOutcome { .ended }
+    func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome { .ended }
     func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {}
     var isStubEnabled: Bool { false }
     func setStub(enabled: Bool) {}

@@ -1,15 +1,14 @@
 import JSONCodec
 
-/// One subscription to a session and how far it has got: made by a transport with its sink, handed to
-/// ``HostedSession/subscribe(_:)``, and from then on touched only under that session's lock.
+/// One subscription to a session and how far it has got: made by a transport, handed with its sink to
+/// ``HostedSession/subscribe(_:sink:)``, and from then on touched only under that session's lock.
 ///
 /// ```swift
 /// let subscriber = Subscriber(lastEventID: 12, select: nil, selectText: nil)
-/// subscriber.sink = sink
-/// if session.subscribe(subscriber) == .subscribed { … }   // later: session.handle(.drained, for: subscriber)
+/// if session.subscribe(subscriber, sink: sink) == .subscribed { … }   // later: session.handle(.drained, for: subscriber)
 /// ```
 public final class Subscriber: @unchecked Sendable {
-    /// Where its events go; set before it subscribes, cleared once it has left the session. Unchecked:
+    /// Where its events go; set by the session as it adds it, cleared once it has left. Unchecked:
     /// read under the session's lock, and a public property's checked read costs ~80 instructions per
     /// delivery.
     @exclusivity(unchecked) public var sink: (any SubscriberSink)?

@@ -72,10 +72,12 @@ struct SubscriberList {
         if anyClosed { removeClosed(reporting) }
     }
 
-    /// Adds a subscriber; with `latest` (the state is known), sends it what it has not seen.
-    mutating func add(_ subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
-        // Its transport closed before it got here: nothing to add, nothing to remove later.
+    /// Adds a subscriber with its sink; with `latest` (the state is known), sends it what it has not seen.
+    mutating func add(_ subscriber: Subscriber, sink: any SubscriberSink, latest: Latest?, reporting: Reporting) {
+        // Its transport closed before it got here: nothing to add, nothing to remove later, and no
+        // sink to hold (the transport's notice handler holds the subscriber).
         guard !subscriber.closed else { return }
+        subscriber.sink = sink
         subscriber.index = all.count
         all.append(subscriber)
         reporting.context.metrics.subscribers.increment()

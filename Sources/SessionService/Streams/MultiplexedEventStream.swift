@@ -59,7 +59,7 @@ final class MultiplexedEventStream: Sendable {
     /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted.
     func subscribe(_ index: Int, to session: any HostedSession, lookup: () -> (any HostedSession)?) {
         let subscriber = Subscriber(lastEventID: resumingFrom[index], select: select, selectText: selectText)
-        subscriber.sink = Part(index: index, sessionID: sessions[index], stream: self)
+        let part = Part(index: index, sessionID: sessions[index], stream: self)
         var session = session
         for _ in 0..<3 {
             // Registered first: a notice that comes while the session adds the subscriber reaches it.
@@ -69,21 +69,18 @@ final class MultiplexedEventStream: Sendable {
                 return true
             }
             guard open else { break }
-            switch session.subscribe(subscriber) {
+            switch session.subscribe(subscriber, sink: part) {
             case .subscribed:
                 return
             case .ended:
-                subscriber.sink = nil
                 return finish(index, .deleted)
             case .passivated:
                 guard let again = lookup() else {
-                    subscriber.sink = nil
                     return end(index, reason: ServerSentEventVocabulary.unknownSession)
                 }
                 session = again
             }
         }
-        subscriber.sink = nil
         finish(index, .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage))
     }
 

@@ -15,15 +15,14 @@ enum SessionEventStream {
         let stream = writer.startEventStream(headers: headers) { [weak session, subscriber] notice in
             session?.handle(SubscriberNotice(notice), for: subscriber)
         }
-        subscriber.sink = stream
+        // The sink is set under the session's lock: the stream's notices (it may already be closing, on
+        // its loop's thread) are handled there.
         let end: SubscriptionEnd
-        switch session.subscribe(subscriber) {
+        switch session.subscribe(subscriber, sink: stream) {
         case .subscribed: return
         case .ended: end = .deleted
         case .passivated: end = .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage)
         }
-        // Not subscribed: the stream's notice handler holds the subscriber, which must not hold the stream.
-        subscriber.sink = nil
         stream.finish(end)
     }
 }
