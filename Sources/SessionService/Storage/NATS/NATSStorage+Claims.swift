@@ -30,7 +30,7 @@ extension NATSStorage {
             case .success(let found): entry = found
             }
             guard let entry, entry.operation == .put else {
-                switch waitFor({ completion in try claimsBucket.create(id, value: mine.json, completion: completion) }) {
+                switch waitFor("the creation of session \(id)'s claim", { completion in try claimsBucket.create(id, value: mine.json, completion: completion) }) {
                 case .success(let revision): return .taken(revision: revision, from: nil)
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: lastError = error
                 case .failure(let error): return .failed(error)
@@ -45,7 +45,7 @@ extension NATSStorage {
                 case .success(false): break
                 }
             }
-            switch waitFor({ completion in try claimsBucket.update(id, value: mine.json, revision: entry.revision, completion: completion) }) {
+            switch waitFor("an update of session \(id)'s claim", { completion in try claimsBucket.update(id, value: mine.json, revision: entry.revision, completion: completion) }) {
             case .success(let revision): return .taken(revision: revision, from: holder == mine ? nil : holder)
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: lastError = error
             case .failure(let error): return .failed(error)
@@ -64,11 +64,12 @@ extension NATSStorage {
 
     /// The latest entry of `key`, read from the bucket's leader.
     func consistentEntry(_ bucket: KeyValue, _ key: String) -> Result<KeyValueEntry?, NATSError> {
-        waitFor { completion in try bucket.consistentEntry(key, completion: completion) }
+        waitFor("a read of \(key) in the bucket \(bucket.bucket)") { completion in try bucket.consistentEntry(key, completion: completion) }
     }
 
-    /// Waits for a JetStream call of this backend (its request timeout, and a margin).
-    func waitFor<T: Sendable>(_ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
-        Blocking.call(timeout: options.requestTimeout, start)
+    /// Waits for a JetStream call of this backend (its request timeout, and a margin); `what` names
+    /// the call in a timeout's error.
+    func waitFor<T: Sendable>(_ what: String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+        Blocking.call(what, timeout: options.requestTimeout, start)
     }
 }

@@ -100,7 +100,7 @@ extension NATSStorage {
                 return .refused("its claim cannot be read: \(error)")
             case .success(let entry):
                 guard let entry, entry.operation == .put, OwnershipClaim(json: entry.value) == ownClaim else { return .released }
-                switch waitFor({ completion in try claimsBucket.delete(id, revision: entry.revision, completion: completion) }) {
+                switch waitFor("the deletion of session \(id)'s claim", { completion in try claimsBucket.delete(id, revision: entry.revision, completion: completion) }) {
                 case .success: return .released
                 // Changed meanwhile (the released log gave it up first): look again.
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
@@ -133,7 +133,7 @@ extension NATSStorage {
         let subject = names.handOff(owner)
         let timeout = handOffBudget + .milliseconds(250)
         let connection = self.connection
-        let result = Blocking.call(timeout: timeout) { (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
+        let result = Blocking.call("the hand-off request to \(subject)", timeout: timeout) { (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
             try connection.request(subject, payload: request, timeout: timeout, completion: completion)
         }
         switch result {

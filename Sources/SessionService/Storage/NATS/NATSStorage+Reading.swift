@@ -13,7 +13,7 @@ extension NATSStorage {
         let jetStream = self.jetStream
         let stream = names.recordsStream
         let consumer: ConsumerInfo
-        switch waitFor({ completion in try jetStream.createConsumer(stream: stream, config, completion: completion) }) {
+        switch waitFor("the creation of a consumer of \(subject) on \(stream)", { completion in try jetStream.createConsumer(stream: stream, config, completion: completion) }) {
         case .success(let info): consumer = info
         case .failure(let error): return .failure(error)
         }
@@ -24,7 +24,7 @@ extension NATSStorage {
         while pending > 0 {
             let batch = Int(min(pending, 1024))
             let fetched: [StoredMessage]
-            switch waitFor({ completion in try jetStream.fetch(stream: stream, consumer: consumer.name, batch: batch, expires: .seconds(1), noWait: true, completion: completion) }) {
+            switch waitFor("a fetch of \(batch) records of \(subject) from \(stream)", { completion in try jetStream.fetch(stream: stream, consumer: consumer.name, batch: batch, expires: .seconds(1), noWait: true, completion: completion) }) {
             case .success(let found): fetched = found
             case .failure(let error): return .failure(error)
             }

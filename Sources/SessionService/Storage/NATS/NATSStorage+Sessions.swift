@@ -40,7 +40,7 @@ extension NATSStorage {
         }
         let meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
         let sessionsBucket = self.sessionsBucket
-        switch waitFor({ completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
+        switch waitFor("the creation of session \(id)", { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
         case .success(let revision):
             catalog.withLock { $0.apply(id, meta, revision: revision) }
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
@@ -52,7 +52,7 @@ extension NATSStorage {
         let claim = ownClaim
         let claimsBucket = self.claimsBucket
         let revision: UInt64
-        switch waitFor({ completion in try claimsBucket.put(id, value: claim.json, completion: completion) }) {
+        switch waitFor("a put of session \(id)'s claim", { completion in try claimsBucket.put(id, value: claim.json, completion: completion) }) {
         case .success(let value):
             revision = value
         case .failure(let error):
@@ -182,7 +182,7 @@ extension NATSStorage {
             }
             let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: replay.lastSequence)
             let jetStream = self.jetStream
-            switch waitFor({ completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion) }) {
+            switch waitFor("a publish to \(subject)", { completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion) }) {
             case .success(let ack): return .success((replay, ack.sequence))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
             case .failure(let error): return .failure(error)
@@ -216,7 +216,7 @@ extension NATSStorage {
             }
         }
         let sessionsBucket = self.sessionsBucket
-        switch waitFor({ completion in try sessionsBucket.delete(id, completion: completion) }) {
+        switch waitFor("the deletion of session \(id)", { completion in try sessionsBucket.delete(id, completion: completion) }) {
         case .success(let revision):
             catalog.withLock { $0.apply(id, nil, revision: revision) }
         case .failure(let error):
@@ -275,7 +275,7 @@ extension NATSStorage {
             guard var meta = SessionMeta(json: entry.value) else { return .success(nil) }
             change(&meta)
             let written = meta
-            switch waitFor({ completion in try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion) }) {
+            switch waitFor("an update of session \(id)'s entry", { completion in try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion) }) {
             case .success(let revision):
                 catalog.withLock { $0.apply(id, written, revision: revision) }
                 return .success(written)

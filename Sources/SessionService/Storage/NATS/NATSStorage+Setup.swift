@@ -113,7 +113,7 @@ extension NATSStorage {
         let beat = OwnershipClaim(instance: options.instance, incarnation: incarnation).json
         let instancesBucket = self.instancesBucket
         let instance = options.instance
-        let result = Blocking.call(timeout: lease.interval * 2) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        let result = Blocking.call("the heartbeat (a put of \(instance) in the bucket \(instancesBucket.bucket))", timeout: lease.interval * 2) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try instancesBucket.put(instance, value: beat, completion: completion)
         }
         guard lease.isRunning else { return }
@@ -145,14 +145,14 @@ extension NATSStorage {
             if stopped { continue }
             let claimsBucket = self.claimsBucket
             let id = log.id
-            let renewed = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+            let renewed = Blocking.call("the renewal of session \(id)'s claim", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
                 try claimsBucket.update(id, value: claim.json, revision: revision, completion: completion)
             }
             switch renewed {
             case .success(let next):
                 log.state.withLock { $0.claimRevision = next }
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-                let current = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
+                let current = Blocking.call("a read of session \(id)'s claim", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
                     try claimsBucket.consistentEntry(id, completion: completion)
                 }
                 if case .success(let entry?) = current, entry.operation == .put, OwnershipClaim(json: entry.value) == claim {

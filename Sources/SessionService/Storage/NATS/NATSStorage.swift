@@ -200,12 +200,12 @@ final class NATSStorage: StorageBackend {
         heartbeatWake.signal()
         let open = logs.withLock { logs in Array(logs.values) }
         for log in open { log.giveUpClaim() }
-        _ = Blocking.call(timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        _ = Blocking.call("the deletion of this instance's heartbeat", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try instancesBucket.delete(options.instance, completion: completion)
         }
         watcher.stop()
         claimsWatcher.stop()
-        _ = Blocking.call(timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
+        _ = Blocking.call("the flush before closing", timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
         }
         connection.close()
