@@ -51,12 +51,19 @@ public final class ReactorCluster: Sendable {
     public func servedBy(_ response: TestResponse) -> ClusterInstance? { response.header("X-Served-By").flatMap(instance(named:)) }
 
     /// The instance HAProxy sends `/sessions/{id}` to now (the `X-Served-By` of a `GET` through it).
+    /// While HAProxy answers itself (502 for a request it cut when it marked its server down, 503
+    /// with no server up), its view is changing: it asks again, as a client would, for up to 10 s.
     public func instance(hashing id: String) throws -> ClusterInstance {
-        let answer = try proxy.client().request("GET", "/sessions/\(id)")
-        guard let instance = servedBy(answer) else {
-            throw TestFailure("GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)")
+        let start = ContinuousClock.now
+        while true {
+            let answer = try proxy.client().request("GET", "/sessions/\(id)")
+            if let instance = servedBy(answer) { return instance }
+            guard [502, 503].contains(answer.status), ContinuousClock.now - start < .seconds(10) else {
+                throw TestFailure("GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)")
+            }
+            // Not a wait for the event itself: a pause between two looks (HAProxy checks every 0.5 s).
+            usleep(50_000)
         }
-        return instance
     }
 
     /// Creates session `id` of `reactor` on the instance its requests hash to, and returns that
