@@ -1,5 +1,5 @@
+import Examples
 import Foundation
-import Synchronization
 import Testing
 
 /// The threads test bodies run on, so that a test blocked in a socket read (``TestClient``, the
@@ -76,7 +76,8 @@ public struct OffThePoolTrait: SuiteTrait, TestTrait, TestScoping {
     /// How many test cases run at once (`TEST_PARALLELISM` overrides it): three per core, at least six.
     public static let admitted = ProcessInfo.processInfo.environment["TEST_PARALLELISM"].flatMap { Int($0) }
         ?? max(6, 3 * ProcessInfo.processInfo.activeProcessorCount)
-    private static let admission = Admission(Self.admitted)
+    /// First come, first served; no queue limit (every test gets its turn).
+    private static let admission = UpstreamLimiter(concurrency: admitted, queueLimit: .max)
 
     public var isRecursive: Bool { true }
 
@@ -90,44 +91,12 @@ public struct OffThePoolTrait: SuiteTrait, TestTrait, TestScoping {
         // A test with a time limit is let in at once: its limit counts from its start, admission
         // included (seen: a cluster suite's first test over its 5 minutes under ThreadSanitizer, most
         // of them spent waiting here). Those suites are serialized, so they add one test each.
-        let admitted = test.timeLimit == nil
-        if admitted { await Self.admission.enter() }
-        defer { if admitted { Self.admission.leave() } }
-        try await withTaskExecutorPreference(TestThreads.shared) {
-            try await function()
+        guard test.timeLimit == nil else {
+            return try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
         }
-    }
-}
-
-/// A counting semaphore whose waiters suspend, first come first served.
-private final class Admission: Sendable {
-    private let state: Mutex<(free: Int, waiting: [CheckedContinuation<Void, Never>])>
-
-    init(_ count: Int) { state = Mutex((max(1, count), [])) }
-
-    func enter() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let now = state.withLock { state -> Bool in
-                if state.free > 0 {
-                    state.free -= 1
-                    return true
-                }
-                state.waiting.append(continuation)
-                return false
-            }
-            if now { continuation.resume() }
+        try await Self.admission.run {
+            try await withTaskExecutorPreference(TestThreads.shared) { try await function() }
         }
-    }
-
-    func leave() {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.waiting.isEmpty {
-                state.free += 1
-                return nil
-            }
-            return state.waiting.removeFirst()
-        }
-        next?.resume()
     }
 }
 
