@@ -8,8 +8,8 @@ import Synchronization
 enum Blocking {
     /// Starts a completion-handler call and waits for its completion; a call that does not complete
     /// within `timeout` (its own timeout plus a margin) fails with a timeout naming `what` (the call in
-    /// words: "a put of i1 in the bucket b-instances").
-    static func call<T: Sendable>(_ what: String, timeout: Duration, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+    /// words: "a put of i1 in the bucket b-instances", made only then).
+    static func call<T: Sendable>(_ what: @autoclosure () -> String, timeout: Duration, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, NATSError>?>(nil)
         do {
@@ -21,7 +21,7 @@ enum Blocking {
             return .failure(error as? NATSError ?? .invalidArgument("\(error)"))
         }
         if done.wait(timeout: .now() + (timeout + .seconds(1)).timeInterval) == .timedOut {
-            return .failure(.timedOut(subject: what, server: "any NATS server", after: timeout))
+            return .failure(.timedOut(subject: what(), server: "any NATS server", after: timeout))
         }
         return result.withLock { $0 } ?? .failure(.cancelled)
     }

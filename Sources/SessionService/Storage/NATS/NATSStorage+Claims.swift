@@ -69,7 +69,7 @@ extension NATSStorage {
 
     /// Waits for a JetStream call of this backend (its request timeout, and a margin); `what` names
     /// the call in a timeout's error.
-    func waitFor<T: Sendable>(_ what: String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
-        Blocking.call(what, timeout: options.requestTimeout, start)
+    func waitFor<T: Sendable>(_ what: @autoclosure () -> String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+        Blocking.call(what(), timeout: options.requestTimeout, start)
     }
 }
