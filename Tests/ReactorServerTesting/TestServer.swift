@@ -55,13 +55,13 @@ public final class TestServer: Sendable {
         catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: reactorClock) }
         catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
         extra(&catalog)
-        // A restart follows a stop that closed the data directory's LOCK, but a child that another test
+        // With storage, a restart follows a stop that closed the data directory's LOCK, but a child that another test
         // is starting at that moment holds a copy of every descriptor of this process, the lock's
         // among them, until it runs its close-from action or exec (seen once in a few full runs: this
         // process named as the lock's owner in /proc/locks, no descriptor of its own left on it).
         // Every child starts on the spawner thread, whose posix_spawn returns only after the child's
         // exec: once the spawns already begun are over, no child holds the lock.
-        SpawnThread.shared.finishSpawnsBegun()
+        if !configuration.storage.memoryOnly { SpawnThread.shared.finishSpawnsBegun() }
         server = try ReactorServer(catalog: catalog, configuration: configuration, clock: clock, logger: Logger(label: "test", level: .debug, handler: logs))
         port = try server.start().port
     }
