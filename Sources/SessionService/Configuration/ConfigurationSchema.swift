@@ -28,6 +28,13 @@ public enum ConfigurationSchema {
         .integer("sse.pulseBuffer", \.sse.pulseBuffer, 1...1_000_000, "Pulses held for a slow subscriber before its stream closes with event: error."),
         .integer("sse.maxSubscribersPerSession", \.sse.maxSubscribersPerSession, 1...10_000_000, "Most subscribers of one session; more get 503 too_many_subscribers."),
         .integer("sse.maxSubscribers", \.sse.maxSubscribers, 1...10_000_000, "Most subscribers of all sessions together; more get 503 too_many_subscribers."),
+        .integer(
+            "sse.maxSubscribersPerAddress", \.sse.maxSubscribersPerAddress, 0...10_000_000,
+            """
+            Most subscribers one client address may hold at once, each session of a GET /events stream counting as \
+            one (limits.exemptAddresses excepted; behind limits.trustedProxies, the forwarded client); more get 503 \
+            too_many_subscribers with Retry-After; 0: no limit.
+            """),
         .integer("sse.maxSessionsPerStream", \.sse.maxSessionsPerStream, 1...10_000, "Most sessions one GET /events?sessions=… stream may name; more get 400 invalid_sessions."),
         .integer("sessions.limit", \.sessions.limit, 1...100_000_000, "Most sessions at once; more gets 503 too_many_sessions."),
         .seconds("sessions.idleTTLSeconds", \.sessions.idleTTLSeconds, 0...31_536_000, "Sessions untouched (no request, no subscriber) this long are deleted; 0 never."),

@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var maxSubscribersPerSession = 10_000
         /// Most subscribers of all sessions together.
         public var maxSubscribers = 100_000
+        /// Most subscribers one client address may hold at once (a multiplexed stream counts each of its
+        /// sessions; `limits.exemptAddresses` excepted); 0 for no limit.
+        public var maxSubscribersPerAddress = 10_000
         /// Most sessions one `GET /events?sessions=…` stream may name; more get 400 `invalid_sessions`.
         public var maxSessionsPerStream = 100
     }

@@ -34,7 +34,7 @@ final class TokenBuckets: Sendable {
     /// Takes one token for `address`: nil when it had one, else the seconds until it will.
     func take(_ address: IPAddress) -> Double? {
         let now = clock.monotonicNanoseconds()
-        let shard = shards[Int(truncatingIfNeeded: ((address.low ^ address.high) &* 0x9E37_79B9_7F4A_7C15) >> 60)]
+        let shard = shards[address.shard(among: shards.count)]
         return shard.buckets.withLock { buckets -> Double? in
             var bucket = buckets[address] ?? Bucket(tokens: burst, updated: now)
             let elapsed = Double(now &- min(bucket.updated, now)) / 1e9

@@ -40,7 +40,13 @@ extension RouteAnswer {
     static let storageUnavailable = error(503, "storage_unavailable", "The journal cannot be written, or this stored session cannot be read from it right now, or (several instances on NATS) what the answer showed can never be stored because another instance took the session over meanwhile; nothing acknowledged is lost, retry.")
     static let tooManySessions = error(503, "too_many_sessions", "The server holds its limit of sessions (sessions.limit).")
     static let sessionPassivated = error(503, "session_passivated", "The session left memory twice while the request was in progress; retry.")
-    static let tooManySubscribers = error(503, "too_many_subscribers", "The session or the server has its limit of subscribers (sse.maxSubscribersPerSession, sse.maxSubscribers); retry later.", headers: [("Retry-After", "Seconds to wait before trying again.")])
+    static let tooManySubscribers = error(
+        503, "too_many_subscribers",
+        """
+        The session, the server or this client address has its limit of subscribers (sse.maxSubscribersPerSession, \
+        sse.maxSubscribers, sse.maxSubscribersPerAddress); retry later.
+        """,
+        headers: [("Retry-After", "Seconds to wait before trying again.")])
     static let shuttingDown = error(503, "shutting_down", "The server is shutting down: it stopped accepting work, and what is still unanswered at http.shutdownDeadlineSeconds gets this.")
     static let rateLimited = error(429, "rate_limited", "Too many requests (limits.requestsPerSecond) or new sessions (limits.sessionsPerMinute) from this client address.", headers: [("Retry-After", "Seconds until the client may try again.")])
 
