@@ -18,6 +18,7 @@ struct OpenAPIDocument: Sendable {
         var access: SessionAccessMode.Kind = .open
         var requestRateLimit = false
         var sessionRateLimit = false
+        var actionByteLimit = false
         var memoryOnly = false
         var restrictedReactors = false
         /// `sse.maxSessionsPerStream`.
@@ -29,6 +30,7 @@ struct OpenAPIDocument: Sendable {
             self.access = access
             requestRateLimit = configuration.limits.requestsPerSecond > 0
             sessionRateLimit = configuration.limits.sessionsPerMinute > 0
+            actionByteLimit = configuration.limits.actionBytesPerMinute > 0
             memoryOnly = configuration.storage.memoryOnly
             restrictedReactors = !configuration.auth.reactors.isEmpty
             maxSessionsPerStream = configuration.sse.maxSessionsPerStream
@@ -43,6 +45,7 @@ struct OpenAPIDocument: Sendable {
             case .notTokenMode: access != .token
             case .creationRestricted: restrictedReactors || access == .jwt
             case .sessionRateLimit: sessionRateLimit
+            case .actionByteLimit: actionByteLimit
             }
         }
     }

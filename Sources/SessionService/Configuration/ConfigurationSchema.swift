@@ -58,6 +58,13 @@ public enum ConfigurationSchema {
         .integer("limits.requestBurst", \.limits.requestBurst, 1...10_000_000, "Requests one client address may send at once before limits.requestsPerSecond applies."),
         .integer("limits.sessionsPerMinute", \.limits.sessionsPerMinute, 0...10_000_000, "Sessions one client address may create per minute; more get 429 rate_limited; 0 for no limit."),
         .integer("limits.sessionBurst", \.limits.sessionBurst, 1...10_000_000, "Sessions one client address may create at once before limits.sessionsPerMinute applies."),
+        .integer(
+            "limits.actionBytesPerMinute", \.limits.actionBytesPerMinute, 0...1 << 40,
+            """
+            Bytes of action bodies (POST /sessions/{id}/actions) one client address may send per minute, a \
+            minute's worth at once, across all sessions: what it can add to the action logs the server keeps; \
+            more get 429 rate_limited with Retry-After; 0 for no limit.
+            """),
         .strings("limits.trustedProxies", \.limits.trustedProxies, "Proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client; others' is ignored.", check: checkNetwork),
         .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),

@@ -129,6 +129,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var sessionsPerMinute = 30
         /// Sessions one client address may create at once before the rate applies.
         public var sessionBurst = 30
+        /// Bytes of action bodies one client address may send per minute (a minute's worth at once), which
+        /// bounds the action log it can make the server keep; 0 turns the limit off.
+        public var actionBytesPerMinute = 16 << 20
         /// Proxies whose `X-Forwarded-For` names the client (addresses or CIDR blocks).
         public var trustedProxies: [String] = []
         /// Client addresses no rate limit applies to (addresses or CIDR blocks): loopback by default.

@@ -31,8 +31,10 @@ final class TokenBuckets: Sendable {
         shards = (0..<16).map { _ in Shard() }
     }
 
-    /// Takes one token for `address`: nil when it had one, else the seconds until it will.
-    func take(_ address: IPAddress) -> Double? {
+    /// Takes `cost` tokens for `address`: nil when it had them, else the seconds until it will. A cost
+    /// above `burst` is taken as `burst`: it passes only with a full bucket, which it empties.
+    func take(_ address: IPAddress, cost: Double = 1) -> Double? {
+        let cost = min(cost, burst)
         let now = clock.monotonicNanoseconds()
         let shard = shards[address.shard(among: shards.count)]
         return shard.buckets.withLock { buckets -> Double? in
@@ -41,11 +43,11 @@ final class TokenBuckets: Sendable {
             bucket.tokens = min(burst, bucket.tokens + elapsed * rate)
             bucket.updated = now
             let wait: Double?
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
+            if bucket.tokens >= cost {
+                bucket.tokens -= cost
                 wait = nil
             } else {
-                wait = (1 - bucket.tokens) / rate
+                wait = (cost - bucket.tokens) / rate
             }
             if buckets[address] == nil, buckets.count >= capacity / shards.count { evict(&buckets, now: now) }
             buckets[address] = bucket

@@ -28,6 +28,9 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var started: UInt64 = 0
     /// Set once the exchange moved off its event loop to a worker (its session is loaded over the network).
     nonisolated(unsafe) var onWorker = false
+    /// The client the per-client limits count this request under, once the first of them resolved it
+    /// (`.some(nil)`: no known client, an in-process or forwarded request); see ``client(resolvedBy:)``.
+    nonisolated(unsafe) private var resolvedClient: IPAddress??
     /// The storage position the answer shows, which must be durable before it leaves; nil (the usual
     /// case) for everything stored when it is sent, 0 for an answer that shows nothing stored.
     nonisolated(unsafe) var dependsOn: UInt64?
@@ -48,6 +51,15 @@ final class Exchange: Sendable {
         forwardedReply = reply
         forwardedDurability = storage
         method = request.methodName
+    }
+
+    /// The request's client by `resolver` (behind trusted proxies, the forwarded one), resolved once for
+    /// every limit that asks: the request rate, the action bytes, the subscribers.
+    func client(resolvedBy resolver: ClientAddressResolver) -> IPAddress? {
+        if let resolvedClient { return resolvedClient }
+        let client = resolver.client(of: request)
+        resolvedClient = .some(client)
+        return client
     }
 
     /// Whether another instance forwarded this request (it is never forwarded again).

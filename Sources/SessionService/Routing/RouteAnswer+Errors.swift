@@ -48,7 +48,13 @@ extension RouteAnswer {
         """,
         headers: [("Retry-After", "Seconds to wait before trying again.")])
     static let shuttingDown = error(503, "shutting_down", "The server is shutting down: it stopped accepting work, and what is still unanswered at http.shutdownDeadlineSeconds gets this.")
-    static let rateLimited = error(429, "rate_limited", "Too many requests (limits.requestsPerSecond) or new sessions (limits.sessionsPerMinute) from this client address.", headers: [("Retry-After", "Seconds until the client may try again.")])
+    static let rateLimited = error(
+        429, "rate_limited",
+        """
+        Too many requests (limits.requestsPerSecond), new sessions (limits.sessionsPerMinute) or bytes of actions \
+        (limits.actionBytesPerMinute) from this client address.
+        """,
+        headers: [("Retry-After", "Seconds until the client may try again.")])
 
     /// The answers of every route on one session (`{id}`): it may be unknown, unreadable or damaged.
     static let onSession: [RouteAnswer] = [unknownSession, sessionUnavailable, storageUnavailable]

@@ -109,4 +109,6 @@ public enum RouteCondition: Sendable {
     case creationRestricted
     /// `limits.sessionsPerMinute` above 0.
     case sessionRateLimit
+    /// `limits.actionBytesPerMinute` above 0.
+    case actionByteLimit
 }

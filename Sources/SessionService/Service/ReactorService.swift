@@ -153,6 +153,12 @@ public final class ReactorService: HTTPResponder {
             let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
             creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
         }
+        var acting: [any ServiceMiddleware] = []
+        if limits.actionBytesPerMinute > 0 {
+            let perMinute = Double(limits.actionBytesPerMinute)
+            let buckets = TokenBuckets(rate: perMinute / 60, burst: limits.actionBytesPerMinute, clock: clock)
+            acting.append(ActionBytesMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, metrics: metrics))
+        }
         let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
         let routes = Route.allCases.map { route in
             var layers = outer
@@ -163,6 +169,8 @@ public final class ReactorService: HTTPResponder {
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .session(let right):
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+                // After the access check: only those who may act spend their budget.
+                if route == .postAction { layers += acting }
             case .eachSession:
                 // Only the JWT itself is checked here; the route checks each session (tokens, rights).
                 if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
