@@ -45,7 +45,7 @@ public enum ConfigurationSchema {
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
         .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...FileJournal.largestStateLimit, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
-        .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
+        .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable), at least 16 bytes unless http.host is loopback; empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
         .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("auth.reactors", \.auth.reactors, "Reactors POST /sessions may create (others answer 403 forbidden); empty for every hosted one."),
