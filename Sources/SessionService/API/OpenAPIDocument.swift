@@ -21,6 +21,8 @@ struct OpenAPIDocument: Sendable {
         var actionByteLimit = false
         var memoryOnly = false
         var restrictedReactors = false
+        /// `auth.clientChosenIDs` is false: `POST /sessions` takes no id.
+        var serverChosenIDsOnly = false
         /// `sse.maxSessionsPerStream`.
         var maxSessionsPerStream = 100
 
@@ -33,6 +35,7 @@ struct OpenAPIDocument: Sendable {
             actionByteLimit = configuration.limits.actionBytesPerMinute > 0
             memoryOnly = configuration.storage.memoryOnly
             restrictedReactors = !configuration.auth.reactors.isEmpty
+            serverChosenIDsOnly = !configuration.auth.clientChosenIDs
             maxSessionsPerStream = configuration.sse.maxSessionsPerStream
         }
 
@@ -43,7 +46,7 @@ struct OpenAPIDocument: Sendable {
             case .memoryOnly: memoryOnly
             case .tokenMode: access == .token
             case .notTokenMode: access != .token
-            case .creationRestricted: restrictedReactors || access == .jwt
+            case .creationRestricted: restrictedReactors || serverChosenIDsOnly || access == .jwt
             case .sessionRateLimit: sessionRateLimit
             case .actionByteLimit: actionByteLimit
             }

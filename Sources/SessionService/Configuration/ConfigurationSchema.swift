@@ -49,6 +49,13 @@ public enum ConfigurationSchema {
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
         .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("auth.reactors", \.auth.reactors, "Reactors POST /sessions may create (others answer 403 forbidden); empty for every hosted one."),
+        .bool(
+            "auth.clientChosenIDs", \.auth.clientChosenIDs,
+            """
+            Whether POST /sessions may name the new session's id; false: the server picks every id (128 random bits) \
+            and a request naming one gets 403 forbidden. Set it false with auth.sessions=token: a taken id answers \
+            409 session_exists to anyone, telling them it exists, and anyone may claim an id before its user does.
+            """),
         .string("auth.jwt.secret", \.auth.jwt.secret, "HS256 secret of jwt mode, at least 32 bytes (better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."),
         .string("auth.jwt.secretFile", \.auth.jwt.secretFile, expected: "a file path", "File whose first line is the jwt secret (for container secrets)."),
         .integer("auth.jwt.leewaySeconds", \.auth.jwt.leewaySeconds, 0...300, "Clock skew tolerated when checking a JWT's exp, nbf and iat."),

@@ -93,6 +93,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var sessions = "open"
         /// The reactors `POST /sessions` may create; empty for every hosted one.
         public var reactors: [String] = []
+        /// Whether `POST /sessions` may name the new session's id; false: the server picks every id (in
+        /// `token` mode, a taken id's 409 would tell anyone that it exists and let them claim ids first).
+        public var clientChosenIDs = true
         /// JSON Web Tokens (`jwt` mode).
         public var jwt = JWT()
 
