@@ -11,7 +11,7 @@ struct ActionBytesMiddleware: ServiceMiddleware {
 
     func handle(_ exchange: Exchange, next: MiddlewareNext) {
         let bytes = exchange.request.body.count
-        guard bytes > 0, let client = exchange.client(resolvedBy: resolver), !exempt.contains(client),
+        guard bytes > 0, let client = exchange.limitedClient(resolvedBy: resolver, exempt: exempt),
             let wait = buckets.take(client, cost: Double(bytes))
         else { return next(exchange) }
         metrics.actionsRefusedForBytes.increment()
