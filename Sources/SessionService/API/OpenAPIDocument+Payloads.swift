@@ -52,10 +52,15 @@ extension OpenAPIDocument.Schemas {
         case .stateAtVersion: return .object(["id": Self.id, "version": version, "state": state])
         case .sessionToken: return .object(["token": .string(pattern: "^[A-Za-z0-9_-]{43}$")])
         case .newSession:
+            let id =
+                settings.serverChosenIDsOnly
+                ? JSONSchema.null.described("This server picks every id (auth.clientChosenIDs is false): leave it out.")
+                : JSONSchema.string(pattern: Self.idPattern).orNull.described(
+                    "The id to give the session; left out or null: the server picks one with 128 random bits.")
             return .object(
                 [
                     "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
-                    "id": JSONSchema.string(pattern: Self.idPattern).orNull.described("The id to give the session; left out or null: the server picks one with 128 random bits."),
+                    "id": id,
                 ], optional: ["id"])
         case .action: return Self.ref("Action")
         case .stubRequest: return .object(["enabled": .boolean])

@@ -18,8 +18,11 @@ struct OpenAPIDocument: Sendable {
         var access: SessionAccessMode.Kind = .open
         var requestRateLimit = false
         var sessionRateLimit = false
+        var actionByteLimit = false
         var memoryOnly = false
         var restrictedReactors = false
+        /// `auth.clientChosenIDs` is false: `POST /sessions` takes no id.
+        var serverChosenIDsOnly = false
         /// `sse.maxSessionsPerStream`.
         var maxSessionsPerStream = 100
 
@@ -29,8 +32,10 @@ struct OpenAPIDocument: Sendable {
             self.access = access
             requestRateLimit = configuration.limits.requestsPerSecond > 0
             sessionRateLimit = configuration.limits.sessionsPerMinute > 0
+            actionByteLimit = configuration.limits.actionBytesPerMinute > 0
             memoryOnly = configuration.storage.memoryOnly
             restrictedReactors = !configuration.auth.reactors.isEmpty
+            serverChosenIDsOnly = !configuration.auth.clientChosenIDs
             maxSessionsPerStream = configuration.sse.maxSessionsPerStream
         }
 
@@ -41,8 +46,9 @@ struct OpenAPIDocument: Sendable {
             case .memoryOnly: memoryOnly
             case .tokenMode: access == .token
             case .notTokenMode: access != .token
-            case .creationRestricted: restrictedReactors || access == .jwt
+            case .creationRestricted: restrictedReactors || serverChosenIDsOnly || access == .jwt
             case .sessionRateLimit: sessionRateLimit
+            case .actionByteLimit: actionByteLimit
             }
         }
     }

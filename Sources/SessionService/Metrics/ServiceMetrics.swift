@@ -8,6 +8,10 @@ public final class ServiceMetrics: Sendable {
     public let subscribersClosedSlow = Counter()
     public let sessions = Gauge()
     public let subscribers = Gauge()
+    /// Event streams refused because their client address held `sse.maxSubscribersPerAddress` subscribers.
+    public let subscribersRefusedPerAddress = Counter()
+    /// Actions refused because their client address spent `limits.actionBytesPerMinute`.
+    public let actionsRefusedForBytes = Counter()
     /// Answers acknowledging a change replaced by 503 because their records could not be stored.
     public let answersNotStored = Counter()
     /// Time one `reduce` call takes, measured around the reactor's own function.
@@ -50,6 +54,15 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_subscriber_drops_total", value: subscriberDrops.value)
         text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
         text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
+        text.family(
+            "reactor_limit_refusals_total", type: "counter",
+            help: "Requests refused by a per-client limit other than the request rate, by its setting.")
+        text.sample(
+            "reactor_limit_refusals_total", labels: ["limit": "sse.maxSubscribersPerAddress"],
+            value: subscribersRefusedPerAddress.value)
+        text.sample(
+            "reactor_limit_refusals_total", labels: ["limit": "limits.actionBytesPerMinute"],
+            value: actionsRefusedForBytes.value)
         text.family("reactor_answers_not_stored_total", type: "counter", help: "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose).")
         text.sample("reactor_answers_not_stored_total", value: answersNotStored.value)
         text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)

@@ -75,6 +75,7 @@ public enum Route: String, Sendable, CaseIterable {
                 .success(200, .actionReduced, "With wait=true: every mutation of the action is reduced; the state after them."),
                 .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
                 .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+                .rateLimited.when(.actionByteLimit),
             ] + RouteAnswer.onSession)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read), RouteDocumentation(
             "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses right after the state that assigned them, event: end when it is deleted, event: error before the server closes a stream it cannot keep.",

@@ -23,7 +23,13 @@ extension RouteAnswer {
     static let memoryOnly = error(409, "memory_only", "Time travel and forks need the journal; this server runs with storage.memoryOnly.", when: .memoryOnly)
     static let notTokenMode = error(409, "not_token_mode", "Sessions are not guarded by tokens here (auth.sessions is not token).", when: .notTokenMode)
     static let versionGone = error(410, "version_gone", "The version is older than the retained history: compaction keeps the latest snapshot and what follows it.")
-    static let forbidden = error(403, "forbidden", "This reactor may not be created here (auth.reactors), or the JWT does not grant create on this id.", when: .creationRestricted)
+    static let forbidden = error(
+        403, "forbidden",
+        """
+        This reactor may not be created here (auth.reactors), the request names an id where the server picks them \
+        (auth.clientChosenIDs), or the JWT does not grant create on this id.
+        """,
+        when: .creationRestricted)
 
     // MARK: Actions and states
 
@@ -40,9 +46,21 @@ extension RouteAnswer {
     static let storageUnavailable = error(503, "storage_unavailable", "The journal cannot be written, or this stored session cannot be read from it right now, or (several instances on NATS) what the answer showed can never be stored because another instance took the session over meanwhile; nothing acknowledged is lost, retry.")
     static let tooManySessions = error(503, "too_many_sessions", "The server holds its limit of sessions (sessions.limit).")
     static let sessionPassivated = error(503, "session_passivated", "The session left memory twice while the request was in progress; retry.")
-    static let tooManySubscribers = error(503, "too_many_subscribers", "The session or the server has its limit of subscribers (sse.maxSubscribersPerSession, sse.maxSubscribers); retry later.", headers: [("Retry-After", "Seconds to wait before trying again.")])
+    static let tooManySubscribers = error(
+        503, "too_many_subscribers",
+        """
+        The session, the server or this client address has its limit of subscribers (sse.maxSubscribersPerSession, \
+        sse.maxSubscribers, sse.maxSubscribersPerAddress); retry later.
+        """,
+        headers: [("Retry-After", "Seconds to wait before trying again.")])
     static let shuttingDown = error(503, "shutting_down", "The server is shutting down: it stopped accepting work, and what is still unanswered at http.shutdownDeadlineSeconds gets this.")
-    static let rateLimited = error(429, "rate_limited", "Too many requests (limits.requestsPerSecond) or new sessions (limits.sessionsPerMinute) from this client address.", headers: [("Retry-After", "Seconds until the client may try again.")])
+    static let rateLimited = error(
+        429, "rate_limited",
+        """
+        Too many requests (limits.requestsPerSecond), new sessions (limits.sessionsPerMinute) or bytes of actions \
+        (limits.actionBytesPerMinute) from this client address.
+        """,
+        headers: [("Retry-After", "Seconds until the client may try again.")])
 
     /// The answers of every route on one session (`{id}`): it may be unknown, unreadable or damaged.
     static let onSession: [RouteAnswer] = [unknownSession, sessionUnavailable, storageUnavailable]

@@ -16,8 +16,11 @@ extension ReactorService {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
         }
         let select: (pointer: JSONPointer, text: String)?
+        // Given back by the subscriber once it leaves the session, or when dropped unused (HEAD, a refusal).
+        let holds: [AddressQuota.Hold]
         do {
             select = try Self.select(exchange)
+            holds = try holdSubscribers(1, for: exchange)
         } catch {
             return exchange.fail(error)
         }
@@ -27,7 +30,9 @@ extension ReactorService {
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        SessionEventStream.open(target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: select?.pointer, selectText: select?.text)
+        SessionEventStream.open(
+            target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID,
+            select: select?.pointer, selectText: select?.text, hold: holds.first)
         exchange.finished(200)
     }
 

@@ -49,6 +49,13 @@ extension ReactorService {
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"))
         }
+        // One per part that subscribes, in order; given back as each part leaves its session.
+        var holds: [AddressQuota.Hold]
+        do {
+            holds = try holdSubscribers(subscribing, for: exchange)
+        } catch {
+            return exchange.fail(error)
+        }
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
@@ -58,7 +65,8 @@ extension ReactorService {
             switch start {
             case .subscribe(let session):
                 let id = ids[index]
-                stream.subscribe(index, to: session.isPassivated ? store.session(id) ?? session : session) { [weak self] in self?.streamedSession(id) }
+                let current = session.isPassivated ? store.session(id) ?? session : session
+                stream.subscribe(index, to: current, hold: holds.popLast()) { [weak self] in self?.streamedSession(id) }
             case .end(let reason):
                 stream.end(index, reason: reason)
             case .fail(let error):

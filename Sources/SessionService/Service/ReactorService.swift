@@ -34,6 +34,12 @@ public final class ReactorService: HTTPResponder {
     let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
     let accepting = Atomic<Bool>(true)
+    /// Who a request comes from, for the per-client limits (`limits.trustedProxies`).
+    let clientResolver: ClientAddressResolver
+    /// Clients no per-client limit applies to (`limits.exemptAddresses`).
+    let exemptClients: [IPNetwork]
+    /// Subscribers held by each client address (`sse.maxSubscribersPerAddress`); nil when unlimited.
+    let subscriberQuota: AddressQuota?
 
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
@@ -79,6 +85,11 @@ public final class ReactorService: HTTPResponder {
         openAPIDocument = openAPI.json(reactor: nil)
         openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
         reactorsDocument = Self.reactorsJSON(catalog)
+        let trustedProxies = configuration.limits.trustedProxies.compactMap(IPNetwork.init)
+        clientResolver = ClientAddressResolver(trustedProxies: trustedProxies)
+        exemptClients = configuration.limits.exemptAddresses.compactMap(IPNetwork.init)
+        let perAddress = configuration.sse.maxSubscribersPerAddress
+        subscriberQuota = perAddress > 0 ? AddressQuota(limit: perAddress) : nil
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
@@ -131,8 +142,8 @@ public final class ReactorService: HTTPResponder {
         let cors = CORSMiddleware(allowedOrigins: configuration.cors.allowedOrigins)
         if cors.isEnabled { outer.append(cors) }
         let limits = configuration.limits
-        let resolver = ClientAddressResolver(trustedProxies: limits.trustedProxies.compactMap(IPNetwork.init))
-        let exempt = limits.exemptAddresses.compactMap(IPNetwork.init)
+        let resolver = clientResolver
+        let exempt = exemptClients
         if limits.requestsPerSecond > 0 {
             let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
             outer.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "requests", settings: "limits.requestsPerSecond"))
@@ -141,6 +152,12 @@ public final class ReactorService: HTTPResponder {
         if limits.sessionsPerMinute > 0 {
             let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
             creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
+        }
+        var acting: [any ServiceMiddleware] = []
+        if limits.actionBytesPerMinute > 0 {
+            let perMinute = Double(limits.actionBytesPerMinute)
+            let buckets = TokenBuckets(rate: perMinute / 60, burst: limits.actionBytesPerMinute, clock: clock)
+            acting.append(ActionBytesMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, metrics: metrics))
         }
         let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
         let routes = Route.allCases.map { route in
@@ -152,6 +169,8 @@ public final class ReactorService: HTTPResponder {
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .session(let right):
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+                // After the access check: only those who may act spend their budget.
+                if route == .postAction { layers += acting }
             case .eachSession:
                 // Only the JWT itself is checked here; the route checks each session (tokens, rights).
                 if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }

@@ -24,13 +24,22 @@ public final class Subscriber: @unchecked Sendable {
     var closed = false
     /// Where it is in its SubscriberList's `all`.
     var index = 0
+    /// What it counts against its client address's `sse.maxSubscribersPerAddress` (nil: not counted),
+    /// given back once it has left its session or was never taken in.
+    let hold: AddressQuota.Hold?
 
     /// A subscriber that has seen up to version `lastEventID` (nil: nothing yet) and follows the whole state,
     /// or with `select` (`selectText` as the client wrote it) the value at that pointer.
-    public init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
+    public convenience init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
+        self.init(lastEventID: lastEventID, select: select, selectText: selectText, hold: nil)
+    }
+
+    /// A subscriber counted against its client address by `hold`.
+    init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold?) {
         lastSentVersion = lastEventID
         self.select = select
         self.selectText = selectText
+        self.hold = hold
     }
 
     /// Whether `pulse` (state member `/name`) belongs to what this subscriber follows: the whole state,

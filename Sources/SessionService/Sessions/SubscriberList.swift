@@ -76,7 +76,10 @@ struct SubscriberList {
     mutating func add(_ subscriber: Subscriber, sink: any SubscriberSink, latest: Latest?, reporting: Reporting) {
         // Its transport closed before it got here: nothing to add, nothing to remove later, and no
         // sink to hold (the transport's notice handler holds the subscriber).
-        guard !subscriber.closed else { return }
+        guard !subscriber.closed else {
+            subscriber.hold?.release()
+            return
+        }
         subscriber.sink = sink
         subscriber.index = all.count
         all.append(subscriber)
@@ -116,6 +119,7 @@ struct SubscriberList {
     mutating func removeAll(_ reporting: Reporting) -> [Subscriber] {
         let open = all.filter { !$0.closed }
         for subscriber in open { subscriber.closed = true }
+        for subscriber in all { subscriber.hold?.release() }
         reporting.context.metrics.subscribers.decrement(by: all.count)
         all = []
         return open
@@ -231,6 +235,7 @@ struct SubscriberList {
         all.removeAll { subscriber in
             guard subscriber.closed else { return false }
             subscriber.sink = nil
+            subscriber.hold?.release()
             return true
         }
         for (index, subscriber) in all.enumerated() { subscriber.index = index }
@@ -249,6 +254,7 @@ struct SubscriberList {
         }
         // The sink (and through it the transport) may refer back to the subscriber: let both go.
         subscriber.sink = nil
+        subscriber.hold?.release()
         reporting.context.metrics.subscribers.decrement()
     }
 

@@ -56,10 +56,16 @@ final class MultiplexedEventStream: Sendable {
     }
 
     /// Subscribes part `index` to `session`. One that leaves memory meanwhile is looked up again with
-    /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted.
-    func subscribe(_ index: Int, to session: any HostedSession, lookup: () -> (any HostedSession)?) {
-        let subscriber = Subscriber(lastEventID: resumingFrom[index], select: select, selectText: selectText)
+    /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted. `hold`
+    /// counts the part against its client address until it has left its session (or, never taken in, now).
+    func subscribe(
+        _ index: Int, to session: any HostedSession, hold: AddressQuota.Hold? = nil, lookup: () -> (any HostedSession)?
+    ) {
+        let subscriber = Subscriber(
+            lastEventID: resumingFrom[index], select: select, selectText: selectText, hold: hold)
         let part = Part(index: index, sessionID: sessions[index], stream: self)
+        var taken = false
+        defer { if !taken { hold?.release() } }
         var session = session
         for _ in 0..<3 {
             // Registered first: a notice that comes while the session adds the subscriber reaches it.
@@ -71,6 +77,7 @@ final class MultiplexedEventStream: Sendable {
             guard open else { break }
             switch session.subscribe(subscriber, sink: part) {
             case .subscribed:
+                taken = true
                 return
             case .ended:
                 return finish(index, .deleted)

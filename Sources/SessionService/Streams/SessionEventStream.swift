@@ -9,9 +9,13 @@ import JSONCodec
 /// ```
 enum SessionEventStream {
     /// Answers with the event stream and subscribes it to `session`; a session that ended or left memory
-    /// meanwhile gets the stream's last event at once (`end`, or `error` `session_passivated`).
-    static func open(_ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
-        let subscriber = Subscriber(lastEventID: lastEventID, select: select, selectText: selectText)
+    /// meanwhile gets the stream's last event at once (`end`, or `error` `session_passivated`). `hold`
+    /// counts the subscriber against its client address until it has left the session.
+    static func open(
+        _ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?,
+        select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold? = nil
+    ) {
+        let subscriber = Subscriber(lastEventID: lastEventID, select: select, selectText: selectText, hold: hold)
         let stream = writer.startEventStream(headers: headers) { [weak session, subscriber] notice in
             session?.handle(SubscriberNotice(notice), for: subscriber)
         }
@@ -23,6 +27,8 @@ enum SessionEventStream {
         case .ended: end = .deleted
         case .passivated: end = .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage)
         }
+        // Never taken in: nothing else gives its place back.
+        hold?.release()
         stream.finish(end)
     }
 }
