@@ -33,10 +33,12 @@ struct NATSFailoverTests {
 
     /// Runs `body` with instances `a` and `b` on one fresh `nats-server` (replicas 1, a prefix of their
     /// own), each killed afterwards (`a` resumed first, should the test have paused it).
-    static func withPair(claimTTL: Int = 3, extraB: [String] = [], _ body: (ServerProcess, ServerProcess) async throws -> Void) async throws {
+    static func withPair(
+        claimTTL: Int = 3, extraA: [String] = [], extraB: [String] = [], _ body: (ServerProcess, ServerProcess) async throws -> Void
+    ) async throws {
         try await NATSServerProcess.with { nats in
             let prefix = "p" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL)
+            let a = try await instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraA)
             defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
             let b = try await instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraB)
             defer { b.process.signal(SIGKILL) }
