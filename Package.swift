@@ -73,6 +73,9 @@ let package = Package(
             dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "ReactorServerTesting"]),
+            dependencies: [
+                "SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "NATS",
+                "ReactorServerTesting",
+            ]),
     ]
 )
