@@ -70,7 +70,10 @@ let package = Package(
         .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),
         .testTarget(
             name: "ReactorClientTests",
-            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),
+            dependencies: [
+                "ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "Tokens",
+                "ReactorServerTesting",
+            ]),
         .testTarget(
             name: "SessionServiceTests",
             dependencies: [
