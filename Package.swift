@@ -70,9 +70,15 @@ let package = Package(
         .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),
         .testTarget(
             name: "ReactorClientTests",
-            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),
+            dependencies: [
+                "ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "Tokens",
+                "ReactorServerTesting",
+            ]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "ReactorServerTesting"]),
+            dependencies: [
+                "SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "NATS",
+                "ReactorServerTesting",
+            ]),
     ]
 )

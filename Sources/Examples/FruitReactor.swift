@@ -98,6 +98,11 @@ public struct FruitReactor: Reactor {
         ]).cancellable(id: "choice", cancelInFlight: true)
     }
 
+    /// A choice a server stop cut off leaves no spinner behind (the previous fruit stays).
+    public func recover(interrupted action: Action, state: State) -> [Mutation] {
+        state.isLoading ? [.setLoading(false)] : []
+    }
+
     /// Folds one mutation into the state.
     public func reduce(state: State, mutation: Mutation) -> State {
         var state = state

@@ -21,6 +21,13 @@ import Testing
         await tester.finish()
     }
 
+    @Test func aChoiceCutOffByAServerStopLeavesNoSpinner() {
+        let reactor = FruitReactor()
+        let spinning = FruitReactor.State(fruitName: "Apple", isLoading: true)
+        #expect(reactor.recover(interrupted: .banana, state: spinning) == [.setLoading(false)])
+        #expect(reactor.recover(interrupted: .banana, state: .init(fruitName: "Apple", isLoading: false)).isEmpty)
+    }
+
     @Test func aNewChoiceCancelsTheOneInFlight() async {
         let clock = TestClock()
         let tester = ReactorTester(FruitReactor(clock: clock))

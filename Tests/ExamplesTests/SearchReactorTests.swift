@@ -58,6 +58,16 @@ final class ScriptedFetch: Sendable {
 @Suite(.offThePool) struct SearchReactorTests {
     typealias State = SearchReactor.State
 
+    @Test func aSearchCutOffByAServerStopEndsAsAFailedOne() {
+        let reactor = SearchReactor()
+        let spinning = SearchReactor.State(query: "swift", isLoading: true)
+        let mutations = reactor.recover(interrupted: .updateQuery("swift"), state: spinning)
+        #expect(mutations == [.failed(query: "swift", message: "the search was cut off when the server stopped; search again")])
+        let after = mutations.reduce(spinning) { reactor.reduce(state: $0, mutation: $1) }
+        #expect(after.isLoading == false && after.error != nil)
+        #expect(reactor.recover(interrupted: .loadNextPage, state: after).isEmpty)
+    }
+
     @Test func searchThenLoadNextPage() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))

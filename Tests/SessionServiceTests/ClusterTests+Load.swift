@@ -59,7 +59,7 @@ extension ClusterTests {
 
     /// Runs `body` on a cluster under ``ClusterLoad``, after every session was acknowledged; then stops
     /// the load and checks: no stream went backwards, every stream client resumed, every instance
-    /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:onlyLoad:)``.
+    /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:)``.
     static func underLoad(_ body: (ReactorCluster, ClusterLoad) async throws -> Void) async throws {
         try await ReactorCluster.with(settings: settings) { cluster in
             let load = ClusterLoad(cluster: cluster, ids: (0..<12).map { "s\($0)" })

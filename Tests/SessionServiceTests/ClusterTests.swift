@@ -11,7 +11,7 @@ import Glibc
 /// actions with `?wait=true` and `202`, event streams that resume with `Last-Event-ID`
 /// (``underLoad(_:)``). Instances killed and restarted, joining, or paused (SIGSTOP) until their
 /// sessions moved, and a NATS node killed and restarted, lose nothing acknowledged
-/// (``NATSFailoverTests/verify(_:on:ledger:onlyLoad:)``), and no stream shows a version going
+/// (``NATSFailoverTests/verify(_:on:ledger:)``), and no stream shows a version going
 /// backwards. An instance that cannot reach JetStream
 /// answers 503 on `/healthz`, and HAProxy routes around it.
 @Suite(.offThePool, .serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))

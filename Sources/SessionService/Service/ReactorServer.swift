@@ -185,6 +185,11 @@ public final class ReactorServer: Sendable {
         options.requestTimeout = .milliseconds(Int64(settings.timeoutSeconds * 1000))
         options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
         options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
+        if FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
+            logger.warning(
+                "storage.fsync=always applies to the file backend only: with NATS, JetStream acknowledges a record once a quorum wrote it, and syncs it to disk when nats-server's sync_interval says (set sync_interval: always in each node's jetstream block, nats-server 2.10 or later)",
+                ["servers": .string(servers.map(\.description).joined(separator: ","))])
+        }
         do {
             return try NATSStorage(options: options, logger: logger)
         } catch {

@@ -29,6 +29,13 @@ extension ReactorService {
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
     /// nearest snapshot at or below it.
     func adminVersion(_ id: String, _ exchange: Exchange) {
+        // Another instance runs it: that one knows its latest version without reading the records back.
+        if forwardToOwner(id, exchange, orElse: { self.answerVersion(id, exchange) }) { return }
+        answerVersion(id, exchange)
+    }
+
+    /// `GET …/versions/{version}` answered from the records this instance can read.
+    func answerVersion(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "time travel needs the journal; this server runs with storage.memoryOnly"))
         }
@@ -54,15 +61,25 @@ extension ReactorService {
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
         if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
-        guard version <= info.version else {
-            return .failure(APIError(status: 404, code: "unknown_version", message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet"))
-        }
+        let notYet = APIError(
+            status: 404, code: "unknown_version",
+            message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
+        // On storage shared by instances the catalog's version of a session another instance ran may lag
+        // behind its records (it is brought up to date when the session leaves that instance): the
+        // records decide.
+        let shared = storage.peers != nil
+        guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
             return .failure(APIError(status: 409, code: "session_unavailable", message: "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         let history: StoredVersionHistory
         do {
             guard let found = try storage.history(of: id, upTo: version) else {
+                if version > info.version {
+                    return .failure(APIError(
+                        status: 404, code: "unknown_version",
+                        message: "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does not exist yet"))
+                }
                 return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown")"))
             }
             history = found
@@ -79,6 +96,13 @@ extension ReactorService {
     /// `POST /admin/sessions/{id}/fork` `{"version": V, "id": "optional"}` → 201, a new session whose
     /// history starts at the source's state of version V (its version is V).
     func adminFork(_ id: String, _ exchange: Exchange) {
+        // Forked where the source runs, which has every version it has shown.
+        if forwardToOwner(id, exchange, orElse: { self.forkHere(id, exchange) }) { return }
+        forkHere(id, exchange)
+    }
+
+    /// `POST …/fork` on this instance, from the records it can read.
+    func forkHere(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
         }

@@ -17,8 +17,14 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
+    /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
+    /// and its mutations are in `state`: a later load does not recover it again.
+    var recoveredThrough: UInt64
 
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [], running: [UInt64] = [], pulses: [String: UInt64] = [:]) {
+    init(
+        id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0
+    ) {
         self.id = id
         self.reactor = reactor
         self.version = version
@@ -28,5 +34,6 @@ struct StoredSnapshot: Sendable, Equatable {
         self.actions = actions
         self.running = running
         self.pulses = pulses
+        self.recoveredThrough = recoveredThrough
     }
 }

@@ -1,8 +1,9 @@
 /// A snapshot record's payload: the session at one version.
 extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
-    /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
-    /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
+    /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
+    /// `recoveredThrough` (u64). Later sections are newer: a payload that ends before one has its default
+    /// (no counts, 0).
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -19,6 +20,7 @@ extension StoredSnapshot {
             buffer.appendShortString(name)
             buffer.appendLittleEndian(count)
         }
+        buffer.appendLittleEndian(recoveredThrough)
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -34,12 +36,15 @@ extension StoredSnapshot {
         for _ in 0..<runningCount { running.append(try reader.integer(UInt64.self)) }
         actions = try StoredActionLog.decode(&reader)
         pulses = [:]
+        recoveredThrough = 0
         guard reader.offset < reader.bytes.count else { return }
         let pulseCount = Int(try reader.integer(UInt32.self))
         for _ in 0..<pulseCount {
             let name = try reader.shortString()
             pulses[name] = try reader.integer(UInt64.self)
         }
+        guard reader.offset < reader.bytes.count else { return }
+        recoveredThrough = try reader.integer(UInt64.self)
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).
