@@ -14,6 +14,8 @@ public final class SessionStore: ResidentSessions {
     /// Without storage, the hash of each session's access token (token access mode); with storage, the
     /// backend keeps them with the sessions.
     private let tokenHashes = Mutex<[String: SessionTokenHash]>([:])
+    /// The event streams opened with each session's token, ended when it is replaced.
+    let revocableStreams = RevocableStreams()
     public let limit: Int
     public let maxResident: Int
     /// Where sessions are stored (the context's); nil in memory-only mode.
@@ -189,16 +191,35 @@ public final class SessionStore: ResidentSessions {
 
     /// Gives the session a new capability token, replacing any earlier one (stored with the session
     /// when there is storage); false when no session has this id.
+    /// The streams opened with the old token end at once (`unauthorized`).
     func replaceAccessTokenHash(_ hash: SessionTokenHash, for id: String) -> Bool {
-        guard let storage else {
-            return tokenHashes.withLock { hashes in
+        let replaced: Bool
+        if let storage {
+            replaced = storage.replaceAccessTokenHash(hash, of: id)
+        } else {
+            replaced = tokenHashes.withLock { hashes in
                 guard sessions.withLock({ $0[id] != nil }) else { return false }
                 hashes[id] = hash
                 return true
             }
         }
-        return storage.replaceAccessTokenHash(hash, of: id)
+        if replaced { accessTokenReplaced(id) }
+        return replaced
     }
+
+    /// Ends the streams of session `id` opened with a token other than its current one: its token was
+    /// replaced, here or (the NATS backend's watcher says so) on another instance.
+    func accessTokenReplaced(_ id: String) {
+        let ended = revocableStreams.revoke(id, current: accessTokenHash(for: id), message: Self.tokenReplacedMessage)
+        guard ended > 0 else { return }
+        context.metrics.streamsEndedTokenReplaced.increment(by: ended)
+        context.logger.notice(
+            "ended the streams opened with a replaced token", ["session": .string(id), "streams": .int(ended)])
+    }
+
+    /// Why a stream opened with a replaced token ends.
+    static let tokenReplacedMessage =
+        "the session's token was replaced (POST /admin/sessions/{id}/token); reconnect with the new token"
 
     /// Sessions stored or resident.
     public var count: Int { storage?.count ?? sessions.withLock { $0.count } }

@@ -16,7 +16,7 @@ import Synchronization
 /// stream.subscribe(0, to: a) { store.session("a") }
 /// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)
 /// ```
-final class MultiplexedEventStream: Sendable {
+final class MultiplexedEventStream: RevocableStream {
     /// The ids of the stream's sessions, in the order of `sessions=`.
     let sessions: [String]
     let select: JSONPointer?
@@ -95,6 +95,24 @@ final class MultiplexedEventStream: Sendable {
     /// Ends part `index` with an error naming its session (`storage_unavailable`, `session_moved`, …).
     func fail(_ index: Int, code: String, message: String) {
         finish(index, .unavailable(code: code, message: message))
+    }
+
+    /// Ends the part of session `id` (every part when nil) with `event: end` `unauthorized`: the credential
+    /// that opened it stopped being valid. Its subscriber leaves the session; after the last part, the
+    /// response closes.
+    func revoke(_ id: String?, message: String) {
+        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
+            var leaving: [(session: any HostedSession, subscriber: Subscriber)] = []
+            for index in sessions.indices where id == nil || sessions[index] == id {
+                guard !state.closed, state.live[index] else { continue }
+                if let subscription = state.subscriptions[index] { leaving.append(subscription) }
+                let end = ServerSentEventVocabulary.multiplexedEnd(
+                    session: sessions[index], reason: ServerSentEventVocabulary.unauthorized, cursor: state.cursor.text)
+                endPart(index, with: end, &state)
+            }
+            return leaving
+        }
+        for (session, subscriber) in leaving { session.handle(.closed, for: subscriber) }
     }
 
     /// A notice of the response: it drained (every part's session sends what it held back) or it ended
