@@ -52,7 +52,13 @@ extension ReactorService {
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+        // Only of the parts that follow their session: the cursor must not tell a refused id exists.
+        let incarnations = zip(ids, starts).map { id, start -> UInt64 in
+            guard case .subscribe = start else { return 0 }
+            return store.incarnation(of: id)
+        }
+        let stream = MultiplexedEventStream(
+            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {

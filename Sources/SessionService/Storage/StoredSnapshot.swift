@@ -17,8 +17,14 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
+    /// Tells this session from an earlier one with the same id (deleted since): random, set by the backend
+    /// when it stores the session; 0 in records written before incarnations existed (unknown).
+    var incarnation: UInt64 = 0
 
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [], running: [UInt64] = [], pulses: [String: UInt64] = [:]) {
+    init(
+        id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
+        running: [UInt64] = [], pulses: [String: UInt64] = [:]
+    ) {
         self.id = id
         self.reactor = reactor
         self.version = version

@@ -11,7 +11,7 @@ import Synchronization
 /// (`event: error` `subscriber_too_slow`), or when the reader goes away.
 ///
 /// ```swift
-/// let stream = MultiplexedEventStream(sessions: ["a", "b"], resumingFrom: cursor, select: nil, selectText: nil)
+/// let stream = MultiplexedEventStream(sessions: ["a", "b"], incarnations: [7, 9], resumingFrom: cursor, select: nil, selectText: nil)
 /// stream.attach(writer.startEventStream(headers: headers) { stream.handle($0) })
 /// stream.subscribe(0, to: a) { store.session("a") }
 /// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)
@@ -37,11 +37,14 @@ final class MultiplexedEventStream: RevocableStream {
         var closed = false
     }
 
-    init(sessions: [String], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
+    /// A stream of `sessions`, whose incarnations mark its cursor, resuming where the client's `cursor` says
+    /// (a session whose incarnation differs from the one the cursor was read from starts from its current state).
+    init(sessions: [String], incarnations: [UInt64], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
         self.sessions = sessions
         self.select = select
         self.selectText = selectText
-        let start = cursor ?? StreamCursor(sessions: sessions)
+        var start = StreamCursor(sessions: sessions, incarnations: incarnations)
+        if let cursor { start.positions = cursor.positions(resumingOn: start) }
         resumingFrom = start.positions
         state = Mutex(State(cursor: start, subscriptions: Array(repeating: nil, count: sessions.count), live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
     }

@@ -25,7 +25,9 @@ extension NATSStorage {
     /// its log reached then.
     func info(_ id: String, _ meta: SessionMeta, log: NATSSessionLog?) -> StoredSessionInfo {
         let running = log.flatMap { log in log.state.withLock { $0.releasing || $0.stop != nil ? nil : $0.version } }
-        return StoredSessionInfo(id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil, unavailable: meta.unavailable)
+        return StoredSessionInfo(
+            id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil, unavailable: meta.unavailable,
+            incarnation: meta.incarnation)
     }
 
     // MARK: Creating
@@ -38,7 +40,8 @@ extension NATSStorage {
             logger.error("a session cannot be stored now", ["session": .string(id), "reason": .string(reason)])
             return nil
         }
-        let meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
+        var meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
+        meta.incarnation = UInt64.random(in: 1...UInt64.max)
         let sessionsBucket = self.sessionsBucket
         switch waitFor("the creation of session \(id)", { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
         case .success(let revision):

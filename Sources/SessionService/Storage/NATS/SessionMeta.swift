@@ -4,19 +4,23 @@ import NATS
 import Tokens
 
 /// A session's entry in the sessions bucket (key: its id), as JSON:
-/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why"}`. The version is
-/// the one it had when it last left an instance's memory (the instance running it knows the current
-/// one); the token is its access token's hash, never the token.
+/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why","incarnation":"<16 hex digits>"}`.
+/// The version is the one it had when it last left an instance's memory (the instance running it knows the
+/// current one); the token is its access token's hash, never the token; the incarnation is drawn when the
+/// session is created and tells it from an earlier session with the same id (absent in older entries: 0).
 struct SessionMeta: Sendable, Equatable {
     var reactor: String
     var version: UInt64
     var tokenHash: SessionTokenHash?
     var unavailable: String?
+    var incarnation: UInt64 = 0
 
     var json: [UInt8] {
         var fields: [(String, JSONValue)] = [("reactor", .string(reactor)), ("version", .number(.uint(version)))]
         if let tokenHash { fields.append(("token", .string(tokenHash.storedText))) }
         if let unavailable { fields.append(("unavailable", .string(unavailable))) }
+        // Text: a JSON number need not hold 64 bits exactly everywhere.
+        if incarnation != 0 { fields.append(("incarnation", .string(String(incarnation, radix: 16)))) }
         return JSONValue.object(JSONObject(fields)).serialized()
     }
 
@@ -36,6 +40,7 @@ struct SessionMeta: Sendable, Equatable {
         self.version = version
         tokenHash = value["token"]?.stringValue.flatMap { SessionTokenHash(storedText: $0) }
         unavailable = value["unavailable"]?.stringValue
+        incarnation = value["incarnation"]?.stringValue.flatMap { UInt64($0, radix: 16) } ?? 0
     }
 }
 
