@@ -68,6 +68,8 @@ func checkSnapshot(_ payload: [UInt8]) {
     guard let snapshot = try? StoredSnapshot(version: 7, payload: payload) else { return }
     expect(identity?.id == snapshot.id && identity?.reactor == snapshot.reactor,
            "the scan reads identity \(String(describing: identity)), decoding \(snapshot.id) \(snapshot.reactor)")
+    let incarnation = payload.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) }
+    expect(incarnation == snapshot.incarnation, "the scan reads incarnation \(incarnation), decoding \(snapshot.incarnation)")
     guard storable(snapshot.id), storable(snapshot.reactor), snapshot.pulses.keys.allSatisfy(storable) else { return }
     var written: [UInt8] = []
     snapshot.encode(into: &written)

@@ -220,7 +220,8 @@ import Testing
             #expect(session.isPassivated)
             let quota = AddressQuota(limit: 2)
             let holds = try #require(quota.take(2, for: Self.loopback))
-            let stream = MultiplexedEventStream(sessions: [id, "gone"], resumingFrom: nil, select: nil, selectText: nil)
+            let stream = MultiplexedEventStream(
+                sessions: [id, "gone"], incarnations: [0, 0], resumingFrom: nil, select: nil, selectText: nil)
             stream.subscribe(0, to: session, hold: holds[0]) { nil }
             #expect(quota.held(by: Self.loopback) == 1, "a session that left memory and is not found again")
             stream.subscribe(1, to: StoredOnlySession(id: "gone"), hold: holds[1]) { nil }

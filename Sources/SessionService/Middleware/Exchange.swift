@@ -24,6 +24,8 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var answerHeaders: [(String, String)] = []
     /// The verified JWT of the request (jwt access mode), for routes that check it further.
     nonisolated(unsafe) var claims: JWTClaims?
+    /// The stored hash the request's token matched (token access mode), for streams ended when it is replaced.
+    nonisolated(unsafe) var matchedTokenHash: SessionTokenHash?
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
     /// Set once the exchange moved off its event loop to a worker (its session is loaded over the network).

@@ -78,14 +78,20 @@ public enum Route: String, Sendable, CaseIterable {
                 .rateLimited.when(.actionByteLimit),
             ] + RouteAnswer.onSession)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read), RouteDocumentation(
-            "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses right after the state that assigned them, event: end when it is deleted, event: error before the server closes a stream it cannot keep.",
+            "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses "
+                + "right after the state that assigned them, event: end when it is deleted, event: error before the "
+                + "server closes a stream it cannot keep (code unauthorized once the credential that opened it lapses: "
+                + "its token replaced, its JWT past exp plus the leeway).",
             parameters: [.select, .lastEventID],
             answers: [
                 .success(200, .eventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
                 .invalidSelect, .tooManySubscribers] + RouteAnswer.onSession)),
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
         Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
-            "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
+            "The events of several sessions over one stream: each session's current state, then its new ones; every "
+                + "data names its session, every id: is one cursor for the whole stream, event: end ends one session's "
+                + "part (deleted, unknown_session, unauthorized: also once its token is replaced or the JWT passes exp "
+                + "plus the leeway) and the stream stays open while any part is live.",
             parameters: [.sessions, .select, .streamCursor, .sessionTokens],
             answers: [
                 .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
@@ -121,7 +127,8 @@ public enum Route: String, Sendable, CaseIterable {
                 .invalidID, .invalidBodyMember, .stateTooLarge, .unknownVersion, .versionGone, .sessionExists, .memoryOnly, .tooManySessions,
             ] + RouteAnswer.onJSONObject + RouteAnswer.onSession)),
         Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin, RouteDocumentation(
-            "Replace a session's capability token (auth.sessions=token); the old one stops working at once.",
+            "Replace a session's capability token (auth.sessions=token); the old one stops working at once, and the "
+                + "event streams opened with it end (unauthorized) on every instance.",
             answers: [.success(200, .sessionToken, "The new token, shown only here.", when: .tokenMode), .notTokenMode] + RouteAnswer.onSession)),
     ]
 

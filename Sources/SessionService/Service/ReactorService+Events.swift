@@ -30,9 +30,12 @@ extension ReactorService {
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        SessionEventStream.open(
+        let stream = SessionEventStream.open(
             target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID,
             select: select?.pointer, selectText: select?.text, hold: holds.first)
+        if let stream {
+            endWhenCredentialLapses(stream, tokens: exchange.matchedTokenHash.map { [(id, $0)] } ?? [], exchange)
+        }
         exchange.finished(200)
     }
 

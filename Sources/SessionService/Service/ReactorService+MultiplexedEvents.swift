@@ -25,7 +25,7 @@ extension ReactorService {
         var starts: [PartStart] = []
         starts.reserveCapacity(ids.count)
         for (id, allowed) in zip(ids, granted) {
-            guard allowed else {
+            guard allowed.granted else {
                 starts.append(.end(ServerSentEventVocabulary.unauthorized))
                 continue
             }
@@ -59,7 +59,13 @@ extension ReactorService {
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+        // Only of the parts that follow their session: the cursor must not tell a refused id exists.
+        let incarnations = zip(ids, starts).map { id, start -> UInt64 in
+            guard case .subscribe = start else { return 0 }
+            return store.incarnation(of: id)
+        }
+        let stream = MultiplexedEventStream(
+            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {
@@ -73,6 +79,8 @@ extension ReactorService {
                 stream.fail(index, code: error.code, message: error.message)
             }
         }
+        let tokens = zip(ids, granted).compactMap { id, part in part.matched.map { (id: id, matched: $0) } }
+        endWhenCredentialLapses(stream, tokens: tokens, exchange)
         exchange.finished(200)
     }
 
@@ -100,21 +108,23 @@ extension ReactorService {
 
     /// Whether the request may read each session, as the access mode checks one session's stream: anyone
     /// (open); the session's own token, the tokens of `access_token=t1,t2,…` taken in the order of the ids
-    /// (token); the JWT the access middleware verified, granting `read` on that session (jwt).
-    func grantedParts(_ ids: [String], _ exchange: Exchange) -> [Bool] {
+    /// (token, with the stored hash the token matched); the JWT the access middleware verified, granting
+    /// `read` on that session (jwt).
+    func grantedParts(_ ids: [String], _ exchange: Exchange) -> [(granted: Bool, matched: SessionTokenHash?)] {
         switch access {
         case .open:
-            return ids.map { _ in true }
+            return ids.map { _ in (true, nil) }
         case .token:
             let tokens = BearerCredential.presented(by: exchange.request)?.split(separator: ",", omittingEmptySubsequences: false) ?? []
             return ids.enumerated().map { index, id in
                 let token = index < tokens.count && !tokens[index].isEmpty ? String(tokens[index]) : nil
+                let stored = store.accessTokenHash(for: id)
                 // Checked against a decoy for an unknown id, with the same work: the answer is the same.
-                return SessionTokenHash.verify(presented: token, against: store.accessTokenHash(for: id))
+                return SessionTokenHash.verify(presented: token, against: stored) ? (true, stored) : (false, nil)
             }
         case .jwt:
-            guard let claims = exchange.claims else { return ids.map { _ in false } }
-            return ids.map { claims.refusal(right: .read, sessionID: $0) == nil }
+            guard let claims = exchange.claims else { return ids.map { _ in (false, nil) } }
+            return ids.map { (claims.refusal(right: .read, sessionID: $0) == nil, nil) }
         }
     }
 }

@@ -18,6 +18,8 @@ public final class ReactorService: HTTPResponder {
     let router = Router()
     /// Streams of sessions another instance runs, and those other instances hold here.
     let relays = RelayedSubscriptions()
+    /// Streams opened with a JWT, ended at its `exp` plus the leeway (jwt access mode).
+    let expiringStreams: ExpiringStreams
     /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
     nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
     /// For requests no route takes (404, 405).
@@ -74,6 +76,7 @@ public final class ReactorService: HTTPResponder {
         limits.snapshotEvery = configuration.storage.snapshotEvery
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
+        expiringStreams = ExpiringStreams(clock: clock, ended: context.metrics.streamsEndedJWTExpired)
         let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
         storageWaitsOnNetwork = storage?.waitsOnNetwork ?? false

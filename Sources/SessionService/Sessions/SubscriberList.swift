@@ -156,9 +156,12 @@ struct SubscriberList {
     mutating func sendLatest(_ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting, batch: inout DeliveryBatch) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
-            // A Last-Event-ID from the future (another server's history) must not hide new states.
-            if last > version { subscriber.lastSentVersion = version }
-            return
+            guard last > version else { return }
+            // Versions never go back and one is shown only once stored, so a Last-Event-ID beyond the current
+            // version was not seen of this session: of an earlier one with this id (deleted, then created
+            // again) or of another server's. The subscriber starts from the current state.
+            subscriber.lastSentVersion = nil
+            subscriber.lastSelected = nil
         }
         let result: DeliveryResult
         if let pointer = subscriber.select {

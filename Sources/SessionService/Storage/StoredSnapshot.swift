@@ -17,6 +17,9 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
+    /// Tells this session from an earlier one with the same id (deleted since): random, set by the backend
+    /// when it stores the session; 0 in records written before incarnations existed (unknown).
+    var incarnation: UInt64 = 0
     /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
     /// and its mutations are in `state`: a later load does not recover it again.
     var recoveredThrough: UInt64

@@ -11,12 +11,12 @@ import Synchronization
 /// (`event: error` `subscriber_too_slow`), or when the reader goes away.
 ///
 /// ```swift
-/// let stream = MultiplexedEventStream(sessions: ["a", "b"], resumingFrom: cursor, select: nil, selectText: nil)
+/// let stream = MultiplexedEventStream(sessions: ["a", "b"], incarnations: [7, 9], resumingFrom: cursor, select: nil, selectText: nil)
 /// stream.attach(writer.startEventStream(headers: headers) { stream.handle($0) })
 /// stream.subscribe(0, to: a) { store.session("a") }
 /// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)
 /// ```
-final class MultiplexedEventStream: Sendable {
+final class MultiplexedEventStream: RevocableStream {
     /// The ids of the stream's sessions, in the order of `sessions=`.
     let sessions: [String]
     let select: JSONPointer?
@@ -37,11 +37,14 @@ final class MultiplexedEventStream: Sendable {
         var closed = false
     }
 
-    init(sessions: [String], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
+    /// A stream of `sessions`, whose incarnations mark its cursor, resuming where the client's `cursor` says
+    /// (a session whose incarnation differs from the one the cursor was read from starts from its current state).
+    init(sessions: [String], incarnations: [UInt64], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
         self.sessions = sessions
         self.select = select
         self.selectText = selectText
-        let start = cursor ?? StreamCursor(sessions: sessions)
+        var start = StreamCursor(sessions: sessions, incarnations: incarnations)
+        if let cursor { start.positions = cursor.positions(resumingOn: start) }
         resumingFrom = start.positions
         state = Mutex(State(cursor: start, subscriptions: Array(repeating: nil, count: sessions.count), live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
     }
@@ -102,6 +105,24 @@ final class MultiplexedEventStream: Sendable {
     /// Ends part `index` with an error naming its session (`storage_unavailable`, `session_moved`, …).
     func fail(_ index: Int, code: String, message: String) {
         finish(index, .unavailable(code: code, message: message))
+    }
+
+    /// Ends the part of session `id` (every part when nil) with `event: end` `unauthorized`: the credential
+    /// that opened it stopped being valid. Its subscriber leaves the session; after the last part, the
+    /// response closes.
+    func revoke(_ id: String?, message: String) {
+        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
+            var leaving: [(session: any HostedSession, subscriber: Subscriber)] = []
+            for index in sessions.indices where id == nil || sessions[index] == id {
+                guard !state.closed, state.live[index] else { continue }
+                if let subscription = state.subscriptions[index] { leaving.append(subscription) }
+                let end = ServerSentEventVocabulary.multiplexedEnd(
+                    session: sessions[index], reason: ServerSentEventVocabulary.unauthorized, cursor: state.cursor.text)
+                endPart(index, with: end, &state)
+            }
+            return leaving
+        }
+        for (session, subscriber) in leaving { session.handle(.closed, for: subscriber) }
     }
 
     /// A notice of the response: it drained (every part's session sends what it held back) or it ended

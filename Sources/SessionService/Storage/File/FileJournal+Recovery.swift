@@ -52,7 +52,10 @@ extension FileJournal {
                         let accessToken = record.kind == .accessToken ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
                         let location = RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size))
                         recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity, accessToken: accessToken)
-                        if record.kind == .snapshot { recovered.index.entries[record.key]?.unavailable = nil }
+                        if record.kind == .snapshot, let entry = recovered.index.entries[record.key] {
+                            entry.unavailable = nil
+                            if entry.incarnation == 0 { entry.incarnation = StoredSnapshot.incarnation(payload: payload) }
+                        }
                         switch record.kind {
                         case .padding: break
                         case .delete:

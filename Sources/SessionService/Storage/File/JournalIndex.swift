@@ -52,6 +52,8 @@ final class IndexEntry: @unchecked Sendable {
     var actionLogSeq: UInt64 = 0
     /// The hash of its access token and where its latest access-token record lies.
     var accessToken: (hash: SessionTokenHash, location: RecordLocation)?
+    /// What its snapshots carry as ``StoredSnapshot/incarnation`` (0: written before there were any).
+    var incarnation: UInt64 = 0
     /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
     var pinned: UInt32
     /// The oldest segment that may hold a record of this session (where it was created, or where the
@@ -81,7 +83,7 @@ final class IndexEntry: @unchecked Sendable {
 
     /// The session as the admin listing and error answers show it.
     var info: StoredSessionInfo {
-        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable)
+        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable, incarnation: incarnation)
     }
 
     /// Applies one record of this session (not its creation or deletion); returns whether its oldest
