@@ -30,7 +30,7 @@ extension FileJournal {
                 return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
             }
             guard let plan else { break }
-            if !plan.resident.isEmpty { resident.writeCheckpoints(plan.resident) }
+            if !plan.resident.isEmpty { writeCheckpoints(plan.resident, resident) }
             if !plan.keys.isEmpty { copyForward(plan.keys) }
             carryAccessTokensForward(from: plan.segment)
             let free = state.withLock { state in !state.index.entries.values.contains { $0.oldestSegment <= plan.segment } }
@@ -47,11 +47,44 @@ extension FileJournal {
                 break
             }
             try? Posix.syncDirectory(options.directory)
-            state.withLock { $0.oldestSegment = plan.segment + 1 }
+            let size = state.withLock { state in
+                state.oldestSegment = plan.segment + 1
+                return state.segmentSizes.removeValue(forKey: plan.segment) ?? 0
+            }
+            metrics.compactedBytes.increment(by: size)
             deleted += 1
         }
-        if deleted > 0 { logger.info("compacted the journal", ["deleted_segments": .int(deleted)]) }
+        if deleted > 0 {
+            metrics.compactions.increment()
+            logger.info("compacted the journal", ["deleted_segments": .int(deleted)])
+        }
     }
+
+    /// Has the resident sessions `ids` write checkpoints, and counts the bytes they wrote: each new
+    /// snapshot and action-log checkpoint (its chunks and end record).
+    func writeCheckpoints(_ ids: [String], _ resident: any ResidentSessions) {
+        typealias Before = (entry: IndexEntry, snapshot: RecordLocation, actionLog: RecordLocation?)
+        let before = state.withLock { state in
+            ids.compactMap { id -> Before? in
+                guard let entry = state.index.keys[id].flatMap({ state.index.entries[$0] }) else { return nil }
+                return (entry, entry.snapshot, entry.actionLog.first)
+            }
+        }
+        resident.writeCheckpoints(ids)
+        let written = state.withLock { _ in
+            before.reduce(0) { total, old in
+                let entry = old.entry
+                let snapshot = entry.snapshot == old.snapshot ? 0 : Int(entry.snapshot.length)
+                let fresh = entry.actionLog.first != nil && entry.actionLog.first != old.actionLog
+                let log = fresh ? entry.actionLog.reduce(Self.emptyRecordBytes) { $0 + Int($1.length) } : 0
+                return total + snapshot + log
+            }
+        }
+        metrics.compactionBytes.increment(by: written)
+    }
+
+    /// The framed size of a record with no payload (an action-log checkpoint's end).
+    static let emptyRecordBytes = JournalRecord.frameBytes + JournalRecord.headerBytes
 
     /// Journals again the access tokens whose latest record lies in `segment` or before.
     func carryAccessTokensForward(from segment: UInt32) {
@@ -60,7 +93,11 @@ extension FileJournal {
                 guard let token = entry.accessToken, token.location.segment <= segment else { return nil }
                 return (key, token.hash)
             }
-            for (key, hash) in tokens { appendAccessToken(&state, key: key, hash) }
+            for (key, hash) in tokens {
+                if let location = appendAccessToken(&state, key: key, hash) {
+                    metrics.compactionBytes.increment(by: Int(location.length))
+                }
+            }
         }
     }
 
@@ -92,7 +129,8 @@ extension FileJournal {
             let copied = state.withLock { state -> Bool in
                 // A copy after the session's delete record would bring it back at the next start.
                 guard state.index.entries[key] === plan.entry else { return false }
-                _ = append(&state, kind: kind, key: key, number: number, identity: nil, payload: payload)
+                let location = append(&state, kind: kind, key: key, number: number, identity: nil, payload: payload)
+                metrics.compactionBytes.increment(by: Int(location?.length ?? 0))
                 return true
             }
             guard copied else { throw CopyStopped() }

@@ -81,6 +81,7 @@ extension FileJournal {
                 }
                 return nil
             }
+            recovered.segmentSizes[segment] = tornAt ?? data.count
             if let tornAt {
                 let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
                 defer { Posix.close(fd) }
