@@ -106,11 +106,12 @@ import Testing
             do {
                 let server = try Self.server(directory, configure)
                 try check(server, "after a restart")
-                // Out of memory, another session's writes close segments; compaction copies this one forward.
+                // Out of memory, another session's writes close segments; compaction copies this one forward
+                // once they hold more than twice what both sessions retain (about 5 MB).
                 #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
                 _ = try server.createSession("notes", id: "other")
                 let connection = try server.connect()
-                for _ in 0..<30 {
+                for _ in 0..<60 {
                     #expect(try connection.request("POST", "/sessions/other/actions", body: #"{"type":"note","text":"\#(String(repeating: "o", count: 100_000))"}"#).status == 202)
                 }
                 let before = try DurabilityTests.segments(directory)

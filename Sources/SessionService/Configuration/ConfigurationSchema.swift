@@ -75,7 +75,10 @@ public enum ConfigurationSchema {
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
         .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),
         .integer("storage.snapshotEvery", \.storage.snapshotEvery, 1...10_000_000, "Mutations of one session between two snapshots (recovery replays at most this many)."),
-        .integer("storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31, "Journal segment size; compaction deletes whole segments once snapshots cover them."),
+        .integer(
+            "storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31,
+            "Journal segment size; compaction deletes the oldest whole segments once that frees at least twice what it "
+                + "copies."),
     ]
 
     /// The setting with this dotted key.

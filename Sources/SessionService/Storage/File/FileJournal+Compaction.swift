@@ -6,7 +6,7 @@ import Tokens
 import Glibc
 #endif
 
-// Compaction (delete the oldest segment once nothing needs it) and reading old versions back.
+// Compaction (delete the oldest segments once deleting them pays off) and reading old versions back.
 extension FileJournal {
     /// Erases deleted sessions' records, then compacts.
     func maintain(_ resident: any ResidentSessions) {
@@ -14,50 +14,82 @@ extension FileJournal {
         compact(resident)
     }
 
-    /// Deletes closed segments, oldest first, once no session needs them: sessions that still do are
-    /// asked for a fresh snapshot (`resident`, for those in memory) or have their snapshot and tail
-    /// copied forward (stored), and access tokens in the segment are journaled again.
+    /// Deletes the longest run of the oldest closed segments that pays off (``CompactionPlan``): the
+    /// sessions that still need them first move their data forward (a fresh snapshot and action-log
+    /// checkpoint from each resident one, a copy of each stored one's records), and access tokens in
+    /// them are journaled again. Runs only when something was appended since the last time nothing
+    /// was due, so an idle journal is not even read.
     func compact(_ resident: any ResidentSessions) {
+        typealias Pass = (oldest: UInt32, last: UInt32, resident: [String], stored: [UInt32])
+        let pass = state.withLock { state -> Pass? in
+            guard state.settledAt != state.appended else { return nil }
+            var plan = CompactionPlan(oldest: state.oldestSegment, current: state.segment)
+            for entry in state.index.entries.values {
+                // A quarantined session keeps its records where they are, damage included, until it is deleted.
+                if entry.unavailable != nil {
+                    plan.keeps(entry.oldestSegment)
+                    continue
+                }
+                plan.needs(entry.oldestDataSegment, bytes: entry.liveBytes)
+                if let token = entry.accessToken?.location { plan.needs(token.segment, bytes: Int(token.length)) }
+            }
+            guard let last = plan.lastSegment(sizes: state.segmentSizes) else {
+                state.settledAt = state.appended
+                return nil
+            }
+            let moving = state.index.entries.filter { $0.value.oldestDataSegment <= last }
+            let stored = moving.filter { !$0.value.resident }.map(\.key)
+            return (plan.oldest, last, moving.values.filter(\.resident).map(\.id), stored)
+        }
+        guard let pass else { return }
+        if !pass.resident.isEmpty { writeCheckpoints(pass.resident, resident) }
+        if !pass.stored.isEmpty { copyForward(pass.stored) }
+        carryAccessTokensForward(through: pass.last)
+        // What is still needed stays, with every later segment (a session loaded or left memory meanwhile,
+        // or one in memory could not write its checkpoint): the run is cut short before it.
+        let needed = state.withLock { state -> (segment: UInt32, id: String)? in
+            let first = state.index.entries.values.min { $0.oldestSegment < $1.oldestSegment }
+            return first.map { ($0.oldestSegment, $0.id) }
+        }
+        var last = pass.last
+        if let needed, needed.segment <= pass.last {
+            logger.warning(
+                "a journal segment is still needed after compaction; retrying after the next change",
+                ["segment": .int(Int(needed.segment)), "session": .string(needed.id)])
+            guard needed.segment > pass.oldest else {
+                state.withLock { $0.settledAt = $0.appended }
+                return
+            }
+            last = needed.segment - 1
+        }
+        // The copies must be on disk before the originals go.
+        sync()
         var deleted = 0
-        // Only segments closed before this run: the copies it writes open new ones, and chasing those
-        // could go on forever when a copy fills a segment.
-        let current = state.withLock { $0.segment }
-        while true {
-            let plan = state.withLock { state -> (segment: UInt32, keys: [UInt32], resident: [String])? in
-                let oldest = state.oldestSegment
-                guard oldest < current else { return nil }
-                let needing = state.index.entries.filter { $0.value.oldestSegment <= oldest }
-                return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
-            }
-            guard let plan else { break }
-            if !plan.resident.isEmpty { writeCheckpoints(plan.resident, resident) }
-            if !plan.keys.isEmpty { copyForward(plan.keys) }
-            carryAccessTokensForward(from: plan.segment)
-            let free = state.withLock { state in !state.index.entries.values.contains { $0.oldestSegment <= plan.segment } }
-            guard free else {
-                logger.warning("a journal segment is still needed after compaction; retrying later", ["segment": .int(Int(plan.segment))])
-                break
-            }
-            // The copies must be on disk before the originals go.
-            sync()
+        var freed = 0
+        var failed = last < pass.last
+        for segment in pass.oldest...last {
             do {
-                try Posix.unlink(segmentPath(plan.segment))
-            } catch {
-                logger.error("cannot delete a compacted journal segment", ["error": .string("\(error)")])
+                try Posix.unlink(segmentPath(segment))
+            } catch where error.errno != ENOENT {
+                logger.error(
+                    "cannot delete a compacted journal segment; retrying after the next change",
+                    ["error": .string("\(error)")])
+                failed = true
                 break
+            } catch {}
+            freed += state.withLock { state in
+                state.oldestSegment = segment + 1
+                return state.segmentSizes.removeValue(forKey: segment) ?? 0
             }
-            try? Posix.syncDirectory(options.directory)
-            let size = state.withLock { state in
-                state.oldestSegment = plan.segment + 1
-                return state.segmentSizes.removeValue(forKey: plan.segment) ?? 0
-            }
-            metrics.compactedBytes.increment(by: size)
             deleted += 1
         }
-        if deleted > 0 {
-            metrics.compactions.increment()
-            logger.info("compacted the journal", ["deleted_segments": .int(deleted)])
-        }
+        try? Posix.syncDirectory(options.directory)
+        // Planned again at the next tick: a further run may pay off now that this one is gone.
+        state.withLock { $0.settledAt = failed ? $0.appended : nil }
+        guard deleted > 0 else { return }
+        metrics.compactions.increment()
+        metrics.compactedBytes.increment(by: freed)
+        logger.info("compacted the journal", ["deleted_segments": .int(deleted), "deleted_bytes": .int(freed)])
     }
 
     /// Has the resident sessions `ids` write checkpoints, and counts the bytes they wrote: each new
@@ -87,7 +119,7 @@ extension FileJournal {
     static let emptyRecordBytes = JournalRecord.frameBytes + JournalRecord.headerBytes
 
     /// Journals again the access tokens whose latest record lies in `segment` or before.
-    func carryAccessTokensForward(from segment: UInt32) {
+    func carryAccessTokensForward(through segment: UInt32) {
         state.withLock { state in
             let tokens = state.index.entries.compactMap { key, entry -> (UInt32, SessionTokenHash)? in
                 guard let token = entry.accessToken, token.location.segment <= segment else { return nil }

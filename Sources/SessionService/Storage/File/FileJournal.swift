@@ -65,6 +65,9 @@ final class FileJournal: StorageBackend {
         var oldestSegment: UInt32 = 1
         /// The length of each closed segment still on disk, by number (compaction weighs them).
         var segmentSizes: [UInt32: Int] = [:]
+        /// The position appended when compaction last found no pass due: until more is appended,
+        /// it does not plan again.
+        var settledAt: UInt64?
         /// Deleted sessions whose records are still to be overwritten, by key.
         var erasures: [UInt32: Erasure] = [:]
         /// Records an erasure was overwriting when the server stopped (found by the start-up scan).

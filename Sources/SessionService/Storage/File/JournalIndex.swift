@@ -75,8 +75,26 @@ final class IndexEntry: @unchecked Sendable {
 
     /// The oldest segment this session needs.
     var oldestSegment: UInt32 {
+        min(oldestDataSegment, accessToken?.location.segment ?? .max)
+    }
+
+    /// The oldest segment holding a record of its data (anything but its access token).
+    var oldestDataSegment: UInt32 {
         let accept = acceptsStart < accepts.count ? accepts[acceptsStart].location.segment : .max
-        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max, accessToken?.location.segment ?? .max)
+        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max)
+    }
+
+    /// About the bytes compaction writes to move its data forward: its snapshot (a resident session
+    /// writes a fresh one), its tail (a stored session's records are copied), its retained action log
+    /// as a checkpoint (each entry's action with 21 bytes of bookkeeping).
+    var liveBytes: Int {
+        let entries = accepts.count - acceptsStart
+        var bytes = Int(snapshot.length) + acceptBytes + entries * StoredActionLog.entryHeaderBytes
+        for chunk in actionLog { bytes += Int(chunk.length) }
+        if !resident {
+            for record in tail { bytes += Int(record.location.length) }
+        }
+        return bytes
     }
 
     /// The session as the admin listing and error answers show it.
