@@ -79,6 +79,15 @@ public enum ConfigurationSchema {
             "storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31,
             "Journal segment size; compaction deletes the oldest whole segments once that frees at least twice what it "
                 + "copies."),
+        .integer(
+            "storage.historyVersions", \.storage.historyVersions, 0...1_000_000,
+            "Newest versions of each session that time travel (GET /admin/sessions/{id}/versions/{v}) and forks reach "
+                + "on the file journal, across compaction and restarts, within storage.historyBytes; 0: only the "
+                + "latest snapshot and what follows it."),
+        .integer(
+            "storage.historyBytes", \.storage.historyBytes, 0...1 << 34,
+            "Bytes of journal records (snapshots and state records) each session keeps for those versions; the oldest "
+                + "go first, a snapshot's worth at a time; 0: only the latest snapshot and what follows it."),
     ]
 
     /// The setting with this dotted key.

@@ -22,7 +22,10 @@ extension RouteAnswer {
     static let stubDisabled = error(409, "stub_disabled", "States can be forced only while stub mode is on.")
     static let memoryOnly = error(409, "memory_only", "Time travel and forks need the journal; this server runs with storage.memoryOnly.", when: .memoryOnly)
     static let notTokenMode = error(409, "not_token_mode", "Sessions are not guarded by tokens here (auth.sessions is not token).", when: .notTokenMode)
-    static let versionGone = error(410, "version_gone", "The version is older than the retained history: compaction keeps the latest snapshot and what follows it.")
+    static let versionGone = error(
+        410, "version_gone",
+        "The version is older than the retained history (storage.historyVersions and storage.historyBytes with the "
+            + "file journal, the latest trim on NATS); the message names the oldest version retained.")
     static let forbidden = error(403, "forbidden", "This reactor may not be created here (auth.reactors), or the JWT does not grant create on this id.", when: .creationRestricted)
 
     // MARK: Actions and states

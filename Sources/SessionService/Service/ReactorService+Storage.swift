@@ -63,7 +63,12 @@ extension ReactorService {
         let history: StoredVersionHistory
         do {
             guard let found = try storage.history(of: id, upTo: version) else {
-                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown")"))
+                let oldest = storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown"
+                let message = "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained "
+                    + "history (storage keeps the newest \(configuration.storage.historyVersions) versions of each "
+                    + "session, storage.historyVersions, and older ones until compaction drops them); the oldest "
+                    + "retained version is \(oldest)"
+                return .failure(APIError(status: 410, code: "version_gone", message: message))
             }
             history = found
         } catch {

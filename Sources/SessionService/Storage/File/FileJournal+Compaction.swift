@@ -6,7 +6,7 @@ import Tokens
 import Glibc
 #endif
 
-// Compaction (delete the oldest segments once deleting them pays off) and reading old versions back.
+// Compaction: delete the oldest segments once deleting them pays off.
 extension FileJournal {
     /// Erases deleted sessions' records, then compacts.
     func maintain(_ resident: any ResidentSessions) {
@@ -20,7 +20,9 @@ extension FileJournal {
     /// them are journaled again. Runs only when something was appended since the last time nothing
     /// was due, so an idle journal is not even read.
     func compact(_ resident: any ResidentSessions) {
-        typealias Pass = (oldest: UInt32, last: UInt32, resident: [String], stored: [UInt32])
+        typealias Pass = (oldest: UInt32, last: UInt32, resident: [String], copied: [UInt32])
+        // Copies that cannot be written would be all that is left of what the deleted segments held.
+        guard unavailableReason == nil else { return }
         let pass = state.withLock { state -> Pass? in
             guard state.settledAt != state.appended else { return nil }
             var plan = CompactionPlan(oldest: state.oldestSegment, current: state.segment)
@@ -38,12 +40,13 @@ extension FileJournal {
                 return nil
             }
             let moving = state.index.entries.filter { $0.value.oldestDataSegment <= last }
-            let stored = moving.filter { !$0.value.resident }.map(\.key)
-            return (plan.oldest, last, moving.values.filter(\.resident).map(\.id), stored)
+            // Stored sessions are copied whole; resident ones have their history copied, then checkpoint.
+            let copied = moving.filter { !$0.value.resident || !$0.value.history.isEmpty }.map(\.key)
+            return (plan.oldest, last, moving.values.filter(\.resident).map(\.id), copied)
         }
         guard let pass else { return }
+        if !pass.copied.isEmpty { copyForward(pass.copied) }
         if !pass.resident.isEmpty { writeCheckpoints(pass.resident, resident) }
-        if !pass.stored.isEmpty { copyForward(pass.stored) }
         carryAccessTokensForward(through: pass.last)
         // What is still needed stays, with every later segment (a session loaded or left memory meanwhile,
         // or one in memory could not write its checkpoint): the run is cut short before it.
@@ -63,7 +66,14 @@ extension FileJournal {
             last = needed.segment - 1
         }
         // The copies must be on disk before the originals go.
+        let copiedThrough = appendedPosition
         sync()
+        guard written.load(ordering: .acquiring) >= copiedThrough, unavailableReason == nil else {
+            logger.error(
+                "compaction's copies cannot be written; no segment is deleted",
+                ["error": .string(unavailableReason ?? "the write did not complete")])
+            return
+        }
         var deleted = 0
         var freed = 0
         var failed = last < pass.last
@@ -133,8 +143,9 @@ extension FileJournal {
         }
     }
 
-    /// Copies the latest snapshot, tail and action log of stored (non-resident) sessions to the
-    /// current segment, one record at a time.
+    /// Copies sessions' records to the current segment, one record at a time: a stored session's
+    /// retained history, latest snapshot, tail and action log; a resident one's retained history (its
+    /// checkpoint writes the rest).
     func copyForward(_ keys: [UInt32]) {
         io.withLock { io in
             writeOut(&io)
@@ -145,14 +156,23 @@ extension FileJournal {
     /// A session deleted while it was being copied: nothing more of it may follow its delete record.
     struct CopyStopped: Error {}
 
-    /// Copies one stored session; the caller holds the io lock, so it cannot be loaded meanwhile. The
-    /// action log goes forward as a checkpoint built as its records are read, written out as it grows.
+    /// Copies one session; the caller holds the io lock, so a stored one cannot be loaded meanwhile.
+    /// Its retained history goes first, oldest first, so the start-up scan meets its base snapshot
+    /// before anything else of it once the originals are gone. The action log goes forward as a
+    /// checkpoint built as its records are read, written out as it grows.
     func copyForward(_ key: UInt32, _ io: inout IO) {
-        typealias Plan = (entry: IndexEntry, snapshot: RecordLocation, tail: [RecordLocation], chunks: [RecordLocation], accepts: [RecordLocation])
+        typealias Plan = (
+            entry: IndexEntry, history: [RecordLocation], latest: [RecordLocation], chunks: [RecordLocation],
+            accepts: [RecordLocation]
+        )
         let plan = state.withLock { state -> Plan? in
             // A quarantined session keeps its records where they are, damage included, until it is deleted.
-            guard let entry = state.index.entries[key], !entry.resident, entry.unavailable == nil else { return nil }
-            return (entry, entry.snapshot, entry.tail.map(\.location), entry.actionLog, entry.retainedAccepts.map(\.location))
+            guard let entry = state.index.entries[key], entry.unavailable == nil else { return nil }
+            if entry.resident { return (entry, entry.history.retained.map(\.location), [], [], []) }
+            // History up to the latest snapshot: that snapshot and the tail follow.
+            let older = entry.history.retained.prefix { $0.number < entry.snapshotVersion || $0.kind != .snapshot }
+            let latest = [entry.snapshot] + entry.tail.map(\.location)
+            return (entry, older.map(\.location), latest, entry.actionLog, entry.retainedAccepts.map(\.location))
         }
         guard let plan else { return }
         var reader = SegmentReader(storage: self)
@@ -169,7 +189,7 @@ extension FileJournal {
             if bufferedBytes() > 4 << 20 { writeOut(&io) }
         }
         do {
-            for location in [plan.snapshot] + plan.tail {
+            for location in plan.history + plan.latest {
                 let record = try reader.read(location)
                 try copy(record.kind, record.number) { $0.append(contentsOf: record.payload) }
             }
@@ -201,76 +221,5 @@ extension FileJournal {
         } catch {
             logger.error("cannot copy a session forward during compaction; retrying later", ["session": .string(plan.entry.id), "error": .string("\(error)")])
         }
-    }
-
-    /// Every snapshot and state record of one session still on disk, oldest first.
-    func records(key: UInt32) throws(IOError) -> [JournalRecord] {
-        flush()
-        var found: [JournalRecord] = []
-        // Compaction deletes only the oldest segments; a segment gone mid-read just holds nothing newer.
-        for segment in try segmentNumbers() {
-            let path = segmentPath(segment)
-            let data: [UInt8]
-            do {
-                data = try JournalFiles.readAll(path)
-            } catch where error.errno == ENOENT {
-                continue
-            }
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                    let header: JournalRecord
-                    let size: Int
-                    switch JournalRecord.parse(rest, withPayload: false) {
-                    case .record(let record, let recordSize): (header, size) = (record, recordSize)
-                    // A frame being erased (another session's) keeps its length: step over it.
-                    case .corrupt(_, let frameSize?):
-                        offset += frameSize
-                        continue
-                    default: return
-                    }
-                    if header.key == key, header.kind == .snapshot || header.kind == .mutation || header.kind == .forced,
-                        case .record(let record, _) = JournalRecord.parse(rest)
-                    {
-                        found.append(record)
-                    }
-                    offset += size
-                }
-            }
-        }
-        return found
-    }
-
-    /// The records to replay version `version` of session `id`; nil when it is older than the retained history.
-    func history(of id: String, upTo version: UInt64) throws(StorageReadError) -> StoredVersionHistory? {
-        guard let key = key(for: id) else { return nil }
-        let all: [JournalRecord]
-        do {
-            all = try records(key: key)
-        } catch {
-            throw StorageReadError(reason: "\(error)")
-        }
-        guard let base = all.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: { $0.number < $1.number }),
-            let snapshot = try? StoredSnapshot(version: base.number, payload: base.payload)
-        else { return nil }
-        var byVersion: [UInt64: JournalRecord] = [:]
-        for record in all where record.kind != .snapshot && record.number > base.number && record.number <= version {
-            byVersion[record.number] = record
-        }
-        var states: [StoredState] = []
-        var next = base.number + 1
-        while next <= version {
-            guard let state = byVersion[next]?.storedState else { return nil }
-            states.append(state)
-            next += 1
-        }
-        return StoredVersionHistory(base: snapshot.state, states: states)
-    }
-
-    /// The oldest version of session `id` that can still be rebuilt.
-    func oldestRetainedVersion(of id: String) -> UInt64? {
-        guard let key = key(for: id), let all = try? records(key: key) else { return nil }
-        return all.filter { $0.kind == .snapshot }.map(\.number).min()
     }
 }

@@ -27,6 +27,7 @@ extension FileJournal {
         let segments = try segmentNumbers()
         var recovered = State()
         recovered.index.actionLogLimits = ActionLogLimits(count: options.actionLogLimit, bytes: options.actionLogBytes)
+        recovered.index.historyLimits = options.history
         var records = 0
         var bytes = 0
         // For erasures: where each session's records begin, which sessions were deleted, and damage,

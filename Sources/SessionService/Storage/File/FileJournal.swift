@@ -44,6 +44,8 @@ final class FileJournal: StorageBackend {
         var actionLogLimit = 10_000
         /// Bytes of action JSON those accept records may hold per session (`sessions.actionLogBytes`).
         var actionLogBytes = 4 << 20
+        /// How much of each session's past is kept for time travel (`storage.historyVersions`, `storage.historyBytes`).
+        var history = HistoryLimits()
 
         init(directory: String) { self.directory = directory }
     }
