@@ -40,7 +40,12 @@ extension RouteAnswer {
 
     // MARK: Capacity and storage
 
-    static let storageUnavailable = error(503, "storage_unavailable", "The journal cannot be written, or this stored session cannot be read from it right now, or (several instances on NATS) what the answer showed can never be stored because another instance took the session over meanwhile; nothing acknowledged is lost, retry.")
+    static let storageUnavailable = error(
+        503, "storage_unavailable",
+        "The journal cannot be written (a change is refused, and so is a read that would show a change not stored "
+            + "yet), or this stored session cannot be read from it right now, or (several instances on NATS) what the "
+            + "answer showed can never be stored because another instance took the session over meanwhile; nothing "
+            + "acknowledged is lost, retry.")
     static let tooManySessions = error(503, "too_many_sessions", "The server holds its limit of sessions (sessions.limit).")
     static let sessionPassivated = error(503, "session_passivated", "The session left memory twice while the request was in progress; retry.")
     static let tooManySubscribers = error(503, "too_many_subscribers", "The session or the server has its limit of subscribers (sse.maxSubscribersPerSession, sse.maxSubscribers); retry later.", headers: [("Retry-After", "Seconds to wait before trying again.")])
