@@ -96,7 +96,19 @@ public enum ConfigurationSchema {
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
         .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),
         .integer("storage.snapshotEvery", \.storage.snapshotEvery, 1...10_000_000, "Mutations of one session between two snapshots (recovery replays at most this many)."),
-        .integer("storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31, "Journal segment size; compaction deletes whole segments once snapshots cover them."),
+        .integer(
+            "storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31,
+            "Journal segment size; compaction deletes the oldest whole segments once that frees at least twice what it "
+                + "copies."),
+        .integer(
+            "storage.historyVersions", \.storage.historyVersions, 0...1_000_000,
+            "Newest versions of each session that time travel (GET /admin/sessions/{id}/versions/{v}) and forks reach "
+                + "on the file journal, across compaction and restarts, within storage.historyBytes; 0: only the "
+                + "latest snapshot and what follows it."),
+        .integer(
+            "storage.historyBytes", \.storage.historyBytes, 0...1 << 34,
+            "Bytes of journal records (snapshots and state records) each session keeps for those versions; the oldest "
+                + "go first, a snapshot's worth at a time; 0: only the latest snapshot and what follows it."),
     ]
 
     /// The setting with this dotted key.

@@ -175,6 +175,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var snapshotEvery = 1000
         /// Journal segment size; compaction deletes whole segments.
         public var segmentBytes = 64 << 20
+        /// Newest versions of each session that time travel and forks reach, within `historyBytes`.
+        public var historyVersions = 100
+        /// Bytes of past snapshots and state records kept per session for time travel.
+        public var historyBytes = 1 << 20
 
         /// Where the NATS backend keeps sessions, and how it shares them with other instances.
         public struct NATS: Sendable, Equatable {

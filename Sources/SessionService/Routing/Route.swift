@@ -117,10 +117,17 @@ public enum Route: String, Sendable, CaseIterable {
                 .invalidState, .stateTooLarge, .stateNotEncodable,
             ] + RouteAnswer.onSession)),
         Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin, RouteDocumentation(
-            "Time travel: the state at a past version, replayed from the nearest snapshot at or below it.",
+            "Time travel: the state at a past version, replayed from the nearest snapshot at or below it. Reach: with "
+                + "the file journal, every session's newest storage.historyVersions versions (100 by default) within "
+                + "storage.historyBytes of records (1 MiB), kept through compaction and restarts for as long as the "
+                + "session exists, and older versions until compaction deletes their segments; on NATS "
+                + "(storage.backend=nats), every version since the session's latest trim (once its subject holds more "
+                + "than 2,048 messages, the session writes a checkpoint and what came before it is deleted), whatever "
+                + "the two settings say.",
             answers: [.success(200, .stateAtVersion, "The state at that version."), .invalidVersion, .unknownVersion, .versionGone, .memoryOnly] + RouteAnswer.onSession)),
         Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin, RouteDocumentation(
-            "Fork a new session from a past version: its state is the source's at that version, and its version starts there.",
+            "Fork a new session from a past version (any version time travel reaches): its state is the source's at "
+                + "that version, and its version starts there.",
             body: .forkRequest,
             answers: [
                 .success(201, .createdSession, "The new session.", headers: [("Location", "The new session's path: /sessions/{id}.")]),

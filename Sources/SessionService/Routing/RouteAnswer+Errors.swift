@@ -22,7 +22,10 @@ extension RouteAnswer {
     static let stubDisabled = error(409, "stub_disabled", "States can be forced only while stub mode is on.")
     static let memoryOnly = error(409, "memory_only", "Time travel and forks need the journal; this server runs with storage.memoryOnly.", when: .memoryOnly)
     static let notTokenMode = error(409, "not_token_mode", "Sessions are not guarded by tokens here (auth.sessions is not token).", when: .notTokenMode)
-    static let versionGone = error(410, "version_gone", "The version is older than the retained history: compaction keeps the latest snapshot and what follows it.")
+    static let versionGone = error(
+        410, "version_gone",
+        "The version is older than the retained history (storage.historyVersions and storage.historyBytes with the "
+            + "file journal, the latest trim on NATS); the message names the oldest version retained.")
     static let forbidden = error(
         403, "forbidden",
         """
@@ -43,7 +46,12 @@ extension RouteAnswer {
 
     // MARK: Capacity and storage
 
-    static let storageUnavailable = error(503, "storage_unavailable", "The journal cannot be written, or this stored session cannot be read from it right now, or (several instances on NATS) what the answer showed can never be stored because another instance took the session over meanwhile; nothing acknowledged is lost, retry.")
+    static let storageUnavailable = error(
+        503, "storage_unavailable",
+        "The journal cannot be written (a change is refused, and so is a read that would show a change not stored "
+            + "yet), or this stored session cannot be read from it right now, or (several instances on NATS) what the "
+            + "answer showed can never be stored because another instance took the session over meanwhile; nothing "
+            + "acknowledged is lost, retry.")
     static let tooManySessions = error(503, "too_many_sessions", "The server holds its limit of sessions (sessions.limit).")
     static let sessionPassivated = error(503, "session_passivated", "The session left memory twice while the request was in progress; retry.")
     static let tooManySubscribers = error(

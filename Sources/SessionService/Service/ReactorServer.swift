@@ -215,6 +215,7 @@ public final class ReactorServer: Sendable {
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
+        options.history = HistoryLimits(versions: UInt64(settings.historyVersions), bytes: settings.historyBytes)
         do {
             return try FileJournal(options: options, logger: logger)
         } catch {

@@ -24,6 +24,8 @@ extension ReactorService {
         } catch {
             return exchange.fail(error)
         }
+        // Its first event would wait for records that may never be written.
+        if refusedAsUnstored(id, at: session.storedPosition, exchange) { return }
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }

@@ -34,6 +34,11 @@ extension ReactorService {
                 continue
             }
             session.touch(at: now)
+            // Its first state would hold up every part after it, waiting for records never written.
+            if let unstored = unstored(id, at: session.storedPosition) {
+                starts.append(.fail(unstored))
+                continue
+            }
             starts.append(.subscribe(session))
         }
         // Counted without a lock, as for one session's stream.

@@ -26,6 +26,28 @@ extension ReactorService {
         if let peers = storage.peers { relays.sweep(peers) { [store] in store.isResident($0) } }
     }
 
+    /// While storage cannot store records, a read showing session `id` up to `position` (its newest
+    /// records) that are not stored answers `503 storage_unavailable` at once and returns true: held
+    /// for durability, it would wait for a write that may never succeed. False when it may be answered.
+    func refusedAsUnstored(_ id: String, at position: UInt64, _ exchange: Exchange) -> Bool {
+        guard let error = unstored(id, at: position) else { return false }
+        exchange.dependsOn = 0
+        exchange.fail(error)
+        return true
+    }
+
+    /// Why a read of session `id` up to `position` cannot be answered now: its records there are not
+    /// stored and storage cannot store records. Nil when they are stored, or on their way.
+    func unstored(_ id: String, at position: UInt64) -> APIError? {
+        // Asked first: the file journal writes what is buffered right here, and fails if it cannot.
+        guard let storage = store.storage, !storage.isDurable(position), let reason = storage.unavailableReason else {
+            return nil
+        }
+        let message = "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
+            + "answer 503 until a retried write stores them"
+        return APIError(status: 503, code: "storage_unavailable", message: message)
+    }
+
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
     /// nearest snapshot at or below it.
     func adminVersion(_ id: String, _ exchange: Exchange) {
@@ -43,6 +65,8 @@ extension ReactorService {
         guard segments.count == 5, let version = UInt64(segments[4]) else {
             return exchange.fail(APIError(status: 400, code: "invalid_version", message: "the version must be a non-negative integer, got \(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
         }
+        // Replayed from what the files hold: while storage fails it shows nothing that waits for a write.
+        if storage.unavailableReason != nil { exchange.dependsOn = 0 }
         switch stateJSON(id, at: version, storage: storage) {
         case .success(let state):
             var out = JSONWriter(capacity: 64 + state.count)
@@ -80,7 +104,14 @@ extension ReactorService {
                         status: 404, code: "unknown_version",
                         message: "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does not exist yet"))
                 }
-                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown")"))
+                // A version not rebuilt while writes fail may be one whose records wait to be written.
+                if let reason = storage.unavailableReason { return .failure(APIError(.storageUnavailable(reason))) }
+                let oldest = storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown"
+                let message = "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained "
+                    + "history (storage keeps the newest \(configuration.storage.historyVersions) versions of each "
+                    + "session, storage.historyVersions, and older ones until compaction drops them); the oldest "
+                    + "retained version is \(oldest)"
+                return .failure(APIError(status: 410, code: "version_gone", message: message))
             }
             history = found
         } catch {

@@ -246,7 +246,9 @@ public final class ReactorService: HTTPResponder {
                 let snapshot = session.snapshot()
                 // It shows this session's state, so only its own records need be durable: read after
                 // the state, so the position covers the record of the version shown.
-                exchange.dependsOn = session.storedPosition
+                let position = session.storedPosition
+                if refusedAsUnstored(id, at: position, exchange) { return }
+                exchange.dependsOn = position
                 exchange.reply(200, json: Self.sessionJSON(session, snapshot))
             }
         case .deleteSession: deleteSession(id, exchange)

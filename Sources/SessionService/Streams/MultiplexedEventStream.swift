@@ -188,14 +188,19 @@ final class MultiplexedEventStream: RevocableStream {
             let session = sessions[index]
             switch end {
             case .deleted:
-                endPart(index, with: ServerSentEventVocabulary.multiplexedEnd(session: session, reason: ServerSentEventVocabulary.sessionDeleted, cursor: state.cursor.text), &state)
+                let event = ServerSentEventVocabulary.multiplexedEnd(
+                    session: session, reason: ServerSentEventVocabulary.sessionDeleted, cursor: state.cursor.text)
+                endPart(index, with: event, position: nil, &state)
                 return []
             case .unavailable(let code, let message):
                 endPart(index, with: ServerSentEventVocabulary.error(session: session, code: code, message: message, cursor: state.cursor.text), &state)
                 return []
             case .tooSlow(let message):
                 state.subscriptions[index] = nil
-                state.sse?.close(with: ServerSentEventVocabulary.error(session: nil, code: ServerSentEventVocabulary.subscriberTooSlow, message: message, cursor: state.cursor.text))
+                let code = ServerSentEventVocabulary.subscriberTooSlow
+                let cursor = state.cursor.text
+                let event = ServerSentEventVocabulary.error(session: nil, code: code, message: message, cursor: cursor)
+                state.sse?.close(with: event, dependingOn: 0)
                 return close(&state)
             }
         }
@@ -205,18 +210,21 @@ final class MultiplexedEventStream: RevocableStream {
         }
     }
 
-    /// Ends one part with its last event; after the last part's, the response closes.
-    private func endPart(_ index: Int, with event: ServerSentEvent, _ state: inout State) {
+    /// Ends one part with its last event; after the last part's, the response closes. `position` is
+    /// what the event shows (nil: everything appended; 0: nothing stored, as an error or a part that
+    /// never started).
+    private func endPart(_ index: Int, with event: ServerSentEvent, position: UInt64? = 0, _ state: inout State) {
         state.live[index] = false
         state.subscriptions[index] = nil
         state.liveCount -= 1
         guard let sse = state.sse else { return }
         if state.liveCount == 0 {
-            sse.close(with: event)
+            sse.close(with: event, dependingOn: position)
             _ = close(&state)
         } else {
             // Past the buffer limit if need be: a part's end must not be lost, and there is one per part.
-            ServerSentEventStream.batch { _ = sse.send(head: [], body: EncodedServerSentEvent(event), force: true, in: &$0) }
+            let body = EncodedServerSentEvent(event, position: position)
+            ServerSentEventStream.batch { _ = sse.send(head: [], body: body, force: true, in: &$0) }
         }
     }
 

@@ -82,9 +82,10 @@ extension ServerSentEventStream: SubscriberSink {
         }
     }
 
-    /// Closes the stream after its last event: `end`, or `error` with the code.
+    /// Closes the stream after its last event: `end`, or `error` with the code. An error shows nothing
+    /// stored, so it does not wait for storage (which may be failing); `end` shows the deletion's record.
     public func finish(_ end: SubscriptionEnd) {
-        close(with: ServerSentEventVocabulary.ending(end))
+        close(with: ServerSentEventVocabulary.ending(end), dependingOn: end == .deleted ? nil : 0)
     }
 }
 

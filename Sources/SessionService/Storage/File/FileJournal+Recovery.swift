@@ -27,6 +27,7 @@ extension FileJournal {
         let segments = try segmentNumbers()
         var recovered = State()
         recovered.index.actionLogLimits = ActionLogLimits(count: options.actionLogLimit, bytes: options.actionLogBytes)
+        recovered.index.historyLimits = options.history
         var records = 0
         var bytes = 0
         // For erasures: where each session's records begin, which sessions were deleted, and damage,
@@ -84,6 +85,7 @@ extension FileJournal {
                 }
                 return nil
             }
+            recovered.segmentSizes[segment] = tornAt ?? data.count
             if let tornAt {
                 let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
                 defer { Posix.close(fd) }

@@ -112,8 +112,11 @@ extension FileJournal {
     }
 
     /// Appends an access-token record: the hash as its stored text (64 hexadecimal digits).
-    func appendAccessToken(_ state: inout State, key: UInt32, _ hash: SessionTokenHash) {
+    @discardableResult
+    func appendAccessToken(_ state: inout State, key: UInt32, _ hash: SessionTokenHash) -> RecordLocation? {
         let text = hash.storedText
-        append(&state, kind: .accessToken, key: key, number: 0, identity: nil, accessToken: hash) { $0.append(contentsOf: text.utf8) }
+        return append(&state, kind: .accessToken, key: key, number: 0, identity: nil, accessToken: hash) {
+            $0.append(contentsOf: text.utf8)
+        }
     }
 }
