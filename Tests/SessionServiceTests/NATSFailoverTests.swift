@@ -69,12 +69,18 @@ struct NATSFailoverTests {
     }
 
     /// The checks after the load: see the suite's comment.
-    static func verify(_ ids: [String], on server: some TestEndpoint, ledger: AcknowledgementLedger) async throws {
+    /// `headers` are what a request on each session carries (its token or a JWT, in those access modes).
+    static func verify(
+        _ ids: [String], on server: some TestEndpoint, ledger: AcknowledgementLedger,
+        headers: (String) -> [(String, String)] = { _ in [] }
+    ) async throws {
         // A NATS node just restarted may hold writes up for a moment (503 meanwhile): checked after.
         try await eventually("the instance to be healthy", within: .seconds(60)) { try server.client().request("GET", "/healthz").status == 200 }
         for id in ids {
-            try await eventually("\(id) to be served", within: .seconds(30)) { try server.client().request("GET", "/sessions/\(id)").status == 200 }
-            let session = try server.client().request("GET", "/sessions/\(id)").json()
+            try await eventually("\(id) to be served", within: .seconds(30)) {
+                try server.client().request("GET", "/sessions/\(id)", headers: headers(id)).status == 200
+            }
+            let session = try server.client().request("GET", "/sessions/\(id)", headers: headers(id)).json()
             let version = try #require(session["version"] as? Int)
             let told = ledger[id]
             #expect(version >= told.highest, "\(id): version \(version) is older than \(told.highest), which a client saw")
@@ -92,7 +98,7 @@ struct NATSFailoverTests {
             #expect(
                 value == version,
                 "\(id): the state is not the replay of increases only: value \(value.map(String.init) ?? "none") at version \(version), log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })")
-            let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", headers: headers(id), body: #"{"type":"increase"}"#)
             #expect(try next.json()["version"] as? Int == version + 1, "\(id): a new action answered \(next.status) \(next.text)")
         }
     }

@@ -17,7 +17,7 @@ final class RelayedSession: HostedSession {
     private let onEnd: @Sendable (RelayedSession) -> Void
 
     private struct Shared {
-        var subscribers = SubscriberList()
+        var subscribers = SubscriberList(restartsFutureResumes: false)
         var latest: (version: UInt64, json: [UInt8])?
         var ended = false
         var inbox: RelayInbox?

@@ -12,7 +12,14 @@ struct SubscriberList {
     var cache: EncodingCache?
 
     @usableFromInline
-    init() {}
+    /// Whether a `Last-Event-ID` beyond the latest version restarts the subscriber from the latest state: true
+    /// where the session runs (its latest version is the newest there is). A relay of a session that runs on
+    /// another instance may lag behind what the client saw there, so it waits for newer versions instead.
+    let restartsFutureResumes: Bool
+
+    init(restartsFutureResumes: Bool = true) {
+        self.restartsFutureResumes = restartsFutureResumes
+    }
 
     @usableFromInline
     var isEmpty: Bool { all.isEmpty }
@@ -156,7 +163,7 @@ struct SubscriberList {
     mutating func sendLatest(_ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting, batch: inout DeliveryBatch) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
-            guard last > version else { return }
+            guard last > version, restartsFutureResumes else { return }
             // Versions never go back and one is shown only once stored, so a Last-Event-ID beyond the current
             // version was not seen of this session: of an earlier one with this id (deleted, then created
             // again) or of another server's. The subscriber starts from the current state.

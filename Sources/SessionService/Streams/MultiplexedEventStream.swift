@@ -85,9 +85,9 @@ final class MultiplexedEventStream: RevocableStream {
             case .ended:
                 return finish(index, .deleted)
             case .passivated:
-                guard let again = lookup() else {
-                    return end(index, reason: ServerSentEventVocabulary.unknownSession)
-                }
+                // Not found again right now (in a cluster it may be on its way to another instance): the part
+                // ends with an error, so the client reconnects, and is told `unknown_session` then if it is gone.
+                guard let again = lookup() else { break }
                 session = again
             }
         }
