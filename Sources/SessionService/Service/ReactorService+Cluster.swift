@@ -13,6 +13,9 @@ extension ReactorService {
         peers.serveForwardedRequests { [weak self] request, reply in
             guard let self else { return reply(ForwardedResponse(status: 503, headers: [], body: Array(#"{"error":{"code":"shutting_down","message":"the instance is stopping"}}"#.utf8))) }
             if let relay = request.relay { return serveRelay(request, relay, peers, reply) }
+            if request.method == RelayedSession.checkMethod {
+                return reply(ForwardedResponse(status: 200, headers: [], body: relays.unfed(request.body)))
+            }
             let headers = HTTPHeaders(pairs: request.contentType.map { [("Content-Type", $0)] } ?? [])
             let forwarded = HTTPRequest(method: HTTPMethod(rawValue: request.method), target: request.target, headers: headers, body: request.body)
             let exchange = Exchange(forwarded: forwarded, storage: store.storage, reply: reply)
