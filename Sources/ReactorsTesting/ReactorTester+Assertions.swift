@@ -168,7 +168,11 @@ extension ReactorTester {
             if let clock {
                 message += ", \(clock.sleeperCount) task(s) asleep on the test clock"
                 if let deadline = clock.nextDeadline, timeout == nil {
-                    message += " (the next wakes at \(deadline.offset)): pass `timeout:` to let the clock run"
+                    message += " (the next wakes at \(deadline.offset)): "
+                    // `send` has no timeout: a state that comes only with time is a later one, for `receive`.
+                    message += context.hasPrefix("send(")
+                        ? "the action produced no state of its own; assert later states with receive(timeout:)"
+                        : "pass `timeout:` to let the clock run"
                 }
             }
         }

@@ -54,7 +54,9 @@ extension ReactorTester {
     }
 
     /// True when no send is half done and every running effect sleeps on the test clock (or none runs): time can
-    /// move on without leaving an effect behind. An effect counts once however many of its tasks sleep.
+    /// move on without leaving an effect behind. Counted, not traced: every task asleep on the clock is taken for a
+    /// running effect's, so one effect with two tasks asleep, or a merged source's timer, can stand in for another
+    /// effect still at work; and an effect that awaits a nested cancellable effect never counts as asleep.
     var isSettled: Bool {
         guard recording.book.withLock({ $0.unfinishedSends }) == 0 else { return false }
         let effects = runtime.inFlightEffectCount

@@ -82,7 +82,8 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         }
     }
 
-    /// Asserts the next state: `assert` mutates a copy of the previous state into the expected one.
+    /// Asserts the next state: `assert` mutates a copy of the previous state into the expected one (without it:
+    /// the state is the previous one, a new version that changed nothing).
     ///
     /// `timeout` is time on the tester's `TestClock` the clock may run for the state to arrive (nil: the clock
     /// stays, and the state must come by itself within `bound` of real time); `at` asserts when it came, as time
