@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "Logs", dependencies: ["Posix"]),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
-        .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
+        // The tester and clock for reactor authors' tests; JSONCodec shows a failed assertion as a diff of the JSON
+        // states, and failures go to Swift Testing or XCTest (both in the toolchain), whichever runs the test.
+        .target(name: "ReactorsTesting", dependencies: ["Reactors", "JSONCodec"]),
         // Hand-written HTTP/1.1 + SSE server over epoll; knows nothing of reactors.
         .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
