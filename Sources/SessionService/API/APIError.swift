@@ -1,3 +1,5 @@
+import JSONCodec
+
 /// An error answer of the API: status, machine-readable code and a message for people, rendered as
 /// `{"error": {"code": "...", "message": "..."}}` (API.md). Messages name what was wrong.
 public struct APIError: Error, Sendable, Equatable {

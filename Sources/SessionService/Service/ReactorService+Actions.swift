@@ -1,4 +1,5 @@
 import HTTPServer
+import JSONCodec
 import Synchronization
 
 extension ReactorService {

@@ -1,4 +1,5 @@
 import HTTPServer
+import JSONCodec
 
 /// The words of API.md's event streams, all in one place: which events a stream carries, their `id:`
 /// and the JSON of their `data:`. The one-session stream (`GET /sessions/{id}/events`) and the
