@@ -1,0 +1,37 @@
+import Examples
+import SessionService
+
+/// The example reactors as a server hosts them, registered here once for `reactor-server` and every test
+/// server: counter, fruit, todo, and search when it is given an upstream.
+///
+/// ```swift
+/// var catalog = ReactorCatalog()
+/// ExampleCatalog.register(in: &catalog, search: GitHubSearchClient(baseURL: "https://api.github.com").search)
+/// ```
+public enum ExampleCatalog {
+    /// Adds the examples to `catalog`, in the order a page shows them: fruit waits on `clock` (a test's
+    /// injected clock), and search, fetching its results through `search`, only when one is given.
+    public static func register(
+        in catalog: inout ReactorCatalog, clock: any Clock<Duration> = ContinuousClock(),
+        search: SearchReactor.Fetch? = nil
+    ) {
+        catalog.register(
+            CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions,
+            schema: CounterReactor.schema
+        ) { CounterReactor() }
+        catalog.register(
+            FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions,
+            schema: FruitReactor.schema
+        ) { FruitReactor(clock: clock) }
+        catalog.register(
+            TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions,
+            schema: TodoReactor.schema
+        ) { TodoReactor() }
+        if let search {
+            catalog.register(
+                SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions,
+                schema: SearchReactor.schema
+            ) { SearchReactor(fetch: search) }
+        }
+    }
+}
