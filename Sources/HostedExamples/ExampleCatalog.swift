@@ -2,11 +2,16 @@ import Examples
 import SessionService
 
 /// The example reactors as a server hosts them, registered here once for `reactor-server` and every test
-/// server: counter, fruit, todo, and search when it is given an upstream.
+/// server: counter, fruit, todo, and search when it is given an upstream; with the search example's settings
+/// (``SearchSettings``), which the examples add to the server's own.
 ///
 /// ```swift
-/// var catalog = ReactorCatalog()
-/// ExampleCatalog.register(in: &catalog, search: GitHubSearchClient(baseURL: "https://api.github.com").search)
+/// exit(ReactorServerCommand.run(arguments: CommandLine.arguments, environment: environment,
+///                               settings: ExampleCatalog.settings) { configuration in
+///     var catalog = ReactorCatalog()
+///     ExampleCatalog.register(in: &catalog, search: configuration[section: .search].client().search)
+///     return catalog
+/// })
 /// ```
 public enum ExampleCatalog {
     /// Adds the examples to `catalog`, in the order a page shows them: fruit waits on `clock` (a test's
@@ -34,4 +39,10 @@ public enum ExampleCatalog {
             ) { SearchReactor(fetch: search) }
         }
     }
+
+    /// The settings the examples add to the server's: the search example's (`search.*`).
+    public static let settings: [ConfigurationSetting] = SearchSettings.settings
+
+    /// The server's settings and the examples': what `reactor-server` reads, lists in `--help` and prints.
+    public static let configurationSchema = ConfigurationSchema.server.adding(settings)
 }

@@ -1,15 +1,14 @@
-import Examples
 import Foundation
 import HostedExamples
 import SessionService
 
 // reactor-server: the example reactors behind the full command line (see --help).
-let status = ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { configuration in
-    let search = GitHubSearchClient(
-        baseURL: configuration.search.baseURL, timeout: configuration.search.timeoutSeconds,
-        maxConcurrent: configuration.search.maxConcurrentRequests, maxQueued: configuration.search.maxQueuedRequests)
+let status = ReactorServerCommand.run(
+    arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment,
+    settings: ExampleCatalog.settings
+) { configuration in
     var catalog = ReactorCatalog()
-    ExampleCatalog.register(in: &catalog, search: search.search)
+    ExampleCatalog.register(in: &catalog, search: configuration[section: .search].client().search)
     return catalog
 }
 exit(status)
