@@ -39,10 +39,12 @@ extension ServerConfiguration {
 struct ConfigurationSections: Sendable, Equatable {
     private var values: [ObjectIdentifier: any ConfigurationSection] = [:]
 
+    /// The section of this type: what was set, else its defaults.
     func value<Section: ConfigurationSection>(_ type: Section.Type) -> Section {
         values[ObjectIdentifier(type)] as? Section ?? Section()
     }
 
+    /// Keeps `section`, or forgets its type's when it holds the defaults.
     mutating func set<Section: ConfigurationSection>(_ section: Section) {
         values[ObjectIdentifier(Section.self)] = section == Section() ? nil : section
     }
