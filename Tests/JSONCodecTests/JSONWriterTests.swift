@@ -46,7 +46,8 @@ import Testing
         out.raw(",\"state\":")
         out.raw(Array(#"{"value":1}"#.utf8))
         out.raw("}")
-        let text = #"{"seq":18446744073709551615,"min":-9223372036854775808,"zero":0,"ok":true,"name":"a\"b\u0001","state":{"value":1}}"#
+        let text = #"{"seq":18446744073709551615,"min":-9223372036854775808,"zero":0,"ok":true,"#
+            + #""name":"a\"b\u0001","state":{"value":1}}"#
         #expect(String(decoding: out.bytes, as: UTF8.self) == text)
         #expect(try JSONParser().parse(out.bytes).serialized() == out.bytes)
         #expect(JSONWriter.quoted("say \"hi\"\n") == #""say \"hi\"\n""#)
