@@ -56,7 +56,8 @@ final class Session<R: Reactor>: HostedSession {
     @inlinable
     init(
         id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
-        restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil, actions: [ActionLogEntry] = []
+        restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil,
+        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = []
     ) {
         self.id = id
         reactorName = name
@@ -79,6 +80,7 @@ final class Session<R: Reactor>: HostedSession {
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
+        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware)) }
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
