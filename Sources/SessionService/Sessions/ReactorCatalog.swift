@@ -70,8 +70,9 @@ public struct ReactorCatalog: Sendable {
     public init() {}
 
     /// Adds a reactor type; `make` builds the reactor of each new session. A name registered twice
-    /// replaces the earlier one. Stops the program when the reactor's `State` has a `@Pulse` property the
-    /// runtime cannot deliver (anywhere but at its top level): clients would never hear of it.
+    /// replaces the earlier one. Stops the program, naming the field and why, when the reactor's `State` has a
+    /// `@Pulse` property the runtime cannot deliver (in an optional, a collection, a class): clients would
+    /// never hear of it. Pulses of nested structs are delivered by path (`editor.alert`).
     ///
     /// `middlewares` makes the reactor's own middlewares for the session of the given id, each time one
     /// starts or is loaded back; the session adds them in that order, around its journal's: their
@@ -109,7 +110,7 @@ public struct ReactorCatalog: Sendable {
     ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
         let undelivered = Pulses.undeliverable(in: R.State.self)
-        precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
+        precondition(undelivered.isEmpty, Self.undeliverableMessage(name, undelivered))
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
@@ -129,6 +130,16 @@ public struct ReactorCatalog: Sendable {
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })
         add(definition)
+    }
+
+    /// Why registering reactor `name` stops: the pulses its state cannot deliver, each with why.
+    @usableFromInline
+    static func undeliverableMessage(_ name: String, _ pulses: [UndeliverablePulse]) -> String {
+        """
+        reactor \(name): \(pulses.map(\.description).joined(separator: ", ")) would never reach clients: a \
+        @Pulse is delivered when State reaches it through stored struct properties only (move it out of there, \
+        or make it a plain property)
+        """
     }
 
     /// Adds a definition, replacing one with the same name.
