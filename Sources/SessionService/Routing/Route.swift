@@ -74,7 +74,7 @@ public enum Route: String, Sendable, CaseIterable {
                 .success(202, .actionAccepted, "Accepted: queued for the session's reactor."),
                 .success(200, .actionReduced, "With wait=true: every mutation of the action is reduced; the state after them."),
                 .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
-                .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+                .stateTooLarge, .stateNotEncodable, .refusedByReactor, .sessionPassivated, .timeout,
                 .rateLimited.when(.actionByteLimit),
             ] + RouteAnswer.onSession)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read), RouteDocumentation(
@@ -114,7 +114,7 @@ public enum Route: String, Sendable, CaseIterable {
             "Force a state (stub mode only); it is emitted to subscribers as a new version.", body: .state,
             answers: [
                 .success(200, .forcedState, "The forced state and its version."), .invalidJSON, .unsupportedMediaType, .stubDisabled,
-                .invalidState, .stateTooLarge, .stateNotEncodable,
+                .invalidState, .stateTooLarge, .stateNotEncodable, .refusedByReactor,
             ] + RouteAnswer.onSession)),
         Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin, RouteDocumentation(
             "Time travel: the state at a past version, replayed from the nearest snapshot at or below it. Reach: with "

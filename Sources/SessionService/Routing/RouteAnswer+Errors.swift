@@ -42,6 +42,14 @@ extension RouteAnswer {
     static let invalidBodyMember = error(422, "invalid_request", "A member the body needs is missing or of the wrong type.")
     static let stateTooLarge = error(422, "state_too_large", "The state would be larger than sessions.maxStateBytes of JSON; it was not applied and the session is unchanged.")
     static let stateNotEncodable = error(422, "state_not_encodable", "The state has no JSON form (a NaN, say); it was not applied and the session is unchanged.")
+    /// Its code is the middleware's own (an empty code here: the document allows any).
+    static let refusedByReactor = error(
+        422, "",
+        """
+        A middleware the reactor was registered with refused the action, or a state it or the forced state \
+        would produce; the code and message are that middleware's. Nothing was applied.
+        """,
+        when: .reactorMiddlewares)
     static let timeout = error(504, "timeout", "The action was accepted, but its mutations were not all reduced within sessions.waitTimeoutSeconds; it keeps running.")
 
     // MARK: Capacity and storage
