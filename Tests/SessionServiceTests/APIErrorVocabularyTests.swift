@@ -1,3 +1,4 @@
+import Examples
 import HTTPServer
 import JSONCodec
 import Testing
@@ -16,8 +17,9 @@ import Testing
         for kind in APIError.Kind.allCases {
             let row = kind.row
             #expect((400...599).contains(row.status), "\(kind): status \(row.status)")
+            // A reactor's middleware refuses with codes of its own: that kind alone has none.
             let snakeCase = !row.code.isEmpty && row.code.allSatisfy { $0 == "_" || ("a"..."z").contains($0) }
-            #expect(snakeCase, "\(kind): \(row.code)")
+            #expect(snakeCase || (kind == .refusedByReactor && row.code.isEmpty), "\(kind): \(row.code)")
             #expect(row.description.hasSuffix("."), "\(kind): \(row.description)")
             let key = "\(row.status) \(row.code)"
             #expect(seen[key] == nil, "\(kind) and \(seen[key].map { "\($0)" } ?? "") are both \(key)")
@@ -39,25 +41,36 @@ import Testing
     /// vocabulary is in some operation, under some configuration.
     @Test func theDocumentDescribesEveryError() throws {
         var documented: Set<String> = []
-        for settings in Self.configurations {
-            let document = OpenAPIDocument(definitions: [], settings: settings).document(reactor: nil)
-            for entry in Route.table {
-                let name = "\(entry.method) \(entry.pattern) (\(settings.access))"
-                let codes = try Self.codes(of: entry, in: document)
-                documented.formUnion(codes)
-                for kind in HTTPRejection.Kind.allCases where kind != .notStored {
-                    #expect(codes.contains(APIError.Kind(kind).code), "\(name) lacks \(APIError.Kind(kind).code)")
-                }
-                if !entry.route.showsNoSessionState {
-                    #expect(codes.contains(APIError.Kind.storageUnavailable.code), "\(name) lacks storage_unavailable")
-                }
-                for answer in entry.documentation.answers where settings.allows(answer.condition) {
-                    if let code = answer.code { #expect(codes.contains(code), "\(name) lacks \(code)") }
+        // A reactor with middlewares of its own, whose refusals have codes of their own.
+        var catalog = ReactorCatalog()
+        catalog.register("guarded", middlewares: { _ in [] }) { CounterReactor() }
+        for var settings in Self.configurations {
+            for definitions in [[], catalog.definitions] {
+                settings.reactorMiddlewares = !definitions.isEmpty
+                let document = OpenAPIDocument(definitions: definitions, settings: settings).document(reactor: nil)
+                for entry in Route.table {
+                    let codes = try Self.codes(of: entry, in: document)
+                    documented.formUnion(codes)
+                    Self.expectEveryError(of: entry, in: codes, settings)
                 }
             }
         }
         let routed = Set(APIError.Kind.allCases.filter { !Self.unrouted.contains($0) }.map(\.code))
         #expect(routed.subtracting(documented).isEmpty, "never documented: \(routed.subtracting(documented).sorted())")
+    }
+
+    /// Expects the errors a route can answer so configured among `codes`, those of its operation.
+    static func expectEveryError(of entry: Route.Entry, in codes: Set<String>, _ settings: OpenAPIDocument.Settings) {
+        let name = "\(entry.method) \(entry.pattern) (\(settings.access))"
+        for kind in HTTPRejection.Kind.allCases where kind != .notStored {
+            #expect(codes.contains(APIError.Kind(kind).code), "\(name) lacks \(APIError.Kind(kind).code)")
+        }
+        if !entry.route.showsNoSessionState {
+            #expect(codes.contains(APIError.Kind.storageUnavailable.code), "\(name) lacks storage_unavailable")
+        }
+        for answer in entry.documentation.answers where settings.allows(answer.condition) {
+            if let code = answer.code { #expect(codes.contains(code), "\(name) lacks \(code)") }
+        }
     }
 
     /// The error codes the operation of `entry` lists in `document`, those of the shared responses it refers to
@@ -75,6 +88,15 @@ import Testing
             let schema = response["content"]?["application/json"]?["schema"]
             let listedCodes = schema?["properties"]?["error"]?["properties"]?["code"]?["enum"]?.arrayValue ?? []
             codes.formUnion(listedCodes.compactMap(\.stringValue))
+            // Codes not known in advance: the schema allows any, the description says when (as code "").
+            let description = response["description"]?.stringValue ?? ""
+            if description.contains("- any other code: ") {
+                codes.insert("")
+                let named = description.split(separator: "\n").compactMap { line in
+                    line.hasPrefix("- `") ? line.dropFirst(3).split(separator: "`").first.map(String.init) : nil
+                }
+                codes.formUnion(named)
+            }
         }
         return codes
     }

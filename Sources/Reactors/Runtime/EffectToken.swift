@@ -27,7 +27,7 @@ final class EffectToken: Sendable {
     }
 
     /// Marks the effect cancelled and cancels its task.
-    func cancel() {
+    @usableFromInline func cancel() {
         cancelled.store(true, ordering: .releasing)
         task.withLock { $0 }?.cancel()
     }

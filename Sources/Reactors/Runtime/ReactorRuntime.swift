@@ -23,7 +23,9 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     @usableFromInline let pipeline: Pipeline<R>?
 
     /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
-    public init(_ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil) {
+    /// With `start` false its flows wait for `start()` (their `startWith` elements, merged sources), so a
+    /// host can add middlewares, and a debug handler, that must see everything the reactor does.
+    public init(_ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, start: Bool = true) {
         self.reactor = reactor
         let state = checkpoint?.state ?? reactor.initialState
         let shown = reactor.transform(state: state)
@@ -35,10 +37,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
             pipeline = nil
         } else {
-            pipeline = Pipeline(actionTransform: actionFlow.transform, mutationTransform: mutationFlow.transform,
-                                pulses: pulses)
+            pipeline = Pipeline(
+                actionFlow: actionFlow, mutationFlow: mutationFlow, pulses: pulses, isRestoring: checkpoint != nil)
         }
-        startSources(actions: actionFlow.sources, mutations: mutationFlow.sources)
+        pipeline?.flows?.link.set(self)
+        if start { self.start() }
     }
 
     deinit {
@@ -196,7 +199,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Whether `transform(action:)` or `transform(mutation:)` merged outside sources; what they emit
     /// reaches only a running runtime.
-    public var hasMergedSources: Bool { core.withLock { !($0.extras?.sourceTasks.isEmpty ?? true) } }
+    public var hasMergedSources: Bool { (pipeline?.mergedSourceCount ?? 0) > 0 && !isStopped }
 
     /// Returns once no effect task is running (every mutation they emitted has been reduced), or when the
     /// calling task is cancelled.
@@ -253,6 +256,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         guard let work else { return }
         for token in work.tokens { token.cancel() }
         for task in work.sources { task.cancel() }
+        pipeline?.flows?.actions?.stop()
+        pipeline?.flows?.mutations?.stop()
         if var drain = work.drain { self.drain(&drain) }
     }
 

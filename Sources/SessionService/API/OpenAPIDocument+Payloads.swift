@@ -155,7 +155,11 @@ extension OpenAPIDocument.Schemas {
             ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
             // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
             (RouteParameter.wait.rawValue, parameter("wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]), "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued.")),
-            (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, "An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the selected value; absent: null). Pulses only of that part: pulse p when the pointer is /p or inside it.")),
+            (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, """
+                An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the \
+                selected value; absent: null). Pulses only of that part: pulse p (editor.alert for one of a nested \
+                struct) when the pointer is /p (/editor/alert), encloses it (/editor) or lies inside it.
+                """)),
             (RouteParameter.lastEventID.rawValue, parameter(
                 "Last-Event-ID", in: "header", .string(),
                 "Resume: the current state is sent only if its version is above this one, or below it (a version the "

@@ -1,7 +1,8 @@
 /// The API's one vocabulary of errors: every error it answers, by name, with its status, its code and what it
 /// means. ``APIError`` takes its status and code from here (call sites name a kind and give only their message),
 /// the rows of ``Route/table`` list the kinds their routes answer, and `/openapi.json` describes each from here.
-/// A code may have two kinds when it comes with two statuses (`invalid_request`).
+/// A code may have two kinds when it comes with two statuses (`invalid_request`); one kind has no code of its
+/// own (``refusedByReactor``: the code is that of the reactor's middleware, the document allows any).
 extension APIError {
     public enum Kind: Sendable, CaseIterable {
         // Bodies and queries
@@ -13,7 +14,8 @@ extension APIError {
         // Access
         case unauthorized, forbidden, originNotAllowed
         // Actions and states
-        case unknownAction, invalidAction, invalidState, invalidBodyMember, stateTooLarge, stateNotEncodable, timeout
+        case unknownAction, invalidAction, invalidState, invalidBodyMember, stateTooLarge, stateNotEncodable
+        case refusedByReactor, timeout
         // Capacity, storage and the server itself
         case storageUnavailable, tooManySessions, sessionPassivated, tooManySubscribers, rateLimited
         case tooManyConnections, shuttingDown, responseTimeout, internalError
@@ -124,6 +126,11 @@ extension APIError {
                 Row(
                     422, "state_not_encodable",
                     "The state has no JSON form (a NaN, say); it was not applied and the session is unchanged.")
+            case .refusedByReactor:
+                Row(
+                    422, "",
+                    "A middleware the reactor was registered with refused the action, or a state it or the forced "
+                        + "state would produce; the code and message are that middleware's. Nothing was applied.")
             case .timeout:
                 Row(
                     504, "timeout",
@@ -197,7 +204,7 @@ extension APIError {
 
         /// The status it is answered with.
         public var status: Int { row.status }
-        /// The machine-readable code in `{"error": {"code": …}}`.
+        /// The machine-readable code in `{"error": {"code": …}}` (empty for ``refusedByReactor``: any code).
         public var code: String { row.code }
     }
 

@@ -9,24 +9,33 @@ import JSONCodec
 public struct APIError: Error, Sendable, Equatable {
     /// Which error it is: its status and code come from the vocabulary.
     public let kind: Kind
+    /// The machine-readable code: the kind's, or the one a reactor's middleware refused with.
+    public let code: String
     public var message: String
     /// Extra response headers (`Allow`, `WWW-Authenticate`).
     public var headers: [(String, String)] = []
 
     /// An error of `kind` explained by `message`.
     public init(_ kind: Kind, _ message: String, headers: [(String, String)] = []) {
+        precondition(kind != .refusedByReactor, "a reactor's refusal carries its middleware's code: APIError(refusal:)")
         self.kind = kind
+        code = kind.code
         self.message = message
         self.headers = headers
     }
 
+    /// A refusal with the code a reactor's middleware gave it (``Kind/refusedByReactor``).
+    init(refusedByReactorWith code: String, _ message: String) {
+        kind = .refusedByReactor
+        self.code = code
+        self.message = message
+    }
+
     /// The status it is answered with.
     public var status: Int { kind.status }
-    /// The machine-readable code.
-    public var code: String { kind.code }
 
     public static func == (a: APIError, b: APIError) -> Bool {
-        a.kind == b.kind && a.message == b.message
+        a.kind == b.kind && a.code == b.code && a.message == b.message
     }
 
     /// The JSON body.

@@ -86,6 +86,7 @@ public enum Route: String, Sendable, CaseIterable {
                 .success(202, .actionAccepted, "Accepted: queued for the session's reactor."),
                 .success(200, .actionReduced, "With wait=true: every mutation of the action is reduced; the state after them."),
                 .error(.rateLimited, when: .actionByteLimit),
+                .error(.refusedByReactor, when: .reactorMiddlewares),
             ],
             errors: [
                 .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
@@ -131,7 +132,10 @@ public enum Route: String, Sendable, CaseIterable {
             errors: [.invalidBodyMember] + RouteDocumentation.onJSONObject + RouteDocumentation.onSession)),
         Entry("PUT", "/admin/sessions/{id}/state", .adminState, .admin, RouteDocumentation(
             "Force a state (stub mode only); it is emitted to subscribers as a new version.", body: .state,
-            answers: [.success(200, .forcedState, "The forced state and its version.")],
+            answers: [
+                .success(200, .forcedState, "The forced state and its version."),
+                .error(.refusedByReactor, when: .reactorMiddlewares),
+            ],
             errors: [
                 .invalidJSON, .unsupportedMediaType, .stubDisabled, .invalidState, .stateTooLarge, .stateNotEncodable,
             ] + RouteDocumentation.onSession)),

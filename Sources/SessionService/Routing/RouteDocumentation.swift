@@ -127,4 +127,6 @@ public enum RouteCondition: Sendable {
     case sessionRateLimit
     /// `limits.actionBytesPerMinute` above 0.
     case actionByteLimit
+    /// A hosted reactor (of those the document shows) was registered with middlewares of its own.
+    case reactorMiddlewares
 }

@@ -39,12 +39,13 @@ extension APIError {
                 .invalidState,
                 "the body does not decode as the state of reactor \(JSONWriter.quoted(reactor)): \(detail)")
         case .refused(let rejection):
-            // A middleware's refusal (`state_too_large`, `state_not_encodable`) keeps its own kind.
-            guard let kind = Kind(refusal: rejection) else {
-                self = .internal("a middleware refused with a code the API does not know: \(rejection)")
-                return
+            // The server's own refusals (`state_too_large`, `state_not_encodable`) by their kind, a reactor's
+            // middleware's with its own code.
+            if let kind = Kind(refusal: rejection) {
+                self.init(kind, rejection.message)
+            } else {
+                self.init(refusedByReactorWith: rejection.code, rejection.message)
             }
-            self.init(kind, rejection.message)
         case .stubDisabled:
             // The service checks stub mode first; this is a PUT …/stub false that won the race to the runtime.
             self.init(
@@ -72,7 +73,7 @@ extension APIError {
 }
 
 extension APIError.Kind {
-    /// The kind of a refusal by the session's middlewares (``StateLimit``), nil for a code the API does not know.
+    /// The kind of a refusal by the server's own middleware (``StateLimit``), nil for another's code.
     init?(refusal: ActionRejection) {
         switch refusal.code {
         case Self.stateTooLarge.code: self = .stateTooLarge

@@ -9,11 +9,16 @@ extension Session {
     /// the tail through the reactor's own `reduce`, as the runtime did. Throws the reason it cannot (the
     /// session is then quarantined).
     @inlinable
-    static func restore(id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> Session {
+    static func restore(
+        id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
+        middlewares: [any ReactorMiddleware<R>] = []
+    ) throws(RestoreError) -> Session {
         let restored = try restoredParts(name: name, reactor: reactor, history: history, journal: journal)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
-        let session = Session(id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal, actions: restored.actions)
+        let session = Session(
+            id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
+            actions: restored.actions, middlewares: middlewares)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         if restored.recovered { session.storeRecoveredState() }
         return session
