@@ -47,7 +47,8 @@ extension ReactorService {
         do {
             return (try JSONPointer(text), text)
         } catch {
-            throw APIError(status: 400, code: "invalid_select", message: "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)")
+            throw APIError(
+                .invalidSelect, "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)")
         }
     }
 

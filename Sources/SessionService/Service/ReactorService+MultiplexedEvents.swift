@@ -92,20 +92,26 @@ extension ReactorService {
     /// The ids of `sessions=`: 1 to `sse.maxSessionsPerStream` valid ids, none twice (else 400).
     func streamedSessions(_ exchange: Exchange) throws(APIError) -> [String] {
         guard let list = exchange.request.queryValue("sessions"), !list.isEmpty else {
-            throw APIError(status: 400, code: "invalid_sessions", message: "name the sessions to follow: GET /events?sessions=a,b,c")
+            throw APIError(.invalidSessions, "name the sessions to follow: GET /events?sessions=a,b,c")
         }
         let ids = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let limit = configuration.sse.maxSessionsPerStream
         guard ids.count <= limit else {
-            throw APIError(status: 400, code: "invalid_sessions", message: "a stream follows at most \(limit) sessions (sse.maxSessionsPerStream); this one names \(ids.count): open several streams")
+            throw APIError(
+                .invalidSessions,
+                "a stream follows at most \(limit) sessions (sse.maxSessionsPerStream); this one names \(ids.count): "
+                    + "open several streams")
         }
         var seen = Set<String>()
         for id in ids {
             guard SessionID.isValid(id) else {
-                throw APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; sessions= holds \(JSONWriter.quoted(String(id.prefix(80))))")
+                throw APIError(
+                    .invalidID,
+                    "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; sessions= holds "
+                        + "\(JSONWriter.quoted(String(id.prefix(80))))")
             }
             guard seen.insert(id).inserted else {
-                throw APIError(status: 400, code: "invalid_sessions", message: "session \(JSONWriter.quoted(id)) is named twice in sessions=")
+                throw APIError(.invalidSessions, "session \(JSONWriter.quoted(id)) is named twice in sessions=")
             }
         }
         return ids
@@ -146,8 +152,8 @@ enum PartStart {
     /// The start of a part whose session the store does not have: why, as its `end` reason or error.
     init(absence: SessionError) {
         let error = APIError(absence)
-        switch error.code {
-        case "unknown_session", "session_unavailable": self = .end(error.code)
+        switch error.kind {
+        case .unknownSession, .sessionUnavailable: self = .end(error.code)
         default: self = .fail(error)
         }
     }

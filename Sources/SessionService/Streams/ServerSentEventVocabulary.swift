@@ -1,4 +1,5 @@
 import HTTPServer
+import JSONCodec
 
 /// The words of API.md's event streams, all in one place: which events a stream carries, their `id:`
 /// and the JSON of their `data:`. The one-session stream (`GET /sessions/{id}/events`) and the
@@ -12,13 +13,13 @@ enum ServerSentEventVocabulary {
     /// `end`'s reason when the session was deleted (or expired).
     static let sessionDeleted = "session deleted"
     /// `end`'s reason for a session of a multiplexed stream that does not exist.
-    static let unknownSession = "unknown_session"
+    static let unknownSession = APIError.Kind.unknownSession.code
     /// `end`'s reason for a session of a multiplexed stream the request may not read.
-    static let unauthorized = "unauthorized"
+    static let unauthorized = APIError.Kind.unauthorized.code
     /// `error`'s code for a subscriber whose held pulses passed `sse.pulseBuffer`.
     static let subscriberTooSlow = "subscriber_too_slow"
     /// `error`'s code for a stream opened as its session left memory (reconnecting follows it).
-    static let sessionPassivated = "session_passivated"
+    static let sessionPassivated = APIError.Kind.sessionPassivated.code
     static let sessionPassivatedMessage = "the session left memory as this stream opened; reconnect to follow it"
 
     // MARK: One session
