@@ -122,7 +122,11 @@ extension ClusterTests {
             try load.subscribers.stop()
             // Failed requests are expected while instances and nodes die; acknowledged ones must all be there.
             print("ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)")
-            #expect(load.subscribers.violations.isEmpty, "event streams went backwards: \(load.subscribers.violations.prefix(20))")
+            let violations = load.subscribers.violations
+            // What the instances said of the sessions whose streams went wrong.
+            let named = Set(violations.compactMap { $0.split(separator: ":").first.map { String($0.split(separator: " ").last ?? "") } })
+            let said = cluster.logs.split(separator: "\n").filter { line in named.contains { line.contains(#""session":"\#($0)""#) } }
+            #expect(violations.isEmpty, "event streams went backwards: \(violations.prefix(20)); the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))")
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
             #expect(load.subscribers.tally["multiplexed streams", default: 0] > 1, "the multiplexed stream was never resumed")
             // In token and jwt mode every request carried its credential: none was refused for it.
