@@ -105,10 +105,15 @@ final class ClusterLoad: Sendable {
                     + "multiplexed \(multiplexed[id].map(String.init) ?? "-") → \(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
             }
             let stuck = ids.filter { subscribers.newestMultiplexed[$0, default: -1] <= multiplexed[$0, default: -1] }
+            let said = cluster.instances.flatMap { instance in
+                instance.log.split(separator: "\n").filter { line in stuck.contains { line.contains(#""session":"\#($0)""#) } }
+                    .map { "\(instance.name): \($0)" }
+            }
             throw TestFailure(
                 "\(error); stuck in the multiplexed stream: \(stuck), seen from each instance: \(probe(stuck)); "
                     + "acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
-                    + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10))\n\(cluster.logs)")
+                    + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10)); "
+                    + "the instances on the stuck sessions:\n\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)")
         }
     }
 }
