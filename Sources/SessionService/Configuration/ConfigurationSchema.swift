@@ -107,6 +107,9 @@ public struct ConfigurationSchema: Sendable {
         .string("storage.nats.prefix", \.storage.nats.prefix, expected: "letters, digits, - and _", "First part of the names of the NATS stream, buckets and subjects (deployments sharing a cluster use different ones).", check: { (try? NATSStorageNames(prefix: $0)) == nil ? "use 1 to 32 letters, digits, - and _" : nil }),
         .seconds("storage.nats.timeoutSeconds", \.storage.nats.timeoutSeconds, 0.1...600, "Longest wait for one JetStream request."),
         .seconds("storage.nats.startTimeoutSeconds", \.storage.nats.startTimeoutSeconds, 0...86_400, "How long start-up waits for JetStream (logging while it is not ready); 0: as long as it takes."),
+        .integer(
+            "storage.nats.trimAfterMessages", \.storage.nats.trimAfterMessages, 64...100_000_000,
+            "Messages a session's subject may hold before the session writes a checkpoint and what precedes it is purged: time travel and forks on NATS reach back to the latest trim (an action takes one to three messages)."),
         .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
