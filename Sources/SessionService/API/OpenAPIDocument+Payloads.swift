@@ -156,6 +156,11 @@ extension OpenAPIDocument.Schemas {
             // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
             (RouteParameter.wait.rawValue, parameter("wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]), "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued.")),
             (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, "An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the selected value; absent: null). Pulses only of that part: pulse p when the pointer is /p or inside it.")),
+            (RouteParameter.delta.rawValue, parameter(
+                "delta", in: "query", JSONSchema.enumeration(["json-patch"]),
+                "json-patch: after the first state (and after a skipped version or a resume, which are whole states "
+                    + "again) each new version comes as event: patch, its data the RFC 6902 JSON Patch that turns the "
+                    + "state (with select, the selected value) of the stream's event before into this version's.")),
             (RouteParameter.lastEventID.rawValue, parameter(
                 "Last-Event-ID", in: "header", .string(),
                 "Resume: the current state is sent only if its version is above this one, or below it (a version the "

@@ -7,6 +7,7 @@ extension RouteAnswer {
     static let invalidID = error(400, "invalid_id", "The chosen id is not 1 to 64 characters from A-Z, a-z, 0-9, _ and -.")
     static let invalidQuery = error(400, "invalid_query", "A query parameter is outside its documented range or values.")
     static let invalidSelect = error(400, "invalid_select", "select is not an RFC 6901 JSON pointer.")
+    static let invalidDelta = error(400, "invalid_delta", "delta is not json-patch, the one delta the server makes.")
     static let invalidSessions = error(400, "invalid_sessions", "sessions= is missing or empty, names more sessions than sse.maxSessionsPerStream, or names one twice.")
     static let invalidVersion = error(400, "invalid_version", "The version in the path is not a non-negative integer.")
     static let unsupportedMediaType = error(415, "unsupported_media_type", "The body was not sent as Content-Type: application/json (or application/*+json).")

@@ -41,6 +41,10 @@ struct SubscriberList {
         /// unretained, since the list's `cache` holds it for as long as the version is the latest (a
         /// retain and release per subscriber were a tenth of a fan-out's instructions).
         var event: Unmanaged<SessionEvent>?
+        /// The patch to this version from the one before, once looked up in this fan-out (unretained, as `event`),
+        /// and whether it was: a version without one (no value of the one before) is looked up once too.
+        var patch: Unmanaged<SessionEvent>?
+        var patchLookedUp = false
 
         @inlinable
         init(version: UInt64, position: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
@@ -169,6 +173,7 @@ struct SubscriberList {
             // again) or of another server's. The subscriber starts from the current state.
             subscriber.lastSentVersion = nil
             subscriber.lastSelected = nil
+            subscriber.patchBase = nil
         }
         let result: DeliveryResult
         if let pointer = subscriber.select {
@@ -176,10 +181,18 @@ struct SubscriberList {
             let selected = value[pointer] ?? .null
             if subscriber.lastSelected == selected {
                 subscriber.lastSentVersion = version
+                // What it holds is this version's value too; a patch to the next starts from here.
+                if let base = subscriber.patchBase { subscriber.patchBase = base &+ 1 == version ? version : nil }
                 return
             }
             subscriber.lastSelected = selected
-            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized(), position: latest.position), in: &batch)
+            let patch = subscriber.patches
+                ? selectedPatch(latest, at: pointer, for: subscriber, reporting: reporting) : nil
+            result = sink.send(
+                patch ?? SessionEvent(.state(version: version), json: selected.serialized(), position: latest.position),
+                in: &batch)
+        } else if subscriber.patches, let patch = patchEvent(&latest, for: subscriber, reporting: reporting) {
+            result = patch._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
         } else {
             if latest.event == nil {
                 guard let made = stateEvent(latest) else { return }
@@ -190,11 +203,14 @@ struct SubscriberList {
         switch result {
         case .queued:
             subscriber.lastSentVersion = version
+            if subscriber.patches { holdPatchBase(latest, for: subscriber) }
         case .overflow:
             subscriber.behind = true
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
             if subscriber.select != nil { subscriber.lastSelected = nil }
+            // It skips versions from here: its next state is whole.
+            subscriber.patchBase = nil
         case .closed:
             subscriber.closed = true
         }
@@ -231,10 +247,11 @@ struct SubscriberList {
         return value
     }
 
-    /// The cache for `version`, replacing one for an older version.
+    /// The cache for `version`, replacing one for an older version (whose value, if made, patches start from).
     mutating func cache(_ version: UInt64) -> EncodingCache {
         if let cache, cache.version == version { return cache }
         let fresh = EncodingCache(version: version)
+        if let cache, let value = cache.value { fresh.previous = (cache.version, value) }
         cache = fresh
         return fresh
     }
@@ -282,6 +299,13 @@ final class EncodingCache: @unchecked Sendable {
     let version: UInt64
     var event: SessionEvent?
     var value: JSONValue?
+    /// The value of the version cached before this one, when it was made: the state patches start from.
+    var previous: (version: UInt64, value: JSONValue)?
+    /// The patch of the whole state from `previous`, and whether it was tried (nil then: no `previous`).
+    var patch: SessionEvent?
+    var patchTried = false
+    /// The patches of selected values from `previous`, one per pointer subscribers select.
+    var selectedPatches: [(pointer: JSONPointer, event: SessionEvent?)] = []
 
     init(version: UInt64) { self.version = version }
 }
