@@ -59,6 +59,13 @@ extension SubscriberList {
         if subscriber.select == nil { _ = stateValue(latest) }
     }
 
+    /// `count` subscribers that asked for patches left; after the last, the value of the version before is let go
+    /// (a large state's value takes many times the memory of its JSON).
+    mutating func patchesEnded(count: Int = 1) {
+        patchSubscribers -= count
+        if patchSubscribers == 0 { cache?.previous = nil }
+    }
+
     /// The patch from `old` to `new` as JSON; one `replace` of the whole when that is shorter, which happens
     /// only for patches of many operations (`whole` is the new value's JSON, made only then).
     static func patchJSON(from old: JSONValue, to new: JSONValue, whole: () -> [UInt8]?) -> [UInt8] {
