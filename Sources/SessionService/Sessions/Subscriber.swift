@@ -17,7 +17,8 @@ public final class Subscriber: @unchecked Sendable {
     /// It asked for RFC 6902 patches after its first state (`?delta=json-patch`).
     let patches: Bool
     /// The version whose state (or selected value) it holds from this stream's own events, the one a patch to
-    /// the next version starts from; nil before its first state, and after it skipped a version or overflowed.
+    /// the next version starts from (only to the next: after a skipped version its state comes whole); nil
+    /// before its first state.
     var patchBase: UInt64?
     /// The version of the last state it was sent (or, resuming, the `Last-Event-ID` it came with).
     var lastSentVersion: UInt64?

@@ -5,7 +5,7 @@ import JSONCodec
 // value of the version before, which the cache keeps, and shared by every subscriber that needs it.
 extension SubscriberList {
     /// The patch of the whole state to the latest version for `subscriber`, looked up once per fan-out; nil when
-    /// it gets the whole state (its first, after a skip or an overflow, or no value of the version before).
+    /// it gets the whole state (its first, after a skip, or no value of the version before).
     @inline(__always)
     mutating func patchEvent(
         _ latest: inout Latest, for subscriber: Subscriber, reporting: Reporting

@@ -198,8 +198,8 @@ struct SubscriberList {
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
             if subscriber.select != nil { subscriber.lastSelected = nil }
-            // It skips versions from here: its next state is whole.
-            subscriber.patchBase = nil
+            // Its patch base stays: if this version is still the latest once it drains, it gets the patch after
+            // all; if newer ones came meanwhile, it skipped some, and the version check sends the whole state.
         case .closed:
             subscriber.closed = true
         }
