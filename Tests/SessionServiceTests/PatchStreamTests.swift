@@ -180,6 +180,26 @@ import Testing
         #expect(patched.data == #"{"session":"a","version":3,"patch":[{"op":"replace","path":"/value","value":3}]}"#)
     }
 
+    @Test func theMultiplexedStreamPatchesTheSelectedValues() throws {
+        let server = try TestServer()
+        for id in ["x", "y"] { try server.createSession("todo", id: id) }
+        let client = try server.connect()
+        _ = try Self.act(client, "x", #"{"type":"add","title":"a"}"#)
+        let stream = try server.subscribe("/events?sessions=x,y&select=/items&delta=json-patch")
+        let first = try stream.nextEvent()
+        #expect(first.data == #"{"session":"x","version":1,"state":[{"id":1,"title":"a","done":false}]}"#)
+        #expect(try stream.nextEvent().data == #"{"session":"y","version":0,"state":[]}"#)
+        _ = try Self.act(client, "y", #"{"type":"add","title":"b"}"#)
+        _ = try Self.act(client, "x", #"{"type":"toggle","id":1}"#)
+        let added = try stream.nextEvent()
+        #expect(added.event == "patch")
+        #expect(added.data == #"{"session":"y","version":1,"patch":[{"op":"add","path":"/0","#
+            + #""value":{"id":1,"title":"b","done":false}}]}"#)
+        let toggled = try stream.nextEvent()
+        let expected = #"{"session":"x","version":2,"patch":[{"op":"replace","path":"/0/done","value":true}]}"#
+        #expect(toggled.data == expected)
+    }
+
     /// Five subscribers of the whole state and two of one selected value: one patch per version for the five,
     /// one per changed version for the two, the same bytes for each.
     @Test func eachPatchIsMadeOncePerVersionForEverySubscriber() throws {
