@@ -6,7 +6,8 @@
 extension APIError {
     public enum Kind: Sendable, CaseIterable {
         // Bodies and queries
-        case invalidJSON, bodyNotObject, invalidID, invalidQuery, invalidSelect, invalidSessions, invalidVersion
+        case invalidJSON, bodyNotObject, invalidID, invalidQuery, invalidSelect, invalidDelta, invalidSessions
+        case invalidVersion
         case unsupportedMediaType, actionTooLarge, bodyTooLarge
         // What the request names
         case notFound, methodNotAllowed, unknownReactor, unknownSession, unknownVersion
@@ -35,6 +36,8 @@ extension APIError {
                 Row(400, "invalid_query", "A query parameter is outside its documented range or values.")
             case .invalidSelect:
                 Row(400, "invalid_select", "select is not an RFC 6901 JSON pointer.")
+            case .invalidDelta:
+                Row(400, "invalid_delta", "delta is not json-patch, the one delta the server makes.")
             case .invalidSessions:
                 Row(
                     400, "invalid_sessions",

@@ -97,22 +97,22 @@ public enum Route: String, Sendable, CaseIterable {
                 + "right after the state that assigned them, event: end when it is deleted, event: error before the "
                 + "server closes a stream it cannot keep (code unauthorized once the credential that opened it lapses: "
                 + "its token replaced, its JWT past exp plus the leeway).",
-            parameters: [.select, .lastEventID],
+            parameters: [.select, .delta, .lastEventID],
             answers: [
                 .success(200, .eventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
             ],
-            errors: [.invalidSelect, .tooManySubscribers] + RouteDocumentation.onSession)),
+            errors: [.invalidSelect, .invalidDelta, .tooManySubscribers] + RouteDocumentation.onSession)),
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
         Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
             "The events of several sessions over one stream: each session's current state, then its new ones; every "
                 + "data names its session, every id: is one cursor for the whole stream, event: end ends one session's "
                 + "part (deleted, unknown_session, unauthorized: also once its token is replaced or the JWT passes exp "
                 + "plus the leeway) and the stream stays open while any part is live.",
-            parameters: [.sessions, .select, .streamCursor, .sessionTokens],
+            parameters: [.sessions, .select, .delta, .streamCursor, .sessionTokens],
             answers: [
                 .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
             ],
-            errors: [.invalidSessions, .invalidID, .invalidSelect, .tooManySubscribers])),
+            errors: [.invalidSessions, .invalidID, .invalidSelect, .invalidDelta, .tooManySubscribers])),
         // The console page holds no secret: the operator types the admin token into it.
         Entry("GET", "/admin/console", .adminConsole, .open, RouteDocumentation(
             "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers; in the open access mode its session list follows the listed sessions over one GET /events stream.",

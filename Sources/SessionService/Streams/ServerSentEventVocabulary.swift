@@ -5,7 +5,8 @@ import JSONCodec
 /// and the JSON of their `data:`. The one-session stream (`GET /sessions/{id}/events`) and the
 /// multiplexed one (`GET /events?sessions=…`) both speak through it; sessions know none of it.
 ///
-/// One session: `event: state` (`id:` the version, `data:` the state or the selected value), `event: pulse`
+/// One session: `event: state` (`id:` the version, `data:` the state or the selected value), `event: patch`
+/// (`?delta=json-patch`: `id:` the version, `data:` the RFC 6902 patch from the stream's state before), `event: pulse`
 /// (`{"name","value","count"}`, no `id:`), `event: end` (`{"reason":"session deleted"}`) and `event: error`
 /// (`{"code","message"}`), after which the stream closes. Many sessions: the same events, every `data:`
 /// naming its session (`{"session",…}`) and every `id:` the stream's cursor (``StreamCursor``).
@@ -28,6 +29,17 @@ enum ServerSentEventVocabulary {
     static func state(version: UInt64, json: [UInt8]) -> [UInt8] {
         var out = EventBytes(capacity: json.count + 40)
         out.field("event: state\nid: ")
+        out.decimal(version)
+        out.newline()
+        out.data(json)
+        out.newline()
+        return out.bytes
+    }
+
+    /// `event: patch`, `id: <version>`, `data: <patch>`: the RFC 6902 patch from the stream's state before.
+    static func patch(version: UInt64, json: [UInt8]) -> [UInt8] {
+        var out = EventBytes(capacity: json.count + 40)
+        out.field("event: patch\nid: ")
         out.decimal(version)
         out.newline()
         out.data(json)
@@ -84,6 +96,19 @@ enum ServerSentEventVocabulary {
         data.raw(",\"version\":")
         data.integer(version)
         data.raw(",\"state\":")
+        data.raw(json)
+        data.raw("}")
+        return body(data.bytes)
+    }
+
+    /// The body of a multiplexed patch, `data: {"session","version","patch"}` and the blank line.
+    static func multiplexedPatch(session: String, version: UInt64, json: [UInt8]) -> [UInt8] {
+        var data = JSONWriter(capacity: json.count + session.utf8.count + 40)
+        data.raw("{\"session\":")
+        data.string(session)
+        data.raw(",\"version\":")
+        data.integer(version)
+        data.raw(",\"patch\":")
         data.raw(json)
         data.raw("}")
         return body(data.bytes)
