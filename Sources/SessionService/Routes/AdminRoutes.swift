@@ -205,17 +205,26 @@ extension ReactorService {
     }
 }
 
-extension Exchange {
-    /// A non-negative integer query parameter in `range`, its default when absent, or nil after a 400.
-    func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
-        guard let text = request.queryValue(name) else { return value }
-        guard let number = UInt64(text), range.contains(number) else {
-            fail(APIError(
-                .invalidQuery,
-                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got "
-                    + "\(JSONWriter.quoted(text))"))
-            return nil
+extension ReactorService {
+    /// Admin listing entries of stored sessions that are not in memory: passivated, or quarantined.
+    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool, skipping listed: Set<String> = []) {
+        guard let storage = store.storage else { return }
+        var first = first
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
+            if !first { out.raw(",") }
+            first = false
+            out.raw("{\"id\":")
+            out.string(info.id)
+            out.raw(",\"reactor\":")
+            out.string(info.reactor)
+            out.raw(",\"version\":")
+            out.integer(info.version)
+            out.raw(",\"subscribers\":0,\"stub\":false,\"resident\":false")
+            if let reason = info.unavailable {
+                out.raw(",\"unavailable\":")
+                out.string(reason)
+            }
+            out.raw("}")
         }
-        return number
     }
 }
