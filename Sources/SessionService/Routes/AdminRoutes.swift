@@ -94,7 +94,8 @@ extension ReactorService {
     }
 
     /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
-    func adminActions(_ id: String, _ exchange: Exchange) {
+    func adminActions(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let since = exchange.integerQuery("since", default: 0, range: 0...UInt64.max),
@@ -137,7 +138,8 @@ extension ReactorService {
     }
 
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
-    func adminStub(_ id: String, _ exchange: Exchange) {
+    func adminStub(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
@@ -153,7 +155,8 @@ extension ReactorService {
     }
 
     /// `PUT /admin/sessions/{id}/state` (stub mode only): forces a state, emitted as a new version.
-    func adminState(_ id: String, _ exchange: Exchange) {
+    func adminState(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
@@ -186,7 +189,8 @@ extension ReactorService {
 extension ReactorService {
     /// `POST /admin/sessions/{id}/token` → `{"token": "<new secret>"}`: replaces the session's capability
     /// token (token mode); the old one stops working at once.
-    func replaceSessionToken(_ id: String, _ exchange: Exchange) {
+    func replaceSessionToken(_ exchange: Exchange) {
+        let id = exchange.id
         guard access.kind == .token else {
             return exchange.fail(APIError(
                 .notTokenMode,

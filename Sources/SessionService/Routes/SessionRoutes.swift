@@ -74,8 +74,23 @@ extension ReactorService {
         access.kind == .token ? SessionToken.generate() : nil
     }
 
+    /// `GET /sessions/{id}` → `{"id", "reactor", "version", "state"}`.
+    func getSession(_ exchange: Exchange) {
+        let id = exchange.id
+        withSession(id, exchange) { session in
+            let snapshot = session.snapshot()
+            // It shows this session's state, so only its own records need be durable: read after
+            // the state, so the position covers the record of the version shown.
+            let position = session.storedPosition
+            if refusedAsUnstored(id, at: position, exchange) { return }
+            exchange.dependsOn = position
+            exchange.reply(200, json: Self.sessionJSON(session, snapshot))
+        }
+    }
+
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
-    func deleteSession(_ id: String, _ exchange: Exchange) {
+    func deleteSession(_ exchange: Exchange) {
+        let id = exchange.id
         guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
         session.end()
         metrics.sessions.decrement()

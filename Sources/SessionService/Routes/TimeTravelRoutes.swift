@@ -5,7 +5,8 @@ import JSONCodec
 extension ReactorService {
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
     /// nearest snapshot at or below it.
-    func adminVersion(_ id: String, _ exchange: Exchange) {
+    func adminVersion(_ exchange: Exchange) {
+        let id = exchange.id
         // Another instance runs it: that one knows its latest version without reading the records back.
         if forwardToOwner(id, exchange, orElse: { self.answerVersion(id, exchange) }) { return }
         answerVersion(id, exchange)
@@ -88,7 +89,8 @@ extension ReactorService {
 
     /// `POST /admin/sessions/{id}/fork` `{"version": V, "id": "optional"}` → 201, a new session whose
     /// history starts at the source's state of version V (its version is V).
-    func adminFork(_ id: String, _ exchange: Exchange) {
+    func adminFork(_ exchange: Exchange) {
+        let id = exchange.id
         // Forked where the source runs, which has every version it has shown.
         if forwardToOwner(id, exchange, orElse: { self.forkHere(id, exchange) }) { return }
         forkHere(id, exchange)
