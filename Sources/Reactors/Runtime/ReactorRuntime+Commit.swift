@@ -8,10 +8,13 @@ extension ReactorRuntime {
     func apply(_ mutation: R.Mutation, isTransformed: Bool, _ drain: inout DrainState<R>) {
         var mutation = mutation
         if !isTransformed, let transform = pipeline?.mutationTransform {
-            guard let transformed = transform(mutation) else { return }
+            let transformed = traced(.transformMutation, seq: drain.seq, version: drain.version) { transform(mutation) }
+            guard let transformed else { return }
             mutation = transformed
         }
-        let state = reactor.reduce(state: drain.state, mutation: mutation)
+        let state = traced(.reduce, seq: drain.seq, version: drain.version &+ 1) {
+            reactor.reduce(state: drain.state, mutation: mutation)
+        }
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
         for middleware in drain.middlewares {
@@ -55,7 +58,9 @@ extension ReactorRuntime {
     /// core that `currentState` reads; returns the observers to notify and the previously shown state.
     @inlinable
     func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State) {
-        let shown = reactor.transform(state: state)
+        let shown = traced(.transformState, seq: drain.seq, version: drain.version &+ 1) {
+            reactor.transform(state: state)
+        }
         let previous = drain.shown
         drain.state = state
         drain.shown = shown

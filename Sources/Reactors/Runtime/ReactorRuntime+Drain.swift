@@ -139,13 +139,16 @@ extension ReactorRuntime {
         }
         var action = action
         if !isTransformed, let transform = pipeline?.actionTransform {
-            guard let transformed = transform(action) else {
+            let transformed = traced(.transformAction, seq: seq, version: drain.version) { transform(action) }
+            guard let transformed else {
                 completion?(.success(drain.snapshot))
                 return
             }
             action = transformed
         }
-        let effect = reactor.mutate(action: action, state: drain.shown)
+        let effect = traced(.mutate, seq: seq, version: drain.version) {
+            reactor.mutate(action: action, state: drain.shown)
+        }
         drain.seq = seq
         if effect.isSynchronous {
             run(effect, id: nil, tracker: nil, &drain)

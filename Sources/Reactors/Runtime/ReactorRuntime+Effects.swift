@@ -4,7 +4,7 @@ extension ReactorRuntime {
     /// `seq` is the action that started it.
     @usableFromInline @discardableResult
     func spawn(_ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?) -> EffectToken? {
-        let token = EffectToken(id: id, seq: seq, outcome: tracker)
+        let token = EffectToken(id: id, seq: seq, outcome: tracker, tracer: tracer)
         let accepted = core.withLock { core -> Bool in
             if core.isStopped { return false }
             core.ensureExtras().effects[ObjectIdentifier(token)] = token
@@ -12,7 +12,7 @@ extension ReactorRuntime {
         }
         guard accepted else { return nil }
         tracker?.retain()
-        token.attach(Task(executorPreference: EffectExecutor.shared) {
+        token.attach(Task(executorPreference: token.executor) {
             do {
                 try await self.perform(effect, token: token, tracker: tracker)
             } catch {
@@ -121,8 +121,10 @@ extension ReactorRuntime {
         guard !actions.isEmpty || !mutations.isEmpty else { return }
         var tasks: [Task<Void, Never>] = []
         let weak = WeakRuntime(self)
+        // With a tracer, the sources' jobs are told to it as the reactor's code (their tasks hold it).
+        let executor = EffectToken(id: nil, seq: nil, outcome: nil, tracer: tracer, call: .source).executor
         for source in actions {
-            tasks.append(Task(executorPreference: EffectExecutor.shared) {
+            tasks.append(Task(executorPreference: executor) {
                 do {
                     try await source { action in
                         weak.runtime?.admitMerged(action)
@@ -133,7 +135,7 @@ extension ReactorRuntime {
             })
         }
         for source in mutations {
-            tasks.append(Task(executorPreference: EffectExecutor.shared) {
+            tasks.append(Task(executorPreference: executor) {
                 do {
                     try await source { mutation in await weak.runtime?.emit(mutation, token: nil, isTransformed: true) }
                 } catch {

@@ -35,6 +35,7 @@ public final class ReactorServer: Sendable {
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
+        Self.installCrashHandler(configuration, storage: storage, logger: logger)
         let access = try SessionAccessMode.from(configuration.auth)
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
@@ -140,6 +141,23 @@ public final class ReactorServer: Sendable {
             logger.notice("effects still running at shutdown were cancelled; their actions show as interrupted after a restart", fields)
         } else {
             logger.warning("effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them", fields)
+        }
+    }
+
+    /// Has a crash in a session's reactor code write a crash record to `<storage.dataDir>/crashes` (with
+    /// storage), so the session is quarantined at the next start; without a folder it still says which
+    /// session crashed on standard error.
+    static func installCrashHandler(
+        _ configuration: ServerConfiguration, storage: (any StorageBackend)?, logger: Logger
+    ) {
+        do {
+            try CrashFolder.install(dataDirectory: storage == nil ? nil : configuration.storage.dataDir)
+        } catch {
+            logger.critical(
+                "the crash folder cannot be made; a session whose reactor crashes the server will not be quarantined, "
+                    + "and may crash it again after a restart",
+                ["error": .string("\(error)")])
+            try? CrashFolder.install(dataDirectory: nil)
         }
     }
 

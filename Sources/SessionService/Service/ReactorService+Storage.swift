@@ -70,7 +70,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(history.base, history.states, shown))
+            return .success(try definition.replay(id, history.base, history.states, shown))
         } catch {
             return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
         }

@@ -5,6 +5,8 @@ import Synchronization
 /// Journals every reduced mutation and forced state before any observer sees the state.
 struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
     let journal: SessionJournal
+    /// Pins the encoding of the reactor's mutations and states on the session.
+    let tracer: SessionCallTracer
     let encodings = MutationEncodings.shared(for: R.Mutation.self)
 
     /// It never refuses an action: `send` need not call it.
@@ -12,9 +14,11 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
         do {
-            if journal.journal(mutation: try encodings.encode(mutation), version: version) { return }
+            let json = try tracer.run(.encodeMutation, version: version) { try encodings.encode(mutation) }
+            if journal.journal(mutation: json, version: version) { return }
             // A mutation too large for a record: the state it produced replays the same version.
-            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            let whole = try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
+            if journal.journal(forced: whole, version: version) { return }
             journal.cannotJournal(version: version, "its mutation and its state are each")
         } catch {
             // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
@@ -25,7 +29,8 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didForce(state: R.State, version: UInt64) {
         do {
-            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            let json = try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
+            if journal.journal(forced: json, version: version) { return }
             journal.cannotJournal(version: version, "the forced state")
         } catch {
             journal.requireSnapshot()

@@ -26,14 +26,16 @@ public struct ReactorDefinition: Sendable {
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
     /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
-    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [StoredState], _ shown: Bool) throws(RestoreError) -> [UInt8]
+    @usableFromInline let replay: @Sendable (
+        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool
+    ) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
     init(
         name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable ([UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
     ) {
         self.name = name
@@ -97,7 +99,9 @@ public struct ReactorCatalog: Sendable {
             restoreSession: { id, context, history, journal throws(RestoreError) in
                 try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)
             },
-            replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
+            replay: { id, base, records, shown throws(RestoreError) in
+                try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
+            },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })

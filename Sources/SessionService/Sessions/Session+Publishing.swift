@@ -29,7 +29,13 @@ extension Session {
     /// `snapshot` for subscribers, encoded only if one of them needs it; `position` covers its records.
     @inlinable
     func latest(_ snapshot: Snapshot<R.State>, position: UInt64) -> SubscriberList.Latest {
-        SubscriberList.Latest(version: snapshot.version, position: position, json: { [self] in stateJSON(snapshot) }, value: { try? JSONValueEncoder().encodeValue(snapshot.state) })
+        SubscriberList.Latest(
+            version: snapshot.version, position: position, json: { [self] in stateJSON(snapshot) },
+            value: { [tracer] in
+                try? tracer.run(.encodeState, version: snapshot.version) {
+                    try JSONValueEncoder().encodeValue(snapshot.state)
+                }
+            })
     }
 
     @inlinable
@@ -39,7 +45,7 @@ extension Session {
     @inlinable
     func stateJSON(_ snapshot: Snapshot<R.State>) -> [UInt8]? {
         do {
-            return try json(of: snapshot.state)
+            return try json(of: snapshot.state, version: snapshot.version)
         } catch {
             context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
             return nil
@@ -49,7 +55,7 @@ extension Session {
     /// The event of one assigned pulse; nil (logged) when its value does not encode.
     @usableFromInline
     func encodePulse(_ pulse: PulseUpdate, position: UInt64) -> SessionEvent? {
-        guard let value = try? JSONValueEncoder().encode(pulse.value) else {
+        guard let value = try? tracer.run(.encodeState, { try JSONValueEncoder().encode(pulse.value) }) else {
             context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
             return nil
         }

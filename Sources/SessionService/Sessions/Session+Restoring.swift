@@ -8,21 +8,30 @@ extension Session {
     /// session is then quarantined).
     @inlinable
     static func restore(id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> Session {
-        let restored = try restoredParts(name: name, reactor: reactor, history: history, journal: journal)
+        // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
+        let tracer = SessionCallTracer(session: id, reactor: name)
+        let restored = try restoredParts(
+            name: name, reactor: reactor, history: history, journal: journal, tracer: tracer)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
-        let session = Session(id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal, actions: restored.actions)
+        let session = Session(
+            id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
+            actions: restored.actions, tracer: tracer)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         return session
     }
 
     /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
     @usableFromInline
-    static func restoredParts(name: String, reactor: R, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool) {
+    static func restoredParts(
+        name: String, reactor: R, history: StoredHistory, journal: SessionJournal, tracer: SessionCallTracer
+    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool) {
         let decoder = JSONValueDecoder.stored
         var state: R.State
         do {
-            state = try decoder.decode(R.State.self, from: history.snapshot.state)
+            state = try tracer.run(.decodeState, version: history.snapshot.version) {
+                try decoder.decode(R.State.self, from: history.snapshot.state)
+            }
         } catch {
             throw RestoreError(reason: "its snapshot at version \(history.snapshot.version) does not decode as the state of reactor \(JSONWriter.quoted(name)): \(error)")
         }
@@ -30,7 +39,10 @@ extension Session {
         var version = history.snapshot.version
         for record in history.states {
             do {
-                state = try replay(record, onto: state, reactor: reactor, decoder: decoder)
+                let before = state
+                state = try tracer.run(.replay, version: record.version) {
+                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
+                }
             } catch {
                 throw RestoreError(reason: "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version) does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
             }
@@ -52,14 +64,27 @@ extension Session {
         }
     }
 
-    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through `records`.
+    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through
+    /// `records` for session `id` (time travel, forks): the reactor's code runs, pinned on that session.
     @usableFromInline
-    static func replay(reactor: R, name: String, base: [UInt8], records: [StoredState], shown: Bool) throws(RestoreError) -> [UInt8] {
+    static func replay(
+        reactor: R, id: String, name: String, base: [UInt8], records: [StoredState], shown: Bool
+    ) throws(RestoreError) -> [UInt8] {
         let decoder = JSONValueDecoder.stored
+        let tracer = SessionCallTracer(session: id, reactor: name)
+        let version = (records.first?.version ?? 1) &- 1
         do {
-            var state = try decoder.decode(R.State.self, from: base)
-            for record in records { state = try replay(record, onto: state, reactor: reactor, decoder: decoder) }
-            return try shown ? JSONValueEncoder().encode(reactor.transform(state: state)) : JSONValueEncoder().encode(state)
+            var state = try tracer.run(.decodeState, version: version) { try decoder.decode(R.State.self, from: base) }
+            for record in records {
+                let before = state
+                state = try tracer.run(.replay, version: record.version) {
+                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
+                }
+            }
+            let last = records.last?.version ?? version
+            if shown { state = tracer.run(.transformState, version: last) { reactor.transform(state: state) } }
+            let result = state
+            return try tracer.run(.encodeState, version: last) { try JSONValueEncoder().encode(result) }
         } catch {
             throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
         }

@@ -1,0 +1,95 @@
+import ReactorServerTesting
+import Reactors
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Records every call a runtime announces, with the calls then open on the same thread.
+final class RecordingTracer: ReactorCallTracer {
+    struct Call: Equatable, Sendable, CustomStringConvertible {
+        var call: ReactorCall
+        var seq: UInt64
+        var version: UInt64
+        /// The calls open on the announcing thread, outermost first.
+        var enclosing: [ReactorCall] = []
+
+        var description: String { "\(call)(seq \(seq), version \(version)) in \(enclosing)" }
+    }
+
+    private let state = Mutex<(calls: [Call], open: [UInt: [ReactorCall]])>(([], [:]))
+
+    func willRun(_ call: ReactorCall, seq: UInt64, version: UInt64) {
+        let thread = UInt(pthread_self())
+        state.withLock { state in
+            state.calls.append(Call(call: call, seq: seq, version: version, enclosing: state.open[thread] ?? []))
+            state.open[thread, default: []].append(call)
+        }
+    }
+
+    func didRun() {
+        let thread = UInt(pthread_self())
+        state.withLock { state in
+            // A didRun without its willRun on this thread would be a runtime bug: it shows as a leftover.
+            if state.open[thread]?.popLast() == nil { state.open[thread] = [.source, .source] }
+            if state.open[thread]?.isEmpty == true { state.open[thread] = nil }
+        }
+    }
+
+    var calls: [Call] { state.withLock { $0.calls } }
+    /// Calls announced and not ended, by thread: none once the runtime is idle.
+    var open: [UInt: [ReactorCall]] { state.withLock { $0.open } }
+}
+
+/// Emits its mutation from an effect task, after a suspension.
+struct EffectEmittingReactor: Reactor {
+    enum Action: Codable, Sendable { case later }
+    enum Mutation: Codable, Sendable { case add }
+    struct State: Codable, Sendable, Equatable { var value = 0 }
+    let initialState = State()
+
+    func mutate(action: Action) -> Effect<Mutation> {
+        .run { emit in
+            await Task.yield()
+            await emit(.add)
+        }
+    }
+
+    func reduce(state: State, mutation: Mutation) -> State { State(value: state.value + 1) }
+}
+
+/// The hook a host uses to pin a crash on a session: the runtime announces every call of the reactor's
+/// own code, with the action's seq or the version made, on the thread that runs it.
+@Suite struct CallTracerTests {
+    @Test func everyCallOfTheReactorIsAnnouncedWithItsSeqAndVersion() throws {
+        let tracer = RecordingTracer()
+        let runtime = ReactorRuntime(CountingReactor(), tracer: tracer)
+        #expect(tracer.calls.map(\.call) == [.transformState, .transformAction, .transformMutation])
+        try runtime.send(.increase)
+        try runtime.send(.increaseTwice)
+        let afterStart = Array(tracer.calls.dropFirst(3))
+        #expect(afterStart == [
+            .init(call: .mutate, seq: 1, version: 0), .init(call: .reduce, seq: 1, version: 1),
+            .init(call: .transformState, seq: 1, version: 1),
+            .init(call: .mutate, seq: 2, version: 1), .init(call: .reduce, seq: 2, version: 2),
+            .init(call: .transformState, seq: 2, version: 2),
+            .init(call: .reduce, seq: 2, version: 3), .init(call: .transformState, seq: 2, version: 3),
+        ])
+        #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
+    }
+
+    @Test func anEffectsCodeIsAnnouncedOnTheThreadThatRunsItAroundTheReduceItCauses() async throws {
+        let tracer = RecordingTracer()
+        let runtime = ReactorRuntime(EffectEmittingReactor(), tracer: tracer)
+        try runtime.send(.later)
+        await runtime.waitForEffectTasks()
+        #expect(runtime.currentVersion == 1)
+        let calls = tracer.calls
+        #expect(calls.contains(.init(call: .effect, seq: 1, version: 0)), "\(calls)")
+        // The effect's emit reduced on its own thread (the runtime was idle), inside the effect's call.
+        #expect(calls.contains(.init(call: .reduce, seq: 1, version: 1, enclosing: [.effect])), "\(calls)")
+        #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
+    }
+}
