@@ -146,6 +146,12 @@ void CLinux_reactor_pending_action(const uint8_t *json, size_t len) {
     slot.pending_seq = 0;
 }
 
+size_t CLinux_reactor_pending_for(uint64_t seq, const uint8_t **json) {
+    if (slot.pending == NULL || seq == 0 || slot.pending_seq != seq) return 0;
+    *json = slot.pending;
+    return slot.pending_len;
+}
+
 int CLinux_reactor_depth(void) { return (int)slot.depth; }
 
 // MARK: what the handler knows from install

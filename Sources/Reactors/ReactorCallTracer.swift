@@ -2,7 +2,8 @@
 /// The runtime reports the first eight; a host reports the rest (decoding, encoding, replaying stored
 /// history), so one table numbers them all. The raw values are stable: a host's crash records keep them.
 public enum ReactorCall: UInt8, Sendable, CaseIterable {
-    case decodeAction = 1, transformAction, mutate, transformMutation, reduce, transformState, effect, source
+    case decodeAction = 1
+    case transformAction, mutate, transformMutation, reduce, transformState, effect, source
     case encodeState, encodeMutation, encodeAction, replay, decodeState
 }
 
@@ -24,4 +25,21 @@ public protocol ReactorCallTracer: AnyObject, Sendable {
     func willRun(_ call: ReactorCall, seq: UInt64, version: UInt64)
     /// The call announced last on this thread returned.
     func didRun()
+    /// Called as an effect of action `seq` starts, on the thread that ran its `mutate`: what it returns is
+    /// kept with the effect and handed to ``willRun(_:seq:context:)`` before each stretch of its code.
+    /// Default: nil.
+    func context(forEffectOf seq: UInt64) -> (any AnyObject & Sendable)?
+    /// A stretch of an effect's (or a merged source's) task is about to run, with its effect's context.
+    /// Default: `willRun(call, seq: seq, version: 0)`.
+    func willRun(_ call: ReactorCall, seq: UInt64, context: (any AnyObject & Sendable)?)
+}
+
+extension ReactorCallTracer {
+    /// Nothing to keep.
+    public func context(forEffectOf seq: UInt64) -> (any AnyObject & Sendable)? { nil }
+
+    /// The plain announcement.
+    public func willRun(_ call: ReactorCall, seq: UInt64, context: (any AnyObject & Sendable)?) {
+        willRun(call, seq: seq, version: 0)
+    }
 }

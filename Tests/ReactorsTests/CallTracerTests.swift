@@ -70,13 +70,14 @@ struct EffectEmittingReactor: Reactor {
         try runtime.send(.increase)
         try runtime.send(.increaseTwice)
         let afterStart = Array(tracer.calls.dropFirst(3))
-        #expect(afterStart == [
-            .init(call: .mutate, seq: 1, version: 0), .init(call: .reduce, seq: 1, version: 1),
-            .init(call: .transformState, seq: 1, version: 1),
-            .init(call: .mutate, seq: 2, version: 1), .init(call: .reduce, seq: 2, version: 2),
-            .init(call: .transformState, seq: 2, version: 2),
-            .init(call: .reduce, seq: 2, version: 3), .init(call: .transformState, seq: 2, version: 3),
-        ])
+        #expect(
+            afterStart == [
+                .init(call: .mutate, seq: 1, version: 0), .init(call: .reduce, seq: 1, version: 1),
+                .init(call: .transformState, seq: 1, version: 1),
+                .init(call: .mutate, seq: 2, version: 1), .init(call: .reduce, seq: 2, version: 2),
+                .init(call: .transformState, seq: 2, version: 2),
+                .init(call: .reduce, seq: 2, version: 3), .init(call: .transformState, seq: 2, version: 3),
+            ])
         #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
     }
 

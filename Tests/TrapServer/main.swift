@@ -84,9 +84,18 @@ struct TrapReactor: Reactor {
 
 let environment = ProcessInfo.processInfo.environment
 let trapAt = environment["TRAP_AT"].flatMap(Int.init) ?? 3
-exit(ReactorServerCommand.run(arguments: CommandLine.arguments, environment: environment) { _ in
-    var catalog = ReactorCatalog()
-    catalog.register("trap", summary: "Crashes on purpose.") { TrapReactor(trapAt: trapAt) }
-    catalog.register(CounterReactor.name, summary: CounterReactor.summary) { CounterReactor() }
-    return catalog
-})
+// A bug in the server's own code, on a thread that runs no reactor: it traps once the file exists.
+if let path = environment["TRAP_SERVER_WHEN"] {
+    Thread.detachNewThread {
+        while access(path, F_OK) != 0 { usleep(20_000) }
+        let table: [Int] = []
+        _ = table[0]
+    }
+}
+exit(
+    ReactorServerCommand.run(arguments: CommandLine.arguments, environment: environment) { _ in
+        var catalog = ReactorCatalog()
+        catalog.register("trap", summary: "Crashes on purpose.") { TrapReactor(trapAt: trapAt) }
+        catalog.register(CounterReactor.name, summary: CounterReactor.summary) { CounterReactor() }
+        return catalog
+    })

@@ -33,6 +33,8 @@ void CLinux_reactor_leave(void);
    frame entered on this thread meanwhile takes its seq, and every frame of that seq records these bytes,
    which the caller keeps alive until it clears them. */
 void CLinux_reactor_pending_action(const uint8_t *json, size_t len);
+/* The pending action's JSON when the action `seq` took it (its length, the bytes in *json), else 0. */
+size_t CLinux_reactor_pending_for(uint64_t seq, const uint8_t **json);
 /* How many frames this thread has open (0: no reactor code is running on it). */
 int CLinux_reactor_depth(void);
 

@@ -69,7 +69,7 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
             guard let next else { continue }
             if let tag = next.tag, let tracer = tag.tracer {
                 // Each stretch of an effect's code runs between these, on whichever thread takes it.
-                tracer.willRun(tag.call, seq: tag.seq ?? 0, version: 0)
+                tracer.willRun(tag.call, seq: tag.seq ?? 0, context: tag.context)
                 next.job.runSynchronously(on: tag.asUnownedTaskExecutor())
                 tracer.didRun()
             } else {

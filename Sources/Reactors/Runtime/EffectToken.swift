@@ -14,18 +14,21 @@ final class EffectToken: TaskExecutor, Sendable {
     let tracer: (any ReactorCallTracer)?
     /// What the task runs: an effect, or a merged source.
     let call: ReactorCall
+    /// What the tracer kept as the effect started (``ReactorCallTracer/context(forEffectOf:)``).
+    let context: (any AnyObject & Sendable)?
     private let cancelled = Atomic<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     init(
         id: EffectID?, seq: UInt64?, outcome: ActionOutcome?, tracer: (any ReactorCallTracer)? = nil,
-        call: ReactorCall = .effect
+        call: ReactorCall = .effect, context: (any AnyObject & Sendable)? = nil
     ) {
         self.id = id
         self.seq = seq
         self.outcome = outcome
         self.tracer = tracer
         self.call = call
+        self.context = context
     }
 
     /// The executor a task of this effect prefers: this token when a tracer must hear of its jobs.

@@ -1,10 +1,17 @@
 // Asynchronous effects and merged sources: each runs in its own task and hands mutations to the drain.
 extension ReactorRuntime {
     /// Starts a task for `effect`, registered (under `id`) so stop, stub and `cancel(id:)` can cancel it;
-    /// `seq` is the action that started it.
+    /// `seq` is the action that started it, `parent` the effect it starts from (a tracer's context carries on).
     @usableFromInline @discardableResult
-    func spawn(_ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?) -> EffectToken? {
-        let token = EffectToken(id: id, seq: seq, outcome: tracker, tracer: tracer)
+    func spawn(
+        _ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?,
+        parent: EffectToken? = nil
+    ) -> EffectToken? {
+        var context: (any AnyObject & Sendable)?
+        if let tracer {
+            if let parent { context = parent.context } else if let seq { context = tracer.context(forEffectOf: seq) }
+        }
+        let token = EffectToken(id: id, seq: seq, outcome: tracker, tracer: tracer, context: context)
         let accepted = core.withLock { core -> Bool in
             if core.isStopped { return false }
             core.ensureExtras().effects[ObjectIdentifier(token)] = token
@@ -54,7 +61,7 @@ extension ReactorRuntime {
             try await perform(effect, token: token, tracker: tracker)
         case .cancellable(let effect, let id, let cancelInFlight):
             if cancelInFlight { cancelEffects(id: id) }
-            guard let child = spawn(effect, id: id, seq: token.seq, tracker: tracker) else { return }
+            guard let child = spawn(effect, id: id, seq: token.seq, tracker: tracker, parent: token) else { return }
             await withTaskCancellationHandler {
                 await child.wait()
             } onCancel: {

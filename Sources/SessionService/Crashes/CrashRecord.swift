@@ -64,15 +64,16 @@ struct CrashRecord: Sendable, Equatable {
     /// Whether `text` is a session id as the handler writes one: `[A-Za-z0-9_-]{1,64}`.
     static func isName(_ text: String) -> Bool {
         let bytes = Array(text.utf8)
-        return (1...64).contains(bytes.count) && bytes.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
-                true
-            default:
-                false
+        return (1...64).contains(bytes.count)
+            && bytes.allSatisfy { byte in
+                switch byte {
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "-"):
+                    true
+                default:
+                    false
+                }
             }
-        }
     }
 
     /// The record as the handler writes it (what the cluster's crashes bucket holds).

@@ -40,6 +40,22 @@ final class SessionCallTracer: ReactorCallTracer {
         CLinux_reactor_leave()
     }
 
+    /// The JSON of action `seq` when this thread is sending it (it runs inline): kept with the effect it
+    /// starts, so a crash in the effect's code, on another thread later, still names the action.
+    @usableFromInline
+    func context(forEffectOf seq: UInt64) -> (any AnyObject & Sendable)? {
+        var json: UnsafePointer<UInt8>?
+        let count = CLinux_reactor_pending_for(seq, &json)
+        guard count > 0, let json else { return nil }
+        return ActionBytes(copying: UnsafeBufferPointer(start: json, count: count))
+    }
+
+    @usableFromInline
+    func willRun(_ call: ReactorCall, seq: UInt64, context: (any AnyObject & Sendable)?) {
+        let action = (context as? ActionBytes)?.bytes
+        if CLinux_reactor_enter(key, call.rawValue, seq, 0, action?.baseAddress, action?.count ?? 0) != 0 { identify() }
+    }
+
     /// Runs `body` (code of the session's reactor, or of its types) as `call`; `action` is the JSON of
     /// the action it runs for, kept in a crash record.
     @inlinable
@@ -68,6 +84,19 @@ final class SessionCallTracer: ReactorCallTracer {
             defer { CLinux_reactor_pending_action(nil, 0) }
             return try body()
         }
+    }
+
+    /// An action's JSON kept for its effect: one allocation, only for effects started while it is sent.
+    final class ActionBytes: @unchecked Sendable {
+        // Unchecked: written once at init, only read afterwards.
+        let bytes: UnsafeMutableBufferPointer<UInt8>
+
+        init(copying source: UnsafeBufferPointer<UInt8>) {
+            bytes = .allocate(capacity: source.count)
+            _ = bytes.initialize(from: source)
+        }
+
+        deinit { bytes.deallocate() }
     }
 
     /// Copies the names into the innermost frame (only when it held another session).

@@ -6,6 +6,7 @@ public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
+    case adminRelease
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
     /// what `/openapi.json` says of it.
@@ -122,6 +123,12 @@ public enum Route: String, Sendable, CaseIterable {
         Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin, RouteDocumentation(
             "Replace a session's capability token (auth.sessions=token); the old one stops working at once.",
             answers: [.success(200, .sessionToken, "The new token, shown only here.", when: .tokenMode), .notTokenMode] + RouteAnswer.onSession)),
+        Entry("POST", "/admin/sessions/{id}/release", .adminRelease, .admin, RouteDocumentation(
+            "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "
+                + "and its crash records are deleted; if it still cannot be served it stays quarantined "
+                + "(a new crash quarantines it again).",
+            answers: [.success(200, .session, "It loads: its version and state."), .memoryOnly]
+                + RouteAnswer.onSession)),
     ]
 
     /// Who may call the route.
@@ -152,6 +159,7 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminVersion: 17
         case .adminFork: 18
         case .adminSessionToken: 19
+        case .adminRelease: 20
         }
     }
 

@@ -23,6 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        crashes.refreshGauge()
         if let peers = storage.peers { relays.sweep(peers) { [store] in store.isResident($0) } }
     }
 
@@ -53,7 +54,7 @@ extension ReactorService {
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
-        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
+        if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         guard version <= info.version else {
             return .failure(APIError(status: 404, code: "unknown_version", message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet"))
         }
@@ -148,6 +149,7 @@ extension ReactorService {
             if let reason = info.unavailable {
                 out.raw(",\"unavailable\":")
                 out.string(reason)
+                crashJSON(info.id, storedVersion: info.version, into: &out)
             }
             out.raw("}")
         }

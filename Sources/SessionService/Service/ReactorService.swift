@@ -33,6 +33,8 @@ public final class ReactorService: HTTPResponder {
     /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
     let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
+    /// The sessions a crash of their reactor quarantined, and what crashed them.
+    let crashes: CrashQuarantine
     let accepting = Atomic<Bool>(true)
 
     var metrics: ServiceMetrics { context.metrics }
@@ -75,6 +77,9 @@ public final class ReactorService: HTTPResponder {
             storage.attach(store)
             context.metrics.storageMetrics.withLock { $0 = storage }
         }
+        let folder = storage == nil ? nil : CrashFolder(path: configuration.storage.dataDir + "/crashes")
+        crashes = CrashQuarantine(
+            folder: folder, storage: storage, logger: logger, gauge: context.metrics.sessionsQuarantined)
         let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
         openAPIDocument = openAPI.json(reactor: nil)
         openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
@@ -83,6 +88,8 @@ public final class ReactorService: HTTPResponder {
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
+        // Before any request can load a session: one that crashed the server must not run again by itself.
+        crashes.quarantineAtStart()
         noteStoredSessions()
         if let peers = storage?.peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
@@ -237,6 +244,7 @@ public final class ReactorService: HTTPResponder {
         case .adminState: adminState(id, exchange)
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
+        case .adminRelease: adminRelease(id, exchange)
         case .adminSessionToken: replaceSessionToken(id, exchange)
         }
     }
@@ -250,7 +258,7 @@ public final class ReactorService: HTTPResponder {
     func waitsOnStorage(_ route: Route, _ exchange: Exchange) -> Bool {
         guard storageWaitsOnNetwork else { return false }
         switch route {
-        case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
+        case .createSession, .adminFork, .multiplexedEvents, .deleteSession, .adminRelease: return true
         case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken:
             return !store.isResident(exchange.id)
         case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors, .adminSessions: return false
