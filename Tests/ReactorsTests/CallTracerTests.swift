@@ -93,4 +93,41 @@ struct EffectEmittingReactor: Reactor {
         #expect(calls.contains(.init(call: .reduce, seq: 1, version: 1, enclosing: [.effect])), "\(calls)")
         #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
     }
+
+    @Test func whatTheTracerKeepsAsAnEffectStartsComesBackWithEachStretchOfIt() async throws {
+        let tracer = ContextTracer()
+        let runtime = ReactorRuntime(EffectEmittingReactor(), tracer: tracer)
+        try runtime.send(.later)
+        try runtime.send(.later)
+        await runtime.waitForEffectTasks()
+        // Kept on the thread that ran mutate, handed back on the pool's threads, per effect.
+        #expect(tracer.kept == [1, 2])
+        #expect(Set(tracer.handedBack) == [1, 2])
+    }
+}
+
+/// Keeps each effect's seq as its context and notes which contexts come back.
+final class ContextTracer: ReactorCallTracer {
+    final class Tag: Sendable {
+        let seq: UInt64
+        init(_ seq: UInt64) { self.seq = seq }
+    }
+
+    private let state = Mutex<(kept: [UInt64], handedBack: [UInt64])>(([], []))
+
+    func willRun(_ call: ReactorCall, seq: UInt64, version: UInt64) {}
+    func didRun() {}
+
+    func context(forEffectOf seq: UInt64) -> (any AnyObject & Sendable)? {
+        state.withLock { $0.kept.append(seq) }
+        return Tag(seq)
+    }
+
+    func willRun(_ call: ReactorCall, seq: UInt64, context: (any AnyObject & Sendable)?) {
+        guard let tag = context as? Tag, tag.seq == seq else { return }
+        state.withLock { $0.handedBack.append(seq) }
+    }
+
+    var kept: [UInt64] { state.withLock { $0.kept } }
+    var handedBack: [UInt64] { state.withLock { $0.handedBack } }
 }

@@ -100,8 +100,7 @@ import Glibc
         }
     }
 
-
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func aTrapInReduceQuarantinesThatSessionAloneUntilReleasedAfterAFix(storage: TestStorage) async throws {
         try await storage.withPlace("crash-reduce") { place in
             var server = try await Self.start(place, backtrace: true)
@@ -188,7 +187,7 @@ import Glibc
         }
     }
 
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func aTrapWhileReplayingStoredHistoryQuarantinesInsteadOfCrashingAtEveryLoad(storage: TestStorage) async throws {
         try await storage.withPlace("crash-replay") { place in
             var server = try await Self.start(place, trapAt: 1000)
@@ -242,7 +241,7 @@ import Glibc
         }
     }
 
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func aTrapInMutateIsQuarantinedAndDeletedByTheOperator(storage: TestStorage) async throws {
         try await storage.withPlace("crash-mutate") { place in
             var server = try await Self.start(place)
@@ -277,7 +276,7 @@ import Glibc
         }
     }
 
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func aTrapInAnEffectOnThePoolNamesItsAction(storage: TestStorage) async throws {
         try await storage.withPlace("crash-effect") { place in
             var server = try await Self.start(place)
@@ -296,9 +295,9 @@ import Glibc
             let log = try Self.actions(client, "victim")
             #expect(log.map { $0["seq"] as? Int } == [1, 2])
             #expect(log.last?["crashed"] as? Bool == true)
+            // Accepted (and, on NATS, journaled before the crash: then it also reads as interrupted).
             #expect(
-                try Self.actionsText(client, "victim").contains(
-                    #""action":{"type":"effectTrap"},"stubbed":false,"crashed":true"#))
+                try Self.actionsText(client, "victim").contains(#""action":{"type":"effectTrap"},"stubbed":false,"#))
             // It made no version: everything stored is good, and it loads as it is (the operator's call).
             #expect((try Self.listed(client, "victim")?["crash"] as? [String: Any])?["lastGoodVersion"] as? Int == 1)
             #expect(try client.request("POST", "/admin/sessions/victim/release", headers: Self.admin).status == 200)
@@ -307,7 +306,7 @@ import Glibc
         }
     }
 
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func aTrapInTransformStateIsQuarantinedAtTheVersionItWasShowing(storage: TestStorage) async throws {
         try await storage.withPlace("crash-transform") { place in
             var server = try await Self.start(place)
@@ -333,7 +332,7 @@ import Glibc
         }
     }
 
-    @Test(arguments: [TestStorage.file])
+    @Test(arguments: TestStorage.all)
     func killDashNineInTheMiddleOfASlowReduceQuarantinesNothing(storage: TestStorage) async throws {
         try await storage.withPlace("crash-kill") { place in
             var server = try await Self.start(place)
@@ -381,6 +380,101 @@ import Glibc
             #expect(try client.request("GET", "/sessions/bystander").status == 200)
             #expect(try Self.quarantinedGauge(client) == 0)
             #expect(try await server.stop() == .exited(0))
+        }
+    }
+
+    // MARK: Several instances on NATS
+
+    /// A second instance on the place's cluster: its own name and data folder.
+    static func startOther(
+        _ place: StoragePlace, _ name: String, _ dataDirectory: String, trapAt: Int = 3
+    ) async throws -> ServerProcess {
+        var other = place.settings.filter { $0.key != "storage.nats.instance" && $0.key != "storage.dataDir" }
+        other += [("storage.nats.instance", name), ("storage.dataDir", dataDirectory)]
+        return try await start(StoragePlace(directory: nil, settings: other), trapAt: trapAt)
+    }
+
+    @Test func theCrashRecordReachesJetStreamBeforeTheProcessDiesAndNoOtherInstanceRunsTheSession() async throws {
+        try await TestStorage.nats.withPlace("crash-cluster") { place in
+            try await withTemporaryDirectory("crash-cluster-b") { otherData in
+                let other = try await Self.startOther(place, "other", otherData)
+                let otherClient = try other.client()
+                var server = try await Self.start(place)
+                let client = try server.client()
+                try Self.create(client, "trap", "victim")
+                try Self.add(client, "victim", times: 2)
+                let output = try await Self.crash(
+                    server, "POST", "/sessions/victim/actions", body: #"{"type":"add","amount":1}"#)
+                #expect(output.contains("the crash record is stored in NATS JetStream"), "\(output)")
+
+                // The other instance, never restarted, refuses the session: it would take it over otherwise.
+                try await eventually("the other instance to see the crash record") {
+                    try otherClient.request("GET", "/sessions/victim").status == 409
+                }
+                let refused = try otherClient.request(
+                    "POST", "/sessions/victim/actions", body: #"{"type":"add","amount":1}"#)
+                #expect(refused.status == 409)
+                #expect(
+                    refused.errorMessage?.contains("reduce making version 3 for action seq 3") == true,
+                    "\(refused.text)")
+                #expect(try otherClient.request("GET", "/healthz").status == 200)
+                #expect(try Self.quarantinedGauge(otherClient) == 1)
+                #expect(try Self.actions(otherClient, "victim").last?["crashed"] as? Bool == true)
+                #expect(other.process.isRunning)
+
+                // The crashed instance starts again: the record it kept is in JetStream already, and goes.
+                server = try await Self.start(place)
+                #expect(Self.crashFiles(place).isEmpty)
+                #expect(try server.client().request("GET", "/sessions/victim").status == 409)
+                #expect(try await server.stop() == .exited(0))
+                #expect(try await other.stop() == .exited(0))
+            }
+        }
+    }
+
+    @Test func anInstanceThatDiedLoadingASessionLeavesItQuarantinedWhenNoRecordReachedTheCluster() async throws {
+        try await TestStorage.nats.withPlace("crash-unheard") { place in
+            try await withTemporaryDirectory("crash-unheard-b") { otherData in
+                var server = try await Self.start(place, trapAt: 1000)
+                let client = try server.client()
+                try Self.create(client, "trap", "victim")
+                try Self.add(client, "victim", times: 5)
+                #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
+
+                // It dies replaying the session, and does not even try to tell JetStream.
+                let unheard = StoragePlace(
+                    directory: nil, settings: place.settings + [("storage.nats.crashRecordSeconds", "0")])
+                server = try await Self.start(unheard, trapAt: 4)
+                let output = try await Self.crash(server, "GET", "/sessions/victim")
+                #expect(output.contains("replay, version 4; crash record"), "\(output)")
+                #expect(!output.contains("crash record is stored in NATS JetStream"))
+                #expect(!output.contains("could not be stored in NATS JetStream"))
+
+                // The next instance finds the dead owner's claim still saying it was loading: it quarantines
+                // instead of replaying into the same trap.
+                let other = try await Self.startOther(place, "other", otherData, trapAt: 4)
+                let otherClient = try other.client()
+                try await eventually("the other instance to take the session over") {
+                    try otherClient.request("GET", "/sessions/victim").status != 503
+                }
+                let refused = try otherClient.request("GET", "/sessions/victim")
+                #expect(refused.status == 409)
+                #expect(
+                    refused.errorMessage?.contains("died while it was loading this session") == true, "\(refused.text)")
+                #expect(other.process.isRunning)
+                #expect(try await other.stop() == .exited(0))
+
+                // The crashed instance, fixed, starts again: its record reaches the cluster, and a release works.
+                server = try await Self.start(place, trapAt: 1000)
+                let restarted = try server.client()
+                #expect(
+                    try restarted.request("GET", "/sessions/victim").errorMessage?.contains(
+                        "replaying its stored version 4") == true)
+                let released = try restarted.request("POST", "/admin/sessions/victim/release", headers: Self.admin)
+                #expect(released.status == 200)
+                #expect(released.text.contains(#""version":5"#))
+                #expect(try await server.stop() == .exited(0))
+            }
         }
     }
 }

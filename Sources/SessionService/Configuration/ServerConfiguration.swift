@@ -186,6 +186,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             public var timeoutSeconds = 5.0
             /// How long start-up waits for JetStream; 0: as long as it takes.
             public var startTimeoutSeconds = 0.0
+            /// How long the fatal-signal handler may spend storing a crash record in JetStream; 0: it does not.
+            public var crashRecordSeconds = 3.0
         }
     }
 }

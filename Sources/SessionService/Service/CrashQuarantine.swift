@@ -49,6 +49,7 @@ final class CrashQuarantine: Sendable {
             Self.unique)
         var kept: [String: [CrashRecord]] = [:]
         for (id, crashes) in records.sorted(by: { $0.key < $1.key }) {
+            storage.refreshStoredVersion(of: id)
             guard let info = storage.storedSession(id) else {
                 logger.notice("crash records of a session no longer stored are deleted", ["session": .string(id)])
                 forget(id, crashes)

@@ -152,6 +152,14 @@ public final class ReactorServer: Sendable {
     ) {
         do {
             try CrashFolder.install(dataDirectory: storage == nil ? nil : configuration.storage.dataDir)
+            // With several instances, the handler also stores the record where every instance sees it.
+            let seconds = configuration.storage.nats.crashRecordSeconds
+            if let nats = storage as? NATSStorage, seconds > 0 {
+                let target = nats.crashRecordTarget()
+                CrashFolder.publish(
+                    to: target.servers, connectLine: target.connectLine, subjectPrefix: target.subjectPrefix,
+                    timeout: .milliseconds(Int64(seconds * 1000)))
+            }
         } catch {
             logger.critical(
                 "the crash folder cannot be made; a session whose reactor crashes the server will not be quarantined, "

@@ -218,6 +218,8 @@ public final class ReactorService: HTTPResponder {
                 exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
             }
         case .metrics:
+            // Other instances' crash records arrive at any time (NATS): counted as of this scrape.
+            crashes.refreshGauge()
             exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)
         case .openAPI:
             guard let reactor = exchange.request.queryValue("reactor") else { return exchange.reply(200, json: openAPIDocument) }

@@ -85,6 +85,7 @@ public final class SessionStore: ResidentSessions {
         guard case .loaded(let history, let log) = storage.load(id) else { return nil }
         switch restore(id, history, log) {
         case .success(let session):
+            log.didLoad()
             sessions.withLock { $0[id] = session }
             _ = passive.withLock { $0.removeValue(forKey: id) }
             return session

@@ -110,6 +110,9 @@ protocol StorageBackend: MetricsSource {
     func sharedCrashRecords(of id: String?) -> [CrashRecord]
     /// Deletes the stored crash records of session `id` (released or deleted).
     func removeSharedCrashRecords(of id: String)
+    /// Brings the catalog's version of session `id` up to its newest stored record, where the catalog may
+    /// lag (a session whose instance died): a quarantined session's listing, forks and time travel need it.
+    func refreshStoredVersion(of id: String)
 
     // MARK: Upkeep
 
@@ -141,6 +144,9 @@ extension StorageBackend {
 
     /// None besides the crash folder's.
     func removeSharedCrashRecords(of id: String) {}
+
+    /// The catalog is the journal's index: never behind.
+    func refreshStoredVersion(of id: String) {}
 
     /// A backend only this process writes stores every record or fails as a whole.
     var losesPositions: Bool { false }

@@ -4,6 +4,7 @@ import NATS
 // A quarantined session on the cluster: lifting the quarantine, and its action log read without claiming it.
 extension NATSStorage {
     func liftQuarantine(_ id: String) {
+        _ = releasing.withLock { $0.insert(id) }
         catalog.withLock { catalog in
             guard var meta = catalog[id], meta.unavailable != nil else { return }
             meta.unavailable = nil
