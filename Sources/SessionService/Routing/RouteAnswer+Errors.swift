@@ -18,7 +18,11 @@ extension RouteAnswer {
     static let unknownSession = error(404, "unknown_session", "No session has this id (or it was deleted while the request was in progress).")
     static let unknownVersion = error(404, "unknown_version", "The session has not reached this version yet.")
     static let sessionExists = error(409, "session_exists", "A session with this id exists already.")
-    static let sessionUnavailable = error(409, "session_unavailable", "The session's stored history is damaged or no longer decodes (the message says why and where); DELETE it to start over.")
+    static let sessionUnavailable = error(
+        409, "session_unavailable",
+        "The session is quarantined: its stored history is damaged or no longer decodes, or its reactor crashed "
+            + "the server on it (the message says why, where, or what crashed); release a crashed one once a fixed "
+            + "reactor is deployed, fork it at an earlier version, or DELETE it to start over.")
     static let stubDisabled = error(409, "stub_disabled", "States can be forced only while stub mode is on.")
     static let memoryOnly = error(409, "memory_only", "Time travel and forks need the journal; this server runs with storage.memoryOnly.", when: .memoryOnly)
     static let notTokenMode = error(409, "not_token_mode", "Sessions are not guarded by tokens here (auth.sessions is not token).", when: .notTokenMode)

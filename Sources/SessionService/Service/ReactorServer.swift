@@ -156,16 +156,22 @@ public final class ReactorServer: Sendable {
             let seconds = configuration.storage.nats.crashRecordSeconds
             if let nats = storage as? NATSStorage, seconds > 0 {
                 let target = nats.crashRecordTarget()
-                CrashFolder.publish(
+                let ready = CrashFolder.publish(
                     to: target.servers, connectLine: target.connectLine, subjectPrefix: target.subjectPrefix,
                     timeout: .milliseconds(Int64(seconds * 1000)))
+                if !ready {
+                    logger.warning(
+                        "a crash will not be stored in JetStream as the process dies (no server resolved, or "
+                            + "credentials too long for the handler); its record waits in the crash folder for the "
+                            + "next start")
+                }
             }
         } catch {
             logger.critical(
                 "the crash folder cannot be made; a session whose reactor crashes the server will not be quarantined, "
                     + "and may crash it again after a restart",
                 ["error": .string("\(error)")])
-            try? CrashFolder.install(dataDirectory: nil)
+            _ = try? CrashFolder.install(dataDirectory: nil)
         }
     }
 
