@@ -199,7 +199,7 @@ import Testing
         let record = #"{"session":"c1","reactor":"counter","phase":"reduce","seq":3,"version":3,"signal":"SIGILL","#
             + #""at":\#(at),"pid":1,"thread":1,"actionBytes":19,"action64":"\#(action)"}"#
         let file = data.appendingPathComponent("crashes/c1.\(at).1.crash").path
-        FileManager.default.createFile(atPath: file, contents: Data(record.utf8))
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(record.utf8)))
         port = try servers.start(port: 0)
 
         try await Browser.run("console-quarantine") { browser in
