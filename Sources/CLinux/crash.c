@@ -97,9 +97,9 @@ static void altstack_prepare(void) {
     pthread_setspecific(altstack_key, memory);
 }
 
-int CLinux_reactor_enter(uint64_t key, uint8_t phase, uint64_t seq, uint64_t version, const uint8_t *action,
-                         size_t action_len) {
-    if (__builtin_expect(!slot.altstack, 0)) altstack_prepare();
+/* The fast path: a leaf (no call, so no registers to save), as every call of reactor code goes through it. */
+static inline int reactor_enter(uint64_t key, uint8_t phase, uint64_t seq, uint64_t version, const uint8_t *action,
+                                size_t action_len) {
     uint32_t depth = slot.depth++;
     if (depth >= FRAMES) return 0;
     struct frame *frame = &slot.frames[depth];
@@ -122,6 +122,20 @@ int CLinux_reactor_enter(uint64_t key, uint8_t phase, uint64_t seq, uint64_t ver
     frame->reactor_len = 0;
     frame->key = key;
     return 1;
+}
+
+/* A thread's first frame: its alternate signal stack first. */
+__attribute__((noinline, cold)) static int reactor_enter_first(uint64_t key, uint8_t phase, uint64_t seq,
+                                                               uint64_t version, const uint8_t *action,
+                                                               size_t action_len) {
+    altstack_prepare();
+    return reactor_enter(key, phase, seq, version, action, action_len);
+}
+
+int CLinux_reactor_enter(uint64_t key, uint8_t phase, uint64_t seq, uint64_t version, const uint8_t *action,
+                         size_t action_len) {
+    if (__builtin_expect(!slot.altstack, 0)) return reactor_enter_first(key, phase, seq, version, action, action_len);
+    return reactor_enter(key, phase, seq, version, action, action_len);
 }
 
 void CLinux_reactor_identify(const uint8_t *id, size_t id_len, const uint8_t *reactor, size_t reactor_len) {
