@@ -43,16 +43,17 @@ final class RecordingTracer: ReactorCallTracer {
     var open: [UInt: [ReactorCall]] { state.withLock { $0.open } }
 }
 
-/// Emits its mutation from an effect task, after a suspension.
+/// Emits its mutation from an effect task, once `gate` opens (nil: after a suspension).
 struct EffectEmittingReactor: Reactor {
     enum Action: Codable, Sendable { case later }
     enum Mutation: Codable, Sendable { case add }
     struct State: Codable, Sendable, Equatable { var value = 0 }
     let initialState = State()
+    var gate: Gate?
 
     func mutate(action: Action) -> Effect<Mutation> {
-        .run { emit in
-            await Task.yield()
+        .run { [gate] emit in
+            if let gate { try await gate.wait("the test to let the effect emit") } else { await Task.yield() }
             await emit(.add)
         }
     }
@@ -83,8 +84,11 @@ struct EffectEmittingReactor: Reactor {
 
     @Test func anEffectsCodeIsAnnouncedOnTheThreadThatRunsItAroundTheReduceItCauses() async throws {
         let tracer = RecordingTracer()
-        let runtime = ReactorRuntime(EffectEmittingReactor(), tracer: tracer)
+        let gate = Gate()
+        let runtime = ReactorRuntime(EffectEmittingReactor(gate: gate), tracer: tracer)
         try runtime.send(.later)
+        // The send's drain is over (it returned): the effect's emit finds the runtime idle and reduces on its thread.
+        gate.open()
         await runtime.waitForEffectTasks()
         #expect(runtime.currentVersion == 1)
         let calls = tracer.calls

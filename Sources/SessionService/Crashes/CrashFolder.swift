@@ -30,6 +30,8 @@ struct CrashFolder: Sendable {
         }
         let folder = CrashFolder(path: dataDirectory + "/crashes")
         try Posix.makeDirectories(folder.path, mode: 0o700)
+        // A record holds what a client sent: readable by the server's user only, whatever made the folder.
+        if try Posix.permissions(folder.path) & 0o077 != 0 { try Posix.chmod(folder.path, 0o700) }
         guard CLinux_crash_install(folder.path, program) == 0 else {
             throw IOError(call: "sigaction", errno: errno, path: folder.path)
         }
