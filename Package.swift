@@ -30,7 +30,9 @@ let package = Package(
         .target(name: "Logs", dependencies: ["Posix"]),
         // ReactorKit on Swift Concurrency; knows nothing of HTTP.
         .target(name: "Reactors"),
-        .target(name: "ReactorsTesting", dependencies: ["Reactors"]),
+        // The tester and clock for reactor authors' tests; JSONCodec shows a failed assertion as a diff of the JSON
+        // states, and failures go to Swift Testing or XCTest (both in the toolchain), whichever runs the test.
+        .target(name: "ReactorsTesting", dependencies: ["Reactors", "JSONCodec"]),
         // Hand-written HTTP/1.1 + SSE server over epoll; knows nothing of reactors.
         .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
@@ -74,9 +76,15 @@ let package = Package(
         .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),
         .testTarget(
             name: "ReactorClientTests",
-            dependencies: ["ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "ReactorServerTesting"]),
+            dependencies: [
+                "ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "Tokens",
+                "ReactorServerTesting",
+            ]),
         .testTarget(
             name: "SessionServiceTests",
-            dependencies: ["SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "ReactorServerTesting"]),
+            dependencies: [
+                "SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "NATS",
+                "ReactorServerTesting",
+            ]),
     ]
 )

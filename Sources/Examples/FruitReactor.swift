@@ -1,19 +1,25 @@
 import JSONCodec
 import Reactors
 
-/// ReactorKit's fruit example: choosing a fruit shows a spinner, and 500 ms later (on the injected clock) its name.
+/// The Fruit post's ReactorKit example: five fruit buttons; choosing one shows a spinner, and 500 ms later (on the
+/// injected clock) the fruit's name, lowercase as the post's reducer sets it (the name of its image).
 ///
-/// Actions on the wire: `{"type": "apple"}`, `{"type": "banana"}`, `{"type": "grapes"}`;
-/// state: `{"fruitName": "", "isLoading": false}`.
+/// Actions on the wire, in the order of the post's buttons: `{"type": "apple"}`, `{"type": "grapes"}`,
+/// `{"type": "banana"}`, `{"type": "cherries"}`, `{"type": "orange"}`;
+/// state: `{"fruitName": "", "isLoading": false}`, then e.g. `{"fruitName": "cherries", "isLoading": false}`.
 public struct FruitReactor: Reactor {
-    /// A fruit button.
+    /// A fruit button; its wire name is the name the state then shows.
     public enum Action: String, Codable, Sendable, Equatable, CaseIterable {
         /// Choose an apple.
         case apple
-        /// Choose a banana.
-        case banana
         /// Choose grapes.
         case grapes
+        /// Choose a banana.
+        case banana
+        /// Choose cherries.
+        case cherries
+        /// Choose an orange.
+        case orange
 
         /// Decodes `{"type": "<case>", …payload}`; an unknown `type` or a bad payload throws a `DecodingError`.
         public init(from decoder: any Decoder) throws {
@@ -29,14 +35,8 @@ public struct FruitReactor: Reactor {
             _ = try encoder.actionContainer(type: rawValue)
         }
 
-        /// The name shown once the fruit is chosen.
-        public var fruitName: String {
-            switch self {
-            case .apple: "Apple"
-            case .banana: "Banana"
-            case .grapes: "Grapes"
-            }
-        }
+        /// The name shown once the fruit is chosen: the post's lowercase name, the same as the action's.
+        public var fruitName: String { rawValue }
     }
 
     /// A change to the screen.
@@ -49,7 +49,7 @@ public struct FruitReactor: Reactor {
 
     /// What the screen shows.
     public struct State: Codable, Sendable, Equatable {
-        /// The chosen fruit's name; empty before the first choice.
+        /// The chosen fruit's lowercase name (`apple`, `grapes`, `banana`, `cherries` or `orange`); empty at first.
         public var fruitName: String
         /// True while a choice is in progress.
         public var isLoading: Bool
@@ -64,14 +64,18 @@ public struct FruitReactor: Reactor {
     /// `fruit`: the name the service hosts this reactor under.
     public static let name = "fruit"
     /// One line for the browser page.
-    public static let summary = "Pick a fruit: a spinner shows for 500 ms, then its name (ReactorKit's example)."
+    public static let summary =
+        "Pick one of five fruits: a spinner shows for 500 ms, then its name (the Fruit post's ReactorKit example)."
     /// One JSON text per action case, for buttons.
     public static let exampleActions = Action.allCases.map { #"{"type":"\#($0.rawValue)"}"# }
     /// Its actions and state on the wire, for the OpenAPI document.
     public static let schema = ReactorSchema(
-        actions: Action.allCases.map { .action($0.rawValue, "Choose \($0.fruitName): the spinner shows, then the name.") },
+        actions: Action.allCases.map {
+            .action($0.rawValue, "Choose \($0.rawValue): the spinner shows, then \"\($0.fruitName)\" after 500 ms.")
+        },
         state: .object([
-            "fruitName": JSONSchema.string().described("The chosen fruit's name; empty before the first choice."),
+            "fruitName": JSONSchema.string().described(
+                "The chosen fruit's lowercase name (apple, grapes, banana, cherries or orange); empty at first."),
             "isLoading": JSONSchema.boolean.described("True while a choice is in progress."),
         ]).titled("FruitState"))
 
@@ -96,6 +100,11 @@ public struct FruitReactor: Reactor {
             Effect.just(.setFruitName(action.fruitName)).delay(for: Self.loadingTime, clock: clock),
             .just(.setLoading(false)),
         ]).cancellable(id: "choice", cancelInFlight: true)
+    }
+
+    /// A choice a server stop cut off leaves no spinner behind (the previous fruit stays).
+    public func recover(interrupted action: Action, state: State) -> [Mutation] {
+        state.isLoading ? [.setLoading(false)] : []
     }
 
     /// Folds one mutation into the state.

@@ -130,6 +130,13 @@ public struct SearchReactor: Reactor {
         }
     }
 
+    /// A search a server stop cut off ends as a failed one, so the page stops spinning and says so.
+    public func recover(interrupted action: Action, state: State) -> [Mutation] {
+        guard state.isLoading else { return [] }
+        let message = "the search was cut off when the server stopped; search again"
+        return [.failed(query: state.query ?? "", message: message)]
+    }
+
     /// Fetches one page; on failure puts the reason into the state and reports the error (the
     /// reactor lives on).
     private func search(_ query: String, page: Int, append: Bool) -> Effect<Mutation> {

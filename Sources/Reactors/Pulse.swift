@@ -11,9 +11,11 @@ import Synchronization
 /// }
 /// ```
 /// The runtime compares update counts between consecutive states and reports the properties that were
-/// assigned as `PulseUpdate`s. It encodes as its value only; a decoded pulse starts at count 0, so whatever
-/// stores states keeps the counts beside them (`Pulses.counts(of:)`, `Pulses.restore(_:into:)`).
-/// Only top-level properties of a reactor's `State` are delivered; `Pulses.undeliverable(in:)` finds others.
+/// assigned as `PulseUpdate`s, named by their path (`alert`, `editor.alert` for a pulse of a nested struct).
+/// It encodes as its value only; a decoded pulse starts at count 0, so whatever stores states keeps the
+/// counts beside them (`Pulses.counts(of:)`, `Pulses.restore(_:into:)`). A pulse is delivered when it is
+/// reachable from `State` through stored struct properties; `Pulses.undeliverable(in:)` finds the others
+/// (in an optional, a collection, a class) and says why.
 @propertyWrapper
 public struct Pulse<Value: Codable & Sendable>: Sendable {
     /// The last assigned value.
@@ -88,42 +90,26 @@ extension Pulse: AnyPulse {
     static var valueType: Any.Type { Value.self }
 }
 
-/// Finds the top-level `@Pulse` properties of a state type once (name, byte offset, type), then reads the
-/// counts of each new state in place: no `Mirror` per state, and nothing at all for states without pulses.
+/// Finds the delivered `@Pulse` properties of a state type once (path, byte offset, type; see `PulseLayout`),
+/// then reads the counts of each new state in place: no `Mirror` per state, and nothing at all for states
+/// without pulses.
 @usableFromInline
 struct PulseScanner: Sendable {
-    struct Field: Sendable {
-        /// The property name without the wrapper's underscore.
-        var name: String
-        var offset: Int
-        var type: any AnyPulse.Type
-    }
+    typealias Field = PulseLayout.Field
 
     let fields: [Field]
 
     private static let cache = Mutex<[ObjectIdentifier: PulseScanner]>([:])
 
-    /// The scanner for `State`, or nil when it is not a struct with a top-level `@Pulse` property.
+    /// The scanner for `State`, or nil when it is not a struct with a delivered `@Pulse` property.
     static func scanner<State>(for _: State.Type) -> PulseScanner? {
         let key = ObjectIdentifier(State.self)
         if let scanner = cache.withLock({ $0[key] }) {
             return scanner.fields.isEmpty ? nil : scanner
         }
-        var fields: [Field] = []
-        // Offsets are only meaningful for a value laid out inline; a class state has none.
-        if !(State.self is AnyObject.Type) {
-            _ = _forEachField(of: State.self) { name, offset, type, _ in
-                if let pulse = type as? any AnyPulse.Type {
-                    let label = String(cString: name)
-                    fields.append(Field(name: label.hasPrefix("_") ? String(label.dropFirst()) : label,
-                                        offset: offset, type: pulse))
-                }
-                return true
-            }
-        }
-        let scanner = PulseScanner(fields: fields)
+        let scanner = PulseScanner(fields: PulseLayout(of: State.self).delivered)
         cache.withLock { $0[key] = scanner }
-        return fields.isEmpty ? nil : scanner
+        return scanner.fields.isEmpty ? nil : scanner
     }
 
     /// The count of every pulse of `state`, by name.

@@ -43,6 +43,11 @@ public protocol Reactor: Sendable {
     /// Called when an effect or merged source throws (never for cancellation): that effect ends, the
     /// reactor lives on. Default: nothing (the runtime's error handler, if any, is told too).
     func effectDidFail(_ error: any Error)
+    /// A host that keeps sessions across restarts calls this once for each action whose effects a stop (a
+    /// crash, `kill -9`, a shutdown past its deadline) cut off, when it loads the session again, with the
+    /// (transformed) state then: the mutations that put the state right, such as a spinner turned off. The
+    /// action itself is never run again. ReactorKit has no restarts, so it has no such hook. Default: none.
+    func recover(interrupted action: Action, state: State) -> [Mutation]
 }
 
 extension Reactor {
@@ -60,6 +65,8 @@ extension Reactor {
     @inlinable public func transform(state: State) -> State { state }
     /// Nothing.
     @inlinable public func effectDidFail(_ error: any Error) {}
+    /// No mutations: the state stays as the cut-off effects left it.
+    @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
 }
 
 extension Reactor where Mutation == Action {

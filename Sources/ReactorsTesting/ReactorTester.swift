@@ -1,169 +1,229 @@
 import Reactors
 import Synchronization
-import Testing
 
-/// Drives one reactor in a test, in the spirit of TCA's TestStore: send actions, assert the exact sequence of
-/// states they produce, and fail if states went unasserted or effects are still running at the end.
+/// Drives one reactor in a test the way TCA's TestStore drives a feature: each assertion says how the state
+/// changed from the one before, a failure shows the paths that differ, and at the end every state, pulse,
+/// running effect and scheduled action must have been accounted for.
 ///
 /// ```swift
-/// let tester = ReactorTester(CounterReactor())
-/// await tester.send(.increase, expecting: .init(value: 1))
-/// await tester.send(.decrease, expecting: .init(value: 0))
+/// let clock = TestClock()
+/// let tester = ReactorTester(FruitReactor(clock: clock), clock: clock)
+/// await tester.send(.apple) { $0.isLoading = true }
+/// await tester.receive(.setFruitName("apple"), timeout: .milliseconds(500)) { $0.fruitName = "apple" }
+/// await tester.receive(.setLoading(false)) { $0.isLoading = false }
 /// await tester.finish()
 /// ```
-/// Waiting is driven by the states themselves; `timeout` only bounds a broken test.
+/// `send` asserts the first state the action produces; every later one, whether the action's own next
+/// mutation or an effect's, is taken by `receive`. An assertion closure mutates a copy of the previous state:
+/// assigning a `@Pulse` property asserts that the pulse was delivered. `timeout:` is time on the tester's
+/// `TestClock`: the tester lets the clock run (deadline by deadline, sending actions `schedule`d on the way)
+/// until the state arrives or the timeout passes. Failures go to Swift Testing inside a `@Test` and to XCTest
+/// otherwise, at the line of the call. Call the tester from the test's own task.
 public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable {
-    private struct Inbox {
-        var pending: [Snapshot<R.State>] = []
-        var waiter: (count: Int, continuation: CheckedContinuation<[Snapshot<R.State>], Never>)?
-        var lastVersion: UInt64
-
-        /// Hands `count` states to the waiter once they are there.
-        mutating func takeIfReady() -> (CheckedContinuation<[Snapshot<R.State>], Never>, [Snapshot<R.State>])? {
-            guard let waiter, pending.count >= waiter.count else { return nil }
-            self.waiter = nil
-            let taken = Array(pending.prefix(waiter.count))
-            pending.removeFirst(waiter.count)
-            return (waiter.continuation, taken)
-        }
-    }
-
-    /// The runtime under test, e.g. to read `currentState`, toggle stub mode or add a middleware.
+    /// The runtime under test, e.g. to toggle stub mode, add a middleware or read `inFlightEffectCount`.
     public let runtime: ReactorRuntime<R>
-    private let inbox: Mutex<Inbox>
-    private let observation: Mutex<ObservationToken?>
-    private let timeout: Duration
+    /// The clock the reactor sleeps on, if the test gave one: `timeout:`, `schedule` and `advance` use it.
+    public let clock: TestClock?
+    /// How long, in real time, any wait may take before the test is called broken (not slow).
+    public let bound: Duration
+
+    let recording: TesterRecording<R>
+    private let observation: ObservationToken
+    private let clockWatch: UInt64?
 
     /// Starts `reactor` in a fresh runtime (or from `checkpoint`) and records every state it emits.
-    public init(_ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, timeout: Duration = .seconds(10)) {
+    ///
+    /// Pass the `TestClock` the reactor's effects sleep on as `clock` to use virtual time. `timeout` bounds, in real
+    /// time, every wait of this tester.
+    public init(
+        _ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, clock: TestClock? = nil,
+        exhaustivity: Exhaustivity = .on, timeout: Duration = .seconds(10)
+    ) {
         runtime = ReactorRuntime(reactor, restoring: checkpoint)
-        inbox = Mutex(Inbox(lastVersion: runtime.currentVersion))
-        observation = Mutex(nil)
-        self.timeout = timeout
-        let token = runtime.observe { [weak self] event in
-            guard let self, case .state(let snapshot, _) = event else { return }
-            let ready = self.inbox.withLock { inbox -> (CheckedContinuation<[Snapshot<R.State>], Never>, [Snapshot<R.State>])? in
-                // The first event repeats the state the tester started from.
-                guard snapshot.version > inbox.lastVersion else { return nil }
-                inbox.lastVersion = snapshot.version
-                inbox.pending.append(snapshot)
-                return inbox.takeIfReady()
-            }
-            if let (continuation, states) = ready { continuation.resume(returning: states) }
-        }
-        observation.withLock { $0 = token }
+        self.clock = clock
+        bound = timeout
+        let snapshot = runtime.currentSnapshot
+        let recording = TesterRecording<R>(
+            TesterBook(lastVersion: snapshot.version, state: snapshot.state, exhaustivity: exhaustivity), clock: clock)
+        self.recording = recording
+        runtime.addMiddleware(MutationRecorder(recording: recording))
+        observation = runtime.observe { event in recording.record(event) }
+        clockWatch = clock?.watch { recording.changes.bump() }
     }
 
-    /// Sends `action`, then asserts that exactly `expected` are the next states (none: assert nothing yet).
-    public func send(_ action: R.Action, expecting expected: R.State..., sourceLocation: SourceLocation = #_sourceLocation) async {
+    deinit {
+        if let clockWatch { clock?.unwatch(clockWatch) }
+        observation.cancel()
+        runtime.stop()
+    }
+
+    /// The state the next assertion starts from: the last one an assertion took (TCA's `store.state`).
+    public var state: R.State { recording.book.withLock { $0.state } }
+
+    /// Whether leftovers fail the test; switch to `.off` for a test that checks only some of what happens.
+    public var exhaustivity: Exhaustivity {
+        get { recording.book.withLock { $0.exhaustivity } }
+        set { recording.book.withLock { $0.exhaustivity = newValue } }
+    }
+
+    /// Sends `action`; with `assert`, asserts the first state it produces: `assert` mutates a copy of the
+    /// previous state into the expected one.
+    ///
+    /// With exhaustivity on, states that arrived before this send and were not asserted fail the test here.
+    public func send(
+        _ action: R.Action, assert expectation: ((inout R.State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        skipPending(before: "send(\(action))", at: site)
+        guard submit(action, at: site) else { return }
+        if let expectation {
+            await expectState(matching: nil, timeout: nil, time: nil, expectation, context: "send(\(action))", at: site)
+        }
+    }
+
+    /// Asserts the next state: `assert` mutates a copy of the previous state into the expected one (without it:
+    /// the state is the previous one, a new version that changed nothing).
+    ///
+    /// `timeout` is time on the tester's `TestClock` the clock may run for the state to arrive (nil: the clock
+    /// stays, and the state must come by itself within `bound` of real time); `at` asserts when it came, as time
+    /// since the clock's start. With exhaustivity off, states that do not satisfy the assertion are skipped.
+    public func receive(
+        timeout: Duration? = nil, at time: Duration? = nil, assert expectation: ((inout R.State) throws -> Void)? = nil,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        await expectState(matching: nil, timeout: timeout, time: time, expectation ?? { _ in }, context: "receive",
+                          at: site)
+    }
+
+    /// Takes, without asserting them, the states that arrived so far (TCA's `skipReceivedActions`).
+    public func skipReceivedStates() {
+        recording.book.withLock { book in
+            if let last = book.pending.last { book.state = last.snapshot.state }
+            book.pending = []
+        }
+    }
+
+    /// Ends the test: with exhaustivity on, fails for actions still scheduled, effects still running (waiting for
+    /// them within `bound`, unless they all sleep on the test clock, which nothing will advance now) and states not
+    /// asserted. Then stops the runtime, which cancels whatever still runs.
+    public func finish(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        if exhaustivity == .on {
+            let scheduled = recording.book.withLock { $0.scheduled }
+            if !scheduled.isEmpty {
+                let list = scheduled.map { "\($0.action) at \($0.time.offset)" }.joined(separator: ", ")
+                recordFailure("\(scheduled.count) scheduled action(s) were never sent: \(list); let the clock run to "
+                    + "their time (run() or advance(by:)) before finish()", at: site)
+            }
+            if await waitForEffectsToEnd(at: site) {
+                skipPending(before: "finish()", at: site)
+            }
+        }
+        runtime.stop()
+    }
+
+    /// Fails, without taking them, if states arrived that no assertion took.
+    public func expectNoUnassertedStates(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) {
+        let pending = recording.book.withLock { $0.pending }
+        if !pending.isEmpty {
+            recordFailure("\(pending.count) state(s) were emitted but not asserted:\n"
+                + pending.map { "  " + $0.summary }.joined(separator: "\n"),
+                at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+        }
+    }
+
+    /// Waits until no effect is running; fails (and returns false) if some still run after `bound`.
+    @discardableResult
+    public func waitForEffects(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) async -> Bool {
+        let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
+        let ended = await waitUntil { [runtime] in runtime.inFlightEffectCount == 0 ? true : nil } ?? false
+        if !ended {
+            recordFailure("\(runtime.inFlightEffectCount) effect(s) still running after \(bound); await or cancel them",
+                          at: site)
+        }
+        return ended
+    }
+
+    // MARK: - Sending
+
+    /// Sends `action` and starts a probe that tells when its synchronous part is done; false (after recording the
+    /// failure) when the runtime refused it.
+    func submit(_ action: R.Action, at site: CallSite) -> Bool {
+        recording.book.withLock { $0.unfinishedSends += 1 }
         do {
             try runtime.send(action)
         } catch {
-            Issue.record("send failed: \(error)", sourceLocation: sourceLocation)
-            return
+            recording.book.withLock { $0.unfinishedSends -= 1 }
+            recordFailure("send(\(action)) was refused: \(error)", at: site)
+            return false
         }
-        if !expected.isEmpty { await receive(expected, sourceLocation: sourceLocation) }
-    }
-
-    /// Asserts that the next states emitted are exactly `expected`, in order, waiting for them if needed.
-    public func receive(_ expected: R.State..., sourceLocation: SourceLocation = #_sourceLocation) async {
-        await receive(expected, sourceLocation: sourceLocation)
-    }
-
-    /// Asserts that the next states emitted are exactly `expected`, in order, waiting for them if needed.
-    public func receive(_ expected: [R.State], sourceLocation: SourceLocation = #_sourceLocation) async {
-        let received = await next(expected.count)
-        let states = received.map(\.state)
-        if states != expected {
-            Issue.record("""
-                expected \(expected.count) state(s):
-                \(expected.map { "  \($0)" }.joined(separator: "\n"))
-                received \(states.count):
-                \(states.map { "  \($0)" }.joined(separator: "\n"))
-                """, sourceLocation: sourceLocation)
+        let probe = Probe()
+        let recording = recording
+        let token = runtime.observe { _ in
+            guard probe.fire() else { return }
+            recording.book.withLock { $0.unfinishedSends -= 1 }
+            recording.changes.bump()
         }
+        probe.hold(token)
+        return true
     }
 
-    /// Waits for `count` more states, or for the timeout (then returns what arrived).
-    private func next(_ count: Int) async -> [Snapshot<R.State>] {
-        let timeoutTask = Task { [self] in
-            // Cancelled means the states arrived; only a real expiry may fail the waiter.
-            guard (try? await Task.sleep(for: timeout)) != nil else { return }
-            let expired = self.inbox.withLock { inbox -> (CheckedContinuation<[Snapshot<R.State>], Never>, [Snapshot<R.State>])? in
-                guard let waiter = inbox.waiter else { return nil }
-                inbox.waiter = nil
-                defer { inbox.pending = [] }
-                return (waiter.continuation, inbox.pending)
+    /// Takes the states that arrived and were not asserted; with exhaustivity on, that is a failure.
+    func skipPending(before what: String, at site: CallSite) {
+        let (skipped, exhaustivity) = recording.book.withLock { book in
+            defer {
+                if let last = book.pending.last { book.state = last.snapshot.state }
+                book.pending = []
             }
-            if let (continuation, states) = expired { continuation.resume(returning: states) }
+            return (book.pending, book.exhaustivity)
         }
-        defer { timeoutTask.cancel() }
-        return await withCheckedContinuation { continuation in
-            let ready = inbox.withLock { inbox in
-                inbox.waiter = (count, continuation)
-                return inbox.takeIfReady()
-            }
-            if let (continuation, states) = ready { continuation.resume(returning: states) }
-        }
+        guard exhaustivity == .on, !skipped.isEmpty else { return }
+        recordFailure("\(skipped.count) state(s) arrived before \(what) and were not asserted (receive them, or "
+            + "set exhaustivity to .off):\n" + skipped.map { "  " + $0.summary }.joined(separator: "\n"), at: site)
     }
 
-    /// Fails if any emitted state has not been asserted.
-    public func expectNoUnassertedStates(sourceLocation: SourceLocation = #_sourceLocation) {
-        let pending = inbox.withLock { $0.pending }
-        if !pending.isEmpty {
-            Issue.record("\(pending.count) state(s) were emitted but not asserted: \(pending.map(\.state))",
-                         sourceLocation: sourceLocation)
+    /// Waits for running effects to end; fails and returns false if they do not.
+    private func waitForEffectsToEnd(at site: CallSite) async -> Bool {
+        let clock = clock
+        let ended = await waitUntil { [runtime, recording] () -> Bool? in
+            let sends = recording.book.withLock { $0.unfinishedSends }
+            let effects = runtime.inFlightEffectCount
+            if sends == 0, effects == 0 { return true }
+            // Asleep on a clock nothing will move again: they will never end by themselves.
+            if sends == 0, let clock, clock.sleeperCount >= effects { return false }
+            return nil
         }
+        guard ended != true else { return true }
+        let effects = runtime.inFlightEffectCount
+        if let clock, let deadline = clock.nextDeadline, ended == false {
+            recordFailure("\(effects) effect(s) still running at the end of the test, asleep on the test clock (the "
+                + "next wakes at \(deadline.offset), now \(clock.now.offset)): let the clock run (run() or "
+                + "advance(by:)) and receive their states, cancel them, or set exhaustivity to .off", at: site)
+        } else {
+            recordFailure("\(effects) effect(s) still running \(bound) after the end of the test (waiting on "
+                + "something other than the test clock?): let them end, cancel them, or set exhaustivity to .off",
+                at: site)
+        }
+        return false
     }
 
-    /// Waits until no effect is running; fails (and returns false) if some still run after the timeout.
-    @discardableResult
-    public func waitForEffects(sourceLocation: SourceLocation = #_sourceLocation) async -> Bool {
-        let finished = await firstOf(timeout: timeout) { [runtime] in await runtime.waitForEffects() }
-        if !finished {
-            Issue.record("\(runtime.inFlightEffectCount) effect(s) still running after \(timeout); await or cancel them",
-                         sourceLocation: sourceLocation)
+    /// Re-evaluates `check` at every change and every few milliseconds until it returns a value; nil after `bound`.
+    func waitUntil<T>(_ check: () -> T?) async -> T? {
+        let start = ContinuousClock.now
+        while true {
+            let generation = recording.changes.generation
+            if let value = check() { return value }
+            let left = bound - (ContinuousClock.now - start)
+            if left <= .zero { return nil }
+            await recording.changes.wait(after: generation, atMost: min(left, .milliseconds(5)))
         }
-        return finished
-    }
-
-    /// Ends the test: waits (bounded) for running effects, fails if some remain or states went unasserted,
-    /// then stops the runtime.
-    public func finish(sourceLocation: SourceLocation = #_sourceLocation) async {
-        if await waitForEffects(sourceLocation: sourceLocation) {
-            expectNoUnassertedStates(sourceLocation: sourceLocation)
-        }
-        runtime.stop()
-        observation.withLock { $0 = nil }
-    }
-}
-
-/// Runs `body` in a task and returns true when it ends within `timeout`, false otherwise (leaving it running).
-func firstOf(timeout: Duration, _ body: @escaping @Sendable () async -> Void) async -> Bool {
-    let outcome = Outcome()
-    return await withCheckedContinuation { continuation in
-        outcome.set(continuation)
-        Task {
-            await body()
-            outcome.resume(true)
-        }
-        Task {
-            try? await Task.sleep(for: timeout)
-            outcome.resume(false)
-        }
-    }
-}
-
-/// A continuation resumed by whichever of two racing tasks gets there first.
-private final class Outcome: Sendable {
-    private let continuation = Mutex<CheckedContinuation<Bool, Never>?>(nil)
-
-    func set(_ continuation: CheckedContinuation<Bool, Never>) { self.continuation.withLock { $0 = continuation } }
-
-    func resume(_ value: Bool) {
-        continuation.withLock { stored in
-            defer { stored = nil }
-            return stored
-        }?.resume(returning: value)
     }
 }

@@ -7,9 +7,23 @@ import Testing
 @Suite struct CounterReactorTests {
     @Test func increaseAndDecrease() async {
         let tester = ReactorTester(CounterReactor())
-        await tester.send(.increase, expecting: .init(value: 1))
-        await tester.send(.increase, expecting: .init(value: 2))
-        await tester.send(.decrease, expecting: .init(value: 1))
+        await tester.send(.increase) { $0.value = 1 }
+        await tester.send(.increase) { $0.value = 2 }
+        await tester.send(.decrease) { $0.value = 1 }
+        await tester.finish()
+    }
+
+    /// ReactorKit's RxTest way: actions at virtual times, then the states with the times they came.
+    @Test func actionsScheduledAtVirtualTimes() async {
+        let clock = TestClock()
+        let tester = ReactorTester(CounterReactor(), clock: clock)
+        tester.schedule(.increase, at: .seconds(1))
+        tester.schedule(.increase, at: .seconds(2))
+        tester.schedule(.decrease, at: .seconds(3))
+        await tester.run()
+        await tester.receive(.increase, at: .seconds(1)) { $0.value = 1 }
+        await tester.receive(.increase, at: .seconds(2)) { $0.value = 2 }
+        await tester.receive(.decrease, at: .seconds(3)) { $0.value = 1 }
         await tester.finish()
     }
 

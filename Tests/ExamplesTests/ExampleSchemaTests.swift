@@ -55,9 +55,18 @@ import Testing
 
     @Test func fruit() throws {
         try Self.agree(FruitReactor(), FruitReactor.schema, Table(
-            validActions: [#"{"type":"apple"}"#, #"{"type":"grapes","when":"now"}"#],
-            invalidActions: [#"{"type":"kiwi"}"#, #"{"type":"Apple"}"#, #"{"kind":"apple"}"#],
-            validStates: [#"{"fruitName":"","isLoading":false}"#, #"{"fruitName":"Kiwi","isLoading":true}"#],
+            validActions: [
+                #"{"type":"apple"}"#, #"{"type":"grapes","when":"now"}"#, #"{"type":"banana"}"#, #"{"type":"cherries"}"#,
+                #"{"type":"orange","ripe":true}"#,
+            ],
+            invalidActions: [
+                #"{"type":"kiwi"}"#, #"{"type":"Apple"}"#, #"{"kind":"apple"}"#, #"{"type":"cherry"}"#,
+                #"{"type":"Orange"}"#, #"{"type":"oranges"}"#,
+            ],
+            validStates: [
+                #"{"fruitName":"","isLoading":false}"#, #"{"fruitName":"cherries","isLoading":true}"#,
+                #"{"fruitName":"Kiwi","isLoading":true}"#,
+            ],
             invalidStates: [#"{"fruitName":""}"#, #"{"isLoading":true}"#, #"{"fruitName":1,"isLoading":true}"#, #"{"fruitName":null,"isLoading":false}"#, #"{"fruitName":"","isLoading":0}"#]),
             examples: FruitReactor.exampleActions)
     }

@@ -58,34 +58,57 @@ final class ScriptedFetch: Sendable {
 @Suite(.offThePool) struct SearchReactorTests {
     typealias State = SearchReactor.State
 
+    @Test func aSearchCutOffByAServerStopEndsAsAFailedOne() {
+        let reactor = SearchReactor()
+        let spinning = SearchReactor.State(query: "swift", isLoading: true)
+        let mutations = reactor.recover(interrupted: .updateQuery("swift"), state: spinning)
+        #expect(mutations == [.failed(query: "swift", message: "the search was cut off when the server stopped; search again")])
+        let after = mutations.reduce(spinning) { reactor.reduce(state: $0, mutation: $1) }
+        #expect(after.isLoading == false && after.error != nil)
+        #expect(reactor.recover(interrupted: .loadNextPage, state: after).isEmpty)
+    }
+
     @Test func searchThenLoadNextPage() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
-        await tester.send(.updateQuery("swift"), expecting: State(query: "swift"), State(query: "swift", isLoading: true))
+        await tester.send(.updateQuery("swift")) { $0.query = "swift" }
+        await tester.receive(.setLoading(true)) { $0.isLoading = true }
         #expect(try await fetch.request(0) == ("swift", 1))
         fetch.respond(0, with: .success((["a", "b"], 2)))
-        await tester.receive(State(query: "swift", items: ["a", "b"], nextPage: 2))
-        await tester.send(.loadNextPage, expecting: State(query: "swift", items: ["a", "b"], nextPage: 2, isLoading: true))
+        await tester.receive(.setResults(query: "swift", items: ["a", "b"], nextPage: 2)) {
+            $0.items = ["a", "b"]
+            $0.nextPage = 2
+            $0.isLoading = false
+        }
+        await tester.send(.loadNextPage) { $0.isLoading = true }
         #expect(try await fetch.request(1) == ("swift", 2))
         fetch.respond(1, with: .success((["c"], nil)))
-        await tester.receive(State(query: "swift", items: ["a", "b", "c"]))
-        // No next page: nothing happens.
+        await tester.receive(.appendResults(query: "swift", items: ["c"], nextPage: nil)) {
+            $0.items.append("c")
+            $0.nextPage = nil
+            $0.isLoading = false
+        }
+        // No next page: nothing happens (finish fails for any state or effect it would have started).
         await tester.send(.loadNextPage)
-        await tester.waitForEffects()
         await tester.finish()
     }
 
     @Test func aNewQueryCancelsTheSearchInFlightAndAStaleResponseNeverLands() async throws {
         let fetch = ScriptedFetch()
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
-        await tester.send(.updateQuery("sw"), expecting: State(query: "sw"), State(query: "sw", isLoading: true))
+        await tester.send(.updateQuery("sw")) { $0.query = "sw" }
+        await tester.receive(.setLoading(true)) { $0.isLoading = true }
         _ = try await fetch.request(0)
-        await tester.send(.updateQuery("swift"), expecting: State(query: "swift", isLoading: true), State(query: "swift", isLoading: true))
+        await tester.send(.updateQuery("swift")) { $0.query = "swift" }
+        await tester.receive(.setLoading(true))
         _ = try await fetch.request(1)
         fetch.respond(0, with: .success((["stale"], 2)))
         fetch.respond(1, with: .success((["fresh"], nil)))
-        await tester.receive(State(query: "swift", items: ["fresh"]))
-        await tester.waitForEffects()
+        await tester.receive(.setResults(query: "swift", items: ["fresh"], nextPage: nil)) {
+            $0.items = ["fresh"]
+            $0.isLoading = false
+        }
+        // Exhaustive: finish waits for the cancelled search to end and fails if its results landed.
         await tester.finish()
     }
 
@@ -94,18 +117,33 @@ final class ScriptedFetch: Sendable {
         let tester = ReactorTester(SearchReactor(fetch: fetch.fetch))
         let reported = Mutex<[String]>([])
         tester.runtime.setErrorHandler { error in reported.withLock { $0.append("\(error)") } }
-        await tester.send(.updateQuery("x"), expecting: State(query: "x"), State(query: "x", isLoading: true))
+        await tester.send(.updateQuery("x")) { $0.query = "x" }
+        await tester.receive(.setLoading(true)) { $0.isLoading = true }
         _ = try await fetch.request(0)
         fetch.respond(0, with: .failure(URLError(.timedOut)))
-        await tester.receive(State(query: "x", error: "\(URLError(.timedOut))"))
-        await tester.waitForEffects()
-        #expect(reported.withLock { $0.count } == 1)
+        await tester.receive(.failed(query: "x", message: "\(URLError(.timedOut))")) {
+            $0.isLoading = false
+            $0.error = "\(URLError(.timedOut))"
+        }
         await tester.finish()
+        #expect(reported.withLock { $0 } == ["\(URLError(.timedOut))"])
     }
 
     @Test func clearingTheQueryClearsResultsWithoutFetching() async throws {
         let tester = ReactorTester(SearchReactor(fetch: { _, _ in Issue.record("must not fetch"); return ([], nil) }))
-        await tester.send(.updateQuery(nil), expecting: State(), State())
+        await tester.send(.updateQuery("")) { $0.query = "" }
+        await tester.receive(.setResults(query: "", items: [], nextPage: nil))
+        await tester.send(.updateQuery(nil)) { $0.query = nil }
+        await tester.receive(.setResults(query: "", items: [], nextPage: nil))
+        await tester.finish()
+    }
+
+    /// Non-exhaustive: a test about the results alone skips the spinner's states and leaves the rest unchecked.
+    @Test func onlyTheResultsMatter() async {
+        let tester = ReactorTester(SearchReactor(fetch: { query, _ in ([query + " 1", query + " 2"], nil) }),
+                                   exhaustivity: .off)
+        await tester.send(.updateQuery("swift"))
+        await tester.receive { $0.items = ["swift 1", "swift 2"] }
         await tester.finish()
     }
 

@@ -328,3 +328,33 @@ struct AnyKey: CodingKey {
         #expect(throws: JSONParseError.self) { try decoder.decode(Int.self, from: Array("[".utf8)) }
     }
 }
+
+/// `overlaid(on:)`: stored data over a newer type's initial value, so added fields take their initial values.
+@Suite struct JSONValueOverlayTests {
+    static func parse(_ text: String) throws -> JSONValue { try JSONParser().parse(Array(text.utf8)) }
+
+    @Test(arguments: [
+        (#"{"home":3}"#, #"{"home":0,"away":0}"#, #"{"home":3,"away":0}"#),
+        (#"{"team":{"name":"A"},"x":1}"#, #"{"team":{"name":"","color":"red"}}"#, #"{"team":{"name":"A","color":"red"},"x":1}"#),
+        (#"{"items":[{"a":1}]}"#, #"{"items":[{"a":0,"b":0}]}"#, #"{"items":[{"a":1}]}"#),
+        (#"{"maybe":null}"#, #"{"maybe":5}"#, #"{"maybe":null}"#),
+        (#"{"kind":"x"}"#, #"{"kind":{"nested":true}}"#, #"{"kind":"x"}"#),
+        (#"[1,2]"#, #"{"a":1}"#, #"[1,2]"#),
+        (#"{}"#, #"{"a":{"b":{"c":1}}}"#, #"{"a":{"b":{"c":1}}}"#),
+    ])
+    func storedMembersWinAndMissingOnesComeFromTheTemplate(stored: String, template: String, expected: String) throws {
+        let merged = try Self.parse(stored).overlaid(on: try Self.parse(template))
+        #expect(merged == (try Self.parse(expected)), "\(merged.serializedString())")
+    }
+
+    @Test func aStateWithAnAddedFieldDecodesFromOlderDataOverItsInitialValue() throws {
+        struct Team: Codable, Equatable { var name: String; var color = "red" }
+        struct State: Codable, Equatable { var home: Int; var away = 0; var team: Team }
+        let initial = State(home: 0, team: Team(name: ""))
+        let stored = try Self.parse(#"{"home":3,"team":{"name":"A"}}"#)
+        #expect(throws: JSONDecodingError.self) { try JSONValueDecoder().decode(State.self, from: stored) }
+        let template = try JSONValueEncoder().encodeValue(initial)
+        let decoded = try JSONValueDecoder().decode(State.self, from: stored.overlaid(on: template))
+        #expect(decoded == State(home: 3, away: 0, team: Team(name: "A", color: "red")))
+    }
+}

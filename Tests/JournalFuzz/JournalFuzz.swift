@@ -68,6 +68,8 @@ func checkSnapshot(_ payload: [UInt8]) {
     guard let snapshot = try? StoredSnapshot(version: 7, payload: payload) else { return }
     expect(identity?.id == snapshot.id && identity?.reactor == snapshot.reactor,
            "the scan reads identity \(String(describing: identity)), decoding \(snapshot.id) \(snapshot.reactor)")
+    let incarnation = payload.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) }
+    expect(incarnation == snapshot.incarnation, "the scan reads incarnation \(incarnation), decoding \(snapshot.incarnation)")
     guard storable(snapshot.id), storable(snapshot.reactor), snapshot.pulses.keys.allSatisfy(storable) else { return }
     var written: [UInt8] = []
     snapshot.encode(into: &written)
@@ -222,11 +224,29 @@ func checkIndex(_ index: JournalIndex, after record: JournalRecord) {
         expect(retained.allSatisfy { $0.seq > entry.actionLogSeq }, "key \(key) retains accepts its checkpoint covers \(context())")
         let bytes = retained.reduce(0) { $0 + StoredAccept.actionBytes($1.location) }
         expect(bytes == entry.acceptBytes, "key \(key) counts \(entry.acceptBytes) accept bytes, holds \(bytes) \(context())")
+        checkHistory(entry.history, key: key, context)
     }
     expect(pinned == index.pins, "pins \(index.pins) but sessions pinned at \(pinned) \(context())")
     for (id, key) in index.keys {
         expect(index.entries[key]?.id == id, "id \(id) maps to key \(key), which holds \(String(describing: index.entries[key]?.id)) \(context())")
     }
+}
+
+/// A session's retained history: a snapshot first, records in version order (a state record before
+/// the snapshot of its version), its byte count and oldest segment right.
+func checkHistory(_ history: RetainedHistory, key: UInt32, _ context: () -> String) {
+    let records = history.retained
+    guard let first = records.first else {
+        let empty = history.bytes == 0 && history.oldestSegment == nil
+        return expect(empty, "key \(key): an empty history counts bytes or a segment \(context())")
+    }
+    expect(first.kind == .snapshot && history.baseVersion == first.number, "key \(key): history's base \(context())")
+    let ordered = zip(records, records.dropFirst()).allSatisfy { RetainedHistory.order($0, $1) }
+    expect(ordered, "key \(key): history out of order \(context())")
+    let bytes = records.reduce(0) { $0 + Int($1.location.length) }
+    expect(history.bytes == bytes, "key \(key): history counts \(history.bytes) bytes, holds \(bytes) \(context())")
+    let oldest = records.map(\.location.segment).min()
+    expect(history.oldestSegment == oldest, "key \(key): history's oldest segment \(context())")
 }
 
 /// An oracle: prints `message` and aborts when `condition` is false. (`precondition` traps without its

@@ -3,8 +3,8 @@ import Foundation
 import ReactorClient
 import Testing
 
-/// The credentials of API.md's access modes, as the requests carry them (checked on a scripted server: the real
-/// one does not check them yet).
+/// The credentials of API.md's access modes, as the requests carry them, on a scripted server that records them
+/// (`AccessLiveTests` holds the same paths to the real server's access checks).
 @Suite struct AccessTests {
     static let created = #"{"id":"a","reactor":"counter","version":0,"state":{"value":0},"token":"secret-a"}"#
 

@@ -26,6 +26,35 @@ import Testing
         #expect(PulseField.name(of: { _ in Pulse(wrappedValue: 1) }, in: Panel()) == nil)
     }
 
+    struct Cursor: Codable, Sendable {
+        var line = 0
+        @Pulse var flash = false
+    }
+
+    struct Editor: Codable, Sendable {
+        var text = ""
+        @Pulse var alert: String? = nil
+        var cursor = Cursor()
+    }
+
+    struct Document: Codable, Sendable {
+        @Pulse var alert: String? = nil
+        var editor = Editor()
+        var other = Editor()
+        var draft: Editor? = nil
+    }
+
+    @Test func aKeyPathThroughNestedStructsNamesThePulseByItsPath() {
+        #expect(PulseField.name(of: { $0[keyPath: \Document.$alert] }, in: Document()) == "alert")
+        #expect(PulseField.name(of: { $0[keyPath: \Document.editor.$alert] }, in: Document()) == "editor.alert")
+        #expect(PulseField.name(of: { $0[keyPath: \Document.other.$alert] }, in: Document()) == "other.alert")
+        let flash = PulseField.name(of: { $0[keyPath: \Document.editor.cursor.$flash] }, in: Document())
+        #expect(flash == "editor.cursor.flash")
+        // The server never delivers a pulse inside an optional: there is no name to follow.
+        let draft = PulseField.name(of: { $0.draft?.$alert ?? Pulse(wrappedValue: nil) }, in: Document(draft: Editor()))
+        #expect(draft == nil)
+    }
+
     @Test func theSampleIsLeftAlone() {
         var panel = Panel()
         panel.toast = "hello"

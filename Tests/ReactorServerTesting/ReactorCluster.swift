@@ -71,10 +71,15 @@ public final class ReactorCluster: Sendable {
     /// through it starts on one instance and is handed off on its first request elsewhere.
     @discardableResult
     public func createSession(_ id: String, reactor: String = "counter") throws -> ClusterInstance {
+        try createSession(id, reactor: reactor, headers: []).instance
+    }
+
+    /// The same with request headers (a JWT in `jwt` mode), returning the answer too (its `token` in `token` mode).
+    public func createSession(_ id: String, reactor: String = "counter", headers: [(String, String)]) throws -> (instance: ClusterInstance, answer: TestResponse) {
         let instance = try instance(hashing: id)
-        let created = try instance.client().request("POST", "/sessions", body: #"{"reactor":"\#(reactor)","id":"\#(id)"}"#)
+        let created = try instance.client().request("POST", "/sessions", headers: headers, body: #"{"reactor":"\#(reactor)","id":"\#(id)"}"#)
         guard created.status == 201 else { throw TestFailure("creating \(id) on \(instance.name) answered \(created.status) \(created.text)") }
-        return instance
+        return (instance, created)
     }
 
     /// A new session id (`<stem>0`, `<stem>1`…) whose requests hash to `instance`; fails after 200 tries.

@@ -9,19 +9,45 @@ import Glibc
 
 /// The load of the cluster tests: sessions s0…s11, each created on the instance its requests hash to,
 /// with actions (``ActionLoad``, `?wait=true` and `202` alternating) and an event-stream client
-/// (``ResumingSubscribers``) each, all through HAProxy.
+/// (``ResumingSubscribers``) each, plus one multiplexed stream of them all, all through HAProxy, with the
+/// credentials of the access mode.
 final class ClusterLoad: Sendable {
     let cluster: ReactorCluster
     let ids: [String]
+    let credentials: ClusterCredentials
     let actions: ActionLoad
     let subscribers: ResumingSubscribers
     private let pausedName = Mutex<String?>(nil)
 
-    init(cluster: ReactorCluster, ids: [String]) {
+    init(cluster: ReactorCluster, ids: [String], credentials: ClusterCredentials) {
         self.cluster = cluster
         self.ids = ids
-        actions = ActionLoad(ports: [cluster.proxy.port], alternating: true)
-        subscribers = ResumingSubscribers(port: cluster.proxy.port, ledger: actions.ledger)
+        self.credentials = credentials
+        actions = ActionLoad(ports: [cluster.proxy.port], alternating: true, credentials: credentials)
+        subscribers = ResumingSubscribers(port: cluster.proxy.port, ledger: actions.ledger, credentials: credentials)
+    }
+
+    /// Sums counter `name` over the instances running now but `excluded` (a restarted instance counts from 0 again).
+    func total(_ name: String, excluding excluded: ClusterInstance? = nil) throws -> Double {
+        try cluster.instances.filter { $0.isRunning && $0 !== excluded && $0.name != paused }.reduce(0) { sum, instance in
+            let text = try instance.client().request("GET", "/metrics").text
+            let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
+            return sum + (line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0)
+        }
+    }
+
+    /// Waits until session `id`, asked through HAProxy, is served by `instance` (it moved there).
+    func servedBy(_ instance: ClusterInstance, _ id: String, within bound: Duration = .seconds(60)) async throws {
+        var last = "nothing"
+        do {
+            try await eventually("\(id) to be served by \(instance.name)", within: bound) {
+                let answer = try cluster.proxy.client().request("GET", "/sessions/\(id)", headers: credentials.headers(id))
+                last = "\(answer.status) from \(answer.header("X-Served-By") ?? "?")"
+                return answer.status == 200 && cluster.servedBy(answer) === instance
+            }
+        } catch {
+            throw TestFailure("\(error); last answer: \(last)")
+        }
     }
 
     /// The instance a test paused on purpose (its health checks time out by design).
@@ -32,14 +58,31 @@ final class ClusterLoad: Sendable {
 
     /// Waits until every session has `more` acknowledgements beyond its count when this was called;
     /// fails with the cluster's logs.
+    /// Every session's own stream and the multiplexed stream must show each session at a newer version too.
     func progress(_ what: String, more: Int = 3, within bound: Duration = .seconds(90)) async throws {
         let ledger = actions.ledger
         let before = ids.map { ledger.count($0, instance: 0) }
+        let single = subscribers.newestSingle
+        let multiplexed = subscribers.newestMultiplexed
+        func streamsMoved() -> Bool {
+            let (nowSingle, nowMultiplexed) = (subscribers.newestSingle, subscribers.newestMultiplexed)
+            return ids.allSatisfy { id in
+                nowSingle[id, default: -1] > single[id, default: -1] && nowMultiplexed[id, default: -1] > multiplexed[id, default: -1]
+            }
+        }
         do {
-            try await eventually(what, within: bound) { zip(ids, before).allSatisfy { ledger.count($0, instance: 0) >= $1 + more } }
+            try await eventually(what, within: bound) {
+                zip(ids, before).allSatisfy { ledger.count($0, instance: 0) >= $1 + more } && streamsMoved()
+            }
         } catch {
             let counts = zip(ids, before).map { "\($0): \($1) → \(ledger.count($0, instance: 0))" }
-            throw TestFailure("\(error); acknowledgements per session: \(counts); failures: \(actions.failures)\n\(cluster.logs)")
+            let streams = ids.map { id in
+                "\(id): \(single[id].map(String.init) ?? "-") → \(subscribers.newestSingle[id].map(String.init) ?? "-"), "
+                    + "multiplexed \(multiplexed[id].map(String.init) ?? "-") → \(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
+            }
+            throw TestFailure(
+                "\(error); acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
+                    + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10))\n\(cluster.logs)")
         }
     }
 }
@@ -59,13 +102,16 @@ extension ClusterTests {
 
     /// Runs `body` on a cluster under ``ClusterLoad``, after every session was acknowledged; then stops
     /// the load and checks: no stream went backwards, every stream client resumed, every instance
-    /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:onlyLoad:)``.
-    static func underLoad(_ body: (ReactorCluster, ClusterLoad) async throws -> Void) async throws {
-        try await ReactorCluster.with(settings: settings) { cluster in
-            let load = ClusterLoad(cluster: cluster, ids: (0..<12).map { "s\($0)" })
-            for id in load.ids { try cluster.createSession(id) }
+    /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:)``.
+    static func underLoad(_ access: ClusterAccess = .open, _ body: (ReactorCluster, ClusterLoad) async throws -> Void) async throws {
+        try await ReactorCluster.with(settings: settings + access.settings) { cluster in
+            let load = ClusterLoad(cluster: cluster, ids: (0..<12).map { "s\($0)" }, credentials: try ClusterCredentials(access))
+            for id in load.ids {
+                try load.credentials.created(id, try cluster.createSession(id, headers: load.credentials.creation).answer)
+            }
             load.actions.start(load.ids)
             load.subscribers.start(load.ids)
+            load.subscribers.startMultiplexed(load.ids)
             do {
                 try await load.progress("every session to be acknowledged")
                 try await body(cluster, load)
@@ -78,6 +124,9 @@ extension ClusterTests {
             print("ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)")
             #expect(load.subscribers.violations.isEmpty, "event streams went backwards: \(load.subscribers.violations.prefix(20))")
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
+            #expect(load.subscribers.tally["multiplexed streams", default: 0] > 1, "the multiplexed stream was never resumed")
+            // In token and jwt mode every request carried its credential: none was refused for it.
+            #expect(load.actions.failures["401"] == nil && load.actions.failures["403"] == nil, "\(load.actions.failures)")
             // A NATS node's death may let another instance take a session over while records of it are
             // in flight here; they are then lost and what shows them refused, but the instance goes on.
             for instance in cluster.instances where !instance.isRunning {
@@ -89,12 +138,12 @@ extension ClusterTests {
             for id in load.ids {
                 var owner: ClusterInstance?
                 try await eventually("\(id) to be served through HAProxy", within: .seconds(60)) {
-                    let answer = try cluster.proxy.client().request("GET", "/sessions/\(id)")
+                    let answer = try cluster.proxy.client().request("GET", "/sessions/\(id)", headers: load.credentials.headers(id))
                     owner = cluster.servedBy(answer)
                     return answer.status == 200
                 }
                 let process = try #require(owner?.process)
-                try await NATSFailoverTests.verify([id], on: process, ledger: load.actions.ledger)
+                try await NATSFailoverTests.verify([id], on: process, ledger: load.actions.ledger, headers: load.credentials.headers)
             }
         }
     }

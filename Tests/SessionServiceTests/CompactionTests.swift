@@ -110,9 +110,11 @@ extension CompactionTests {
     /// memory or not: the token still opens its session after a restart.
     @Test func accessTokensOutliveTheSegmentsTheyWereWrittenIn() throws {
         try withTemporaryDirectory("compaction") { directory in
+            // A short action log, so the segments the actions fill are mostly dead and compaction pays off.
             let configure: (inout ServerConfiguration) -> Void = {
                 $0.storage.segmentBytes = 4096
                 $0.storage.snapshotEvery = 10
+                $0.sessions.actionLogLimit = 20
                 $0.auth.sessions = "token"
             }
             let resting: String, resident: String

@@ -90,7 +90,7 @@ import Glibc
             try FileManager.default.copyItem(at: Self.root.appendingPathComponent("Config"), to: app.appendingPathComponent("Config"))
 
             // ENV KEY=VALUE lines of the runtime stage, with /app and /data mapped into the folder.
-            var environment: [String: String] = ["REACTOR_ADMIN_TOKEN": "container-token"]
+            var environment: [String: String] = ["REACTOR_ADMIN_TOKEN": "container-admin-token"]
             let envBlock = try #require(dockerfile.components(separatedBy: "\nENV ").dropFirst().first?.components(separatedBy: "\n").prefix { !$0.isEmpty && !$0.hasPrefix("VOLUME") })
             for line in envBlock {
                 let pair = line.trimmingCharacters(in: CharacterSet(charactersIn: " \\"))

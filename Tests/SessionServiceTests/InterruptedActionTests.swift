@@ -8,7 +8,8 @@ import Glibc
 #endif
 
 /// An action accepted before `kill -9` whose effect had not finished is marked interrupted, never re-run,
-/// and stays marked through later snapshots and restarts.
+/// and stays marked through later snapshots and restarts; the reactor is told once, at the next load, and
+/// puts its state right (the search example ends its spinner).
 @Suite(.offThePool) struct InterruptedActionTests {
     static let token = "interrupted-admin-token"
     static var admin: [(String, String)] { [("Authorization", "Bearer \(token)")] }
@@ -43,9 +44,18 @@ import Glibc
 
                 server = try await Self.start(place, upstream: address)
                 connection = try server.client()
+                // The reactor was told (recover(interrupted:state:)): one mutation ends the spinner and says why.
                 let recovered = try connection.request("GET", "/sessions/finder").json()
-                #expect(recovered["version"] as? Int == 2)
-                #expect((recovered["state"] as? [String: Any])?["isLoading"] as? Bool == true)
+                #expect(recovered["version"] as? Int == 3)
+                let state = recovered["state"] as? [String: Any]
+                #expect(state?["isLoading"] as? Bool == false)
+                #expect((state?["error"] as? String)?.contains("cut off") == true, "\(recovered)")
+                #expect(state?["query"] as? String == "swift")
+                // Killed again at once: the recovery is stored and never runs twice.
+                #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
+                server = try await Self.start(place, upstream: address)
+                connection = try server.client()
+                #expect(try connection.request("GET", "/sessions/finder").json()["version"] as? Int == 3)
                 var log = try Self.actions(connection)
                 #expect(log.count == 1)
                 #expect(log.first?["interrupted"] as? Bool == true)
@@ -56,6 +66,8 @@ import Glibc
                 #expect(try await server.stop() == .exited(0))
                 server = try await Self.start(place, upstream: address)
                 connection = try server.client()
+                let after = try connection.request("GET", "/sessions/finder").json()
+                #expect(after["version"] as? Int == 5 && (after["state"] as? [String: Any])?["error"] == nil, "\(after)")
                 log = try Self.actions(connection)
                 #expect(log.map { $0["seq"] as? Int } == [1, 2])
                 #expect(log.map { $0["interrupted"] as? Bool ?? false } == [true, false])

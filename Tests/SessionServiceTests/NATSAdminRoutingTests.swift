@@ -59,6 +59,52 @@ struct NATSAdminRoutingTests {
         }
     }
 
+    /// Time travel and fork asked of an instance that does not run the session: past the first snapshots,
+    /// while the owner runs it (answered there) and once the owner is dead (read from the stored records,
+    /// whatever the session list last said of its version).
+    @Test func timeTravelAndForkWorkOnAnInstanceThatDoesNotRunTheSession() async throws {
+        let settings = ["--set", "storage.snapshotEvery=4"]
+        try await NATSFailoverTests.withPair(claimTTL: 60, extraA: settings, extraB: settings) { a, b in
+            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"past"}"#).status == 201)
+            for _ in 1...10 {
+                #expect(try a.client().request("POST", "/sessions/past/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            }
+            func value(_ response: TestResponse) -> Int? {
+                ((try? response.json())?["state"] as? [String: Any])?["value"] as? Int
+            }
+            for version in [10, 9, 5, 3, 0] {
+                let past = try b.client().request("GET", "/admin/sessions/past/versions/\(version)", headers: Self.admin)
+                #expect(past.status == 200, "version \(version) through b: \(past.status) \(past.text)")
+                #expect(value(past) == version, "version \(version) through b: \(past.text)")
+            }
+            let future = try b.client().request("GET", "/admin/sessions/past/versions/11", headers: Self.admin)
+            #expect(future.status == 404 && future.errorCode == "unknown_version", "\(future.status) \(future.text)")
+            let fork = try b.client().request("POST", "/admin/sessions/past/fork", headers: Self.admin, body: #"{"version":7,"id":"fork7"}"#)
+            #expect(fork.status == 201, "\(fork.status) \(fork.text)")
+            #expect(try fork.json()["version"] as? Int == 7 && value(fork) == 7, "\(fork.text)")
+            let forked = try b.client().request("GET", "/sessions/fork7")
+            #expect(forked.status == 200 && (value(forked)) == 7, "\(forked.status) \(forked.text)")
+            // Looking did not move the session.
+            #expect(try NATSHandOffTests.metric("reactor_storage_handoffs_total", on: a) == 0)
+            #expect(try b.client().request("GET", "/admin/sessions?scope=local", headers: Self.admin).text.contains(#""past""#) == false)
+
+            // The owner dies without leaving the session: b reads what it stored (nothing is forwarded to
+            // a dead instance, and b does not take the session over by looking at its past).
+            let ended = try await a.stop(signal: SIGKILL)
+            #expect(ended == .signalled(SIGKILL))
+            try await eventually("b to stop counting a as alive", within: .seconds(60)) {
+                let past = try b.client().request("GET", "/admin/sessions/past/versions/10", headers: Self.admin)
+                return past.status == 200 && (value(past)) == 10
+            }
+            let seven = try b.client().request("GET", "/admin/sessions/past/versions/7", headers: Self.admin)
+            #expect(seven.status == 200 && (value(seven)) == 7, "\(seven.status) \(seven.text)")
+            let again = try b.client().request("POST", "/admin/sessions/past/fork", headers: Self.admin, body: #"{"version":10,"id":"fork10"}"#)
+            #expect(again.status == 201 && (value(again)) == 10, "\(again.status) \(again.text)")
+            let beyond = try b.client().request("GET", "/admin/sessions/past/versions/11", headers: Self.admin)
+            #expect(beyond.status == 404 && beyond.errorCode == "unknown_version", "\(beyond.status) \(beyond.text)")
+        }
+    }
+
     @Test func streamsOnAnotherInstanceFollowTheSessionWhereItRuns() async throws {
         try await NATSFailoverTests.withPair { a, b in
             #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"relayed"}"#).status == 201)

@@ -49,12 +49,15 @@ final class ActionLoad: Sendable {
     private let running = Atomic<Bool>(true)
     private let finished = DispatchGroup()
     private let alternating: Bool
+    private let credentials: ClusterCredentials?
     private let failed = Mutex<[String: Int]>([:])
     let ledger = AcknowledgementLedger()
 
-    init(ports: [Int], alternating: Bool = false) {
+    /// `credentials`, when given, say what each session's requests carry (token and jwt modes).
+    init(ports: [Int], alternating: Bool = false, credentials: ClusterCredentials? = nil) {
         self.ports = Mutex(ports)
         self.alternating = alternating
+        self.credentials = credentials
     }
 
     /// Requests that got no acknowledgement, by what came instead (`503`, `no answer`…).
@@ -85,7 +88,9 @@ final class ActionLoad: Sendable {
         let target = preferred.load(ordering: .relaxed)
         let port = ports.withLock { $0[target] }
         let response = (try? TestClient(port: port, readTimeout: .seconds(3))).flatMap {
-            try? $0.request("POST", "/sessions/\(id)/actions\(wait ? "?wait=true" : "")", body: #"{"type":"increase"}"#)
+            try? $0.request(
+                "POST", "/sessions/\(id)/actions\(wait ? "?wait=true" : "")", headers: credentials?.headers(id) ?? [],
+                body: #"{"type":"increase"}"#)
         }
         if let response, response.status == (wait ? 200 : 202), let body = try? response.json(), let seq = body["seq"] as? Int,
             let version = wait ? body["version"] as? Int : 0

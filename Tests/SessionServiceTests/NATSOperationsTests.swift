@@ -95,6 +95,19 @@ struct NATSOperationsTests {
         }
     }
 
+    /// The start says which nats-server it reached, and that `storage.fsync=always` does not sync JetStream.
+    @Test func theStartNamesTheNATSServerAndWarnsThatFsyncIsTheFileBackendsOnly() async throws {
+        try await NATSServerProcess.with { nats in
+            let settings = Self.settings(nats.url, [("storage.fsync", "always")])
+            let server = try await ServerProcess.start(arguments: StoragePlace(directory: nil, settings: settings).arguments)
+            #expect(try server.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
+            try await server.stop()
+            let log = server.standardError
+            #expect(log.contains(#""msg":"NATS connected""#) && log.contains(#""version":""#), "\(log.suffix(3000))")
+            #expect(log.contains("storage.fsync=always applies to the file backend only"), "\(log.suffix(3000))")
+        }
+    }
+
     @Test func aSignalWhileWaitingForJetStreamStopsTheServer() async throws {
         // Nothing listens there, and there is no start-up time limit: the server waits for ever, logging.
         let unreachable = "nats://127.0.0.1:\(try NATSServerProcess.freePort())"

@@ -1,22 +1,41 @@
 import ReactorServerTesting
 import Testing
 
-@testable import SessionService
 
 /// The allocator's heap figures `/metrics` shows: they count what live allocations hold (a large block
-/// mapped on its own included) and give it back when it is freed.
+/// mapped on its own included) and give it back when it is freed. Measured in a server process of its own:
+/// the test process's heap moves with whatever the other suites running beside it allocate.
 @Suite(.offThePool, .serialized) struct ProcessHeapTests {
-    @Test func inUseFollowsALargeAllocationAndItsRelease() {
-        let before = ProcessHeap.current()
-        let size = 64 << 20
-        let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-        block.initializeMemory(as: UInt8.self, repeating: 1, count: size)
-        let during = ProcessHeap.current()
-        block.deallocate()
-        let after = ProcessHeap.current()
-        // Other tests allocate meanwhile: a margin of 16 MiB either way, far below the 64 MiB block.
-        #expect(during.inUse >= before.inUse + UInt64(size) - (16 << 20), "in use \(before.inUse) → \(during.inUse) with 64 MiB allocated")
-        #expect(after.inUse + UInt64(size) - (16 << 20) <= during.inUse, "in use \(during.inUse) → \(after.inUse) with 64 MiB freed")
+    /// The server's `reactor_process_heap_bytes{state="in_use"}`.
+    static func inUse(_ client: TestClient) throws -> Int {
+        let text = try client.request("GET", "/metrics").text
+        let line = text.split(separator: "\n").first { $0.hasPrefix(#"reactor_process_heap_bytes{state="in_use"} "#) }
+        return try #require(line.flatMap { Int($0.split(separator: " ").last ?? "") }, "no heap line in /metrics")
+    }
+
+    @Test func inUseFollowsALargeAllocationAndItsRelease() async throws {
+        let server = try await ServerProcess.start(arguments: ["--set", "storage.memoryOnly=true", "--set", "http.maxBodyBytes=134217728"])
+        let metrics = try server.client()
+        let before = try Self.inUse(metrics)
+        // A request body the server holds while it arrives: 48 MiB sent of an announced 64 MiB.
+        let size = 48 << 20
+        let upload = try server.client()
+        try upload.send("POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(64 << 20)\r\n\r\n")
+        try upload.send([UInt8](repeating: 0x20, count: size))
+        let margin = 8 << 20
+        var during = before
+        try await eventually("the server to hold the body (in use \(before) B before)", within: .seconds(30)) {
+            during = try Self.inUse(metrics)
+            return during >= before + size - margin
+        }
+        upload.reset()
+        var after = during
+        try await eventually("the server to give the body back (in use \(during) B while held)", within: .seconds(30)) {
+            after = try Self.inUse(metrics)
+            return after + size - margin <= during
+        }
+        #expect(after < before + margin, "in use \(before) → \(during) → \(after) B")
+        #expect(try await server.stop() == .exited(0))
     }
 
     @Test func metricsShowTheHeap() throws {

@@ -131,10 +131,11 @@ import Testing
         session.end()
     }
 
-    /// A state whose `@Pulse` sits inside a nested struct, where the runtime cannot see it.
+    /// A state whose `@Pulse` sits inside an optional, where the runtime cannot see it (one in a nested
+    /// struct is delivered by its path: `NestedPulseStreamTests`).
     struct NestedPulseReactor: Reactor {
         struct Banner: Codable, Sendable { @Pulse var flash: String? = nil }
-        struct State: Codable, Sendable { var banner = Banner() }
+        struct State: Codable, Sendable { var banner: Banner? = Banner() }
         enum Action: Codable, Sendable { case flash(String) }
         let initialState = State()
     }

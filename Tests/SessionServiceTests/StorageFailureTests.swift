@@ -81,12 +81,11 @@ import Glibc
             // The replaced answer is counted apart (the request counter has the status the route chose).
             let metrics = try connection.request("GET", "/metrics").text
             #expect(metrics.contains("\nreactor_answers_not_stored_total 1\n"), "\(metrics.split(separator: "\n").filter { $0.contains("not_stored") })")
-            // "full" shows a version whose records are not stored: its read is never answered, and its
-            // connection closes at the write timeout.
-            let unstored = try server.client()
-            try unstored.send("GET /sessions/full HTTP/1.1\r\nHost: test\r\n\r\n")
-            let rest = try unstored.readToEnd()
-            #expect(rest.isEmpty, "a version whose records are not stored was shown: \(String(decoding: rest, as: UTF8.self))")
+            // "full" shows a version whose records are not stored: its read is refused at once, never shown
+            // (DiskFullReadTests has every read route).
+            let unstored = try server.client().request("GET", "/sessions/full")
+            #expect(unstored.status == 503, "a version whose records are not stored was shown: \(unstored.text)")
+            #expect(unstored.errorCode == "storage_unavailable")
             #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
             server = try await ServerProcess.start(arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": Self.token])

@@ -30,4 +30,22 @@ import Testing
         }
         #expect(StreamCursor("\(name):.", sessions: ["a", "b"])?.positions == [nil, nil])
     }
+
+    @Test func aCursorCarriesEachSessionsIncarnationAndResumesOnlyThatOne() throws {
+        var cursor = StreamCursor(sessions: ["a", "b", "c"], incarnations: [0x1_9c1f_2a07, 0, 0x1b])
+        cursor.positions = [12, 3, nil]
+        #expect(cursor.text.hasSuffix(":12~9c1f2a07.3.~1b"), "the low 32 bits in hex; nothing when unknown")
+        let read = try #require(StreamCursor(cursor.text, sessions: ["a", "b", "c"]))
+        #expect(read == cursor)
+        // Resumed on the same sessions: every position holds. On a new a (another incarnation): a starts afresh.
+        #expect(read.positions(resumingOn: StreamCursor(sessions: ["a", "b", "c"], incarnations: [0x9c1f_2a07, 5, 0x1b])) == [12, 3, nil])
+        #expect(read.positions(resumingOn: StreamCursor(sessions: ["a", "b", "c"], incarnations: [0x77, 5, 0x1b])) == [nil, 3, nil])
+        // A cursor without marks (written before incarnations) resumes by version alone.
+        let name = String(decoding: StreamCursor.name(of: ["a", "b", "c"]), as: UTF8.self)
+        let unmarked = try #require(StreamCursor("\(name):12.3.", sessions: ["a", "b", "c"]))
+        #expect(unmarked.positions(resumingOn: StreamCursor(sessions: ["a", "b", "c"], incarnations: [0x77, 5, 0x1b])) == [12, 3, nil])
+        for text in ["\(name):12~.3.", "\(name):12~0.3.", "\(name):12~123456789.3.", "\(name):12~XY.3.", "\(name):12~1~2.3."] {
+            #expect(StreamCursor(text, sessions: ["a", "b", "c"]) == nil, "\(text)")
+        }
+    }
 }

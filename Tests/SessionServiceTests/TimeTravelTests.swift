@@ -50,9 +50,12 @@ import Testing
 
     @Test func versionsOlderThanTheRetainedHistoryAreGoneAndCannotBeForked() throws {
         try withTemporaryDirectory("time-travel") { directory in
+            // A short reach and a short action log: the 150 versions' segments are mostly dead, and go.
             let server = try TestServer(dataDirectory: directory) {
                 $0.storage.segmentBytes = 4096
                 $0.storage.snapshotEvery = 10
+                $0.storage.historyVersions = 20
+                $0.sessions.actionLogLimit = 20
             }
             let seen = try Self.history(server, "old", steps: 150)
             try server.compact()

@@ -35,13 +35,13 @@ import Testing
         _ = try TestProcess.tool("curl")
         let (start, steps, watcherExpected) = try Self.walkthrough()
         #expect(steps.count >= 10)
-        #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in swift run reactor-server")
+        #expect(start == "REACTOR_ADMIN_TOKEN=let-me-in-please swift run reactor-server")
         #expect(!steps.contains { $0.command.contains("swift run") }, "the server starts in its own block, not among the commands")
         try await withTemporaryDirectory("walkthrough") { data in
             // No keep-alive comment within the walkthrough, however slow the machine (a sanitizer's build
             // under load took over the default 15 s): the README shows the stream without one.
             let server = try await ServerProcess.start(
-                arguments: ["--data-dir", data, "--set", "sse.keepAliveSeconds=3600"], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
+                arguments: ["--data-dir", data, "--set", "sse.keepAliveSeconds=3600"], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in-please"])
             var environment = ProcessInfo.processInfo.environment
             environment["BASE"] = "http://127.0.0.1:\(server.port)"
 
@@ -52,7 +52,7 @@ import Testing
                     // Continue once the server counts the subscriber, so it sees version 0 as the README shows.
                     let admin = try server.client()
                     try await eventually("the server to count the watcher as a subscriber") {
-                        try admin.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer let-me-in")]).text.contains(#""subscribers":1"#)
+                        try admin.request("GET", "/admin/sessions", headers: [("Authorization", "Bearer let-me-in-please")]).text.contains(#""subscribers":1"#)
                     }
                     continue
                 }

@@ -52,18 +52,21 @@ import Testing
             try await browser.switchTo(window: first)
             try await browser.wait("the first window to see version 2 live", until: Self.live(version: 2) + " && " + Self.state(contains: #""value": 2"#))
 
-            // fruit: the spinner shows while isLoading, until the reactor's clock passes 500 ms.
+            // fruit: a button per fruit of the post, in its order; the spinner shows while isLoading, until the
+            // reactor's clock passes 500 ms.
             try await browser.find("#reactor option[value=fruit]").click()
             try await browser.find("#create").click()
             try await browser.wait("a fruit session, live", until: Self.live(version: 0) + " && " + Self.state(contains: #""fruitName""#))
-            try await Self.button(browser, "apple").click()
+            let fruitButtons = try await browser.execute("return Array.from(document.querySelectorAll('#buttons button')).map((b) => b.textContent)")
+            #expect(fruitButtons as? [String] == ["apple", "grapes", "banana", "cherries", "orange"])
+            try await Self.button(browser, "cherries").click()
             try await browser.wait("the spinner while the fruit loads", until: "!document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""isLoading": true"#))
             try await browser.screenshot("fruit-loading")
             try await waitFor("the fruit reactor to sleep on its clock", within: .seconds(20)) {
                 await clock.reactorClock.waitForSleepers(1)
                 await clock.advance(by: .milliseconds(500))
             }
-            try await browser.wait("the fruit's name, without the spinner", until: "document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""fruitName": "Apple""#))
+            try await browser.wait("the fruit's name, without the spinner", until: "document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""fruitName": "cherries""#))
 
             // The picker follows the open session, not the last choice.
             try await browser.find("#reactor option[value=todo]").click()

@@ -48,7 +48,8 @@ extension Connection {
         case .sendKeepAlive:
             let bytes = EncodedServerSentEvent.keepAlive.bytes
             stream?.addQueued(bytes.count)
-            queue(bytes)
+            // A comment shows nothing stored: it waits only for what was queued before it.
+            queue(bytes, dependingOn: 0)
         case .refuse(let refusal, let isHead):
             queue(refusal, isHead: isHead)
         case .close(let reason):

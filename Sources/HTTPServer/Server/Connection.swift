@@ -281,7 +281,9 @@ final class Connection: @unchecked Sendable {
         case .stream(let endNow):
             self.stream = stream
             stream.addQueued(head.count)
-            queue(head)
+            // The head shows nothing stored: it must not wait for records that may never be written
+            // (while storage fails, a stream would otherwise get no answer at all).
+            queue(head, dependingOn: 0)
             stream.attach()
             if endNow { stream.connectionClosing(reason: "server shutting down") }
         }

@@ -144,8 +144,9 @@ public final class ServerSentEventStream: Sendable {
         }
     }
 
-    /// Ends the stream after what is queued (and `finalEvent`, if any) has been written.
-    public func close(with finalEvent: ServerSentEvent? = nil) {
+    /// Ends the stream after what is queued (and `finalEvent`, if any) has been written; the final
+    /// event shows what `position` holds (nil: everything appended when it is queued; 0: nothing stored).
+    public func close(with finalEvent: ServerSentEvent? = nil, dependingOn position: UInt64? = nil) {
         let schedule = state.withLock { state -> Bool in
             if state.closed { return false }
             state.closed = true
@@ -153,7 +154,7 @@ public final class ServerSentEventStream: Sendable {
             if let finalEvent {
                 let bytes = finalEvent.bytes
                 queued.add(bytes.count, ordering: .relaxed)
-                state.pending.append(bytes, nil)
+                state.pending.append(bytes, position)
             }
             if state.scheduled { return false }
             state.scheduled = true

@@ -48,7 +48,7 @@ final class EffectToken: TaskExecutor, Sendable {
     }
 
     /// Marks the effect cancelled and cancels its task.
-    func cancel() {
+    @usableFromInline func cancel() {
         cancelled.store(true, ordering: .releasing)
         task.withLock { $0 }?.cancel()
     }

@@ -3,14 +3,27 @@ import Synchronization
 // Making states: reduce or force, let vetters refuse, commit as the next version, tell middlewares and observers.
 extension ReactorRuntime {
     /// Reduces one mutation and, unless a vetter refuses the result, publishes the new state, then tells
-    /// middlewares and observers.
+    /// middlewares and observers. `outcome` is where the action it belongs to waits (for a held mutation).
     @inlinable
-    func apply(_ mutation: R.Mutation, isTransformed: Bool, _ drain: inout DrainState<R>) {
+    func apply(_ mutation: R.Mutation, isTransformed: Bool, outcome: ActionOutcome?, _ drain: inout DrainState<R>) {
         var mutation = mutation
-        if !isTransformed, let transform = pipeline?.mutationTransform {
-            let transformed = traced(.transformMutation, seq: drain.seq, version: drain.version) { transform(mutation) }
-            guard let transformed else { return }
-            mutation = transformed
+        if !isTransformed, let pipeline {
+            if let transform = pipeline.mutationTransform {
+                let transformed = traced(.transformMutation, seq: drain.seq, version: drain.version) {
+                    transform(mutation)
+                }
+                guard let transformed else { return }
+                mutation = transformed
+            }
+            if let chain = pipeline.flows?.mutations {
+                let ticket = FlowTicket(seq: drain.seq, outcome: outcome)
+                // The chain's stages run the reactor's closures (and `removeDuplicates`' comparison).
+                let entered = traced(.transformMutation, seq: drain.seq, version: drain.version) {
+                    chain.enter(mutation, at: 0, ticket)
+                }
+                guard case .passed(let passed) = entered else { return }
+                mutation = passed
+            }
         }
         let state = traced(.reduce, seq: drain.seq, version: drain.version &+ 1) {
             reactor.reduce(state: drain.state, mutation: mutation)

@@ -87,10 +87,13 @@ extension ReactorRuntime {
         case .mutation(let mutation, let token, let isTransformed, let resume):
             if !drain.isStopped, !drain.isStubbed, !(token?.isCancelled ?? false) {
                 drain.seq = token?.seq
-                apply(mutation, isTransformed: isTransformed, &drain)
+                apply(mutation, isTransformed: isTransformed, outcome: token?.outcome, &drain)
                 if let refusal = drain.takeRefusal() { token?.outcome?.fail(refusal) }
             }
             resume?.resume()
+        case .release(let action, let token, let resume):
+            process(released: action, token: token, &drain)
+            resume.resume()
         case .force(let state, let completion):
             guard !drain.isStopped else {
                 completion?(.failure(.stopped))
@@ -146,6 +149,10 @@ extension ReactorRuntime {
             }
             action = transformed
         }
+        if let flows = pipeline?.flows {
+            let entersChain = !isTransformed
+            return process(flowing: action, seq: seq, completion: completion, entersChain: entersChain, flows, &drain)
+        }
         let effect = traced(.mutate, seq: seq, version: drain.version) {
             reactor.mutate(action: action, state: drain.shown)
         }
@@ -173,7 +180,7 @@ extension ReactorRuntime {
         case .none:
             break
         case .just(let mutation):
-            apply(mutation, isTransformed: false, &drain)
+            apply(mutation, isTransformed: false, outcome: tracker, &drain)
         case .concat(let effects):
             for index in effects.indices {
                 let effect = effects[index]

@@ -24,10 +24,13 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     /// Told before and after each call of the reactor's own code (see ``ReactorCallTracer``); nil: nobody.
     @usableFromInline let tracer: (any ReactorCallTracer)?
 
-    /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there);
-    /// `tracer` is told whenever the reactor's own code runs.
+    /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
+    /// With `start` false its flows wait for `start()` (their `startWith` elements, merged sources), so a
+    /// host can add middlewares, and a debug handler, that must see everything the reactor does. `tracer` is
+    /// told whenever the reactor's own code runs.
     public init(
-        _ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, tracer: (any ReactorCallTracer)? = nil
+        _ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, start: Bool = true,
+        tracer: (any ReactorCallTracer)? = nil
     ) {
         self.reactor = reactor
         self.tracer = tracer
@@ -45,10 +48,11 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
             pipeline = nil
         } else {
-            pipeline = Pipeline(actionTransform: actionFlow.transform, mutationTransform: mutationFlow.transform,
-                                pulses: pulses)
+            pipeline = Pipeline(
+                actionFlow: actionFlow, mutationFlow: mutationFlow, pulses: pulses, isRestoring: checkpoint != nil)
         }
-        startSources(actions: actionFlow.sources, mutations: mutationFlow.sources)
+        pipeline?.flows?.link.set(self)
+        if start { self.start() }
     }
 
     deinit {
@@ -224,7 +228,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Whether `transform(action:)` or `transform(mutation:)` merged outside sources; what they emit
     /// reaches only a running runtime.
-    public var hasMergedSources: Bool { core.withLock { !($0.extras?.sourceTasks.isEmpty ?? true) } }
+    public var hasMergedSources: Bool { (pipeline?.mergedSourceCount ?? 0) > 0 && !isStopped }
 
     /// Returns once no effect task is running (every mutation they emitted has been reduced), or when the
     /// calling task is cancelled.
@@ -281,6 +285,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         guard let work else { return }
         for token in work.tokens { token.cancel() }
         for task in work.sources { task.cancel() }
+        pipeline?.flows?.actions?.stop()
+        pipeline?.flows?.mutations?.stop()
         if var drain = work.drain { self.drain(&drain) }
     }
 

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One unit of work for the runtime's serial drain, in arrival order.
 @usableFromInline
 enum WorkItem<R: Reactor>: Sendable {
@@ -6,6 +8,8 @@ enum WorkItem<R: Reactor>: Sendable {
     case action(R.Action, seq: UInt64, completion: ReactorRuntime<R>.Completion?, isTransformed: Bool, isStubbed: Bool)
     /// A mutation emitted by an effect (`token`) or a merged source (`isTransformed`); `resume` wakes the emitter.
     case mutation(R.Mutation, token: EffectToken?, isTransformed: Bool, resume: UnsafeContinuation<Void, Never>?)
+    /// An own action a flow's step held and released: run it under its seq (`token` is the hold).
+    case release(R.Action, token: EffectToken, resume: UnsafeContinuation<Void, Never>)
     /// A stub state to emit as a new version.
     case force(R.State, completion: ReactorRuntime<R>.Completion?)
     /// A new observer, to be handed the latest snapshot before any later one.
@@ -133,12 +137,24 @@ final class Pipeline<R: Reactor>: Sendable {
     @usableFromInline let actionTransform: (@Sendable (R.Action) -> R.Action?)?
     @usableFromInline let mutationTransform: (@Sendable (R.Mutation) -> R.Mutation?)?
     @usableFromInline let pulses: PulseScanner?
+    /// Stages, start elements and `flatMapLatest`; nil for flows of maps, filters and merges.
+    @usableFromInline let flows: FlowRuntime<R>?
+    /// What `start()` launches; nil once it has.
+    let launch: Mutex<FlowLaunch<R>?>
+    /// How many sources the flows merge.
+    let mergedSourceCount: Int
 
-    init(actionTransform: (@Sendable (R.Action) -> R.Action?)?, mutationTransform: (@Sendable (R.Mutation) -> R.Mutation?)?,
-         pulses: PulseScanner?) {
-        self.actionTransform = actionTransform
-        self.mutationTransform = mutationTransform
+    init(actionFlow: Flow<R.Action>, mutationFlow: Flow<R.Mutation>, pulses: PulseScanner?, isRestoring: Bool) {
+        actionTransform = actionFlow.transform
+        mutationTransform = mutationFlow.transform
         self.pulses = pulses
+        let staged = actionFlow.hasStages || mutationFlow.hasStages
+        let flows = staged ? FlowRuntime<R>(actionFlow: actionFlow, mutationFlow: mutationFlow) : nil
+        self.flows = flows
+        let launch = FlowLaunch<R>(
+            actionFlow: actionFlow, mutationFlow: mutationFlow, flows: flows, isRestoring: isRestoring)
+        mergedSourceCount = launch.actionSources.count + launch.mutationSources.count
+        self.launch = Mutex(launch)
     }
 }
 

@@ -72,10 +72,15 @@ extension OpenAPIDocument.Schemas {
         case .stateAtVersion: return .object(["id": Self.id, "version": version, "state": state])
         case .sessionToken: return .object(["token": .string(pattern: "^[A-Za-z0-9_-]{43}$")])
         case .newSession:
+            let id =
+                settings.serverChosenIDsOnly
+                ? JSONSchema.null.described("This server picks every id (auth.clientChosenIDs is false): leave it out.")
+                : JSONSchema.string(pattern: Self.idPattern).orNull.described(
+                    "The id to give the session; left out or null: the server picks one with 128 random bits.")
             return .object(
                 [
                     "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
-                    "id": JSONSchema.string(pattern: Self.idPattern).orNull.described("The id to give the session; left out or null: the server picks one with 128 random bits."),
+                    "id": id,
                 ], optional: ["id"])
         case .action: return Self.ref("Action")
         case .stubRequest: return .object(["enabled": .boolean])
@@ -170,14 +175,25 @@ extension OpenAPIDocument.Schemas {
             ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
             // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
             (RouteParameter.wait.rawValue, parameter("wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]), "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued.")),
-            (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, "An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the selected value; absent: null). Pulses only of that part: pulse p when the pointer is /p or inside it.")),
-            (RouteParameter.lastEventID.rawValue, parameter("Last-Event-ID", in: "header", .string(), "Resume: the current state is sent only if its version is above this one (anything that is not a version is ignored).")),
+            (RouteParameter.select.rawValue, parameter("select", in: "query", Self.jsonPointer, """
+                An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the \
+                selected value; absent: null). Pulses only of that part: pulse p (editor.alert for one of a nested \
+                struct) when the pointer is /p (/editor/alert), encloses it (/editor) or lies inside it.
+                """)),
+            (RouteParameter.lastEventID.rawValue, parameter(
+                "Last-Event-ID", in: "header", .string(),
+                "Resume: the current state is sent only if its version is above this one, or below it (a version the "
+                    + "session never showed: an earlier session with this id was deleted); anything that is not a "
+                    + "version is ignored.")),
             (RouteParameter.sessions.rawValue, .members([
                 ("name", "sessions"), ("in", "query"), ("required", true), ("style", "form"), ("explode", false),
                 ("description", .string("The sessions to follow, comma-separated: 1 to sse.maxSessionsPerStream ids, none twice.")),
                 ("schema", JSONSchema.array(Self.id, minItems: 1, maxItems: settings.maxSessionsPerStream).adding("uniqueItems", true).json),
             ])),
-            (RouteParameter.streamCursor.rawValue, parameter("Last-Event-ID", in: "header", .string(), "Resume: a cursor this stream sent; every session resumes after it (anything else is ignored).")),
+            (RouteParameter.streamCursor.rawValue, parameter(
+                "Last-Event-ID", in: "header", .string(),
+                "Resume: a cursor this stream sent; every session resumes after it, except one created again under "
+                    + "its id since (it starts from its current state); anything else is ignored.")),
             (RouteParameter.since.rawValue, parameter("since", in: "query", .unsigned(), "Only entries with a seq above this (default 0).")),
             (RouteParameter.limit.rawValue, parameter("limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000), "At most this many entries.")),
             (RouteParameter.session.rawValue, parameter("session", in: "query", .string(), "A session id for the page to open (read by the page's script).")),

@@ -97,7 +97,7 @@ extension OpenAPIDocument {
                 JSONSchema.object(["event": .constant("state"), "id": version, "data": json(.any).described("The state (see State) as one line of JSON; with select, the selected value (null when absent).")])
                     .titled("state", "A new state and its version."),
                 JSONSchema.object(["event": .constant("pulse"), "data": json(.object(["name": .string(), "value": .any, "count": .unsigned()]))])
-                    .titled("pulse", "A pulse field assigned by the state sent just before."),
+                    .titled("pulse", "A pulse field assigned by the state sent just before (name: editor.alert)."),
                 JSONSchema.object(["event": .constant("end"), "data": json(.object(["reason": .string()]))])
                     .titled("end", "The session was deleted; the stream closes."),
                 JSONSchema.object(["event": .constant("error"), "data": json(failure)])

@@ -18,10 +18,15 @@ struct OpenAPIDocument: Sendable {
         var access: SessionAccessMode.Kind = .open
         var requestRateLimit = false
         var sessionRateLimit = false
+        var actionByteLimit = false
         var memoryOnly = false
         var restrictedReactors = false
+        /// `auth.clientChosenIDs` is false: `POST /sessions` takes no id.
+        var serverChosenIDsOnly = false
         /// `sse.maxSessionsPerStream`.
         var maxSessionsPerStream = 100
+        /// A reactor the document shows has middlewares of its own, which may refuse with codes of their own.
+        var reactorMiddlewares = false
 
         init() {}
 
@@ -29,8 +34,10 @@ struct OpenAPIDocument: Sendable {
             self.access = access
             requestRateLimit = configuration.limits.requestsPerSecond > 0
             sessionRateLimit = configuration.limits.sessionsPerMinute > 0
+            actionByteLimit = configuration.limits.actionBytesPerMinute > 0
             memoryOnly = configuration.storage.memoryOnly
             restrictedReactors = !configuration.auth.reactors.isEmpty
+            serverChosenIDsOnly = !configuration.auth.clientChosenIDs
             maxSessionsPerStream = configuration.sse.maxSessionsPerStream
         }
 
@@ -41,14 +48,16 @@ struct OpenAPIDocument: Sendable {
             case .memoryOnly: memoryOnly
             case .tokenMode: access == .token
             case .notTokenMode: access != .token
-            case .creationRestricted: restrictedReactors || access == .jwt
+            case .creationRestricted: restrictedReactors || serverChosenIDsOnly || access == .jwt
             case .sessionRateLimit: sessionRateLimit
+            case .actionByteLimit: actionByteLimit
+            case .reactorMiddlewares: reactorMiddlewares
             }
         }
     }
 
     let definitions: [ReactorDefinition]
-    let settings: Settings
+    var settings: Settings
 
     /// The document for every hosted reactor (`reactor` nil) or for sessions of one, as JSON.
     func json(reactor: String?) -> [UInt8] {
@@ -58,6 +67,12 @@ struct OpenAPIDocument: Sendable {
     /// The document as a JSON value.
     func document(reactor: String?) -> JSONValue {
         let shown = reactor.map { name in definitions.filter { $0.name == name } } ?? definitions
+        let middlewares = shown.contains(where: \.hasMiddlewares)
+        if settings.reactorMiddlewares != middlewares {
+            var view = self
+            view.settings.reactorMiddlewares = middlewares
+            return view.document(reactor: reactor)
+        }
         let schemas = Schemas(definitions: shown, hosted: definitions.map(\.name), settings: settings)
         var paths = JSONObject()
         for entry in Route.table {
@@ -139,11 +154,19 @@ struct OpenAPIDocument: Sendable {
     static func errorResponse(_ answers: [RouteAnswer]) -> JSONValue {
         var codes: [String] = []
         var lines: [String] = []
+        var anyCode = false
         for answer in answers {
             guard let code = answer.code, !codes.contains(code) else { continue }
+            // An empty code stands for codes the server does not know in advance (a reactor's middleware's).
+            if code.isEmpty {
+                anyCode = true
+                lines.append("- any other code: \(answer.meaning)")
+                continue
+            }
             codes.append(code)
             lines.append("- `\(code)`: \(answer.meaning)")
         }
+        if anyCode { codes = [] }
         var response = JSONObject([("description", .string(lines.joined(separator: "\n")))])
         var headers = JSONObject()
         for (name, meaning) in answers.flatMap(\.headers) where headers[name] == nil {

@@ -28,6 +28,13 @@ public enum ConfigurationSchema {
         .integer("sse.pulseBuffer", \.sse.pulseBuffer, 1...1_000_000, "Pulses held for a slow subscriber before its stream closes with event: error."),
         .integer("sse.maxSubscribersPerSession", \.sse.maxSubscribersPerSession, 1...10_000_000, "Most subscribers of one session; more get 503 too_many_subscribers."),
         .integer("sse.maxSubscribers", \.sse.maxSubscribers, 1...10_000_000, "Most subscribers of all sessions together; more get 503 too_many_subscribers."),
+        .integer(
+            "sse.maxSubscribersPerAddress", \.sse.maxSubscribersPerAddress, 0...10_000_000,
+            """
+            Most subscribers one client address may hold at once, each session of a GET /events stream counting as \
+            one (limits.exemptAddresses excepted; behind limits.trustedProxies, the forwarded client); more get 503 \
+            too_many_subscribers with Retry-After; 0: no limit.
+            """),
         .integer("sse.maxSessionsPerStream", \.sse.maxSessionsPerStream, 1...10_000, "Most sessions one GET /events?sessions=… stream may name; more get 400 invalid_sessions."),
         .integer("sessions.limit", \.sessions.limit, 1...100_000_000, "Most sessions at once; more gets 503 too_many_sessions."),
         .seconds("sessions.idleTTLSeconds", \.sessions.idleTTLSeconds, 0...31_536_000, "Sessions untouched (no request, no subscriber) this long are deleted; 0 never."),
@@ -38,10 +45,17 @@ public enum ConfigurationSchema {
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
         .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...FileJournal.largestStateLimit, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),
-        .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable); empty: tokenFile, else generated at start."),
+        .string("admin.token", \.admin.token, "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable), at least 16 bytes unless http.host is loopback; empty: tokenFile, else generated at start."),
         .string("admin.tokenFile", \.admin.tokenFile, expected: "a file path", "File whose first line is the admin token (for container secrets)."),
         .string("auth.sessions", \.auth.sessions, expected: "open, token or jwt", "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).", check: { SessionAccessMode.Kind(rawValue: $0) == nil ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("auth.reactors", \.auth.reactors, "Reactors POST /sessions may create (others answer 403 forbidden); empty for every hosted one."),
+        .bool(
+            "auth.clientChosenIDs", \.auth.clientChosenIDs,
+            """
+            Whether POST /sessions may name the new session's id; false: the server picks every id (128 random bits) \
+            and a request naming one gets 403 forbidden. Set it false with auth.sessions=token: a taken id answers \
+            409 session_exists to anyone, telling them it exists, and anyone may claim an id before its user does.
+            """),
         .string("auth.jwt.secret", \.auth.jwt.secret, "HS256 secret of jwt mode, at least 32 bytes (better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."),
         .string("auth.jwt.secretFile", \.auth.jwt.secretFile, expected: "a file path", "File whose first line is the jwt secret (for container secrets)."),
         .integer("auth.jwt.leewaySeconds", \.auth.jwt.leewaySeconds, 0...300, "Clock skew tolerated when checking a JWT's exp, nbf and iat."),
@@ -51,6 +65,13 @@ public enum ConfigurationSchema {
         .integer("limits.requestBurst", \.limits.requestBurst, 1...10_000_000, "Requests one client address may send at once before limits.requestsPerSecond applies."),
         .integer("limits.sessionsPerMinute", \.limits.sessionsPerMinute, 0...10_000_000, "Sessions one client address may create per minute; more get 429 rate_limited; 0 for no limit."),
         .integer("limits.sessionBurst", \.limits.sessionBurst, 1...10_000_000, "Sessions one client address may create at once before limits.sessionsPerMinute applies."),
+        .integer(
+            "limits.actionBytesPerMinute", \.limits.actionBytesPerMinute, 0...1 << 40,
+            """
+            Bytes of action bodies (POST /sessions/{id}/actions) one client address may send per minute, a \
+            minute's worth at once, across all sessions: what it can add to the action logs the server keeps; \
+            more get 429 rate_limited with Retry-After; 0 for no limit.
+            """),
         .strings("limits.trustedProxies", \.limits.trustedProxies, "Proxies (addresses or CIDR blocks) whose X-Forwarded-For names the client; others' is ignored.", check: checkNetwork),
         .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
@@ -81,10 +102,22 @@ public enum ConfigurationSchema {
                 + "storage.backend=nats only those, until they reach JetStream).",
             check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
-        .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9).", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
+        .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
         .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),
         .integer("storage.snapshotEvery", \.storage.snapshotEvery, 1...10_000_000, "Mutations of one session between two snapshots (recovery replays at most this many)."),
-        .integer("storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31, "Journal segment size; compaction deletes whole segments once snapshots cover them."),
+        .integer(
+            "storage.segmentBytes", \.storage.segmentBytes, 4096...1 << 31,
+            "Journal segment size; compaction deletes the oldest whole segments once that frees at least twice what it "
+                + "copies."),
+        .integer(
+            "storage.historyVersions", \.storage.historyVersions, 0...1_000_000,
+            "Newest versions of each session that time travel (GET /admin/sessions/{id}/versions/{v}) and forks reach "
+                + "on the file journal, across compaction and restarts, within storage.historyBytes; 0: only the "
+                + "latest snapshot and what follows it."),
+        .integer(
+            "storage.historyBytes", \.storage.historyBytes, 0...1 << 34,
+            "Bytes of journal records (snapshots and state records) each session keeps for those versions; the oldest "
+                + "go first, a snapshot's worth at a time; 0: only the latest snapshot and what follows it."),
     ]
 
     /// The setting with this dotted key.

@@ -23,8 +23,11 @@ public struct ConfigurationSetting: Sendable {
                 let previous = characters[index - 1]
                 let next = index + 1 < characters.count ? characters[index + 1] : nil
                 // A word starts at an upper-case letter after a lower-case one (maxBody), or at the
-                // last capital of an acronym that a lower-case word follows (TTLSeconds).
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true) {
+                // last capital of an acronym that a lower-case word follows (TTLSeconds), but not one
+                // whose plural's "s" ends the word (clientChosenIDs).
+                let after = index + 2 < characters.count ? characters[index + 2] : nil
+                let plural = next == "s" && (after == nil || after == "." || after?.isUppercase == true)
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true && !plural) {
                     name += "_"
                 }
             }

@@ -51,6 +51,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var maxSubscribersPerSession = 10_000
         /// Most subscribers of all sessions together.
         public var maxSubscribers = 100_000
+        /// Most subscribers one client address may hold at once (a multiplexed stream counts each of its
+        /// sessions; `limits.exemptAddresses` excepted); 0 for no limit.
+        public var maxSubscribersPerAddress = 10_000
         /// Most sessions one `GET /events?sessions=…` stream may name; more get 400 `invalid_sessions`.
         public var maxSessionsPerStream = 100
     }
@@ -90,6 +93,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var sessions = "open"
         /// The reactors `POST /sessions` may create; empty for every hosted one.
         public var reactors: [String] = []
+        /// Whether `POST /sessions` may name the new session's id; false: the server picks every id (in
+        /// `token` mode, a taken id's 409 would tell anyone that it exists and let them claim ids first).
+        public var clientChosenIDs = true
         /// JSON Web Tokens (`jwt` mode).
         public var jwt = JWT()
 
@@ -126,6 +132,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var sessionsPerMinute = 30
         /// Sessions one client address may create at once before the rate applies.
         public var sessionBurst = 30
+        /// Bytes of action bodies one client address may send per minute (a minute's worth at once), which
+        /// bounds the action log it can make the server keep; 0 turns the limit off.
+        public var actionBytesPerMinute = 16 << 20
         /// Proxies whose `X-Forwarded-For` names the client (addresses or CIDR blocks).
         public var trustedProxies: [String] = []
         /// Client addresses no rate limit applies to (addresses or CIDR blocks): loopback by default.
@@ -166,6 +175,10 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var snapshotEvery = 1000
         /// Journal segment size; compaction deletes whole segments.
         public var segmentBytes = 64 << 20
+        /// Newest versions of each session that time travel and forks reach, within `historyBytes`.
+        public var historyVersions = 100
+        /// Bytes of past snapshots and state records kept per session for time travel.
+        public var historyBytes = 1 << 20
 
         /// Where the NATS backend keeps sessions, and how it shares them with other instances.
         public struct NATS: Sendable, Equatable {

@@ -31,21 +31,23 @@ final class TokenBuckets: Sendable {
         shards = (0..<16).map { _ in Shard() }
     }
 
-    /// Takes one token for `address`: nil when it had one, else the seconds until it will.
-    func take(_ address: IPAddress) -> Double? {
+    /// Takes `cost` tokens for `address`: nil when it had them, else the seconds until it will. A cost
+    /// above `burst` is taken as `burst`: it passes only with a full bucket, which it empties.
+    func take(_ address: IPAddress, cost: Double = 1) -> Double? {
+        let cost = min(cost, burst)
         let now = clock.monotonicNanoseconds()
-        let shard = shards[Int(truncatingIfNeeded: ((address.low ^ address.high) &* 0x9E37_79B9_7F4A_7C15) >> 60)]
+        let shard = shards[address.shard(among: shards.count)]
         return shard.buckets.withLock { buckets -> Double? in
             var bucket = buckets[address] ?? Bucket(tokens: burst, updated: now)
             let elapsed = Double(now &- min(bucket.updated, now)) / 1e9
             bucket.tokens = min(burst, bucket.tokens + elapsed * rate)
             bucket.updated = now
             let wait: Double?
-            if bucket.tokens >= 1 {
-                bucket.tokens -= 1
+            if bucket.tokens >= cost {
+                bucket.tokens -= cost
                 wait = nil
             } else {
-                wait = (1 - bucket.tokens) / rate
+                wait = (cost - bucket.tokens) / rate
             }
             if buckets[address] == nil, buckets.count >= capacity / shards.count { evict(&buckets, now: now) }
             buckets[address] = bucket

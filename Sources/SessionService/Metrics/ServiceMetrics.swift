@@ -10,8 +10,15 @@ public final class ServiceMetrics: Sendable {
     public let subscribers = Gauge()
     /// Sessions quarantined because their reactor crashed the server (their crash records are kept).
     public let sessionsQuarantined = Gauge()
+    /// Event streams refused because their client address held `sse.maxSubscribersPerAddress` subscribers.
+    public let subscribersRefusedPerAddress = Counter()
+    /// Actions refused because their client address spent `limits.actionBytesPerMinute`.
+    public let actionsRefusedForBytes = Counter()
     /// Answers acknowledging a change replaced by 503 because their records could not be stored.
     public let answersNotStored = Counter()
+    /// Event streams ended (`unauthorized`) because their token was replaced, or their JWT expired.
+    public let streamsEndedTokenReplaced = Counter()
+    public let streamsEndedJWTExpired = Counter()
     /// Time one `reduce` call takes, measured around the reactor's own function.
     public let reduceLatency = Histogram()
     private let requests = RequestCounters()
@@ -57,8 +64,25 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_subscriber_drops_total", value: subscriberDrops.value)
         text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
         text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
+        text.family(
+            "reactor_limit_refusals_total", type: "counter",
+            help: "Requests refused by a per-client limit other than the request rate, by its setting.")
+        text.sample(
+            "reactor_limit_refusals_total", labels: ["limit": "sse.maxSubscribersPerAddress"],
+            value: subscribersRefusedPerAddress.value)
+        text.sample(
+            "reactor_limit_refusals_total", labels: ["limit": "limits.actionBytesPerMinute"],
+            value: actionsRefusedForBytes.value)
         text.family("reactor_answers_not_stored_total", type: "counter", help: "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose).")
         text.sample("reactor_answers_not_stored_total", value: answersNotStored.value)
+        let ended = "reactor_streams_ended_unauthorized_total"
+        text.family(
+            ended, type: "counter",
+            help: "Event streams ended with unauthorized because the credential that opened them lapsed: its token was "
+                + "replaced, or its JWT reached exp plus the leeway (a multiplexed stream counts once per session part "
+                + "for a token, once for a JWT).")
+        text.sample(ended, labels: ["reason": "token_replaced"], value: streamsEndedTokenReplaced.value)
+        text.sample(ended, labels: ["reason": "jwt_expired"], value: streamsEndedJWTExpired.value)
         text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
         let heap = ProcessHeap.current()
         text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")

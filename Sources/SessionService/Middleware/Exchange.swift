@@ -24,10 +24,15 @@ final class Exchange: Sendable {
     nonisolated(unsafe) var answerHeaders: [(String, String)] = []
     /// The verified JWT of the request (jwt access mode), for routes that check it further.
     nonisolated(unsafe) var claims: JWTClaims?
+    /// The stored hash the request's token matched (token access mode), for streams ended when it is replaced.
+    nonisolated(unsafe) var matchedTokenHash: SessionTokenHash?
     /// When the exchange started, monotonic nanoseconds; set by the access log only.
     nonisolated(unsafe) var started: UInt64 = 0
     /// Set once the exchange moved off its event loop to a worker (its session is loaded over the network).
     nonisolated(unsafe) var onWorker = false
+    /// The client the per-client limits count this request under, once the first of them worked it out
+    /// (`.some(nil)`: none, the client is exempt or unknown); see ``limitedClient(resolvedBy:exempt:)``.
+    nonisolated(unsafe) private var limitedClient: IPAddress??
     /// The storage position the answer shows, which must be durable before it leaves; nil (the usual
     /// case) for everything stored when it is sent, 0 for an answer that shows nothing stored.
     nonisolated(unsafe) var dependsOn: UInt64?
@@ -48,6 +53,17 @@ final class Exchange: Sendable {
         forwardedReply = reply
         forwardedDurability = storage
         method = request.methodName
+    }
+
+    /// The client the per-client limits count this request under: found by `resolver` (behind trusted
+    /// proxies, the forwarded one), nil when in `exempt` or unknown (an in-process or forwarded request).
+    /// Worked out once, for every limit that asks (request rate, action bytes, subscribers): they all
+    /// pass the service's one resolver and exemptions.
+    func limitedClient(resolvedBy resolver: ClientAddressResolver, exempt: [IPNetwork]) -> IPAddress? {
+        if let limitedClient { return limitedClient }
+        let client = resolver.client(of: request).flatMap { exempt.contains($0) ? nil : $0 }
+        limitedClient = .some(client)
+        return client
     }
 
     /// Whether another instance forwarded this request (it is never forwarded again).

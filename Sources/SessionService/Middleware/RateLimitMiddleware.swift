@@ -11,7 +11,7 @@ struct RateLimitMiddleware: ServiceMiddleware {
     let settings: String
 
     func handle(_ exchange: Exchange, next: MiddlewareNext) {
-        guard let client = resolver.client(of: exchange.request), !exempt.contains(client),
+        guard let client = exchange.limitedClient(resolvedBy: resolver, exempt: exempt),
             let wait = buckets.take(client)
         else { return next(exchange) }
         let seconds = max(1, Int(wait.rounded(.up)))

@@ -24,9 +24,11 @@ struct SessionAccessMiddleware: ServiceMiddleware {
         case .token:
             // Creating a session needs no token: the answer carries the new session's.
             guard right != nil else { return next(exchange) }
-            guard SessionTokenHash.verify(presented: presented, against: tokenHash(exchange.id)) else {
+            let stored = tokenHash(exchange.id)
+            guard SessionTokenHash.verify(presented: presented, against: stored) else {
                 return exchange.fail(.sessionUnauthorized(exchange.id, presented: presented != nil))
             }
+            exchange.matchedTokenHash = stored
             next(exchange)
         case .jwt(let verifier):
             guard let presented else { return exchange.fail(.sessionUnauthorized(exchange.id, presented: false)) }

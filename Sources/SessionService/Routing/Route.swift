@@ -75,17 +75,24 @@ public enum Route: String, Sendable, CaseIterable {
                 .success(202, .actionAccepted, "Accepted: queued for the session's reactor."),
                 .success(200, .actionReduced, "With wait=true: every mutation of the action is reduced; the state after them."),
                 .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
-                .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+                .stateTooLarge, .stateNotEncodable, .refusedByReactor, .sessionPassivated, .timeout,
+                .rateLimited.when(.actionByteLimit),
             ] + RouteAnswer.onSession)),
         Entry("GET", "/sessions/{id}/events", .events, .session(.read), RouteDocumentation(
-            "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses right after the state that assigned them, event: end when it is deleted, event: error before the server closes a stream it cannot keep.",
+            "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses "
+                + "right after the state that assigned them, event: end when it is deleted, event: error before the "
+                + "server closes a stream it cannot keep (code unauthorized once the credential that opened it lapses: "
+                + "its token replaced, its JWT past exp plus the leeway).",
             parameters: [.select, .lastEventID],
             answers: [
                 .success(200, .eventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
                 .invalidSelect, .tooManySubscribers] + RouteAnswer.onSession)),
         // One stream, many sessions: the route checks each session of `sessions=` (its part ends if refused).
         Entry("GET", "/events", .multiplexedEvents, .eachSession(.read), RouteDocumentation(
-            "The events of several sessions over one stream: each session's current state, then its new ones; every data names its session, every id: is one cursor for the whole stream, event: end ends one session's part (deleted, unknown_session, unauthorized) and the stream stays open while any part is live.",
+            "The events of several sessions over one stream: each session's current state, then its new ones; every "
+                + "data names its session, every id: is one cursor for the whole stream, event: end ends one session's "
+                + "part (deleted, unknown_session, unauthorized: also once its token is replaced or the JWT passes exp "
+                + "plus the leeway) and the stream stays open while any part is live.",
             parameters: [.sessions, .select, .streamCursor, .sessionTokens],
             answers: [
                 .success(200, .sessionsEventStream, "An event stream (it stays open; HEAD gets its head alone, without subscribing).", headers: [("Cache-Control", "no-cache")]),
@@ -108,20 +115,28 @@ public enum Route: String, Sendable, CaseIterable {
             "Force a state (stub mode only); it is emitted to subscribers as a new version.", body: .state,
             answers: [
                 .success(200, .forcedState, "The forced state and its version."), .invalidJSON, .unsupportedMediaType, .stubDisabled,
-                .invalidState, .stateTooLarge, .stateNotEncodable,
+                .invalidState, .stateTooLarge, .stateNotEncodable, .refusedByReactor,
             ] + RouteAnswer.onSession)),
         Entry("GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin, RouteDocumentation(
-            "Time travel: the state at a past version, replayed from the nearest snapshot at or below it.",
+            "Time travel: the state at a past version, replayed from the nearest snapshot at or below it. Reach: with "
+                + "the file journal, every session's newest storage.historyVersions versions (100 by default) within "
+                + "storage.historyBytes of records (1 MiB), kept through compaction and restarts for as long as the "
+                + "session exists, and older versions until compaction deletes their segments; on NATS "
+                + "(storage.backend=nats), every version since the session's latest trim (once its subject holds more "
+                + "than 2,048 messages, the session writes a checkpoint and what came before it is deleted), whatever "
+                + "the two settings say.",
             answers: [.success(200, .stateAtVersion, "The state at that version."), .invalidVersion, .unknownVersion, .versionGone, .memoryOnly] + RouteAnswer.onSession)),
         Entry("POST", "/admin/sessions/{id}/fork", .adminFork, .admin, RouteDocumentation(
-            "Fork a new session from a past version: its state is the source's at that version, and its version starts there.",
+            "Fork a new session from a past version (any version time travel reaches): its state is the source's at "
+                + "that version, and its version starts there.",
             body: .forkRequest,
             answers: [
                 .success(201, .createdSession, "The new session.", headers: [("Location", "The new session's path: /sessions/{id}.")]),
                 .invalidID, .invalidBodyMember, .stateTooLarge, .unknownVersion, .versionGone, .sessionExists, .memoryOnly, .tooManySessions,
             ] + RouteAnswer.onJSONObject + RouteAnswer.onSession)),
         Entry("POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin, RouteDocumentation(
-            "Replace a session's capability token (auth.sessions=token); the old one stops working at once.",
+            "Replace a session's capability token (auth.sessions=token); the old one stops working at once, and the "
+                + "event streams opened with it end (unauthorized) on every instance.",
             answers: [.success(200, .sessionToken, "The new token, shown only here.", when: .tokenMode), .notTokenMode] + RouteAnswer.onSession)),
         Entry("POST", "/admin/sessions/{id}/release", .adminRelease, .admin, RouteDocumentation(
             "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "

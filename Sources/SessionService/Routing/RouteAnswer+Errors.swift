@@ -26,8 +26,17 @@ extension RouteAnswer {
     static let stubDisabled = error(409, "stub_disabled", "States can be forced only while stub mode is on.")
     static let memoryOnly = error(409, "memory_only", "Time travel and forks need the journal; this server runs with storage.memoryOnly.", when: .memoryOnly)
     static let notTokenMode = error(409, "not_token_mode", "Sessions are not guarded by tokens here (auth.sessions is not token).", when: .notTokenMode)
-    static let versionGone = error(410, "version_gone", "The version is older than the retained history: compaction keeps the latest snapshot and what follows it.")
-    static let forbidden = error(403, "forbidden", "This reactor may not be created here (auth.reactors), or the JWT does not grant create on this id.", when: .creationRestricted)
+    static let versionGone = error(
+        410, "version_gone",
+        "The version is older than the retained history (storage.historyVersions and storage.historyBytes with the "
+            + "file journal, the latest trim on NATS); the message names the oldest version retained.")
+    static let forbidden = error(
+        403, "forbidden",
+        """
+        This reactor may not be created here (auth.reactors), the request names an id where the server picks them \
+        (auth.clientChosenIDs), or the JWT does not grant create on this id.
+        """,
+        when: .creationRestricted)
 
     // MARK: Actions and states
 
@@ -37,16 +46,41 @@ extension RouteAnswer {
     static let invalidBodyMember = error(422, "invalid_request", "A member the body needs is missing or of the wrong type.")
     static let stateTooLarge = error(422, "state_too_large", "The state would be larger than sessions.maxStateBytes of JSON; it was not applied and the session is unchanged.")
     static let stateNotEncodable = error(422, "state_not_encodable", "The state has no JSON form (a NaN, say); it was not applied and the session is unchanged.")
+    /// Its code is the middleware's own (an empty code here: the document allows any).
+    static let refusedByReactor = error(
+        422, "",
+        """
+        A middleware the reactor was registered with refused the action, or a state it or the forced state \
+        would produce; the code and message are that middleware's. Nothing was applied.
+        """,
+        when: .reactorMiddlewares)
     static let timeout = error(504, "timeout", "The action was accepted, but its mutations were not all reduced within sessions.waitTimeoutSeconds; it keeps running.")
 
     // MARK: Capacity and storage
 
-    static let storageUnavailable = error(503, "storage_unavailable", "The journal cannot be written, or this stored session cannot be read from it right now, or (several instances on NATS) what the answer showed can never be stored because another instance took the session over meanwhile; nothing acknowledged is lost, retry.")
+    static let storageUnavailable = error(
+        503, "storage_unavailable",
+        "The journal cannot be written (a change is refused, and so is a read that would show a change not stored "
+            + "yet), or this stored session cannot be read from it right now, or (several instances on NATS) what the "
+            + "answer showed can never be stored because another instance took the session over meanwhile; nothing "
+            + "acknowledged is lost, retry.")
     static let tooManySessions = error(503, "too_many_sessions", "The server holds its limit of sessions (sessions.limit).")
     static let sessionPassivated = error(503, "session_passivated", "The session left memory twice while the request was in progress; retry.")
-    static let tooManySubscribers = error(503, "too_many_subscribers", "The session or the server has its limit of subscribers (sse.maxSubscribersPerSession, sse.maxSubscribers); retry later.", headers: [("Retry-After", "Seconds to wait before trying again.")])
+    static let tooManySubscribers = error(
+        503, "too_many_subscribers",
+        """
+        The session, the server or this client address has its limit of subscribers (sse.maxSubscribersPerSession, \
+        sse.maxSubscribers, sse.maxSubscribersPerAddress); retry later.
+        """,
+        headers: [("Retry-After", "Seconds to wait before trying again.")])
     static let shuttingDown = error(503, "shutting_down", "The server is shutting down: it stopped accepting work, and what is still unanswered at http.shutdownDeadlineSeconds gets this.")
-    static let rateLimited = error(429, "rate_limited", "Too many requests (limits.requestsPerSecond) or new sessions (limits.sessionsPerMinute) from this client address.", headers: [("Retry-After", "Seconds until the client may try again.")])
+    static let rateLimited = error(
+        429, "rate_limited",
+        """
+        Too many requests (limits.requestsPerSecond), new sessions (limits.sessionsPerMinute) or bytes of actions \
+        (limits.actionBytesPerMinute) from this client address.
+        """,
+        headers: [("Retry-After", "Seconds until the client may try again.")])
 
     /// The answers of every route on one session (`{id}`): it may be unknown, unreadable or damaged.
     static let onSession: [RouteAnswer] = [unknownSession, sessionUnavailable, storageUnavailable]

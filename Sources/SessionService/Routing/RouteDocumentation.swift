@@ -105,8 +105,13 @@ public enum RouteCondition: Sendable {
     case tokenMode
     /// Any `auth.sessions` other than `token`.
     case notTokenMode
-    /// `auth.reactors` names the reactors that may be created, or `auth.sessions=jwt` (whose tokens may lack `create`).
+    /// `auth.reactors` names the reactors that may be created, `auth.clientChosenIDs` is false, or
+    /// `auth.sessions=jwt` (whose tokens may lack `create`).
     case creationRestricted
     /// `limits.sessionsPerMinute` above 0.
     case sessionRateLimit
+    /// `limits.actionBytesPerMinute` above 0.
+    case actionByteLimit
+    /// A hosted reactor (of those the document shows) was registered with middlewares of its own.
+    case reactorMiddlewares
 }

@@ -22,6 +22,9 @@ public final class ReactorServer: Sendable {
     public let adminToken: String
     /// Whether ``adminToken`` was generated at start (nothing configured one).
     public let adminTokenGenerated: Bool
+    /// Whether the configured admin token is shorter than ``minimumAdminTokenBytes`` (allowed on loopback
+    /// only, with a warning at start).
+    let adminTokenIsShort: Bool
     let http: HTTPServer
     let logger: Logger
     /// Where sessions are stored, nil with `storage.memoryOnly`.
@@ -34,6 +37,7 @@ public final class ReactorServer: Sendable {
         self.configuration = configuration
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
+        adminTokenIsShort = try Self.checkAdminTokenLength(adminToken, configuration)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
         Self.installCrashHandler(configuration, storage: storage, logger: logger)
         let access = try SessionAccessMode.from(configuration.auth)
@@ -70,7 +74,14 @@ public final class ReactorServer: Sendable {
         if adminTokenGenerated {
             lines.append("admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)")
         } else {
-            lines.append("admin token: as configured (\(configuration.admin.tokenFile.isEmpty ? "REACTOR_ADMIN_TOKEN or admin.token" : "admin.tokenFile \(configuration.admin.tokenFile)"))")
+            lines.append("admin token: as configured (\(Self.adminTokenSource(configuration.admin)))")
+        }
+        if adminTokenIsShort {
+            let source = Self.adminTokenSource(configuration.admin)
+            lines.append(
+                "WARNING: the admin token (\(source)) is \(adminToken.utf8.count) bytes, fewer than "
+                    + "\(Self.minimumAdminTokenBytes): allowed on loopback only, anywhere else the server refuses to "
+                    + "start. Use a random one, e.g. REACTOR_ADMIN_TOKEN=$(openssl rand -base64 24)")
         }
         switch service.access.kind {
         case .open where !Self.isLoopback(configuration.http.host):
@@ -206,6 +217,11 @@ public final class ReactorServer: Sendable {
         options.requestTimeout = .milliseconds(Int64(settings.timeoutSeconds * 1000))
         options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
         options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
+        if FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
+            logger.warning(
+                "storage.fsync=always applies to the file backend only: with NATS, JetStream acknowledges a record once a quorum wrote it, and syncs it to disk when nats-server's sync_interval says (set sync_interval: always in each node's jetstream block, nats-server 2.10 or later)",
+                ["servers": .string(servers.map(\.description).joined(separator: ","))])
+        }
         do {
             return try NATSStorage(options: options, logger: logger)
         } catch {
@@ -231,6 +247,7 @@ public final class ReactorServer: Sendable {
         options.segmentBytes = settings.segmentBytes
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
+        options.history = HistoryLimits(versions: UInt64(settings.historyVersions), bytes: settings.historyBytes)
         do {
             return try FileJournal(options: options, logger: logger)
         } catch {
@@ -251,6 +268,34 @@ public final class ReactorServer: Sendable {
             return (token, false)
         }
         return (AdminAuthenticator.generateToken(), true)
+    }
+
+    /// Fewest bytes a configured admin token may have when the server listens beyond loopback: 128 bits
+    /// of a random token (a generated one has 256).
+    static let minimumAdminTokenBytes = 16
+
+    /// Refuses a configured admin token shorter than ``minimumAdminTokenBytes`` when `http.host` is not a
+    /// loopback address (anyone who reaches the port could guess it); returns whether it is that short
+    /// on loopback (warned about at start). The message names where the token came from, never the token.
+    static func checkAdminTokenLength(
+        _ token: String, _ configuration: ServerConfiguration
+    ) throws(ConfigurationError) -> Bool {
+        let bytes = token.utf8.count
+        guard bytes < minimumAdminTokenBytes else { return false }
+        let host = configuration.http.host
+        guard isLoopback(host) else {
+            throw ConfigurationError(
+                "\(adminTokenSource(configuration.admin)): the admin token is \(bytes) bytes; listening on \(host), "
+                    + "beyond loopback, it needs at least \(minimumAdminTokenBytes) (e.g. `openssl rand -base64 24`), "
+                    + "or leave it unset to have one generated")
+        }
+        return true
+    }
+
+    /// Where a configured admin token comes from, for messages.
+    static func adminTokenSource(_ admin: ServerConfiguration.Admin) -> String {
+        guard admin.token.isEmpty, !admin.tokenFile.isEmpty else { return "REACTOR_ADMIN_TOKEN or admin.token" }
+        return "admin.tokenFile \(admin.tokenFile)"
     }
 
     static func httpConfiguration(_ configuration: ServerConfiguration) -> HTTPServer.Configuration {

@@ -80,7 +80,7 @@ public enum ReactorServerCommand {
         // do not keep a generated admin token.
         let summary = server.startupSummary(address: address)
         writeStandardError(summary.split(separator: "\n").map { "reactor-server: \($0)\n" }.joined())
-        if let warning = summary.split(separator: "\n").first(where: { $0.hasPrefix("WARNING: ") }) {
+        for warning in summary.split(separator: "\n") where warning.hasPrefix("WARNING: ") {
             logger.warning(String(warning.dropFirst("WARNING: ".count)))
         }
         logger.info("listening", [

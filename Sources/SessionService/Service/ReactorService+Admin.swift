@@ -25,6 +25,9 @@ extension ReactorService {
     /// `includeStored`) stored sessions resident nowhere that answered.
     func replySessions(_ exchange: Exchange, remote: [[UInt8]], remoteIDs: Set<String>, unreachable: [String], includeStored: Bool) {
         let instance = store.storage?.peers?.instanceName
+        // While storage cannot store records, the listing must not wait for them: each session whose
+        // newest changes are not stored is marked instead.
+        let failing = store.storage?.unavailableReason != nil
         var out = JSONWriter(capacity: 4096)
         out.raw("{\"sessions\":[")
         let resident = store.all()
@@ -41,6 +44,10 @@ extension ReactorService {
             out.integer(subscribers.count)
             out.raw(",\"stub\":")
             out.bool(session.isStubEnabled)
+            if failing, let unstored = unstored(session.id, at: session.storedPosition) {
+                out.raw(",\"unavailable\":")
+                out.string(unstored.message)
+            }
             if let instance {
                 out.raw(",\"instance\":")
                 out.string(instance)
@@ -80,6 +87,7 @@ extension ReactorService {
             out.raw("]")
         }
         out.raw("}")
+        if failing { exchange.dependsOn = 0 }
         exchange.reply(200, json: out.bytes)
     }
 
@@ -107,7 +115,9 @@ extension ReactorService {
             out.integer(next)
         }
         out.raw("}")
-        exchange.dependsOn = session.storedPosition
+        let position = session.storedPosition
+        if refusedAsUnstored(id, at: position, exchange) { return }
+        exchange.dependsOn = position
         exchange.reply(200, json: out.bytes)
     }
 

@@ -13,6 +13,9 @@ extension ReactorService {
         peers.serveForwardedRequests { [weak self] request, reply in
             guard let self else { return reply(ForwardedResponse(status: 503, headers: [], body: Array(#"{"error":{"code":"shutting_down","message":"the instance is stopping"}}"#.utf8))) }
             if let relay = request.relay { return serveRelay(request, relay, peers, reply) }
+            if request.method == RelayedSession.checkMethod {
+                return reply(ForwardedResponse(status: 200, headers: [], body: relays.unfed(request.body)))
+            }
             let headers = HTTPHeaders(pairs: request.contentType.map { [("Content-Type", $0)] } ?? [])
             let forwarded = HTTPRequest(method: HTTPMethod(rawValue: request.method), target: request.target, headers: headers, body: request.body)
             let exchange = Exchange(forwarded: forwarded, storage: store.storage, reply: reply)
@@ -55,14 +58,16 @@ extension ReactorService {
         return store.session(id)
     }
 
-    /// The routes another instance may forward: those that act on one resident session, and the list.
-    static let forwardable: Set<Route> = [.adminSessions, .adminActions, .adminStub, .adminState]
+    /// The routes another instance may forward: those that act on one resident session or read its past, and the list.
+    static let forwardable: Set<Route> = [.adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork]
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true
     /// when it did (the answer comes from there). Not resident here and run by nobody: false, and the
     /// route loads it here as usual. A quarantined session runs nowhere (a claim may be left by an owner
     /// that died of it): answered here.
-    func forwardToOwner(_ id: String, _ exchange: Exchange) -> Bool {
+    /// `orElse`, when given, answers instead when the owner does not (a route that can be answered from the
+    /// stored records alone: an owner that just died should not make it fail).
+    func forwardToOwner(_ id: String, _ exchange: Exchange, orElse fallback: (@Sendable () -> Void)? = nil) -> Bool {
         guard !exchange.isForwarded, let peers = store.storage?.peers, !store.isResident(id), let owner = peers.owner(of: id) else { return false }
         guard store.storage?.storedSession(id)?.unavailable == nil else { return false }
         // The answer shows nothing this instance stored.
@@ -75,6 +80,7 @@ extension ReactorService {
                 let others = response.headers.filter { $0.name.lowercased() != "content-type" }.map { ($0.name, $0.value) }
                 exchange.reply(response.status, body: response.body, contentType: contentType, headers: others)
             case .failure(let error):
+                if let fallback { return Self.storageWork.async { fallback() } }
                 exchange.fail(.storageUnavailable("session \(id) runs on instance \(owner), which did not answer (\(error)); try again"))
             }
         }

@@ -16,18 +16,28 @@ extension ReactorService {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
         }
         let select: (pointer: JSONPointer, text: String)?
+        // Given back by the subscriber once it leaves the session, or when dropped unused (HEAD, a refusal).
+        let holds: [AddressQuota.Hold]
         do {
             select = try Self.select(exchange)
+            holds = try holdSubscribers(1, for: exchange)
         } catch {
             return exchange.fail(error)
         }
+        // Its first event would wait for records that may never be written.
+        if refusedAsUnstored(id, at: session.storedPosition, exchange) { return }
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         // Browsers resend the last id they saw; anything that is not a version is ignored.
         let lastEventID = exchange.request.headers["Last-Event-ID"].flatMap { UInt64($0.trimmed) }
         // Left memory since the lookup: follow the session loaded back.
         let target = session.isPassivated ? store.session(id) ?? session : session
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        SessionEventStream.open(target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID, select: select?.pointer, selectText: select?.text)
+        let stream = SessionEventStream.open(
+            target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID,
+            select: select?.pointer, selectText: select?.text, hold: holds.first)
+        if let stream {
+            endWhenCredentialLapses(stream, tokens: exchange.matchedTokenHash.map { [(id, $0)] } ?? [], exchange)
+        }
         exchange.finished(200)
     }
 

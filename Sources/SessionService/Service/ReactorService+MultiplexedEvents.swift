@@ -25,7 +25,7 @@ extension ReactorService {
         var starts: [PartStart] = []
         starts.reserveCapacity(ids.count)
         for (id, allowed) in zip(ids, granted) {
-            guard allowed else {
+            guard allowed.granted else {
                 starts.append(.end(ServerSentEventVocabulary.unauthorized))
                 continue
             }
@@ -34,6 +34,11 @@ extension ReactorService {
                 continue
             }
             session.touch(at: now)
+            // Its first state would hold up every part after it, waiting for records never written.
+            if let unstored = unstored(id, at: session.storedPosition) {
+                starts.append(.fail(unstored))
+                continue
+            }
             starts.append(.subscribe(session))
         }
         // Counted without a lock, as for one session's stream.
@@ -49,22 +54,38 @@ extension ReactorService {
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"))
         }
+        // One per part that subscribes, in order; given back as each part leaves its session.
+        var holds: [AddressQuota.Hold]
+        do {
+            holds = try holdSubscribers(subscribing, for: exchange)
+        } catch {
+            return exchange.fail(error)
+        }
         if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
-        let stream = MultiplexedEventStream(sessions: ids, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+        // Only of the parts that follow their session: the cursor must not tell a refused id exists.
+        let incarnations = zip(ids, starts).map { id, start -> UInt64 in
+            guard case .subscribe = start else { return 0 }
+            return store.incarnation(of: id)
+        }
+        let stream = MultiplexedEventStream(
+            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {
             case .subscribe(let session):
                 let id = ids[index]
-                stream.subscribe(index, to: session.isPassivated ? store.session(id) ?? session : session) { [weak self] in self?.streamedSession(id) }
+                let current = session.isPassivated ? store.session(id) ?? session : session
+                stream.subscribe(index, to: current, hold: holds.popLast()) { [weak self] in self?.streamedSession(id) }
             case .end(let reason):
                 stream.end(index, reason: reason)
             case .fail(let error):
                 stream.fail(index, code: error.code, message: error.message)
             }
         }
+        let tokens = zip(ids, granted).compactMap { id, part in part.matched.map { (id: id, matched: $0) } }
+        endWhenCredentialLapses(stream, tokens: tokens, exchange)
         exchange.finished(200)
     }
 
@@ -92,21 +113,23 @@ extension ReactorService {
 
     /// Whether the request may read each session, as the access mode checks one session's stream: anyone
     /// (open); the session's own token, the tokens of `access_token=t1,t2,…` taken in the order of the ids
-    /// (token); the JWT the access middleware verified, granting `read` on that session (jwt).
-    func grantedParts(_ ids: [String], _ exchange: Exchange) -> [Bool] {
+    /// (token, with the stored hash the token matched); the JWT the access middleware verified, granting
+    /// `read` on that session (jwt).
+    func grantedParts(_ ids: [String], _ exchange: Exchange) -> [(granted: Bool, matched: SessionTokenHash?)] {
         switch access {
         case .open:
-            return ids.map { _ in true }
+            return ids.map { _ in (true, nil) }
         case .token:
             let tokens = BearerCredential.presented(by: exchange.request)?.split(separator: ",", omittingEmptySubsequences: false) ?? []
             return ids.enumerated().map { index, id in
                 let token = index < tokens.count && !tokens[index].isEmpty ? String(tokens[index]) : nil
+                let stored = store.accessTokenHash(for: id)
                 // Checked against a decoy for an unknown id, with the same work: the answer is the same.
-                return SessionTokenHash.verify(presented: token, against: store.accessTokenHash(for: id))
+                return SessionTokenHash.verify(presented: token, against: stored) ? (true, stored) : (false, nil)
             }
         case .jwt:
-            guard let claims = exchange.claims else { return ids.map { _ in false } }
-            return ids.map { claims.refusal(right: .read, sessionID: $0) == nil }
+            guard let claims = exchange.claims else { return ids.map { _ in (false, nil) } }
+            return ids.map { (claims.refusal(right: .read, sessionID: $0) == nil, nil) }
         }
     }
 }

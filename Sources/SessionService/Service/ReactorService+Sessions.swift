@@ -23,6 +23,12 @@ extension ReactorService {
         case nil, .null?:
             id = SessionID.random()
         case .string(let chosen)?:
+            // Before anything about the id is looked at: the same answer whether it exists or not.
+            guard configuration.auth.clientChosenIDs else {
+                return exchange.fail(APIError(
+                    status: 403, code: "forbidden",
+                    message: #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
+            }
             guard SessionID.isValid(chosen) else {
                 return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got \(JSONWriter.quoted(String(chosen.prefix(80))))"))
             }

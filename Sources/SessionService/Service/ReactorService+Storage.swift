@@ -24,12 +24,45 @@ extension ReactorService {
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
         crashes.refreshGauge()
-        if let peers = storage.peers { relays.sweep(peers) { [store] in store.isResident($0) } }
+        if let peers = storage.peers {
+            relays.sweep(peers) { [store] in store.isResident($0) }
+            // Relays confirmed a second or more ago: one set up since is still on its way to being fed.
+            relays.verify(peers, confirmedBefore: now > 1_000_000_000 ? now - 1_000_000_000 : 0)
+        }
+    }
+
+    /// While storage cannot store records, a read showing session `id` up to `position` (its newest
+    /// records) that are not stored answers `503 storage_unavailable` at once and returns true: held
+    /// for durability, it would wait for a write that may never succeed. False when it may be answered.
+    func refusedAsUnstored(_ id: String, at position: UInt64, _ exchange: Exchange) -> Bool {
+        guard let error = unstored(id, at: position) else { return false }
+        exchange.dependsOn = 0
+        exchange.fail(error)
+        return true
+    }
+
+    /// Why a read of session `id` up to `position` cannot be answered now: its records there are not
+    /// stored and storage cannot store records. Nil when they are stored, or on their way.
+    func unstored(_ id: String, at position: UInt64) -> APIError? {
+        // Asked first: the file journal writes what is buffered right here, and fails if it cannot.
+        guard let storage = store.storage, !storage.isDurable(position), let reason = storage.unavailableReason else {
+            return nil
+        }
+        let message = "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
+            + "answer 503 until a retried write stores them"
+        return APIError(status: 503, code: "storage_unavailable", message: message)
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
     /// nearest snapshot at or below it.
     func adminVersion(_ id: String, _ exchange: Exchange) {
+        // Another instance runs it: that one knows its latest version without reading the records back.
+        if forwardToOwner(id, exchange, orElse: { self.answerVersion(id, exchange) }) { return }
+        answerVersion(id, exchange)
+    }
+
+    /// `GET …/versions/{version}` answered from the records this instance can read.
+    func answerVersion(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "time travel needs the journal; this server runs with storage.memoryOnly"))
         }
@@ -37,6 +70,8 @@ extension ReactorService {
         guard segments.count == 5, let version = UInt64(segments[4]) else {
             return exchange.fail(APIError(status: 400, code: "invalid_version", message: "the version must be a non-negative integer, got \(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
         }
+        // Replayed from what the files hold: while storage fails it shows nothing that waits for a write.
+        if storage.unavailableReason != nil { exchange.dependsOn = 0 }
         switch stateJSON(id, at: version, storage: storage) {
         case .success(let state):
             var out = JSONWriter(capacity: 64 + state.count)
@@ -55,16 +90,33 @@ extension ReactorService {
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
         if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
-        guard version <= info.version else {
-            return .failure(APIError(status: 404, code: "unknown_version", message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet"))
-        }
+        let notYet = APIError(
+            status: 404, code: "unknown_version",
+            message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
+        // On storage shared by instances the catalog's version of a session another instance ran may lag
+        // behind its records (it is brought up to date when the session leaves that instance): the
+        // records decide.
+        let shared = storage.peers != nil
+        guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
             return .failure(APIError(status: 409, code: "session_unavailable", message: "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         let history: StoredVersionHistory
         do {
             guard let found = try storage.history(of: id, upTo: version) else {
-                return .failure(APIError(status: 410, code: "version_gone", message: "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained history (compaction keeps the latest snapshot and what follows it); the oldest retained version is \(storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown")"))
+                if version > info.version {
+                    return .failure(APIError(
+                        status: 404, code: "unknown_version",
+                        message: "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does not exist yet"))
+                }
+                // A version not rebuilt while writes fail may be one whose records wait to be written.
+                if let reason = storage.unavailableReason { return .failure(APIError(.storageUnavailable(reason))) }
+                let oldest = storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown"
+                let message = "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained "
+                    + "history (storage keeps the newest \(configuration.storage.historyVersions) versions of each "
+                    + "session, storage.historyVersions, and older ones until compaction drops them); the oldest "
+                    + "retained version is \(oldest)"
+                return .failure(APIError(status: 410, code: "version_gone", message: message))
             }
             history = found
         } catch {
@@ -80,6 +132,13 @@ extension ReactorService {
     /// `POST /admin/sessions/{id}/fork` `{"version": V, "id": "optional"}` → 201, a new session whose
     /// history starts at the source's state of version V (its version is V).
     func adminFork(_ id: String, _ exchange: Exchange) {
+        // Forked where the source runs, which has every version it has shown.
+        if forwardToOwner(id, exchange, orElse: { self.forkHere(id, exchange) }) { return }
+        forkHere(id, exchange)
+    }
+
+    /// `POST …/fork` on this instance, from the records it can read.
+    func forkHere(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
             return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
         }

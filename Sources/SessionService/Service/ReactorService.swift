@@ -18,6 +18,8 @@ public final class ReactorService: HTTPResponder {
     let router = Router()
     /// Streams of sessions another instance runs, and those other instances hold here.
     let relays = RelayedSubscriptions()
+    /// Streams opened with a JWT, ended at its `exp` plus the leeway (jwt access mode).
+    let expiringStreams: ExpiringStreams
     /// Each route's middleware and responder, by `Route` index; set once, at the end of `init`.
     nonisolated(unsafe) private(set) var chains: [MiddlewareChain] = []
     /// For requests no route takes (404, 405).
@@ -36,6 +38,12 @@ public final class ReactorService: HTTPResponder {
     /// The sessions a crash of their reactor quarantined, and what crashed them.
     let crashes: CrashQuarantine
     let accepting = Atomic<Bool>(true)
+    /// Who a request comes from, for the per-client limits (`limits.trustedProxies`).
+    let clientResolver: ClientAddressResolver
+    /// Clients no per-client limit applies to (`limits.exemptAddresses`).
+    let exemptClients: [IPNetwork]
+    /// Subscribers held by each client address (`sse.maxSubscribersPerAddress`); nil when unlimited.
+    let subscriberQuota: AddressQuota?
 
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
@@ -70,6 +78,7 @@ public final class ReactorService: HTTPResponder {
         limits.snapshotEvery = configuration.storage.snapshotEvery
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
+        expiringStreams = ExpiringStreams(clock: clock, ended: context.metrics.streamsEndedJWTExpired)
         let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
         self.store = store
         storageWaitsOnNetwork = storage?.waitsOnNetwork ?? false
@@ -84,6 +93,11 @@ public final class ReactorService: HTTPResponder {
         openAPIDocument = openAPI.json(reactor: nil)
         openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
         reactorsDocument = Self.reactorsJSON(catalog)
+        let trustedProxies = configuration.limits.trustedProxies.compactMap(IPNetwork.init)
+        clientResolver = ClientAddressResolver(trustedProxies: trustedProxies)
+        exemptClients = configuration.limits.exemptAddresses.compactMap(IPNetwork.init)
+        let perAddress = configuration.sse.maxSubscribersPerAddress
+        subscriberQuota = perAddress > 0 ? AddressQuota(limit: perAddress) : nil
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
@@ -138,8 +152,8 @@ public final class ReactorService: HTTPResponder {
         let cors = CORSMiddleware(allowedOrigins: configuration.cors.allowedOrigins)
         if cors.isEnabled { outer.append(cors) }
         let limits = configuration.limits
-        let resolver = ClientAddressResolver(trustedProxies: limits.trustedProxies.compactMap(IPNetwork.init))
-        let exempt = limits.exemptAddresses.compactMap(IPNetwork.init)
+        let resolver = clientResolver
+        let exempt = exemptClients
         if limits.requestsPerSecond > 0 {
             let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
             outer.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "requests", settings: "limits.requestsPerSecond"))
@@ -148,6 +162,12 @@ public final class ReactorService: HTTPResponder {
         if limits.sessionsPerMinute > 0 {
             let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
             creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
+        }
+        var acting: [any ServiceMiddleware] = []
+        if limits.actionBytesPerMinute > 0 {
+            let perMinute = Double(limits.actionBytesPerMinute)
+            let buckets = TokenBuckets(rate: perMinute / 60, burst: limits.actionBytesPerMinute, clock: clock)
+            acting.append(ActionBytesMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, metrics: metrics))
         }
         let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
         let routes = Route.allCases.map { route in
@@ -159,6 +179,8 @@ public final class ReactorService: HTTPResponder {
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .session(let right):
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+                // After the access check: only those who may act spend their budget.
+                if route == .postAction { layers += acting }
             case .eachSession:
                 // Only the JWT itself is checked here; the route checks each session (tokens, rights).
                 if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
@@ -233,7 +255,9 @@ public final class ReactorService: HTTPResponder {
                 let snapshot = session.snapshot()
                 // It shows this session's state, so only its own records need be durable: read after
                 // the state, so the position covers the record of the version shown.
-                exchange.dependsOn = session.storedPosition
+                let position = session.storedPosition
+                if refusedAsUnstored(id, at: position, exchange) { return }
+                exchange.dependsOn = position
                 exchange.reply(200, json: Self.sessionJSON(session, snapshot))
             }
         case .deleteSession: deleteSession(id, exchange)

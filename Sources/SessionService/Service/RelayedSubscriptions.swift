@@ -46,6 +46,9 @@ final class RelayedSubscriptions: Sendable {
         return true
     }
 
+    /// The subjects of the subscriptions other instances hold here.
+    var heldSubjects: [String] { held.withLock { Array($0.keys) } }
+
     /// Ends the subscription whose events go to `subject` (its relay has no subscribers left).
     func release(_ subject: String) {
         guard let gone = held.withLock({ $0.removeValue(forKey: subject) }) else { return }
@@ -84,6 +87,38 @@ final class RelayedSubscriptions: Sendable {
             return Array(dropped.values)
         }
         for entry in dropped { entry.session.handle(.closed, for: entry.subscriber) }
+    }
+
+    /// Asks each owner which of the relays here it no longer feeds, and ends those (`session_moved`, so their
+    /// subscribers reconnect to where the session runs): a relay's end travels as one message over the cluster,
+    /// and one that never arrives (or a subscription the owner dropped as its session moved away and back)
+    /// would leave its streams silent for good. Only relays confirmed before `confirmedBefore` are asked about,
+    /// so one still being set up is not taken for lost. One request per owner per call.
+    func verify(_ peers: any ClusterPeers, confirmedBefore: UInt64) {
+        let all = relayed.withLock { Array($0.values) }
+        let byOwner = Dictionary(grouping: all.filter { ($0.establishedAt ?? .max) < confirmedBefore }, by: \.owner)
+        for (owner, sessions) in byOwner {
+            let subjects = sessions.compactMap(\.inboxSubject)
+            guard !subjects.isEmpty else { continue }
+            let request = ForwardedRequest(
+                method: RelayedSession.checkMethod, target: "/events", contentType: nil, body: Array(subjects.joined(separator: "\n").utf8))
+            peers.forward(request, to: owner) { result in
+                // No answer: the owner's liveness is the sweep's to judge.
+                guard case .success(let answer) = result, answer.status == 200 else { return }
+                let lost = Set(answer.body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) })
+                for session in sessions where lost.contains(session.inboxSubject ?? "") {
+                    session.end(.unavailable(code: "session_moved", message: "instance \(owner) no longer sends this session's events; reconnect to follow it"))
+                }
+            }
+        }
+    }
+
+    /// Of the relay subjects in `body` (one per line), those this instance does not feed (any more): the answer
+    /// to ``verify(_:confirmedBefore:)``.
+    func unfed(_ body: [UInt8]) -> [UInt8] {
+        let subjects = body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
+        let lost = held.withLock { held in subjects.filter { held[$0]?.subscriber.sink == nil } }
+        return Array(lost.joined(separator: "\n").utf8)
     }
 
     /// Tells the owner of `session` to end the subscription whose events go to `inbox`.

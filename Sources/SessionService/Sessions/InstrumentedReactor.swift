@@ -57,6 +57,9 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
 
     @inlinable func transform(state: State) -> State { base.transform(state: state) }
 
+    @inlinable
+    func recover(interrupted action: Action, state: State) -> [Mutation] { base.recover(interrupted: action, state: state) }
+
     @usableFromInline
     func effectDidFail(_ error: any Error) {
         base.effectDidFail(error)

@@ -11,6 +11,8 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
+    /// Whether it was registered with middlewares of its own (which may refuse actions with their own codes).
+    public let hasMiddlewares: Bool
     /// What its actions and states look like on the wire, as its author declared; nil when undeclared
     /// (the OpenAPI document then describes them generically).
     public let schema: ReactorSchema?
@@ -33,6 +35,7 @@ public struct ReactorDefinition: Sendable {
     @usableFromInline
     init(
         name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
+        hasMiddlewares: Bool,
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
         replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
@@ -42,6 +45,7 @@ public struct ReactorDefinition: Sendable {
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
+        self.hasMiddlewares = hasMiddlewares
         self.schema = schema
         self.makeSession = makeSession
         self.restoreSession = restoreSession
@@ -51,13 +55,15 @@ public struct ReactorDefinition: Sendable {
 }
 
 /// The reactors a server hosts, by name. Register your own next to (or instead of) the examples; a
-/// `schema` (its action cases and state) makes `/openapi.json` describe its actions and states exactly:
+/// `schema` (its action cases and state) makes `/openapi.json` describe its actions and states exactly,
+/// and `middlewares` gives each session the reactor's own `ReactorMiddleware`s (validation, logging, …):
 ///
 /// ```swift
 /// var catalog = ReactorCatalog()
 /// catalog.register(
 ///     "counter", summary: "A number you can change.", exampleActions: [#"{"type":"increase"}"#],
-///     schema: ReactorSchema(actions: [.action("increase"), .action("decrease")], state: .object(["value": .int]))
+///     schema: ReactorSchema(actions: [.action("increase"), .action("decrease")], state: .object(["value": .int])),
+///     middlewares: { sessionID in [CounterLimit(maximum: 10)] }
 /// ) { CounterReactor() }
 /// ```
 public struct ReactorCatalog: Sendable {
@@ -66,38 +72,60 @@ public struct ReactorCatalog: Sendable {
     public init() {}
 
     /// Adds a reactor type; `make` builds the reactor of each new session. A name registered twice
-    /// replaces the earlier one. Stops the program when the reactor's `State` has a `@Pulse` property the
-    /// runtime cannot deliver (anywhere but at its top level): clients would never hear of it.
+    /// replaces the earlier one. Stops the program, naming the field and why, when the reactor's `State` has a
+    /// `@Pulse` property the runtime cannot deliver (in an optional, a collection, a class): clients would
+    /// never hear of it. Pulses of nested structs are delivered by path (`editor.alert`).
+    ///
+    /// `middlewares` makes the reactor's own middlewares for the session of the given id, each time one
+    /// starts or is loaded back; the session adds them in that order, around its journal's: their
+    /// `intercept` runs before an action is accepted (a rejection is answered 422 with its code), `vet`
+    /// before a state is journaled, `didReduce` and `didForce` once it has been.
     @inlinable
     public mutating func register<R: Reactor>(
-        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil, _ make: @escaping @Sendable () -> R
+        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil,
+        middlewares: (@Sendable (_ sessionID: String) -> [any ReactorMiddleware<R>])? = nil,
+        _ make: @escaping @Sendable () -> R
     ) {
-        register(name, summary: summary, exampleActions: exampleActions, schema: schema, make, encodeAction: nil)
+        register(
+            name, summary: summary, exampleActions: exampleActions, schema: schema, middlewares: middlewares, make,
+            encodeAction: nil)
     }
 
     /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
     /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
     @inlinable
     public mutating func register<R: Reactor>(
-        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil, _ make: @escaping @Sendable () -> R
+        _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil,
+        middlewares: (@Sendable (_ sessionID: String) -> [any ReactorMiddleware<R>])? = nil,
+        _ make: @escaping @Sendable () -> R
     ) where R.Action: Encodable {
-        register(name, summary: summary, exampleActions: exampleActions, schema: schema, make, encodeAction: { try JSONValueEncoder().encode($0) })
+        register(
+            name, summary: summary, exampleActions: exampleActions, schema: schema, middlewares: middlewares, make,
+            encodeAction: { try JSONValueEncoder().encode($0) })
     }
 
     @inlinable
     mutating func register<R: Reactor>(
-        _ name: String, summary: String, exampleActions: [String], schema: ReactorSchema?, _ make: @escaping @Sendable () -> R,
-        encodeAction: (@Sendable (R.Action) throws -> [UInt8])?
+        _ name: String, summary: String, exampleActions: [String], schema: ReactorSchema?,
+        middlewares: (@Sendable (_ sessionID: String) -> [any ReactorMiddleware<R>])?,
+        _ make: @escaping @Sendable () -> R, encodeAction: (@Sendable (R.Action) throws -> [UInt8])?
     ) {
         precondition(SessionID.isValid(name), "a reactor name is [A-Za-z0-9_-]{1,64}: \(name)")
         let undelivered = Pulses.undeliverable(in: R.State.self)
-        precondition(undelivered.isEmpty, "reactor \(name): @Pulse is delivered only as a top-level property of a struct State; \(undelivered.joined(separator: ", ")) would never reach clients (make it a top-level @Pulse, or a plain property)")
+        precondition(undelivered.isEmpty, Self.undeliverableMessage(name, undelivered))
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
-            makeSession: { id, context, accessTokenHash in Session(id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash) },
+            hasMiddlewares: middlewares != nil,
+            makeSession: { id, context, accessTokenHash in
+                Session(
+                    id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
+                    middlewares: middlewares?(id) ?? [])
+            },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                try Session.restore(id: id, name: name, reactor: make(), context: context, history: history, journal: journal)
+                try Session.restore(
+                    id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
+                    middlewares: middlewares?(id) ?? [])
             },
             replay: { id, base, records, shown throws(RestoreError) in
                 try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
@@ -106,6 +134,16 @@ public struct ReactorCatalog: Sendable {
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })
         add(definition)
+    }
+
+    /// Why registering reactor `name` stops: the pulses its state cannot deliver, each with why.
+    @usableFromInline
+    static func undeliverableMessage(_ name: String, _ pulses: [UndeliverablePulse]) -> String {
+        """
+        reactor \(name): \(pulses.map(\.description).joined(separator: ", ")) would never reach clients: a \
+        @Pulse is delivered when State reaches it through stored struct properties only (move it out of there, \
+        or make it a plain property)
+        """
     }
 
     /// Adds a definition, replacing one with the same name.

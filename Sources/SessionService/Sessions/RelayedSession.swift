@@ -17,10 +17,12 @@ final class RelayedSession: HostedSession {
     private let onEnd: @Sendable (RelayedSession) -> Void
 
     private struct Shared {
-        var subscribers = SubscriberList()
+        var subscribers = SubscriberList(restartsFutureResumes: false)
         var latest: (version: UInt64, json: [UInt8])?
         var ended = false
         var inbox: RelayInbox?
+        /// When the owner confirmed the subscription (monotonic nanoseconds); nil until it has.
+        var establishedAt: UInt64?
     }
 
     init(id: String, reactor: String, owner: String, context: SessionContext, onEnd: @escaping @Sendable (RelayedSession) -> Void) {
@@ -42,7 +44,8 @@ final class RelayedSession: HostedSession {
             guard let self else { return }
             switch result {
             case .success(let answer) where answer.status == 200:
-                return
+                let now = context.clock.monotonicNanoseconds()
+                shared.withLock { $0.establishedAt = now }
             case .success(let answer):
                 end(.unavailable(code: "session_moved", message: "instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
             case .failure(let error):
@@ -52,9 +55,14 @@ final class RelayedSession: HostedSession {
         return true
     }
 
-    /// The method of a forwarded request that subscribes a relay, and the one that ends it.
+    /// The method of a forwarded request that subscribes a relay, the one that ends it, and the one that asks
+    /// which of a list of relays (their inbox subjects, one per line) the owner no longer feeds.
     static let subscribeMethod = "SUBSCRIBE"
     static let unsubscribeMethod = "UNSUBSCRIBE"
+    static let checkMethod = "CHECKRELAYS"
+
+    /// When the owner confirmed the subscription, if it has.
+    var establishedAt: UInt64? { shared.withLock { $0.establishedAt } }
 
     /// One event from the owner, in the order it sent them.
     func receive(_ event: RelayedEvent) {

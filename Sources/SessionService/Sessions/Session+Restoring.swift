@@ -1,4 +1,6 @@
 import JSONCodec
+import Logs
+import Synchronization
 import Reactors
 
 // How a session comes back from its stored history, and how a past version is rebuilt.
@@ -7,25 +9,41 @@ extension Session {
     /// the tail through the reactor's own `reduce`, as the runtime did. Throws the reason it cannot (the
     /// session is then quarantined).
     @inlinable
-    static func restore(id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal) throws(RestoreError) -> Session {
+    static func restore(
+        id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
+        middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil
+    ) throws(RestoreError) -> Session {
         // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
-        let tracer = SessionCallTracer(session: id, reactor: name)
+        let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
         let restored = try restoredParts(
             name: name, reactor: reactor, history: history, journal: journal, tracer: tracer)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, tracer: tracer)
+            actions: restored.actions, middlewares: middlewares, tracer: tracer)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
+        if restored.recovered { session.storeRecoveredState() }
         return session
+    }
+
+    /// Journals the snapshot that stores what recovering interrupted actions made: those versions have no
+    /// records of their own, so it must come before any new version (until it is stored, a restart recovers
+    /// again from scratch).
+    @usableFromInline
+    func storeRecoveredState() {
+        guard !log.withLock({ writeSnapshot(&$0, passivating: false) }) else { return }
+        context.logger.critical(
+            "the state after recovering interrupted actions cannot be stored; a later restart recovers them again",
+            ["session": .string(id)])
+        journal?.requireSnapshot()
     }
 
     /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
     @usableFromInline
     static func restoredParts(
         name: String, reactor: R, history: StoredHistory, journal: SessionJournal, tracer: SessionCallTracer
-    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool) {
+    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
         let decoder = JSONValueDecoder.stored
         var state: R.State
         do {
@@ -48,8 +66,46 @@ extension Session {
             }
             version = record.version
         }
-        journal.noteInterrupted(history.actions.filter(\.interrupted).map(\.seq))
-        return (Checkpoint(state: state, version: version, lastSeq: history.lastSeq), history.actions, history.snapshot.stub)
+        let interrupted = history.actions.filter(\.interrupted)
+        journal.noteInterrupted(interrupted.map(\.seq))
+        let before = version
+        // In stub mode nothing runs: recovery waits for a load with stub mode off.
+        if !history.snapshot.stub {
+            for entry in interrupted where entry.seq > history.snapshot.recoveredThrough {
+                recover(entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger, id: journal.id)
+            }
+            journal.recoveredThrough.store(history.lastSeq, ordering: .relaxed)
+        } else {
+            journal.recoveredThrough.store(history.snapshot.recoveredThrough, ordering: .relaxed)
+        }
+        let checkpoint = Checkpoint(state: state, version: version, lastSeq: history.lastSeq)
+        return (checkpoint, history.actions, history.snapshot.stub, version != before)
+    }
+
+    /// Reduces what the reactor's `recover(interrupted:state:)` makes of one interrupted action, each
+    /// mutation a version; an action that no longer decodes is left alone (logged).
+    static func recover(
+        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger, id: String
+    ) {
+        let action: R.Action
+        do {
+            action = try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+        } catch {
+            logger.warning(
+                "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
+                ["session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)), "error": .string("\(error)")])
+            return
+        }
+        let mutations = reactor.recover(interrupted: action, state: reactor.transform(state: state))
+        for mutation in mutations {
+            state = reactor.reduce(state: state, mutation: mutation)
+            version += 1
+        }
+        if !mutations.isEmpty {
+            logger.notice(
+                "recovered an action whose effects a stop cut off",
+                ["session": .string(id), "seq": .int(Int(entry.seq)), "mutations": .int(mutations.count)])
+        }
     }
 
     /// `state` after one stored record: a mutation reduced, or a forced state (whose pulses count as assigned, as the runtime counts them).

@@ -9,9 +9,11 @@ extension Session {
     func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome {
         var startObserving = false
         let outcome = shared.withLock { shared -> SubscribeOutcome in
-            guard !shared.ended else { return .ended }
             // Passivation checks for subscribers under this lock: it either saw this one or set the flag first.
+            // Checked first: a session that moved to another instance has ended here too, and a subscriber
+            // told it ended would take it for deleted instead of looking for it again.
             guard !passivated.load(ordering: .relaxed) else { return .passivated }
+            guard !shared.ended else { return .ended }
             // Before the observer starts, its first event delivers the latest state.
             shared.subscribers.add(subscriber, sink: sink, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
             if !shared.observing {

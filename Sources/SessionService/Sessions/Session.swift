@@ -59,15 +59,19 @@ final class Session<R: Reactor>: HostedSession {
     init(
         id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
         restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil,
-        actions: [ActionLogEntry] = [], tracer: SessionCallTracer? = nil
+        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [],
+        tracer: SessionCallTracer? = nil
     ) {
         self.id = id
         reactorName = name
         self.context = context
         let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
         self.tracer = tracer
+        // Its flows start at the end, once the journal and the state limit watch what their start elements
+        // and merged sources do.
         runtime = ReactorRuntime(
-            InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, tracer: tracer)
+            InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, start: false,
+            tracer: tracer)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
@@ -85,8 +89,17 @@ final class Session<R: Reactor>: HostedSession {
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
-        // What merged sources emit is reduced without an action: the limit must be there from the start.
-        if runtime.hasMergedSources { ensureStateLimit() }
+        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware)) }
+        // What merged sources and start elements emit is reduced without an action: the limit must be there first.
+        if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
+        if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
+        runtime.start()
+    }
+
+    /// Logs the reactor's `Flow.debug` lines with the session they belong to.
+    @usableFromInline
+    static func debugHandler(_ logger: Logger, sessionID: String) -> @Sendable (FlowDebugLine) -> Void {
+        { line in logger.info("flow \(line)", ["session": .string(sessionID), "flow": .string(line.label)]) }
     }
 
     deinit {

@@ -19,6 +19,9 @@ final class SessionJournal: Sendable {
     let sinceSnapshot = Atomic<Int>(0)
     /// Whether any record of this session was appended since its latest snapshot.
     let changedSinceSnapshot: Atomic<Bool>
+    /// The seq up to which interrupted actions were recovered (see ``StoredSnapshot/recoveredThrough``),
+    /// carried into every snapshot.
+    let recoveredThrough = Atomic<UInt64>(0)
 
     /// A journal over `log`; `changed` when records follow the session's latest snapshot.
     init(log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false) {
@@ -131,7 +134,9 @@ final class SessionJournal: Sendable {
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
                 running = running.filter { $0.key >= oldestRetained }
             }
-            let snapshot = StoredSnapshot(id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(), pulses: pulses)
+            let snapshot = StoredSnapshot(
+                id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed))
             guard log.appendSnapshot(snapshot) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

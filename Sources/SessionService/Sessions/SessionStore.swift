@@ -14,6 +14,11 @@ public final class SessionStore: ResidentSessions {
     /// Without storage, the hash of each session's access token (token access mode); with storage, the
     /// backend keeps them with the sessions.
     private let tokenHashes = Mutex<[String: SessionTokenHash]>([:])
+    /// Without storage, each session's incarnation (see ``incarnation(of:)``); with storage, the backend
+    /// keeps it with the session.
+    private let incarnations = Mutex<[String: UInt64]>([:])
+    /// The event streams opened with each session's token, ended when it is replaced.
+    let revocableStreams = RevocableStreams()
     public let limit: Int
     public let maxResident: Int
     /// Where sessions are stored (the context's); nil in memory-only mode.
@@ -145,8 +150,17 @@ public final class SessionStore: ResidentSessions {
             }
         }
         if storage == nil, let accessTokenHash { tokenHashes.withLock { $0[id] = accessTokenHash } }
+        if storage == nil { incarnations.withLock { $0[id] = UInt64.random(in: 1...UInt64.max) } }
         enforceResidentLimit(keeping: id)
         return session
+    }
+
+    /// What tells session `id` from an earlier session with the same id that was deleted: drawn when it
+    /// was created and kept with it (durably, with storage); 0 when unknown (stored before incarnations
+    /// existed) or when no session has this id.
+    func incarnation(of id: String) -> UInt64 {
+        guard let storage else { return incarnations.withLock { $0[id] } ?? 0 }
+        return storage.storedSession(id)?.incarnation ?? 0
     }
 
     /// With storage, a new session leaves memory at once unless something already runs in it: its
@@ -161,6 +175,7 @@ public final class SessionStore: ResidentSessions {
     /// A stored session that is not resident (or quarantined) is loaded or deleted from storage as needed.
     public func remove(_ id: String) -> (any HostedSession)? {
         _ = tokenHashes.withLock { $0.removeValue(forKey: id) }
+        _ = incarnations.withLock { $0.removeValue(forKey: id) }
         return loading.withLock { _ -> (any HostedSession)? in
             let session = sessions.withLock { $0.removeValue(forKey: id) }
             if let storage, storage.delete(id) {
@@ -190,16 +205,35 @@ public final class SessionStore: ResidentSessions {
 
     /// Gives the session a new capability token, replacing any earlier one (stored with the session
     /// when there is storage); false when no session has this id.
+    /// The streams opened with the old token end at once (`unauthorized`).
     func replaceAccessTokenHash(_ hash: SessionTokenHash, for id: String) -> Bool {
-        guard let storage else {
-            return tokenHashes.withLock { hashes in
+        let replaced: Bool
+        if let storage {
+            replaced = storage.replaceAccessTokenHash(hash, of: id)
+        } else {
+            replaced = tokenHashes.withLock { hashes in
                 guard sessions.withLock({ $0[id] != nil }) else { return false }
                 hashes[id] = hash
                 return true
             }
         }
-        return storage.replaceAccessTokenHash(hash, of: id)
+        if replaced { accessTokenReplaced(id) }
+        return replaced
     }
+
+    /// Ends the streams of session `id` opened with a token other than its current one: its token was
+    /// replaced, here or (the NATS backend's watcher says so) on another instance.
+    func accessTokenReplaced(_ id: String) {
+        let ended = revocableStreams.revoke(id, current: accessTokenHash(for: id), message: Self.tokenReplacedMessage)
+        guard ended > 0 else { return }
+        context.metrics.streamsEndedTokenReplaced.increment(by: ended)
+        context.logger.notice(
+            "ended the streams opened with a replaced token", ["session": .string(id), "streams": .int(ended)])
+    }
+
+    /// Why a stream opened with a replaced token ends.
+    static let tokenReplacedMessage =
+        "the session's token was replaced (POST /admin/sessions/{id}/token); reconnect with the new token"
 
     /// Sessions stored or resident.
     public var count: Int { storage?.count ?? sessions.withLock { $0.count } }
@@ -222,6 +256,9 @@ public final class SessionStore: ResidentSessions {
         }
         tokenHashes.withLock { hashes in
             for session in idle { hashes.removeValue(forKey: session.id) }
+        }
+        incarnations.withLock { incarnations in
+            for session in idle { incarnations.removeValue(forKey: session.id) }
         }
         guard let storage else { return idle }
         let expired = passive.withLock { passive in

@@ -24,20 +24,45 @@ public final class Subscriber: @unchecked Sendable {
     var closed = false
     /// Where it is in its SubscriberList's `all`.
     var index = 0
+    /// What it counts against its client address's `sse.maxSubscribersPerAddress` (nil: not counted),
+    /// given back once it has left its session or was never taken in.
+    let hold: AddressQuota.Hold?
 
     /// A subscriber that has seen up to version `lastEventID` (nil: nothing yet) and follows the whole state,
     /// or with `select` (`selectText` as the client wrote it) the value at that pointer.
-    public init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
+    public convenience init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
+        self.init(lastEventID: lastEventID, select: select, selectText: selectText, hold: nil)
+    }
+
+    /// A subscriber counted against its client address by `hold`.
+    init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold?) {
         lastSentVersion = lastEventID
         self.select = select
         self.selectText = selectText
+        self.hold = hold
     }
 
-    /// Whether `pulse` (state member `/name`) belongs to what this subscriber follows: the whole state,
-    /// or a `select` pointer at or inside `/name`. A subscriber that selected another part gets none of it.
+    /// Whether `pulse` belongs to what this subscriber follows: the whole state, or a `select` pointer on the
+    /// pulse's branch (pulse `editor.alert`, state member `/editor/alert`: the pointer `/editor` encloses it,
+    /// `/editor/alert/text` lies inside it). A subscriber that selected another part gets none of it.
     func follows(_ pulse: SessionEvent) -> Bool {
-        guard let first = select?.tokens.first else { return true }
+        guard let tokens = select?.tokens, !tokens.isEmpty else { return true }
         guard case .pulse(let name, _) = pulse.kind else { return false }
-        return first == name
+        return Self.pulse(name, sharesBranchWith: tokens)
+    }
+
+    /// Whether the dotted pulse path `name` and the pointer `tokens` are one a prefix of the other, compared
+    /// component by component without splitting `name`.
+    static func pulse(_ name: String, sharesBranchWith tokens: [String]) -> Bool {
+        var rest = name.utf8[...]
+        for token in tokens {
+            // The pointer goes on inside the pulse's value.
+            if rest.isEmpty { return true }
+            let end = rest.firstIndex(of: UInt8(ascii: ".")) ?? rest.endIndex
+            guard rest[..<end].elementsEqual(token.utf8) else { return false }
+            rest = end == rest.endIndex ? rest[end...] : rest[rest.index(after: end)...]
+        }
+        // The pointer is the pulse or encloses it.
+        return true
     }
 }

@@ -12,7 +12,14 @@ struct SubscriberList {
     var cache: EncodingCache?
 
     @usableFromInline
-    init() {}
+    /// Whether a `Last-Event-ID` beyond the latest version restarts the subscriber from the latest state: true
+    /// where the session runs (its latest version is the newest there is). A relay of a session that runs on
+    /// another instance may lag behind what the client saw there, so it waits for newer versions instead.
+    let restartsFutureResumes: Bool
+
+    init(restartsFutureResumes: Bool = true) {
+        self.restartsFutureResumes = restartsFutureResumes
+    }
 
     @usableFromInline
     var isEmpty: Bool { all.isEmpty }
@@ -76,7 +83,10 @@ struct SubscriberList {
     mutating func add(_ subscriber: Subscriber, sink: any SubscriberSink, latest: Latest?, reporting: Reporting) {
         // Its transport closed before it got here: nothing to add, nothing to remove later, and no
         // sink to hold (the transport's notice handler holds the subscriber).
-        guard !subscriber.closed else { return }
+        guard !subscriber.closed else {
+            subscriber.hold?.release()
+            return
+        }
         subscriber.sink = sink
         subscriber.index = all.count
         all.append(subscriber)
@@ -116,6 +126,7 @@ struct SubscriberList {
     mutating func removeAll(_ reporting: Reporting) -> [Subscriber] {
         let open = all.filter { !$0.closed }
         for subscriber in open { subscriber.closed = true }
+        for subscriber in all { subscriber.hold?.release() }
         reporting.context.metrics.subscribers.decrement(by: all.count)
         all = []
         return open
@@ -152,9 +163,12 @@ struct SubscriberList {
     mutating func sendLatest(_ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting, batch: inout DeliveryBatch) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
-            // A Last-Event-ID from the future (another server's history) must not hide new states.
-            if last > version { subscriber.lastSentVersion = version }
-            return
+            guard last > version, restartsFutureResumes else { return }
+            // Versions never go back and one is shown only once stored, so a Last-Event-ID beyond the current
+            // version was not seen of this session: of an earlier one with this id (deleted, then created
+            // again) or of another server's. The subscriber starts from the current state.
+            subscriber.lastSentVersion = nil
+            subscriber.lastSelected = nil
         }
         let result: DeliveryResult
         if let pointer = subscriber.select {
@@ -231,6 +245,7 @@ struct SubscriberList {
         all.removeAll { subscriber in
             guard subscriber.closed else { return false }
             subscriber.sink = nil
+            subscriber.hold?.release()
             return true
         }
         for (index, subscriber) in all.enumerated() { subscriber.index = index }
@@ -249,6 +264,7 @@ struct SubscriberList {
         }
         // The sink (and through it the transport) may refer back to the subscriber: let both go.
         subscriber.sink = nil
+        subscriber.hold?.release()
         reporting.context.metrics.subscribers.decrement()
     }
 

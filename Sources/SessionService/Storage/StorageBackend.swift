@@ -180,6 +180,8 @@ protocol ResidentSessions: Sendable {
     /// Another process asks to run session `id`: it journals a final snapshot and leaves memory here,
     /// its subscribers get `event: error` with code `session_moved`. Storage then gives up the claim.
     func handOff(_ id: String, to instance: String) -> HandOffOutcome
+    /// Another process replaced session `id`'s access token: the streams opened here with the old one end.
+    func accessTokenReplaced(_ id: String)
 }
 
 extension ResidentSessions {
@@ -187,6 +189,8 @@ extension ResidentSessions {
     func sessionMoved(_ id: String, reason: String) {}
     /// Nothing in memory to hand off.
     func handOff(_ id: String, to instance: String) -> HandOffOutcome { .notResident }
+    /// No streams to end.
+    func accessTokenReplaced(_ id: String) {}
 }
 
 /// What asking the sessions in memory to hand one off came to.

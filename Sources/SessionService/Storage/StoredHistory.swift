@@ -41,4 +41,6 @@ struct StoredSessionInfo: Sendable, Equatable {
     var resident: Bool
     /// Why it cannot be served, when quarantined.
     var unavailable: String?
+    /// Tells it from an earlier session with the same id (``StoredSnapshot/incarnation``); 0 when unknown.
+    var incarnation: UInt64 = 0
 }

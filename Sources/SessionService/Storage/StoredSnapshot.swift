@@ -17,8 +17,17 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The counts of the state's `@Pulse` properties by name (the state's JSON holds their values only),
     /// so counts continue after a reload instead of starting again at 0.
     var pulses: [String: UInt64]
+    /// Tells this session from an earlier one with the same id (deleted since): random, set by the backend
+    /// when it stores the session; 0 in records written before incarnations existed (unknown).
+    var incarnation: UInt64 = 0
+    /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
+    /// and its mutations are in `state`: a later load does not recover it again.
+    var recoveredThrough: UInt64
 
-    init(id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [], running: [UInt64] = [], pulses: [String: UInt64] = [:]) {
+    init(
+        id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0
+    ) {
         self.id = id
         self.reactor = reactor
         self.version = version
@@ -28,5 +37,6 @@ struct StoredSnapshot: Sendable, Equatable {
         self.actions = actions
         self.running = running
         self.pulses = pulses
+        self.recoveredThrough = recoveredThrough
     }
 }

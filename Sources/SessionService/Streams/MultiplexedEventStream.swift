@@ -11,12 +11,12 @@ import Synchronization
 /// (`event: error` `subscriber_too_slow`), or when the reader goes away.
 ///
 /// ```swift
-/// let stream = MultiplexedEventStream(sessions: ["a", "b"], resumingFrom: cursor, select: nil, selectText: nil)
+/// let stream = MultiplexedEventStream(sessions: ["a", "b"], incarnations: [7, 9], resumingFrom: cursor, select: nil, selectText: nil)
 /// stream.attach(writer.startEventStream(headers: headers) { stream.handle($0) })
 /// stream.subscribe(0, to: a) { store.session("a") }
 /// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)
 /// ```
-final class MultiplexedEventStream: Sendable {
+final class MultiplexedEventStream: RevocableStream {
     /// The ids of the stream's sessions, in the order of `sessions=`.
     let sessions: [String]
     let select: JSONPointer?
@@ -37,11 +37,14 @@ final class MultiplexedEventStream: Sendable {
         var closed = false
     }
 
-    init(sessions: [String], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
+    /// A stream of `sessions`, whose incarnations mark its cursor, resuming where the client's `cursor` says
+    /// (a session whose incarnation differs from the one the cursor was read from starts from its current state).
+    init(sessions: [String], incarnations: [UInt64], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
         self.sessions = sessions
         self.select = select
         self.selectText = selectText
-        let start = cursor ?? StreamCursor(sessions: sessions)
+        var start = StreamCursor(sessions: sessions, incarnations: incarnations)
+        if let cursor { start.positions = cursor.positions(resumingOn: start) }
         resumingFrom = start.positions
         state = Mutex(State(cursor: start, subscriptions: Array(repeating: nil, count: sessions.count), live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
     }
@@ -56,10 +59,16 @@ final class MultiplexedEventStream: Sendable {
     }
 
     /// Subscribes part `index` to `session`. One that leaves memory meanwhile is looked up again with
-    /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted.
-    func subscribe(_ index: Int, to session: any HostedSession, lookup: () -> (any HostedSession)?) {
-        let subscriber = Subscriber(lastEventID: resumingFrom[index], select: select, selectText: selectText)
+    /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted. `hold`
+    /// counts the part against its client address until it has left its session (or, never taken in, now).
+    func subscribe(
+        _ index: Int, to session: any HostedSession, hold: AddressQuota.Hold? = nil, lookup: () -> (any HostedSession)?
+    ) {
+        let subscriber = Subscriber(
+            lastEventID: resumingFrom[index], select: select, selectText: selectText, hold: hold)
         let part = Part(index: index, sessionID: sessions[index], stream: self)
+        var taken = false
+        defer { if !taken { hold?.release() } }
         var session = session
         for _ in 0..<3 {
             // Registered first: a notice that comes while the session adds the subscriber reaches it.
@@ -71,13 +80,14 @@ final class MultiplexedEventStream: Sendable {
             guard open else { break }
             switch session.subscribe(subscriber, sink: part) {
             case .subscribed:
+                taken = true
                 return
             case .ended:
                 return finish(index, .deleted)
             case .passivated:
-                guard let again = lookup() else {
-                    return end(index, reason: ServerSentEventVocabulary.unknownSession)
-                }
+                // Not found again right now (in a cluster it may be on its way to another instance): the part
+                // ends with an error, so the client reconnects, and is told `unknown_session` then if it is gone.
+                guard let again = lookup() else { break }
                 session = again
             }
         }
@@ -95,6 +105,24 @@ final class MultiplexedEventStream: Sendable {
     /// Ends part `index` with an error naming its session (`storage_unavailable`, `session_moved`, …).
     func fail(_ index: Int, code: String, message: String) {
         finish(index, .unavailable(code: code, message: message))
+    }
+
+    /// Ends the part of session `id` (every part when nil) with `event: end` `unauthorized`: the credential
+    /// that opened it stopped being valid. Its subscriber leaves the session; after the last part, the
+    /// response closes.
+    func revoke(_ id: String?, message: String) {
+        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
+            var leaving: [(session: any HostedSession, subscriber: Subscriber)] = []
+            for index in sessions.indices where id == nil || sessions[index] == id {
+                guard !state.closed, state.live[index] else { continue }
+                if let subscription = state.subscriptions[index] { leaving.append(subscription) }
+                let end = ServerSentEventVocabulary.multiplexedEnd(
+                    session: sessions[index], reason: ServerSentEventVocabulary.unauthorized, cursor: state.cursor.text)
+                endPart(index, with: end, &state)
+            }
+            return leaving
+        }
+        for (session, subscriber) in leaving { session.handle(.closed, for: subscriber) }
     }
 
     /// A notice of the response: it drained (every part's session sends what it held back) or it ended
@@ -160,14 +188,19 @@ final class MultiplexedEventStream: Sendable {
             let session = sessions[index]
             switch end {
             case .deleted:
-                endPart(index, with: ServerSentEventVocabulary.multiplexedEnd(session: session, reason: ServerSentEventVocabulary.sessionDeleted, cursor: state.cursor.text), &state)
+                let event = ServerSentEventVocabulary.multiplexedEnd(
+                    session: session, reason: ServerSentEventVocabulary.sessionDeleted, cursor: state.cursor.text)
+                endPart(index, with: event, position: nil, &state)
                 return []
             case .unavailable(let code, let message):
                 endPart(index, with: ServerSentEventVocabulary.error(session: session, code: code, message: message, cursor: state.cursor.text), &state)
                 return []
             case .tooSlow(let message):
                 state.subscriptions[index] = nil
-                state.sse?.close(with: ServerSentEventVocabulary.error(session: nil, code: ServerSentEventVocabulary.subscriberTooSlow, message: message, cursor: state.cursor.text))
+                let code = ServerSentEventVocabulary.subscriberTooSlow
+                let cursor = state.cursor.text
+                let event = ServerSentEventVocabulary.error(session: nil, code: code, message: message, cursor: cursor)
+                state.sse?.close(with: event, dependingOn: 0)
                 return close(&state)
             }
         }
@@ -177,18 +210,21 @@ final class MultiplexedEventStream: Sendable {
         }
     }
 
-    /// Ends one part with its last event; after the last part's, the response closes.
-    private func endPart(_ index: Int, with event: ServerSentEvent, _ state: inout State) {
+    /// Ends one part with its last event; after the last part's, the response closes. `position` is
+    /// what the event shows (nil: everything appended; 0: nothing stored, as an error or a part that
+    /// never started).
+    private func endPart(_ index: Int, with event: ServerSentEvent, position: UInt64? = 0, _ state: inout State) {
         state.live[index] = false
         state.subscriptions[index] = nil
         state.liveCount -= 1
         guard let sse = state.sse else { return }
         if state.liveCount == 0 {
-            sse.close(with: event)
+            sse.close(with: event, dependingOn: position)
             _ = close(&state)
         } else {
             // Past the buffer limit if need be: a part's end must not be lost, and there is one per part.
-            ServerSentEventStream.batch { _ = sse.send(head: [], body: EncodedServerSentEvent(event), force: true, in: &$0) }
+            let body = EncodedServerSentEvent(event, position: position)
+            ServerSentEventStream.batch { _ = sse.send(head: [], body: body, force: true, in: &$0) }
         }
     }
 

@@ -66,7 +66,7 @@ enum ServerSentEventVocabulary {
     /// The head of a multiplexed event, `event: <name>` and `id: <cursor>`: made for each stream, since
     /// the cursor is the stream's own; the shared body follows it (``multiplexedState(session:version:json:)``).
     static func multiplexedHead(_ name: StaticString, cursor: StreamCursor) -> [UInt8] {
-        var out = EventBytes(capacity: cursor.list.count + cursor.positions.count * 4 + 24)
+        var out = EventBytes(capacity: cursor.list.count + cursor.positions.count * 13 + 24)
         out.field("event: ")
         out.field(name)
         out.field("\nid: ")

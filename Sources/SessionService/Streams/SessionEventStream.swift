@@ -1,29 +1,67 @@
 import HTTPServer
 import JSONCodec
+import Synchronization
 
 /// The event stream of one session (`GET /sessions/{id}/events`): the SSE response is the subscriber's
-/// sink, and a state goes out as the same bytes to every such stream of the session.
+/// sink, and a state goes out as the same bytes to every such stream of the session. It lives as long as
+/// its response (whose notices it handles); the credential that opened it may end it (``revoke(_:message:)``).
 ///
 /// ```swift
-/// SessionEventStream.open(session, writer: exchange.writer, headers: exchange.eventStreamHeaders, lastEventID: 7, select: nil, selectText: nil)
+/// let stream = SessionEventStream.open(
+///     session, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: 7, select: nil, selectText: nil)
+/// stream?.revoke(nil, message: "the session's token was replaced")   // `event: error` unauthorized, then closed
 /// ```
-enum SessionEventStream {
+final class SessionEventStream: RevocableStream {
+    private weak let session: (any HostedSession)?
+    private let subscriber: Subscriber
+    /// The response, held weakly: it holds this stream (its notice handler), not the other way round.
+    private let response = Mutex(WeakResponse())
+
+    private struct WeakResponse {
+        weak var stream: ServerSentEventStream?
+    }
+
+    private init(session: any HostedSession, subscriber: Subscriber) {
+        self.session = session
+        self.subscriber = subscriber
+    }
+
     /// Answers with the event stream and subscribes it to `session`; a session that ended or left memory
-    /// meanwhile gets the stream's last event at once (`end`, or `error` `session_passivated`).
-    static func open(_ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
-        let subscriber = Subscriber(lastEventID: lastEventID, select: select, selectText: selectText)
-        let stream = writer.startEventStream(headers: headers) { [weak session, subscriber] notice in
-            session?.handle(SubscriberNotice(notice), for: subscriber)
+    /// meanwhile gets the stream's last event at once (`end`, or `error` `session_passivated`), and nil.
+    /// `hold` counts the subscriber against its client address until it has left the session.
+    @discardableResult
+    static func open(
+        _ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?,
+        select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold? = nil
+    ) -> SessionEventStream? {
+        let subscriber = Subscriber(lastEventID: lastEventID, select: select, selectText: selectText, hold: hold)
+        let opened = SessionEventStream(session: session, subscriber: subscriber)
+        let stream = writer.startEventStream(headers: headers) { notice in
+            opened.session?.handle(SubscriberNotice(notice), for: opened.subscriber)
         }
+        opened.response.withLock { $0.stream = stream }
         // The sink is set under the session's lock: the stream's notices (it may already be closing, on
         // its loop's thread) are handled there.
         let end: SubscriptionEnd
         switch session.subscribe(subscriber, sink: stream) {
-        case .subscribed: return
+        case .subscribed: return opened
         case .ended: end = .deleted
         case .passivated: end = .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage)
         }
+        // Never taken in: nothing else gives its place back.
+        hold?.release()
         stream.finish(end)
+        return nil
+    }
+
+    /// Ends the stream with `event: error` `unauthorized` (whatever `id` names: it follows one session)
+    /// and takes its subscriber out of the session.
+    func revoke(_ id: String?, message: String) {
+        guard let stream = response.withLock({ $0.stream }) else { return }
+        let code = ServerSentEventVocabulary.unauthorized
+        stream.close(with: ServerSentEventVocabulary.error(session: nil, code: code, message: message, cursor: nil))
+        // A response its producer closes sends no `.closed` notice: the session is told here.
+        session?.handle(.closed, for: subscriber)
     }
 }
 
@@ -44,9 +82,10 @@ extension ServerSentEventStream: SubscriberSink {
         }
     }
 
-    /// Closes the stream after its last event: `end`, or `error` with the code.
+    /// Closes the stream after its last event: `end`, or `error` with the code. An error shows nothing
+    /// stored, so it does not wait for storage (which may be failing); `end` shows the deletion's record.
     public func finish(_ end: SubscriptionEnd) {
-        close(with: ServerSentEventVocabulary.ending(end))
+        close(with: ServerSentEventVocabulary.ending(end), dependingOn: end == .deleted ? nil : 0)
     }
 }
 

@@ -15,14 +15,20 @@ final class LiveServer: Sendable {
     let port: Int
     let logs = RecordingLogHandler()
     private let configure: @Sendable (inout ServerConfiguration) -> Void
+    private let extra: @Sendable (inout ReactorCatalog) -> Void
     private let running = Mutex<ReactorServer?>(nil)
 
-    /// Starts a server on a free port.
-    init(configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in }) throws {
+    /// Starts a server on a free port; `catalog` registers reactors besides the examples.
+    init(
+        configure: @escaping @Sendable (inout ServerConfiguration) -> Void = { _ in },
+        catalog extra: @escaping @Sendable (inout ReactorCatalog) -> Void = { _ in }
+    ) throws {
         dataDirectory = NSTemporaryDirectory() + "reactor-client-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
         self.configure = configure
-        let server = try Self.makeServer(port: 0, dataDirectory: dataDirectory, logs: logs, configure: configure)
+        self.extra = extra
+        let server = try Self.makeServer(
+            port: 0, dataDirectory: dataDirectory, logs: logs, configure: configure, extra: extra)
         port = Int(try server.start().port)
         running.withLock { $0 = server }
     }
@@ -53,13 +59,15 @@ final class LiveServer: Sendable {
 
     /// Starts a new server on the same port over the same data folder.
     func start() throws {
-        let server = try Self.makeServer(port: port, dataDirectory: dataDirectory, logs: logs, configure: configure)
+        let server = try Self.makeServer(
+            port: port, dataDirectory: dataDirectory, logs: logs, configure: configure, extra: extra)
         try server.start()
         running.withLock { $0 = server }
     }
 
     private static func makeServer(port: Int, dataDirectory: String, logs: RecordingLogHandler,
-                                   configure: (inout ServerConfiguration) -> Void) throws -> ReactorServer {
+                                   configure: (inout ServerConfiguration) -> Void,
+                                   extra: (inout ReactorCatalog) -> Void) throws -> ReactorServer {
         var configuration = ServerConfiguration()
         configuration.http.port = port
         configuration.http.loops = 2
@@ -72,6 +80,7 @@ final class LiveServer: Sendable {
         catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema) { CounterReactor() }
         catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
         catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: TestClock()) }
+        extra(&catalog)
         return try ReactorServer(catalog: catalog, configuration: configuration, clock: InjectedClock(),
                                  logger: Logger(label: "client-test", level: .debug, handler: logs))
     }

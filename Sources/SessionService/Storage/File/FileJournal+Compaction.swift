@@ -6,7 +6,7 @@ import Tokens
 import Glibc
 #endif
 
-// Compaction (delete the oldest segment once nothing needs it) and reading old versions back.
+// Compaction: delete the oldest segments once deleting them pays off.
 extension FileJournal {
     /// Erases deleted sessions' records, then compacts.
     func maintain(_ resident: any ResidentSessions) {
@@ -14,58 +14,138 @@ extension FileJournal {
         compact(resident)
     }
 
-    /// Deletes closed segments, oldest first, once no session needs them: sessions that still do are
-    /// asked for a fresh snapshot (`resident`, for those in memory) or have their snapshot and tail
-    /// copied forward (stored), and access tokens in the segment are journaled again.
+    /// Deletes the longest run of the oldest closed segments that pays off (``CompactionPlan``): the
+    /// sessions that still need them first move their data forward (a fresh snapshot and action-log
+    /// checkpoint from each resident one, a copy of each stored one's records), and access tokens in
+    /// them are journaled again. Runs only when something was appended since the last time nothing
+    /// was due, so an idle journal is not even read.
     func compact(_ resident: any ResidentSessions) {
+        typealias Pass = (oldest: UInt32, last: UInt32, resident: [String], copied: [UInt32])
+        // Copies that cannot be written would be all that is left of what the deleted segments held.
+        guard unavailableReason == nil else { return }
+        let pass = state.withLock { state -> Pass? in
+            guard state.settledAt != state.appended else { return nil }
+            var plan = CompactionPlan(oldest: state.oldestSegment, current: state.segment)
+            for entry in state.index.entries.values {
+                // A quarantined session keeps its records where they are, damage included, until it is deleted.
+                if entry.unavailable != nil {
+                    plan.keeps(entry.oldestSegment)
+                    continue
+                }
+                plan.needs(entry.oldestDataSegment, bytes: entry.liveBytes)
+                if let token = entry.accessToken?.location { plan.needs(token.segment, bytes: Int(token.length)) }
+            }
+            guard let last = plan.lastSegment(sizes: state.segmentSizes) else {
+                state.settledAt = state.appended
+                return nil
+            }
+            let moving = state.index.entries.filter { $0.value.oldestDataSegment <= last }
+            // Stored sessions are copied whole; resident ones have their history copied, then checkpoint.
+            let copied = moving.filter { !$0.value.resident || !$0.value.history.isEmpty }.map(\.key)
+            return (plan.oldest, last, moving.values.filter(\.resident).map(\.id), copied)
+        }
+        guard let pass else { return }
+        if !pass.copied.isEmpty { copyForward(pass.copied) }
+        if !pass.resident.isEmpty { writeCheckpoints(pass.resident, resident) }
+        carryAccessTokensForward(through: pass.last)
+        // What is still needed stays, with every later segment (a session loaded or left memory meanwhile,
+        // or one in memory could not write its checkpoint): the run is cut short before it.
+        let needed = state.withLock { state -> (segment: UInt32, id: String)? in
+            let first = state.index.entries.values.min { $0.oldestSegment < $1.oldestSegment }
+            return first.map { ($0.oldestSegment, $0.id) }
+        }
+        var last = pass.last
+        if let needed, needed.segment <= pass.last {
+            logger.warning(
+                "a journal segment is still needed after compaction; retrying after the next change",
+                ["segment": .int(Int(needed.segment)), "session": .string(needed.id)])
+            guard needed.segment > pass.oldest else {
+                state.withLock { $0.settledAt = $0.appended }
+                return
+            }
+            last = needed.segment - 1
+        }
+        // The copies must be on disk before the originals go.
+        let copiedThrough = appendedPosition
+        sync()
+        guard written.load(ordering: .acquiring) >= copiedThrough, unavailableReason == nil else {
+            logger.error(
+                "compaction's copies cannot be written; no segment is deleted",
+                ["error": .string(unavailableReason ?? "the write did not complete")])
+            return
+        }
         var deleted = 0
-        // Only segments closed before this run: the copies it writes open new ones, and chasing those
-        // could go on forever when a copy fills a segment.
-        let current = state.withLock { $0.segment }
-        while true {
-            let plan = state.withLock { state -> (segment: UInt32, keys: [UInt32], resident: [String])? in
-                let oldest = state.oldestSegment
-                guard oldest < current else { return nil }
-                let needing = state.index.entries.filter { $0.value.oldestSegment <= oldest }
-                return (oldest, needing.filter { !$0.value.resident }.map(\.key), needing.filter { $0.value.resident }.map(\.value.id))
-            }
-            guard let plan else { break }
-            if !plan.resident.isEmpty { resident.writeCheckpoints(plan.resident) }
-            if !plan.keys.isEmpty { copyForward(plan.keys) }
-            carryAccessTokensForward(from: plan.segment)
-            let free = state.withLock { state in !state.index.entries.values.contains { $0.oldestSegment <= plan.segment } }
-            guard free else {
-                logger.warning("a journal segment is still needed after compaction; retrying later", ["segment": .int(Int(plan.segment))])
-                break
-            }
-            // The copies must be on disk before the originals go.
-            sync()
+        var freed = 0
+        var failed = last < pass.last
+        for segment in pass.oldest...last {
             do {
-                try Posix.unlink(segmentPath(plan.segment))
-            } catch {
-                logger.error("cannot delete a compacted journal segment", ["error": .string("\(error)")])
+                try Posix.unlink(segmentPath(segment))
+            } catch where error.errno != ENOENT {
+                logger.error(
+                    "cannot delete a compacted journal segment; retrying after the next change",
+                    ["error": .string("\(error)")])
+                failed = true
                 break
+            } catch {}
+            freed += state.withLock { state in
+                state.oldestSegment = segment + 1
+                return state.segmentSizes.removeValue(forKey: segment) ?? 0
             }
-            try? Posix.syncDirectory(options.directory)
-            state.withLock { $0.oldestSegment = plan.segment + 1 }
             deleted += 1
         }
-        if deleted > 0 { logger.info("compacted the journal", ["deleted_segments": .int(deleted)]) }
+        try? Posix.syncDirectory(options.directory)
+        // Planned again at the next tick: a further run may pay off now that this one is gone.
+        state.withLock { $0.settledAt = failed ? $0.appended : nil }
+        guard deleted > 0 else { return }
+        metrics.compactions.increment()
+        metrics.compactedBytes.increment(by: freed)
+        logger.info("compacted the journal", ["deleted_segments": .int(deleted), "deleted_bytes": .int(freed)])
     }
 
+    /// Has the resident sessions `ids` write checkpoints, and counts the bytes they wrote: each new
+    /// snapshot and action-log checkpoint (its chunks and end record).
+    func writeCheckpoints(_ ids: [String], _ resident: any ResidentSessions) {
+        typealias Before = (entry: IndexEntry, snapshot: RecordLocation, actionLog: RecordLocation?)
+        let before = state.withLock { state in
+            ids.compactMap { id -> Before? in
+                guard let entry = state.index.keys[id].flatMap({ state.index.entries[$0] }) else { return nil }
+                return (entry, entry.snapshot, entry.actionLog.first)
+            }
+        }
+        resident.writeCheckpoints(ids)
+        let written = state.withLock { _ in
+            before.reduce(0) { total, old in
+                let entry = old.entry
+                let snapshot = entry.snapshot == old.snapshot ? 0 : Int(entry.snapshot.length)
+                let fresh = entry.actionLog.first != nil && entry.actionLog.first != old.actionLog
+                let log = fresh ? entry.actionLog.reduce(Self.emptyRecordBytes) { $0 + Int($1.length) } : 0
+                return total + snapshot + log
+            }
+        }
+        metrics.compactionBytes.increment(by: written)
+    }
+
+    /// The framed size of a record with no payload (an action-log checkpoint's end).
+    static let emptyRecordBytes = JournalRecord.frameBytes + JournalRecord.headerBytes
+
     /// Journals again the access tokens whose latest record lies in `segment` or before.
-    func carryAccessTokensForward(from segment: UInt32) {
+    func carryAccessTokensForward(through segment: UInt32) {
         state.withLock { state in
             let tokens = state.index.entries.compactMap { key, entry -> (UInt32, SessionTokenHash)? in
                 guard let token = entry.accessToken, token.location.segment <= segment else { return nil }
                 return (key, token.hash)
             }
-            for (key, hash) in tokens { appendAccessToken(&state, key: key, hash) }
+            for (key, hash) in tokens {
+                if let location = appendAccessToken(&state, key: key, hash) {
+                    metrics.compactionBytes.increment(by: Int(location.length))
+                }
+            }
         }
     }
 
-    /// Copies the latest snapshot, tail and action log of stored (non-resident) sessions to the
-    /// current segment, one record at a time.
+    /// Copies sessions' records to the current segment, one record at a time: a stored session's
+    /// retained history, latest snapshot, tail and action log; a resident one's retained history (its
+    /// checkpoint writes the rest).
     func copyForward(_ keys: [UInt32]) {
         io.withLock { io in
             writeOut(&io)
@@ -76,14 +156,23 @@ extension FileJournal {
     /// A session deleted while it was being copied: nothing more of it may follow its delete record.
     struct CopyStopped: Error {}
 
-    /// Copies one stored session; the caller holds the io lock, so it cannot be loaded meanwhile. The
-    /// action log goes forward as a checkpoint built as its records are read, written out as it grows.
+    /// Copies one session; the caller holds the io lock, so a stored one cannot be loaded meanwhile.
+    /// Its retained history goes first, oldest first, so the start-up scan meets its base snapshot
+    /// before anything else of it once the originals are gone. The action log goes forward as a
+    /// checkpoint built as its records are read, written out as it grows.
     func copyForward(_ key: UInt32, _ io: inout IO) {
-        typealias Plan = (entry: IndexEntry, snapshot: RecordLocation, tail: [RecordLocation], chunks: [RecordLocation], accepts: [RecordLocation])
+        typealias Plan = (
+            entry: IndexEntry, history: [RecordLocation], latest: [RecordLocation], chunks: [RecordLocation],
+            accepts: [RecordLocation]
+        )
         let plan = state.withLock { state -> Plan? in
             // A quarantined session keeps its records where they are, damage included, until it is deleted.
-            guard let entry = state.index.entries[key], !entry.resident, entry.unavailable == nil else { return nil }
-            return (entry, entry.snapshot, entry.tail.map(\.location), entry.actionLog, entry.retainedAccepts.map(\.location))
+            guard let entry = state.index.entries[key], entry.unavailable == nil else { return nil }
+            if entry.resident { return (entry, entry.history.retained.map(\.location), [], [], []) }
+            // History up to the latest snapshot: that snapshot and the tail follow.
+            let older = entry.history.retained.prefix { $0.number < entry.snapshotVersion || $0.kind != .snapshot }
+            let latest = [entry.snapshot] + entry.tail.map(\.location)
+            return (entry, older.map(\.location), latest, entry.actionLog, entry.retainedAccepts.map(\.location))
         }
         guard let plan else { return }
         var reader = SegmentReader(storage: self)
@@ -92,14 +181,15 @@ extension FileJournal {
             let copied = state.withLock { state -> Bool in
                 // A copy after the session's delete record would bring it back at the next start.
                 guard state.index.entries[key] === plan.entry else { return false }
-                _ = append(&state, kind: kind, key: key, number: number, identity: nil, payload: payload)
+                let location = append(&state, kind: kind, key: key, number: number, identity: nil, payload: payload)
+                metrics.compactionBytes.increment(by: Int(location?.length ?? 0))
                 return true
             }
             guard copied else { throw CopyStopped() }
             if bufferedBytes() > 4 << 20 { writeOut(&io) }
         }
         do {
-            for location in [plan.snapshot] + plan.tail {
+            for location in plan.history + plan.latest {
                 let record = try reader.read(location)
                 try copy(record.kind, record.number) { $0.append(contentsOf: record.payload) }
             }
@@ -131,76 +221,5 @@ extension FileJournal {
         } catch {
             logger.error("cannot copy a session forward during compaction; retrying later", ["session": .string(plan.entry.id), "error": .string("\(error)")])
         }
-    }
-
-    /// Every snapshot and state record of one session still on disk, oldest first.
-    func records(key: UInt32) throws(IOError) -> [JournalRecord] {
-        flush()
-        var found: [JournalRecord] = []
-        // Compaction deletes only the oldest segments; a segment gone mid-read just holds nothing newer.
-        for segment in try segmentNumbers() {
-            let path = segmentPath(segment)
-            let data: [UInt8]
-            do {
-                data = try JournalFiles.readAll(path)
-            } catch where error.errno == ENOENT {
-                continue
-            }
-            data.withUnsafeBytes { raw in
-                var offset = 0
-                while offset < raw.count {
-                    let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                    let header: JournalRecord
-                    let size: Int
-                    switch JournalRecord.parse(rest, withPayload: false) {
-                    case .record(let record, let recordSize): (header, size) = (record, recordSize)
-                    // A frame being erased (another session's) keeps its length: step over it.
-                    case .corrupt(_, let frameSize?):
-                        offset += frameSize
-                        continue
-                    default: return
-                    }
-                    if header.key == key, header.kind == .snapshot || header.kind == .mutation || header.kind == .forced,
-                        case .record(let record, _) = JournalRecord.parse(rest)
-                    {
-                        found.append(record)
-                    }
-                    offset += size
-                }
-            }
-        }
-        return found
-    }
-
-    /// The records to replay version `version` of session `id`; nil when it is older than the retained history.
-    func history(of id: String, upTo version: UInt64) throws(StorageReadError) -> StoredVersionHistory? {
-        guard let key = key(for: id) else { return nil }
-        let all: [JournalRecord]
-        do {
-            all = try records(key: key)
-        } catch {
-            throw StorageReadError(reason: "\(error)")
-        }
-        guard let base = all.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: { $0.number < $1.number }),
-            let snapshot = try? StoredSnapshot(version: base.number, payload: base.payload)
-        else { return nil }
-        var byVersion: [UInt64: JournalRecord] = [:]
-        for record in all where record.kind != .snapshot && record.number > base.number && record.number <= version {
-            byVersion[record.number] = record
-        }
-        var states: [StoredState] = []
-        var next = base.number + 1
-        while next <= version {
-            guard let state = byVersion[next]?.storedState else { return nil }
-            states.append(state)
-            next += 1
-        }
-        return StoredVersionHistory(base: snapshot.state, states: states)
-    }
-
-    /// The oldest version of session `id` that can still be rebuilt.
-    func oldestRetainedVersion(of id: String) -> UInt64? {
-        guard let key = key(for: id), let all = try? records(key: key) else { return nil }
-        return all.filter { $0.kind == .snapshot }.map(\.number).min()
     }
 }

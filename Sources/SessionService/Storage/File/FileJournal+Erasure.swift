@@ -52,7 +52,10 @@ extension FileJournal {
                 do {
                     try overwrite(segment, targets)
                     erased += targets.count
-                    bytes += targets.reduce(0) { $0 + Int($1.length) }
+                    // Every byte of each record is overwritten: its payload with zeros, then its header.
+                    let overwritten = targets.reduce(0) { $0 + Int($1.length) }
+                    bytes += overwritten
+                    metrics.writtenBytes.increment(by: overwritten)
                 } catch {
                     // Tried again at the next run, from this segment on.
                     logger.error("cannot erase a deleted session's records; retrying later", ["error": .string("\(error)")])

@@ -18,14 +18,20 @@ extension FileJournal {
     }
 
     /// Reads a stored session back: latest snapshot, the records after it, and its retained action log.
+    /// While the journal cannot be written, a session whose records all lie in what was written loads
+    /// as usual (reads keep working); one with a record still buffered cannot be read back yet.
     func load(_ id: String) -> StorageLoad {
         let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
             // Everything buffered goes to the files first, so the records can be read back from them.
             writeOut(&io)
-            if let reason = unavailableReason { return .failure(.storage(reason)) }
+            let writeFailure = unavailableReason
             return state.withLock { state in
                 guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
+                // With fsync=always a written record is not durable until synced, and syncing failed.
+                if let writeFailure, options.fsync == .always || !Self.isWritten(entry, io, state) {
+                    return .failure(.storage(writeFailure))
+                }
                 var reader = SegmentReader(storage: self)
                 defer { reader.close() }
                 do throws(JournalError) {
@@ -67,7 +73,9 @@ extension FileJournal {
                 let position = state.withLock { state -> UInt64 in
                     state.index.entries[records.key]?.resident = true
                     state.index.entries[records.key]?.tail = []
-                    return state.appended
+                    // Its records are all written: while writes fail, what it shows must not wait for
+                    // other sessions' records (everything appended), which may never be written.
+                    return failing.load(ordering: .acquiring) ? written.load(ordering: .acquiring) : state.appended
                 }
                 return .loaded(history, FileSessionLog(journal: self, key: records.key, id: id, reactor: history.snapshot.reactor, position: position))
             case .failure(let failure):
@@ -150,6 +158,19 @@ extension FileJournal {
             actions[index].interrupted = true
         }
         return .success(StoredHistory(snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
+    }
+
+    /// Whether every record `entry`'s load reads lies in what was written; the caller holds both locks,
+    /// after a write-out. The buffer's chunks are written in order, so the first one left marks the end.
+    static func isWritten(_ entry: IndexEntry, _ io: IO, _ state: State) -> Bool {
+        guard let first = state.chunks.first(where: { !$0.bytes.isEmpty }) else { return true }
+        let end = (segment: first.segment, offset: first.segment == io.fdSegment ? io.fdEnd : 0)
+        func written(_ location: RecordLocation) -> Bool {
+            let ends = Int(location.offset) + Int(location.length)
+            return location.segment < end.segment || (location.segment == end.segment && ends <= end.offset)
+        }
+        return written(entry.snapshot) && entry.tail.allSatisfy { written($0.location) }
+            && entry.actionLog.allSatisfy(written) && entry.retainedAccepts.allSatisfy { written($0.location) }
     }
 
     /// Reads one record back from its segment (the buffer must be written out).

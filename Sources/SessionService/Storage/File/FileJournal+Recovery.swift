@@ -27,6 +27,7 @@ extension FileJournal {
         let segments = try segmentNumbers()
         var recovered = State()
         recovered.index.actionLogLimits = ActionLogLimits(count: options.actionLogLimit, bytes: options.actionLogBytes)
+        recovered.index.historyLimits = options.history
         var records = 0
         var bytes = 0
         // For erasures: where each session's records begin, which sessions were deleted, and damage,
@@ -52,7 +53,10 @@ extension FileJournal {
                         let accessToken = record.kind == .accessToken ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
                         let location = RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size))
                         recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity, accessToken: accessToken)
-                        if record.kind == .snapshot { recovered.index.entries[record.key]?.unavailable = nil }
+                        if record.kind == .snapshot, let entry = recovered.index.entries[record.key] {
+                            entry.unavailable = nil
+                            if entry.incarnation == 0 { entry.incarnation = StoredSnapshot.incarnation(payload: payload) }
+                        }
                         switch record.kind {
                         case .padding: break
                         case .delete:
@@ -81,6 +85,7 @@ extension FileJournal {
                 }
                 return nil
             }
+            recovered.segmentSizes[segment] = tornAt ?? data.count
             if let tornAt {
                 let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
                 defer { Posix.close(fd) }

@@ -27,13 +27,18 @@ extension FileJournal {
         state.withLock { state in state.index.keys[id].flatMap { state.index.entries[$0] }?.info }
     }
 
-    /// Journals a new session's first snapshot and its token's hash (one lock, so one write); nil when
-    /// the id is taken or the snapshot is larger than a record (logged).
+    /// Journals a new session's first snapshot, with a fresh incarnation, and its token's hash (one lock,
+    /// so one write); nil when the id is taken or the snapshot is larger than a record (logged).
     func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)? {
-        state.withLock { state -> (any SessionLog)? in
+        var snapshot = snapshot
+        snapshot.incarnation = UInt64.random(in: 1...UInt64.max)
+        return state.withLock { state -> (any SessionLog)? in
             guard state.index.keys[snapshot.id] == nil else { return nil }
             let key = state.index.nextKey
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: (snapshot.id, snapshot.reactor), payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
+            let identity = (snapshot.id, snapshot.reactor)
+            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: identity, payload: { snapshot.encode(into: &$0) }) != nil
+            else { return nil }
+            state.index.entries[key]?.incarnation = snapshot.incarnation
             if let accessTokenHash { appendAccessToken(&state, key: key, accessTokenHash) }
             state.index.entries[key]?.resident = true
             return FileSessionLog(journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.appended)
@@ -44,7 +49,10 @@ extension FileJournal {
     /// record): the session must stay in memory.
     func appendSnapshot(key: UInt32, _ snapshot: StoredSnapshot) -> UInt64? {
         state.withLock { state in
-            guard state.index.entries[key] != nil else { return nil }
+            guard let entry = state.index.entries[key] else { return nil }
+            // Every snapshot carries the incarnation the session was created with.
+            var snapshot = snapshot
+            snapshot.incarnation = entry.incarnation
             guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
             return state.appended
         }
@@ -104,8 +112,11 @@ extension FileJournal {
     }
 
     /// Appends an access-token record: the hash as its stored text (64 hexadecimal digits).
-    func appendAccessToken(_ state: inout State, key: UInt32, _ hash: SessionTokenHash) {
+    @discardableResult
+    func appendAccessToken(_ state: inout State, key: UInt32, _ hash: SessionTokenHash) -> RecordLocation? {
         let text = hash.storedText
-        append(&state, kind: .accessToken, key: key, number: 0, identity: nil, accessToken: hash) { $0.append(contentsOf: text.utf8) }
+        return append(&state, kind: .accessToken, key: key, number: 0, identity: nil, accessToken: hash) {
+            $0.append(contentsOf: text.utf8)
+        }
     }
 }

@@ -44,6 +44,8 @@ final class FileJournal: StorageBackend {
         var actionLogLimit = 10_000
         /// Bytes of action JSON those accept records may hold per session (`sessions.actionLogBytes`).
         var actionLogBytes = 4 << 20
+        /// How much of each session's past is kept for time travel (`storage.historyVersions`, `storage.historyBytes`).
+        var history = HistoryLimits()
 
         init(directory: String) { self.directory = directory }
     }
@@ -63,6 +65,11 @@ final class FileJournal: StorageBackend {
         var appended: UInt64 = 0
         var index = JournalIndex()
         var oldestSegment: UInt32 = 1
+        /// The length of each closed segment still on disk, by number (compaction weighs them).
+        var segmentSizes: [UInt32: Int] = [:]
+        /// The position appended when compaction last found no pass due: until more is appended,
+        /// it does not plan again.
+        var settledAt: UInt64?
         /// Deleted sessions whose records are still to be overwritten, by key.
         var erasures: [UInt32: Erasure] = [:]
         /// Records an erasure was overwriting when the server stopped (found by the start-up scan).
@@ -102,6 +109,8 @@ final class FileJournal: StorageBackend {
     let readFailures = Mutex<[String: String]>([:])
     /// Whether ``failure`` is set; read on every action without the lock.
     let failing = Atomic<Bool>(false)
+    /// Bytes written, by whom (`/metrics`).
+    let metrics = FileJournalMetrics()
 
     /// Opens (creating) the data directory, recovers the index from the journal, and starts the sync timer.
     init(options: Options, logger: Logger) throws(JournalError) {
@@ -188,6 +197,7 @@ final class FileJournal: StorageBackend {
     @discardableResult
     func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {
+            state.segmentSizes[state.segment] = state.segmentLength
             state.segment += 1
             state.segmentLength = 0
         }
@@ -277,6 +287,7 @@ final class FileJournal: StorageBackend {
                 // The path is named only for an error message: formatting it cost more than the rest of a commit.
                 do { try result.get() } catch { throw error.about(segmentPath(chunk.segment)) }
                 io.fdEnd += chunk.bytes.count
+                metrics.writtenBytes.increment(by: chunk.bytes.count)
                 if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
             } catch {
                 let unwritten = Array(chunks[position...])
@@ -333,6 +344,15 @@ final class FileJournal: StorageBackend {
 
     /// The largest written buffer kept for reuse.
     static let spareBufferLimit = 1 << 20
+
+    /// Adds the journal's bytes written, compaction's share, and what its segments hold.
+    func renderMetrics(into text: inout PrometheusText) {
+        let disk = state.withLock { state in
+            let open = state.segmentLength > 0 ? 1 : 0
+            return (state.segmentSizes.count + open, state.segmentSizes.values.reduce(0, +) + state.segmentLength)
+        }
+        metrics.render(into: &text, disk: disk)
+    }
 
     /// Why the journal cannot be written right now; nil when it can.
     var unavailableReason: String? {

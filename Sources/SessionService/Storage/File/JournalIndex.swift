@@ -50,8 +50,13 @@ final class IndexEntry: @unchecked Sendable {
     /// in order, and the seq it covers.
     var actionLog: [RecordLocation] = []
     var actionLogSeq: UInt64 = 0
+    /// The snapshots and state records that rebuild its newest versions (`storage.historyVersions`),
+    /// kept whether or not the session is resident; empty when history is off.
+    var history = RetainedHistory()
     /// The hash of its access token and where its latest access-token record lies.
     var accessToken: (hash: SessionTokenHash, location: RecordLocation)?
+    /// What its snapshots carry as ``StoredSnapshot/incarnation`` (0: written before there were any).
+    var incarnation: UInt64 = 0
     /// The segment this entry is counted in (`JournalIndex.pins`): its oldest needed segment when last computed.
     var pinned: UInt32
     /// The oldest segment that may hold a record of this session (where it was created, or where the
@@ -75,18 +80,55 @@ final class IndexEntry: @unchecked Sendable {
 
     /// The oldest segment this session needs.
     var oldestSegment: UInt32 {
+        min(oldestDataSegment, accessToken?.location.segment ?? .max)
+    }
+
+    /// The oldest segment holding a record of its data (anything but its access token).
+    var oldestDataSegment: UInt32 {
         let accept = acceptsStart < accepts.count ? accepts[acceptsStart].location.segment : .max
-        return min(snapshot.segment, firstTailSegment ?? .max, accept, actionLog.first?.segment ?? .max, accessToken?.location.segment ?? .max)
+        let records = min(firstTailSegment ?? .max, history.oldestSegment ?? .max)
+        return min(snapshot.segment, records, accept, actionLog.first?.segment ?? .max)
+    }
+
+    /// About the bytes compaction writes to move its data forward: its snapshot (a resident session
+    /// writes a fresh one), its tail (a stored session's records are copied), its retained history
+    /// (copied; it holds the latest snapshot and the state records of the tail), its retained action
+    /// log as a checkpoint (each entry's action with 21 bytes of bookkeeping).
+    var liveBytes: Int {
+        let entries = accepts.count - acceptsStart
+        var bytes = acceptBytes + entries * StoredActionLog.entryHeaderBytes + history.bytes
+        for chunk in actionLog { bytes += Int(chunk.length) }
+        if !resident {
+            for record in tail { bytes += Int(record.location.length) }
+        }
+        // A stored session's latest snapshot is copied once: as history when that is kept.
+        if resident || history.isEmpty { bytes += Int(snapshot.length) }
+        return bytes
     }
 
     /// The session as the admin listing and error answers show it.
     var info: StoredSessionInfo {
-        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable)
+        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable, incarnation: incarnation)
     }
 
-    /// Applies one record of this session (not its creation or deletion); returns whether its oldest
+    /// Applies one record of this session (not its creation or deletion), keeping its newest versions'
+    /// records within `history`; returns whether its oldest needed segment may have changed.
+    func apply(
+        kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits,
+        history retention: HistoryLimits
+    ) -> Bool {
+        var moved = false
+        if retention.isOn, kind == .snapshot || kind == .mutation || kind == .forced {
+            moved = history.keep(kind, number, at: location, version: max(version, number), limits: retention)
+        }
+        return apply(kind: kind, number: number, location: location, limits: limits) || moved
+    }
+
+    /// Applies one record to the latest snapshot, tail and action log; returns whether its oldest
     /// needed segment may have changed.
-    func apply(kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits) -> Bool {
+    private func apply(
+        kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits
+    ) -> Bool {
         if kind == .snapshot {
             guard number >= snapshotVersion else { return false }
             snapshot = location
@@ -199,6 +241,8 @@ struct JournalIndex: Sendable {
     var pins: [UInt32: Int] = [:]
     /// What each session's retained action log may hold.
     var actionLogLimits = ActionLogLimits()
+    /// How much of each session's past time travel reaches (`storage.historyVersions`, `storage.historyBytes`).
+    var historyLimits = HistoryLimits()
     /// Chunks of action-log checkpoints being written (or cut short by a stop), by session key.
     var checkpointChunks: [UInt32: [RecordLocation]] = [:]
 
@@ -247,11 +291,19 @@ struct JournalIndex: Sendable {
                 unpin(old.pinned)
             }
             keys[identity.id] = key
-            entries[key] = IndexEntry(id: identity.id, reactor: identity.reactor, snapshot: location, snapshotVersion: number, version: number, lastSeq: 0, resident: false)
+            let entry = IndexEntry(
+                id: identity.id, reactor: identity.reactor, snapshot: location, snapshotVersion: number,
+                version: number, lastSeq: 0, resident: false)
+            if historyLimits.isOn {
+                entry.history.keep(.snapshot, number, at: location, version: number, limits: historyLimits)
+            }
+            entries[key] = entry
             pin(location.segment)
             return
         }
-        guard let entry = entries[key], entry.apply(kind: kind, number: number, location: location, limits: actionLogLimits) else { return }
+        guard let entry = entries[key],
+            entry.apply(kind: kind, number: number, location: location, limits: actionLogLimits, history: historyLimits)
+        else { return }
         let oldest = entry.oldestSegment
         repin(from: entry.pinned, to: oldest)
         entry.pinned = oldest

@@ -1,8 +1,10 @@
 /// A snapshot record's payload: the session at one version.
 extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
-    /// each), the legacy action log, then the pulse counts (u32 count, each a short-string name and a u64).
-    /// The pulse section is the newest: a payload that ends before it has no counts (all 0).
+    /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
+    /// the incarnation (u64), then `recoveredThrough` (u64). Newer sections come last: a payload that ends
+    /// before the pulse section has no counts (all 0), one that ends before the incarnation has none (0,
+    /// unknown), one that ends before `recoveredThrough` recovered nothing yet (0).
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -19,6 +21,8 @@ extension StoredSnapshot {
             buffer.appendShortString(name)
             buffer.appendLittleEndian(count)
         }
+        buffer.appendLittleEndian(incarnation)
+        buffer.appendLittleEndian(recoveredThrough)
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -34,12 +38,47 @@ extension StoredSnapshot {
         for _ in 0..<runningCount { running.append(try reader.integer(UInt64.self)) }
         actions = try StoredActionLog.decode(&reader)
         pulses = [:]
+        recoveredThrough = 0
         guard reader.offset < reader.bytes.count else { return }
         let pulseCount = Int(try reader.integer(UInt32.self))
         for _ in 0..<pulseCount {
             let name = try reader.shortString()
             pulses[name] = try reader.integer(UInt64.self)
         }
+        guard reader.offset < reader.bytes.count else { return }
+        incarnation = try reader.integer(UInt64.self)
+        guard reader.offset < reader.bytes.count else { return }
+        recoveredThrough = try reader.integer(UInt64.self)
+    }
+
+    /// Only the incarnation, found by stepping over the sections before it (the start-up scan); 0 when the
+    /// payload has none or is too short to hold one where it should be.
+    static func incarnation(payload: UnsafeRawBufferPointer) -> UInt64 {
+        var offset = 9  // lastSeq and stub
+        func take(_ count: Int) -> Bool {
+            offset += count
+            return offset <= payload.count
+        }
+        func length<T: FixedWidthInteger>(_ type: T.Type) -> Int? {
+            guard offset + MemoryLayout<T>.size <= payload.count else { return nil }
+            let value = payload.loadLittleEndian(T.self, at: offset)
+            offset += MemoryLayout<T>.size
+            return Int(value)
+        }
+        // id and reactor, state, running seqs.
+        guard let id = length(UInt8.self), take(id), let reactor = length(UInt8.self), take(reactor),
+            let state = length(UInt32.self), take(state), let running = length(UInt32.self), take(running * 8),
+            let actions = length(UInt32.self)
+        else { return 0 }
+        for _ in 0..<actions {
+            guard take(17), let action = length(UInt32.self), take(action) else { return 0 }
+        }
+        guard let pulses = length(UInt32.self) else { return 0 }
+        for _ in 0..<pulses {
+            guard let name = length(UInt8.self), take(name + 8) else { return 0 }
+        }
+        guard offset + 8 <= payload.count else { return 0 }
+        return payload.loadLittleEndian(UInt64.self, at: offset)
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).

@@ -27,7 +27,7 @@ extension NATSStorage {
         let running = log.flatMap { log in log.state.withLock { $0.releasing || $0.stop != nil ? nil : $0.version } }
         return StoredSessionInfo(
             id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil,
-            unavailable: meta.unavailable ?? crashReason(id))
+            unavailable: meta.unavailable ?? crashReason(id), incarnation: meta.incarnation)
     }
 
     // MARK: Creating
@@ -40,11 +40,12 @@ extension NATSStorage {
             logger.error("a session cannot be stored now", ["session": .string(id), "reason": .string(reason)])
             return nil
         }
-        let meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
+        var meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
+        meta.incarnation = UInt64.random(in: 1...UInt64.max)
         let sessionsBucket = self.sessionsBucket
         switch waitFor("the creation of session \(id)", { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
         case .success(let revision):
-            catalog.withLock { $0.apply(id, meta, revision: revision) }
+            catalog.withLock { _ = $0.apply(id, meta, revision: revision) }
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
             return nil
         case .failure(let error):
@@ -150,7 +151,7 @@ extension NATSStorage {
         if let meta = catalog.withLock({ $0[id] }) { return meta }
         guard case .success(let entry?) = consistentEntry(sessionsBucket, id), entry.operation == .put else { return nil }
         let meta = SessionMeta(json: entry.value) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
-        catalog.withLock { $0.apply(id, meta, revision: entry.revision) }
+        catalog.withLock { _ = $0.apply(id, meta, revision: entry.revision) }
         return meta
     }
 
@@ -230,7 +231,7 @@ extension NATSStorage {
         let sessionsBucket = self.sessionsBucket
         switch waitFor("the deletion of session \(id)", { completion in try sessionsBucket.delete(id, completion: completion) }) {
         case .success(let revision):
-            catalog.withLock { $0.apply(id, nil, revision: revision) }
+            catalog.withLock { _ = $0.apply(id, nil, revision: revision) }
         case .failure(let error):
             logger.error("a session's entry cannot be deleted from the sessions bucket", ["session": .string(id), "error": .string(error.description)])
             return false
@@ -297,7 +298,7 @@ extension NATSStorage {
             let written = meta
             switch waitFor("an update of session \(id)'s entry", { completion in try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion) }) {
             case .success(let revision):
-                catalog.withLock { $0.apply(id, written, revision: revision) }
+                catalog.withLock { _ = $0.apply(id, written, revision: revision) }
                 return .success(written)
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                 lastError = error

@@ -124,7 +124,7 @@ final class NATSStorage: StorageBackend {
         lease = OwnershipLease(ttl: options.claimTTL)
         let catalog = self.catalog
         watcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>", start: .lastPerSubject) { message in
-            catalog.withLock { $0.apply(message) }
+            catalog.apply(message)
         }
         let claimHolders = self.claimHolders
         claimsWatcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>", start: .lastPerSubject) { message in
@@ -190,6 +190,7 @@ final class NATSStorage: StorageBackend {
 
     func attach(_ resident: any ResidentSessions) {
         self.resident.withLock { $0 = resident }
+        catalog.onTokenReplaced { id in resident.accessTokenReplaced(id) }
     }
 
     func maintain(_ resident: any ResidentSessions) {

@@ -4,19 +4,23 @@ import NATS
 import Tokens
 
 /// A session's entry in the sessions bucket (key: its id), as JSON:
-/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why"}`. The version is
-/// the one it had when it last left an instance's memory (the instance running it knows the current
-/// one); the token is its access token's hash, never the token.
+/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why","incarnation":"<16 hex digits>"}`.
+/// The version is the one it had when it last left an instance's memory (the instance running it knows the
+/// current one); the token is its access token's hash, never the token; the incarnation is drawn when the
+/// session is created and tells it from an earlier session with the same id (absent in older entries: 0).
 struct SessionMeta: Sendable, Equatable {
     var reactor: String
     var version: UInt64
     var tokenHash: SessionTokenHash?
     var unavailable: String?
+    var incarnation: UInt64 = 0
 
     var json: [UInt8] {
         var fields: [(String, JSONValue)] = [("reactor", .string(reactor)), ("version", .number(.uint(version)))]
         if let tokenHash { fields.append(("token", .string(tokenHash.storedText))) }
         if let unavailable { fields.append(("unavailable", .string(unavailable))) }
+        // Text: a JSON number need not hold 64 bits exactly everywhere.
+        if incarnation != 0 { fields.append(("incarnation", .string(String(incarnation, radix: 16)))) }
         return JSONValue.object(JSONObject(fields)).serialized()
     }
 
@@ -36,6 +40,7 @@ struct SessionMeta: Sendable, Equatable {
         self.version = version
         tokenHash = value["token"]?.stringValue.flatMap { SessionTokenHash(storedText: $0) }
         unavailable = value["unavailable"]?.stringValue
+        incarnation = value["incarnation"]?.stringValue.flatMap { UInt64($0, radix: 16) } ?? 0
     }
 }
 
@@ -58,10 +63,12 @@ struct SessionCatalog: Sendable {
     /// The revision of a session's latest entry (live or deleted), 0 when never seen.
     func revision(of id: String) -> UInt64 { entries[id]?.revision ?? 0 }
 
-    /// Applies an entry at `revision` (nil meta: deleted), unless a newer one is known.
-    mutating func apply(_ id: String, _ meta: SessionMeta?, revision: UInt64) {
+    /// Applies an entry at `revision` (nil meta: deleted), unless a newer one is known; true when it
+    /// replaced the live session's access token.
+    @discardableResult
+    mutating func apply(_ id: String, _ meta: SessionMeta?, revision: UInt64) -> Bool {
         let old = entries[id]
-        if let old, old.revision >= revision { return }
+        if let old, old.revision >= revision { return false }
         if old?.meta != nil { count -= 1 }
         if meta != nil { count += 1 }
         var meta = meta
@@ -69,6 +76,8 @@ struct SessionCatalog: Sendable {
         // instance raised it before the bucket said so.
         if let known = old?.meta?.version, let version = meta?.version, version < known { meta?.version = known }
         entries[id] = Entry(meta: meta, revision: revision)
+        guard let before = old?.meta?.tokenHash, let after = meta?.tokenHash else { return false }
+        return before != after
     }
 
     /// Raises a live session's version to one this instance saw it reach (its log was released), at
@@ -79,17 +88,19 @@ struct SessionCatalog: Sendable {
         entries[id] = entry
     }
 
-    /// Applies a message of the sessions bucket (`$KV.<bucket>.<id>`).
-    mutating func apply(_ message: StoredMessage) {
-        guard let dot = message.subject.utf8.lastIndex(of: UInt8(ascii: ".")) else { return }
+    /// Applies a message of the sessions bucket (`$KV.<bucket>.<id>`); the session's id when it replaced
+    /// the session's access token.
+    mutating func apply(_ message: StoredMessage) -> String? {
+        guard let dot = message.subject.utf8.lastIndex(of: UInt8(ascii: ".")) else { return nil }
         let id = String(message.subject[message.subject.utf8.index(after: dot)...])
         switch message.headers["KV-Operation"] {
         case "DEL"?, "PURGE"?:
             apply(id, nil, revision: message.sequence)
+            return nil
         default:
             // An entry this backend cannot read is kept as a session that cannot be served.
             let meta = SessionMeta(json: message.payload) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
-            apply(id, meta, revision: message.sequence)
+            return apply(id, meta, revision: message.sequence) ? id : nil
         }
     }
 }
@@ -97,8 +108,21 @@ struct SessionCatalog: Sendable {
 /// The catalog behind a lock, shared with the bucket's watcher.
 final class CatalogMirror: Sendable {
     private let catalog = Mutex(SessionCatalog())
+    /// Told the id of a session whose access token the watcher saw replaced (by any instance).
+    private let tokenListener = Mutex<(@Sendable (String) -> Void)?>(nil)
 
     func withLock<T: Sendable>(_ body: (inout SessionCatalog) -> T) -> T {
         catalog.withLock { body(&$0) }
+    }
+
+    /// Applies a message of the bucket's watcher; a replaced token is told to the listener, outside the lock.
+    func apply(_ message: StoredMessage) {
+        guard let replaced = catalog.withLock({ $0.apply(message) }) else { return }
+        tokenListener.withLock { $0 }?(replaced)
+    }
+
+    /// Sets what is told of tokens replaced (the sessions in memory end the streams opened with the old one).
+    func onTokenReplaced(_ listener: @escaping @Sendable (String) -> Void) {
+        tokenListener.withLock { $0 = listener }
     }
 }

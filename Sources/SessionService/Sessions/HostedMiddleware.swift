@@ -1,0 +1,45 @@
+import Reactors
+
+/// A reactor's own middleware (`ReactorCatalog.register(…, middlewares:)`) on the runtime of a hosted
+/// session, whose reactor is the instrumented wrapper of the author's: the same actions, mutations and
+/// states, so every hook passes straight through.
+///
+/// A session adds them, in the order registered, right after its journal: `intercept` runs before the
+/// action is accepted (a rejection is answered 422 with the rejection's code), `vet` before a state is
+/// journaled, and `didReduce` / `didForce` once it has been.
+@usableFromInline
+struct HostedMiddleware<Base: Reactor>: ReactorMiddleware {
+    @usableFromInline typealias R = InstrumentedReactor<Base>
+
+    @usableFromInline let base: any ReactorMiddleware<Base>
+
+    @usableFromInline init(base: any ReactorMiddleware<Base>) { self.base = base }
+
+    @usableFromInline func intercept(action: Base.Action, state: Base.State) throws(ActionRejection) {
+        try base.intercept(action: action, state: state)
+    }
+
+    @usableFromInline func didAccept(action: Base.Action, seq: UInt64, isStubbed: Bool) {
+        base.didAccept(action: action, seq: seq, isStubbed: isStubbed)
+    }
+
+    @usableFromInline func vet(state: Base.State, version: UInt64) throws(ActionRejection) {
+        try base.vet(state: state, version: version)
+    }
+
+    @usableFromInline func didRefuse(_ rejection: ActionRejection, seq: UInt64?) { base.didRefuse(rejection, seq: seq) }
+
+    @usableFromInline func didReduce(mutation: Base.Mutation, state: Base.State, version: UInt64) {
+        base.didReduce(mutation: mutation, state: state, version: version)
+    }
+
+    @usableFromInline func didForce(state: Base.State, version: UInt64) {
+        base.didForce(state: state, version: version)
+    }
+
+    @usableFromInline func didFail(error: any Error) { base.didFail(error: error) }
+
+    @usableFromInline var interceptsActions: Bool { base.interceptsActions }
+
+    @usableFromInline var vetsStates: Bool { base.vetsStates }
+}
