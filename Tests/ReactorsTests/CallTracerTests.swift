@@ -1,5 +1,6 @@
 import ReactorServerTesting
 import Reactors
+import ReactorsTesting
 import Synchronization
 import Testing
 
@@ -107,6 +108,79 @@ struct EffectEmittingReactor: Reactor {
         // Kept on the thread that ran mutate, handed back on the pool's threads, per effect.
         #expect(tracer.kept == [1, 2])
         #expect(Set(tracer.handedBack) == [1, 2])
+    }
+}
+
+/// A timed Flow operator holds an element in a task of its own and lets it go on later: that task runs the
+/// rest of the chain and, when the runtime is idle, the `mutate` and `reduce` it leads to. All of it is
+/// announced, on the hold task's thread, under the action's seq.
+@Suite(.offThePool) struct FlowCallTracerTests {
+    @Test func aDebouncedActionIsAnnouncedOnItsHoldTaskAroundTheMutateAndReduceItLeadsTo() async throws {
+        let clock = TestClock()
+        let tracer = RecordingTracer()
+        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
+            flow.debounce(for: .milliseconds(300), clock: clock)
+        })
+        let runtime = ReactorRuntime(reactor, tracer: tracer)
+        try runtime.send(.type("s"))
+        await clock.waitForSleepers()
+        // On the sending thread: the chain, which holds the action; its mutate has not run.
+        #expect(tracer.calls.contains(.init(call: .transformAction, seq: 1, version: 0)), "\(tracer.calls)")
+        #expect(!tracer.calls.contains { $0.call == .mutate }, "\(tracer.calls)")
+        #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
+
+        await clock.advance(by: .milliseconds(300))
+        try await eventually("the held action to be reduced") { runtime.currentVersion == 1 }
+        await runtime.waitForEffectTasks()
+        let calls = tracer.calls
+        // The hold task's stretch is the action's transform; what it released ran inside it.
+        #expect(calls.contains(.init(call: .mutate, seq: 1, version: 0, enclosing: [.transformAction])), "\(calls)")
+        #expect(calls.contains(.init(call: .reduce, seq: 1, version: 1, enclosing: [.transformAction])), "\(calls)")
+        #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
+        runtime.stop()
+    }
+
+    @Test func aDebouncedMutationIsAnnouncedOnItsHoldTaskAroundTheReduceItLeadsTo() async throws {
+        let clock = TestClock()
+        let tracer = RecordingTracer()
+        let reactor = FlowReactor(clock: clock, mutations: { flow, clock in
+            flow.debounce(for: .milliseconds(300), clock: clock)
+        })
+        let runtime = ReactorRuntime(reactor, tracer: tracer)
+        try runtime.send(.type("a"))
+        await clock.waitForSleepers()
+        #expect(tracer.calls.contains(.init(call: .mutate, seq: 1, version: 0)), "\(tracer.calls)")
+        // The mutation chain ran (and held the mutation) under the action's seq.
+        #expect(tracer.calls.contains(.init(call: .transformMutation, seq: 1, version: 0)), "\(tracer.calls)")
+        #expect(!tracer.calls.contains { $0.call == .reduce }, "\(tracer.calls)")
+
+        await clock.advance(by: .milliseconds(300))
+        try await eventually("the held mutation to be reduced") { runtime.currentVersion == 1 }
+        await runtime.waitForEffectTasks()
+        let calls = tracer.calls
+        #expect(
+            calls.contains(.init(call: .reduce, seq: 1, version: 1, enclosing: [.transformMutation])), "\(calls)")
+        #expect(tracer.open.isEmpty, "calls left open: \(tracer.open)")
+        runtime.stop()
+    }
+
+    @Test func whatTheTracerKeepsForAHeldActionComesBackOnItsHoldTask() async throws {
+        let clock = TestClock()
+        let tracer = ContextTracer()
+        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
+            flow.throttle(for: .milliseconds(300), clock: clock)
+        })
+        let runtime = ReactorRuntime(reactor, tracer: tracer)
+        // The first passes and opens a window; the second is held for the window's end.
+        try runtime.send(.type("a"))
+        try runtime.send(.type("b"))
+        await clock.waitForSleepers()
+        #expect(tracer.kept == [2])
+        await clock.advance(by: .milliseconds(300))
+        try await eventually("the held action to be reduced") { runtime.currentVersion == 2 }
+        await runtime.waitForEffectTasks()
+        #expect(Set(tracer.handedBack) == [2])
+        runtime.stop()
     }
 }
 
