@@ -53,12 +53,13 @@ static __thread struct slot slot __attribute__((tls_model("initial-exec")));
 enum {
     PHASE_DECODE_ACTION = 1, PHASE_TRANSFORM_ACTION, PHASE_MUTATE, PHASE_TRANSFORM_MUTATION, PHASE_REDUCE,
     PHASE_TRANSFORM_STATE, PHASE_EFFECT, PHASE_SOURCE, PHASE_ENCODE_STATE, PHASE_ENCODE_MUTATION, PHASE_ENCODE_ACTION,
-    PHASE_REPLAY, PHASE_DECODE_STATE, PHASE_COUNT
+    PHASE_REPLAY, PHASE_DECODE_STATE, PHASE_RECOVER, PHASE_MIDDLEWARE, PHASE_COUNT
 };
 
 static const char *const phase_names[PHASE_COUNT] = {
     "unknown", "decodeAction", "transformAction", "mutate", "transformMutation", "reduce", "transformState",
-    "effect", "source", "encodeState", "encodeMutation", "encodeAction", "replay", "decodeState",
+    "effect", "source", "encodeState", "encodeMutation", "encodeAction", "replay", "decodeState", "recover",
+    "middleware",
 };
 
 // MARK: the slot
@@ -110,7 +111,11 @@ static inline int reactor_enter(uint64_t key, uint8_t phase, uint64_t seq, uint6
     frame->action_len = action_len > UINT32_MAX ? UINT32_MAX : (uint32_t)action_len;
     if (action == NULL && slot.pending != NULL && seq != 0) {
         // The first action run on this thread while an action is being sent from it is that action.
-        if (slot.pending_seq == 0 && (phase == PHASE_TRANSFORM_ACTION || phase == PHASE_MUTATE)) slot.pending_seq = seq;
+        // (A middleware's didAccept comes first, before the action's transform.)
+        if (slot.pending_seq == 0 && (phase == PHASE_TRANSFORM_ACTION || phase == PHASE_MUTATE
+                                      || phase == PHASE_MIDDLEWARE)) {
+            slot.pending_seq = seq;
+        }
         if (seq == slot.pending_seq) {
             frame->action = slot.pending;
             frame->action_len = slot.pending_len;
@@ -162,6 +167,12 @@ void CLinux_reactor_pending_action(const uint8_t *json, size_t len) {
 
 size_t CLinux_reactor_pending_for(uint64_t seq, const uint8_t **json) {
     if (slot.pending == NULL || seq == 0 || slot.pending_seq != seq) return 0;
+    *json = slot.pending;
+    return slot.pending_len;
+}
+
+size_t CLinux_reactor_pending_unclaimed(const uint8_t **json) {
+    if (slot.pending == NULL || slot.pending_seq != 0) return 0;
     *json = slot.pending;
     return slot.pending_len;
 }
@@ -387,6 +398,9 @@ static const char *phase_name(uint8_t phase) { return phase < PHASE_COUNT ? phas
 /* What a crash record says. */
 struct crash {
     const struct frame *frame;
+    /* The action's JSON: the frame's own, else an enclosing frame's of the same session and action. */
+    const uint8_t *action;
+    uint32_t action_len;
     int signal;
     uint64_t at;
     uint64_t pid;
@@ -414,13 +428,13 @@ static void put_record(struct sink *sink, const struct crash *crash) {
     put_u64(sink, crash->pid);
     put_text(sink, ",\"thread\":");
     put_u64(sink, crash->thread);
-    if (frame->action != NULL) {
+    if (crash->action != NULL) {
         put_text(sink, ",\"actionBytes\":");
-        put_u64(sink, frame->action_len);
+        put_u64(sink, crash->action_len);
         // Bounded: a larger action is named by its size only.
-        if (frame->action_len <= CLinux_CRASH_ACTION_BYTES) {
+        if (crash->action_len <= CLinux_CRASH_ACTION_BYTES) {
             put_text(sink, ",\"action64\":\"");
-            put_base64(sink, frame->action, frame->action_len);
+            put_base64(sink, crash->action, crash->action_len);
             put_text(sink, "\"");
         }
     }
@@ -648,11 +662,25 @@ static void attribute(int signal) {
         say(&line);
         return;
     }
-    const struct frame *frame = &slot.frames[(depth > FRAMES ? FRAMES : depth) - 1];
+    uint32_t innermost = (depth > FRAMES ? FRAMES : depth) - 1;
+    const struct frame *frame = &slot.frames[innermost];
+    // A reduce inside an effect's (or a held element's) task has no JSON of its own: the task's frame has
+    // its action's. Looked up here, not as frames are entered, so the hot path pays nothing for it.
+    const uint8_t *action = frame->action;
+    uint32_t action_len = frame->action_len;
+    for (uint32_t i = innermost; action == NULL && frame->seq != 0 && i > 0; i--) {
+        const struct frame *outer = &slot.frames[i - 1];
+        if (outer->key == frame->key && outer->seq == frame->seq && outer->action != NULL) {
+            action = outer->action;
+            action_len = outer->action_len;
+        }
+    }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
     struct crash crash = {
         .frame = frame,
+        .action = action,
+        .action_len = action_len,
         .signal = signal,
         .at = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec,
         .pid = (uint64_t)getpid(),

@@ -1,10 +1,15 @@
 /// Which of a reactor's own functions is about to run, so that a crash in it can be pinned on its session.
 /// The runtime reports the first eight; a host reports the rest (decoding, encoding, replaying stored
-/// history), so one table numbers them all. The raw values are stable: a host's crash records keep them.
+/// history, `recover(interrupted:state:)` at load, the reactor's own middlewares), so one table numbers them
+/// all. The raw values are stable: a host's crash records keep them.
 public enum ReactorCall: UInt8, Sendable, CaseIterable {
     case decodeAction = 1
     case transformAction, mutate, transformMutation, reduce, transformState, effect, source
     case encodeState, encodeMutation, encodeAction, replay, decodeState
+    /// `recover(interrupted:state:)`, as a load hands it an action a stop cut off.
+    case recover
+    /// A hook of a middleware the reactor's author wrote (`intercept`, `vet`, `didReduce`, …).
+    case middleware
 }
 
 /// Told, on the thread that runs it, right before and right after a runtime runs its reactor's own code:

@@ -400,6 +400,132 @@ import Glibc
         }
     }
 
+    // MARK: Flow operators, recovery at load, the reactor's own middleware
+
+    /// A search of the flow trap reactor, answered once its debounce lets it go.
+    static func search(_ client: TestClient, _ id: String, _ query: String) throws {
+        let response = try client.request(
+            "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"search","query":"\#(query)"}"#)
+        guard response.status == 200 else {
+            throw TestFailure("searching \(id): \(response.status) \(response.text)")
+        }
+    }
+
+    @Test(arguments: TestStorage.all)
+    func aTrapInADebouncedActionsDeliveryIsPinnedOnItsActionOnTheTaskThatHeldIt(storage: TestStorage) async throws {
+        try await storage.withPlace("crash-debounce") { place in
+            var server = try await Self.start(place)
+            var client = try server.client()
+            try Self.create(client, "flowtrap", "victim")
+            try Self.create(client, "counter", "bystander")
+            try Self.search(client, "victim", "swift")
+            // Held by the debounce, then let go on the task that held it: the author's map after it traps there.
+            var output = try await Self.crash(
+                server, "POST", "/sessions/victim/actions", body: #"{"type":"search","query":"late"}"#)
+            #expect(output.contains(#"of session "victim": transformAction, action seq 2; crash record"#), "\(output)")
+
+            server = try await Self.start(place)
+            client = try server.client()
+            try Self.expectQuarantined(
+                client, naming: "transform(action:) of action seq 2", retry: #"{"type":"search","query":"late"}"#)
+            let log = try Self.actions(client, "victim")
+            #expect(log.map { $0["seq"] as? Int } == [1, 2])
+            #expect(log.last?["crashed"] as? Bool == true)
+            #expect(
+                try Self.actionsText(client, "victim").contains(
+                    #""action":{"type":"search","query":"late"},"stubbed":false,"#))
+            #expect((try Self.listed(client, "victim")?["crash"] as? [String: Any])?["lastGoodVersion"] as? Int == 1)
+            #expect(try client.request("POST", "/admin/sessions/victim/release", headers: Self.admin).status == 200)
+            let loaded = try client.request("GET", "/sessions/victim").text
+            #expect(loaded.contains(#""version":1,"state":{"query":"swift""#), "\(loaded)")
+
+            // Let go on that task, its reduce traps there: pinned on the version it was making. (Its seq is 3, or
+            // 2 again when the crash came before the journal stored the late search's acceptance.)
+            output = try await Self.crash(
+                server, "POST", "/sessions/victim/actions", body: #"{"type":"search","query":"trap"}"#)
+            let line = try #require(output.split(separator: "\n").first { $0.contains("fatal signal") })
+            #expect(line.contains(#"of session "victim": reduce, action seq "#), "\(line)")
+            #expect(line.contains(", version 2; crash record"), "\(line)")
+            server = try await Self.start(place)
+            client = try server.client()
+            try Self.expectQuarantined(
+                client, naming: "reduce making version 2 for action seq", retry: #"{"type":"search","query":"trap"}"#)
+            #expect(try Self.actions(client, "victim").last?["crashed"] as? Bool == true)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
+    @Test(arguments: TestStorage.all)
+    func aTrapInRecoverAtLoadQuarantinesInsteadOfCrashingAtEveryLoad(storage: TestStorage) async throws {
+        try await storage.withPlace("crash-recover") { place in
+            var server = try await Self.start(place)
+            var client = try server.client()
+            try Self.create(client, "flowtrap", "victim")
+            try Self.create(client, "counter", "bystander")
+            try Self.search(client, "victim", "swift")
+            // Accepted and stored (the 202 waits for that); its effect never ends, so kill -9 interrupts it.
+            #expect(try client.request("POST", "/sessions/victim/actions", body: #"{"type":"hang"}"#).status == 202)
+            #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
+
+            // A reactor whose recover(interrupted:state:) traps: the first read loads the session and recovers.
+            server = try await Self.start(place, environment: ["RECOVER_TRAPS": "1"])
+            let output = try await Self.crash(server, "GET", "/sessions/victim")
+            #expect(
+                output.contains(#"of session "victim": recover, action seq 2, version 1; crash record"#), "\(output)")
+
+            // Not a crash loop: quarantined, the server stays up, the interrupted action is the crashed one.
+            server = try await Self.start(place, environment: ["RECOVER_TRAPS": "1"])
+            client = try server.client()
+            try Self.expectQuarantined(
+                client, naming: "recover(interrupted:state:) of interrupted action seq 2 at load",
+                retry: #"{"type":"hang"}"#)
+            let log = try Self.actions(client, "victim")
+            #expect(log.map { $0["seq"] as? Int } == [1, 2])
+            #expect(log.last?["crashed"] as? Bool == true)
+            #expect(log.last?["interrupted"] as? Bool == true)
+            #expect((try Self.listed(client, "victim")?["crash"] as? [String: Any])?["lastGoodVersion"] as? Int == 1)
+            #expect(try await server.stop() == .exited(0))
+
+            // Fixed and released: the recovery runs once, as a new version.
+            server = try await Self.start(place)
+            client = try server.client()
+            let released = try client.request("POST", "/admin/sessions/victim/release", headers: Self.admin)
+            #expect(released.status == 200)
+            #expect(
+                released.text.contains(#""version":2,"state":{"query":"swift","recovered":true}"#), "\(released.text)")
+            #expect(try Self.quarantinedGauge(client) == 0)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
+    @Test func aTrapInTheReactorsOwnMiddlewareIsPinnedOnItsSessionWithTheActionItWasGiven() async throws {
+        try await TestStorage.file.withPlace("crash-middleware") { place in
+            var server = try await Self.start(place)
+            var client = try server.client()
+            try Self.create(client, "flowtrap", "victim")
+            try Self.create(client, "counter", "bystander")
+            try Self.search(client, "victim", "swift")
+            let output = try await Self.crash(
+                server, "POST", "/sessions/victim/actions", body: #"{"type":"search","query":"intercepted"}"#)
+            #expect(
+                output.contains(#"in reactor "flowtrap" of session "victim": middleware; crash record"#), "\(output)")
+
+            server = try await Self.start(place)
+            client = try server.client()
+            try Self.expectQuarantined(
+                client, naming: "a middleware of the reactor", retry: #"{"type":"search","query":"intercepted"}"#)
+            // Refused before it had a seq: listed after the log, under the seq it would have had.
+            let log = try Self.actions(client, "victim")
+            #expect(log.map { $0["seq"] as? Int } == [1, 2])
+            #expect(
+                try Self.actionsText(client, "victim").contains(
+                    #""action":{"type":"search","query":"intercepted"},"stubbed":false,"crashed":true"#))
+            #expect((try Self.listed(client, "victim")?["crash"] as? [String: Any])?["lastGoodVersion"] as? Int == 1)
+            #expect(try client.request("POST", "/admin/sessions/victim/release", headers: Self.admin).status == 200)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
     // MARK: Several instances on NATS
 
     /// A second instance on the place's cluster: its own name and data folder.

@@ -82,6 +82,75 @@ struct TrapReactor: Reactor {
     }
 }
 
+/// Traps on the paths main's Flow operators and recovery added, on the task that held a debounced search once it
+/// lets it go: in the `map` after the debounce on a search for "late", in `reduce` on a search for "trap"; in
+/// `recover(interrupted:state:)` at load when `RECOVER_TRAPS` is set
+/// (the action `hang` starts an effect that never ends, so a `kill -9` leaves it interrupted), and in its own
+/// middleware's `intercept` on a search for "intercepted".
+struct FlowTrapReactor: Reactor {
+    enum Action: Codable, Sendable {
+        case search(query: String)
+        case hang
+    }
+
+    enum Mutation: Codable, Sendable {
+        case query(String)
+        case recovered
+    }
+
+    struct State: Codable, Sendable {
+        var query = ""
+        var recovered = false
+    }
+
+    let initialState = State()
+    /// Whether `recover(interrupted:state:)` traps (read from `RECOVER_TRAPS` when the server starts).
+    let recoverTraps: Bool
+
+    func mutate(action: Action) -> Effect<Mutation> {
+        switch action {
+        case .search(let query): return .just(.query(query))
+        case .hang: return .run { _ in try await Task.sleep(for: .seconds(86_400)) }
+        }
+    }
+
+    func reduce(state: State, mutation: Mutation) -> State {
+        var state = state
+        switch mutation {
+        case .query(let query):
+            let found: [String: Int] = [:]
+            if query == "trap" { _ = found[query]! }
+            state.query = query
+        case .recovered:
+            state.recovered = true
+        }
+        return state
+    }
+
+    /// Typing: only the last of a quick burst runs (ReactorKit's search example), then a stage of the author's.
+    func transform(action: Flow<Action>) -> Flow<Action> {
+        action.debounce(for: .milliseconds(20)).map { action in
+            if case .search(let query) = action { precondition(query != "late", "the map meets a late search") }
+            return action
+        }
+    }
+
+    func recover(interrupted action: Action, state: State) -> [Mutation] {
+        guard case .hang = action else { return [] }
+        precondition(!recoverTraps, "recover(interrupted:state:) meets a hanging action")
+        return [.recovered]
+    }
+}
+
+/// The flow trap's own middleware: its `intercept` traps on a search for "intercepted".
+struct FlowTrapGuard: ReactorMiddleware {
+    typealias R = FlowTrapReactor
+
+    func intercept(action: FlowTrapReactor.Action, state: FlowTrapReactor.State) throws(ActionRejection) {
+        if case .search(let query) = action, query == "intercepted" { fatalError("the guard meets \(query)") }
+    }
+}
+
 let environment = ProcessInfo.processInfo.environment
 let trapAt = environment["TRAP_AT"].flatMap(Int.init) ?? 3
 // A bug in the server's own code, on a thread that runs no reactor: it traps once the file exists.
@@ -97,5 +166,9 @@ exit(
         var catalog = ReactorCatalog()
         catalog.register("trap", summary: "Crashes on purpose.") { TrapReactor(trapAt: trapAt) }
         catalog.register(CounterReactor.name, summary: CounterReactor.summary) { CounterReactor() }
+        let recoverTraps = environment["RECOVER_TRAPS"] != nil
+        catalog.register("flowtrap", summary: "Crashes on purpose on Flow and recovery paths.", middlewares: { _ in
+            [FlowTrapGuard()]
+        }) { FlowTrapReactor(recoverTraps: recoverTraps) }
         return catalog
     })

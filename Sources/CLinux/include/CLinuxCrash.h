@@ -35,6 +35,9 @@ void CLinux_reactor_leave(void);
 void CLinux_reactor_pending_action(const uint8_t *json, size_t len);
 /* The pending action's JSON when the action `seq` took it (its length, the bytes in *json), else 0. */
 size_t CLinux_reactor_pending_for(uint64_t seq, const uint8_t **json);
+/* The pending action's JSON while no action has taken it yet (its length, the bytes in *json), else 0:
+   the action a hook that runs before it is numbered (a middleware's intercept) is about to refuse or let in. */
+size_t CLinux_reactor_pending_unclaimed(const uint8_t **json);
 /* How many frames this thread has open (0: no reactor code is running on it). */
 int CLinux_reactor_depth(void);
 

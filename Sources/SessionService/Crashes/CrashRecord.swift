@@ -111,6 +111,10 @@ struct CrashRecord: Sendable, Equatable {
         case .encodeAction?: return "encoding \(action) for the action log"
         case .replay?: return "replaying its stored version \(version) at load"
         case .decodeState?: return "decoding its stored state of version \(version) at load"
+        case .recover?: return "recover(interrupted:state:) of interrupted \(action) at load"
+        case .middleware?:
+            return "a middleware of the reactor" + (seq > 0 ? " for \(action)" : "")
+                + (version > 0 ? " at version \(version)" : "")
         case nil: return "\(phase) (seq \(seq), version \(version))"
         }
     }

@@ -75,6 +75,17 @@ final class SessionCallTracer: ReactorCallTracer {
         return try body()
     }
 
+    /// Runs `body` as `call` for the action this thread is sending and no runtime has numbered yet (a
+    /// middleware's `intercept`): a crash in it keeps that action's JSON in its record.
+    @inlinable
+    func runBeforeAdmission<T, E: Error>(_ call: ReactorCall, _ body: () throws(E) -> T) throws(E) -> T {
+        var json: UnsafePointer<UInt8>?
+        let count = CLinux_reactor_pending_unclaimed(&json)
+        if CLinux_reactor_enter(key, call.rawValue, 0, 0, count > 0 ? json : nil, count) != 0 { identify() }
+        defer { CLinux_reactor_leave() }
+        return try body()
+    }
+
     /// Runs `body`, which hands the action `json` to the runtime from this thread: a crash while the
     /// runtime runs that action here (it does when the session was idle) keeps `json` in its record.
     @inlinable

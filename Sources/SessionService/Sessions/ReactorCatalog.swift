@@ -118,14 +118,19 @@ public struct ReactorCatalog: Sendable {
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
             hasMiddlewares: middlewares != nil,
             makeSession: { id, context, accessTokenHash in
-                Session(
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return Session(
                     id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                try Session.restore(
+                // The author's factory runs as the session's code: a trap in it is the session's crash.
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return try Session.restore(
                     id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
             replay: { id, base, records, shown throws(RestoreError) in
                 try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)

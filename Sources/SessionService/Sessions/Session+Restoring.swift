@@ -72,7 +72,9 @@ extension Session {
         // In stub mode nothing runs: recovery waits for a load with stub mode off.
         if !history.snapshot.stub {
             for entry in interrupted where entry.seq > history.snapshot.recoveredThrough {
-                recover(entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger, id: journal.id)
+                recover(
+                    entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger,
+                    tracer: tracer)
             }
             journal.recoveredThrough.store(history.lastSeq, ordering: .relaxed)
         } else {
@@ -83,22 +85,38 @@ extension Session {
     }
 
     /// Reduces what the reactor's `recover(interrupted:state:)` makes of one interrupted action, each
-    /// mutation a version; an action that no longer decodes is left alone (logged).
+    /// mutation a version; an action that no longer decodes is left alone (logged). All of it is the
+    /// reactor's code, pinned on the session (`tracer`) with the action's seq and JSON: a crash in it
+    /// quarantines the session instead of crashing every later load.
     static func recover(
-        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger, id: String
+        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger,
+        tracer: SessionCallTracer
     ) {
+        let id = tracer.session
+        let seq = entry.seq
         let action: R.Action
         do {
-            action = try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            action = try tracer.run(.decodeAction, seq: seq, version: version, action: entry.action) {
+                try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            }
         } catch {
             logger.warning(
                 "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
                 ["session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)), "error": .string("\(error)")])
             return
         }
-        let mutations = reactor.recover(interrupted: action, state: reactor.transform(state: state))
+        let current = state
+        let shown = tracer.run(.transformState, seq: seq, version: version, action: entry.action) {
+            reactor.transform(state: current)
+        }
+        let mutations = tracer.run(.recover, seq: seq, version: version, action: entry.action) {
+            reactor.recover(interrupted: action, state: shown)
+        }
         for mutation in mutations {
-            state = reactor.reduce(state: state, mutation: mutation)
+            let before = state
+            state = tracer.run(.reduce, seq: seq, version: version + 1, action: entry.action) {
+                reactor.reduce(state: before, mutation: mutation)
+            }
             version += 1
         }
         if !mutations.isEmpty {

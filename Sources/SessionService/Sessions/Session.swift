@@ -89,7 +89,7 @@ final class Session<R: Reactor>: HostedSession {
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
-        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware)) }
+        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware, tracer: tracer)) }
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }

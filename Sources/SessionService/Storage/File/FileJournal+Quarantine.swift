@@ -20,12 +20,14 @@ extension FileJournal {
                 defer { reader.close() }
                 do throws(JournalError) {
                     let snapshot = try reader.read(entry.snapshot)
+                    // The tail too: its accept and complete records say which actions a stop interrupted.
+                    let tail = try entry.tail.map { (record) throws(JournalError) in try reader.read(record.location) }
                     let actionLog = try entry.actionLog.map { (chunk) throws(JournalError) in try reader.read(chunk) }
                     let accepts = try entry.retainedAccepts.map { (accept) throws(JournalError) in
                         try reader.read(accept.location)
                     }
                     return .success(
-                        StoredRecords(key: key, snapshot: snapshot, tail: [], actionLog: actionLog, accepts: accepts))
+                        StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
                 } catch {
                     return .failure(StorageReadError(reason: "its journal cannot be read back: \(error)"))
                 }
