@@ -5,7 +5,8 @@ extension OpenAPIDocument.Schemas {
     static var crash: JSONSchema {
         JSONSchema.object([
             "phase": JSONSchema.string().described(
-                "What was running: reduce, mutate, effect, transformState, replay, decodeAction, …"),
+                "What was running: reduce, mutate, effect, transformState, replay, decodeAction, recover (at "
+                    + "load), middleware (the reactor's own), …"),
             "seq": JSONSchema.unsigned().described("The action's seq (0: none)."),
             "version": JSONSchema.unsigned().described("The version being made, shown or replayed (0: none)."),
             "signal": JSONSchema.string().described("SIGILL, SIGSEGV, …"),
