@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "JSONCodec", targets: ["JSONCodec"]),
         .library(name: "NATS", targets: ["NATS"]),
         .library(name: "Examples", targets: ["Examples"]),
+        .library(name: "HostedExamples", targets: ["HostedExamples"]),
         .library(name: "ReactorClient", targets: ["ReactorClient"]),
         .executable(name: "reactor-server", targets: ["reactor-server"]),
     ],
@@ -45,7 +46,10 @@ let package = Package(
         .target(name: "Examples", dependencies: ["Reactors", "JSONCodec"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
         .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
-        .executableTarget(name: "reactor-server", dependencies: ["SessionService", "Examples"]),
+        // The examples as a server hosts them, registered once (reactor-server and every test server), with
+        // the settings they add to the server's (search.*).
+        .target(name: "HostedExamples", dependencies: ["Examples", "SessionService", "JSONCodec"]),
+        .executableTarget(name: "reactor-server", dependencies: ["SessionService", "HostedExamples"]),
         // The typed Swift client (sessions, actions, SSE with reconnect, admin) for servers and Apple apps:
         // Foundation's URLSession only, no Glibc, so it builds wherever Foundation does.
         .target(name: "ReactorClient", dependencies: ["Reactors", "JSONCodec"]),
@@ -63,13 +67,21 @@ let package = Package(
         // clock, bounded waits, one Recorder. Not a product: only this package's tests use it.
         .target(
             name: "ReactorServerTesting",
-            dependencies: ["SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "Logs", "CLinux", "NATS"],
+            dependencies: [
+                "SessionService", "HTTPServer", "Reactors", "ReactorsTesting", "Examples", "HostedExamples", "Logs",
+                "CLinux", "NATS",
+            ],
             path: "Tests/ReactorServerTesting",
             exclude: ["README.md"]),
 
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["Examples", "Reactors", "ReactorsTesting", "ReactorServerTesting", "JSONCodec"]),
+        .testTarget(
+            name: "ExamplesTests",
+            dependencies: [
+                "Examples", "HostedExamples", "SessionService", "Reactors", "ReactorsTesting", "ReactorServerTesting",
+                "JSONCodec",
+            ]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),
@@ -77,14 +89,14 @@ let package = Package(
         .testTarget(
             name: "ReactorClientTests",
             dependencies: [
-                "ReactorClient", "SessionService", "HTTPServer", "Examples", "Reactors", "ReactorsTesting", "JSONCodec", "Logs", "Tokens",
-                "ReactorServerTesting",
+                "ReactorClient", "SessionService", "HTTPServer", "Examples", "HostedExamples", "Reactors",
+                "ReactorsTesting", "JSONCodec", "Logs", "Tokens", "ReactorServerTesting",
             ]),
         .testTarget(
             name: "SessionServiceTests",
             dependencies: [
-                "SessionService", "Logs", "Examples", "Reactors", "ReactorsTesting", "HTTPServer", "JSONCodec", "Tokens", "NATS",
-                "ReactorServerTesting",
+                "SessionService", "Logs", "Examples", "HostedExamples", "Reactors", "ReactorsTesting", "HTTPServer",
+                "JSONCodec", "Tokens", "NATS", "ReactorServerTesting",
             ]),
     ]
 )

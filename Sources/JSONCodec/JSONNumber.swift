@@ -77,8 +77,8 @@ extension JSONNumber: Hashable {
 extension JSONNumber: CustomStringConvertible {
     /// The number as JSON text.
     public var description: String {
-        var bytes: [UInt8] = []
-        JSONWriter.appendNumber(self, to: &bytes)
-        return String(decoding: bytes, as: UTF8.self)
+        var out = JSONWriter(capacity: 24)
+        out.number(self)
+        return String(decoding: out.buffer, as: UTF8.self)
     }
 }

@@ -20,10 +20,9 @@ public struct JSONValueEncoder: Sendable {
         let encoder = JSONEncoderImpl(parent: nil, key: nil, userInfo: userInfo)
         let slot = try encoder.box(value)
         // Written straight from the builders: no intermediate JSONValue tree.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(128)
-        slot.write(to: &bytes)
-        return bytes
+        var out = JSONWriter(capacity: 127)
+        slot.write(to: &out)
+        return out.buffer
     }
 
     /// The value as a `JSONValue` tree (for embedding in a larger document, or for `JSONPointer`).
@@ -47,25 +46,24 @@ enum EncodedSlot {
         }
     }
 
-    func write(to bytes: inout [UInt8]) {
+    func write(to out: inout JSONWriter) {
         switch self {
-        case .value(let value): JSONWriter.append(value, to: &bytes)
+        case .value(let value): out.value(value)
         case .object(let builder):
-            bytes.append(UInt8(ascii: "{"))
+            out.buffer.append(UInt8(ascii: "{"))
             for position in builder.members.indices {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                JSONWriter.appendString(builder.members[position].key, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                builder.members[position].slot.write(to: &bytes)
+                if position > 0 { out.buffer.append(UInt8(ascii: ",")) }
+                out.key(builder.members[position].key)
+                builder.members[position].slot.write(to: &out)
             }
-            bytes.append(UInt8(ascii: "}"))
+            out.buffer.append(UInt8(ascii: "}"))
         case .array(let builder):
-            bytes.append(UInt8(ascii: "["))
+            out.buffer.append(UInt8(ascii: "["))
             for position in builder.slots.indices {
-                if position > 0 { bytes.append(UInt8(ascii: ",")) }
-                builder.slots[position].write(to: &bytes)
+                if position > 0 { out.buffer.append(UInt8(ascii: ",")) }
+                builder.slots[position].write(to: &out)
             }
-            bytes.append(UInt8(ascii: "]"))
+            out.buffer.append(UInt8(ascii: "]"))
         }
     }
 }

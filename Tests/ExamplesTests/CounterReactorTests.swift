@@ -1,7 +1,9 @@
 import Examples
 import Foundation
+import HostedExamples
 import Reactors
 import ReactorsTesting
+import SessionService
 import Testing
 
 @Suite struct CounterReactorTests {
@@ -64,6 +66,9 @@ import Testing
         for json in FruitReactor.exampleActions { _ = try decoder.decode(FruitReactor.Action.self, from: Data(json.utf8)) }
         for json in TodoReactor.exampleActions { _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8)) }
         for json in SearchReactor.exampleActions { _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8)) }
-        #expect(ExampleCatalog.entries.map(\.name) == ["counter", "fruit", "todo", "search"])
+        var catalog = ReactorCatalog()
+        ExampleCatalog.register(in: &catalog, search: SearchReactor.sampleFetch)
+        #expect(catalog.definitions.map(\.name) == ["counter", "fruit", "todo", "search"])
+        #expect(catalog.definitions.allSatisfy { $0.schema != nil && !$0.exampleActions.isEmpty })
     }
 }

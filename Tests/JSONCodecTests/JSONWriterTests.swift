@@ -29,6 +29,30 @@ import Testing
         #expect(try JSONParser().parse(written).serialized() == written)
     }
 
+    /// Built member by member, as the server's answers are: the same bytes as the value written whole.
+    @Test func membersWrittenOneByOneMatchTheWholeValue() throws {
+        var out = JSONWriter(capacity: 8)
+        out.raw("{")
+        out.key("seq")
+        out.integer(UInt64.max)
+        out.raw(",\"min\":")
+        out.integer(Int64.min)
+        out.raw(",\"zero\":")
+        out.integer(0)
+        out.raw(",\"ok\":")
+        out.bool(true)
+        out.raw(",\"name\":")
+        out.string("a\"b\u{1}")
+        out.raw(",\"state\":")
+        out.raw(Array(#"{"value":1}"#.utf8))
+        out.raw("}")
+        let text = #"{"seq":18446744073709551615,"min":-9223372036854775808,"zero":0,"ok":true,"#
+            + #""name":"a\"b\u0001","state":{"value":1}}"#
+        #expect(String(decoding: out.bytes, as: UTF8.self) == text)
+        #expect(try JSONParser().parse(out.bytes).serialized() == out.bytes)
+        #expect(JSONWriter.quoted("say \"hi\"\n") == #""say \"hi\"\n""#)
+    }
+
     @Test func surrogatePairsDecodeToOneScalar() throws {
         #expect(try JSONParser().parse(Array(#""\uD83D\uDE00""#.utf8)) == .string("😀"))
         #expect(try JSONParser().parse(Array(#""\u00E9\u0000""#.utf8)) == .string("é\u{0}"))

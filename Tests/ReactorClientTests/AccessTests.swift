@@ -31,7 +31,9 @@ import Testing
         let stream = SequenceRecorder(session.events())
         try await stream.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
-        #expect(requests.map(\.target) == ["/sessions", "/sessions/a", "/sessions/a/actions", "/sessions/a/events"])
+        #expect(requests.map(\.target) == [
+            "/sessions", "/sessions/a", "/sessions/a/actions", "/sessions/a/events?delta=json-patch",
+        ])
         #expect(requests.map { $0.headers["authorization"] } == [nil, "Bearer secret-a", "Bearer secret-a", "Bearer secret-a"])
     }
 
@@ -57,9 +59,9 @@ import Testing
         let withJWT = SequenceRecorder(client.session("b", as: CounterReactor.self).events())
         try await withJWT.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
-        #expect(requests[0].target == "/sessions/a/events?access_token=t%2B%2F%3D%26%3F")
+        #expect(requests[0].target == "/sessions/a/events?delta=json-patch&access_token=t%2B%2F%3D%26%3F")
         #expect(requests[0].query("access_token") == "t+/=&?")
-        #expect(requests[1].target == "/sessions/b/events?access_token=h.p.s")
+        #expect(requests[1].target == "/sessions/b/events?delta=json-patch&access_token=h.p.s")
         #expect(requests.allSatisfy { $0.headers["authorization"] == nil })
     }
 

@@ -47,7 +47,7 @@ import Testing
             "connecting", "connected", #"b: state 1 {"value":1}"#, "a: end session deleted",
         ])
         let requests = server.log.value.requests
-        #expect(requests.map(\.target) == ["/events?sessions=a,b,c", "/events?sessions=a,b,c"])
+        #expect(requests.map(\.target) == Array(repeating: "/events?sessions=a,b,c&delta=json-patch", count: 2))
         #expect(requests.map { $0.headers["last-event-id"] } == [nil, "k4"])
         #expect(requests[0].headers["authorization"] == nil)
         guard case .state(_, let update) = recorder.elements[2] else { Issue.record("not a state"); return }
@@ -76,10 +76,11 @@ import Testing
         let jwtOnly = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
         try await jwtOnly.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
-        #expect(requests[0].target == "/events?sessions=a,b,c&select=%2Fvalue&access_token=t%2B1%2F%3D,,t3")
+        let target = "/events?sessions=a,b,c&select=%2Fvalue&delta=json-patch&access_token=t%2B1%2F%3D,,t3"
+        #expect(requests[0].target == target)
         #expect(requests[0].query("access_token") == "t+1/=,,t3")
         #expect(requests[0].headers["authorization"] == nil)
-        #expect(requests[1].target == "/events?sessions=a,b")
+        #expect(requests[1].target == "/events?sessions=a,b&delta=json-patch")
         #expect(requests[1].headers["authorization"] == "Bearer the.jwt")
     }
 

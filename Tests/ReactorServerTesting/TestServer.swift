@@ -1,16 +1,17 @@
 import Examples
 import Foundation
+import HostedExamples
 import Logs
 import Reactors
 import SessionService
 import Synchronization
 import Testing
 
-/// A `ReactorServer` live on 127.0.0.1:0 inside the test process: the example reactors (counter,
-/// fruit, todo) plus those the test registers, one ``InjectedClock`` for every timer (reactors,
-/// service, HTTP), a known admin token, memory-only storage unless `dataDirectory` is given, and its
-/// log records in ``logs``. Released, it shuts down (bounded) and closes its journal, so a test can
-/// start another on the same data directory (a restart).
+/// A `ReactorServer` live on 127.0.0.1:0 inside the test process: the example reactors (counter, fruit,
+/// todo, and search given its upstream; ``ExampleCatalog``) plus those the test registers, one
+/// ``InjectedClock`` for every timer (reactors, service, HTTP), a known admin token, memory-only storage
+/// unless `dataDirectory` is given, and its log records in ``logs``. Released, it shuts down (bounded) and
+/// closes its journal, so a test can start another on the same data directory (a restart).
 ///
 /// ```swift
 /// let server = try TestServer { $0.sessions.idleTTLSeconds = 60 }
@@ -34,10 +35,12 @@ public final class TestServer: Sendable {
     private let stopped = Atomic<Bool>(false)
 
     /// Starts a server. `configure` edits the configuration (memory-only unless `dataDirectory`, keep-alive
-    /// 1 h, shutdown deadline 0 so release never waits on the injected clock); `catalog` adds reactors.
+    /// 1 h, shutdown deadline 0 so release never waits on the injected clock); `catalog` adds reactors;
+    /// `search` hosts the search example on that upstream.
     public init(
         dataDirectory: String? = nil, clock: InjectedClock = InjectedClock(),
-        configure: (inout ServerConfiguration) throws -> Void = { _ in }, catalog extra: (inout ReactorCatalog) -> Void = { _ in }
+        configure: (inout ServerConfiguration) throws -> Void = { _ in },
+        catalog extra: (inout ReactorCatalog) -> Void = { _ in }, search: SearchReactor.Fetch? = nil
     ) throws {
         var configuration = ServerConfiguration()
         configuration.http.port = 0
@@ -49,11 +52,8 @@ public final class TestServer: Sendable {
         if let dataDirectory { configuration.storage.dataDir = dataDirectory }
         try configure(&configuration)
         self.clock = clock
-        let reactorClock = clock.reactorClock
         var catalog = ReactorCatalog()
-        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema) { CounterReactor() }
-        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: reactorClock) }
-        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
+        ExampleCatalog.register(in: &catalog, clock: clock.reactorClock, search: search)
         extra(&catalog)
         // With storage, a restart follows a stop that closed the data directory's LOCK, but a child that another test
         // is starting at that moment holds a copy of every descriptor of this process, the lock's

@@ -111,7 +111,7 @@ public struct StoragePlace: Sendable {
     public func configure(_ configuration: inout ServerConfiguration) throws {
         configuration.storage.memoryOnly = false
         for (key, value) in settings {
-            guard let setting = ConfigurationSchema.setting(key) else { throw TestFailure("no setting \(key)") }
+            guard let setting = ConfigurationSchema.server.setting(key) else { throw TestFailure("no setting \(key)") }
             try setting.apply(text: value, from: "the test's storage place", to: &configuration)
         }
     }

@@ -80,7 +80,7 @@ import Testing
 
     @Test func itsEnvironmentVariableReadsAsWritten() throws {
         let names = ["auth.clientChosenIDs", "storage.nats.claimTTLSeconds"].map {
-            ConfigurationSchema.setting($0)?.environmentName
+            ConfigurationSchema.server.setting($0)?.environmentName
         }
         #expect(names == ["REACTOR_AUTH_CLIENT_CHOSEN_IDS", "REACTOR_STORAGE_NATS_CLAIM_TTL_SECONDS"])
         let environment = ["REACTOR_AUTH_CLIENT_CHOSEN_IDS": "false"]

@@ -58,6 +58,30 @@ final class ClusterLoad: Sendable {
 
     /// Waits until every session has `more` acknowledgements beyond its count when this was called;
     /// fails with the cluster's logs.
+    /// For each of `ids`: which instance lists it as running, and what a fresh multiplexed stream of it alone,
+    /// opened on each instance directly, shows first (diagnostics for a stream that stopped moving).
+    func probe(_ ids: [String]) -> String {
+        ids.map { id in
+            let views = cluster.instances.filter(\.isRunning).map { instance -> String in
+                let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
+                let local = (try? instance.client(readTimeout: .seconds(3)).request("GET", "/admin/sessions?scope=local", headers: admin).text) ?? ""
+                let runs = local.contains(#""id":"\#(id)""#) ? "runs it" : "does not run it"
+                guard let client = try? instance.client(readTimeout: .seconds(3)) else { return "\(instance.name): no connection" }
+                let (headers, query) = credentials.multiplexed([id])
+                let first: String
+                do {
+                    try client.openEventStream("/events?sessions=\(id)\(query)", headers: headers)
+                    let event = try client.nextEvent(within: .seconds(3))
+                    first = "\(event.event ?? "?") \(event.data?.prefix(120) ?? "")"
+                } catch {
+                    first = "nothing (\(error))"
+                }
+                return "\(instance.name) \(runs), first event: \(first)"
+            }
+            return "\(id): \(views)"
+        }.joined(separator: "; ")
+    }
+
     /// Every session's own stream and the multiplexed stream must show each session at a newer version too.
     func progress(_ what: String, more: Int = 3, within bound: Duration = .seconds(90)) async throws {
         let ledger = actions.ledger
@@ -80,9 +104,16 @@ final class ClusterLoad: Sendable {
                 "\(id): \(single[id].map(String.init) ?? "-") → \(subscribers.newestSingle[id].map(String.init) ?? "-"), "
                     + "multiplexed \(multiplexed[id].map(String.init) ?? "-") → \(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
             }
+            let stuck = ids.filter { subscribers.newestMultiplexed[$0, default: -1] <= multiplexed[$0, default: -1] }
+            let said = cluster.instances.flatMap { instance in
+                instance.log.split(separator: "\n").filter { line in stuck.contains { line.contains(#""session":"\#($0)""#) } }
+                    .map { "\(instance.name): \($0)" }
+            }
             throw TestFailure(
-                "\(error); acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
-                    + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10))\n\(cluster.logs)")
+                "\(error); stuck in the multiplexed stream: \(stuck), seen from each instance: \(probe(stuck)); "
+                    + "acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
+                    + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10)); "
+                    + "the instances on the stuck sessions:\n\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)")
         }
     }
 }
@@ -122,7 +153,14 @@ extension ClusterTests {
             try load.subscribers.stop()
             // Failed requests are expected while instances and nodes die; acknowledged ones must all be there.
             print("ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)")
-            #expect(load.subscribers.violations.isEmpty, "event streams went backwards: \(load.subscribers.violations.prefix(20))")
+            let violations = load.subscribers.violations
+            // What the instances said of the sessions whose streams went wrong.
+            let named = Set(violations.compactMap { $0.split(separator: ":").first.map { String($0.split(separator: " ").last ?? "") } })
+            let said = cluster.instances.flatMap { instance in
+                instance.log.split(separator: "\n").filter { line in named.contains { line.contains(#""session":"\#($0)""#) } }
+                    .map { "\(instance.name): \($0)" }
+            }
+            #expect(violations.isEmpty, "event streams went backwards: \(violations.prefix(20)); the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))")
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
             #expect(load.subscribers.tally["multiplexed streams", default: 0] > 1, "the multiplexed stream was never resumed")
             // In token and jwt mode every request carried its credential: none was refused for it.

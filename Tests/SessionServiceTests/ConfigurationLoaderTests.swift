@@ -1,4 +1,5 @@
 import Foundation
+import HostedExamples
 import Testing
 
 @testable import SessionService
@@ -9,8 +10,10 @@ import Testing
     @Test func configFileHoldsExactlyTheEmbeddedDefaults() throws {
         let path = Self.packageRoot.appendingPathComponent("Config/server.json").path
         let text = try String(contentsOfFile: path, encoding: .utf8)
-        #expect(text == ConfigurationSchema.json(for: ServerConfiguration()), "regenerate with: swift run reactor-server --print-config > Config/server.json")
-        let options = try ConfigurationLoader.load(arguments: ["--config", path], environment: [:])
+        let schema = ExampleCatalog.configurationSchema
+        let regenerate = "regenerate with: swift run reactor-server --print-config > Config/server.json"
+        #expect(text == schema.json(for: ServerConfiguration()), "\(regenerate)")
+        let options = try ConfigurationLoader.load(arguments: ["--config", path], environment: [:], schema: schema)
         #expect(options.configuration == ServerConfiguration())
     }
 
@@ -75,11 +78,11 @@ import Testing
     }
 
     @Test func helpListsEveryFlagAndSetting() throws {
-        let help = ConfigurationLoader.helpText
+        let help = ConfigurationLoader.helpText(ExampleCatalog.configurationSchema)
         for flag in ["--port", "--host", "--config", "--data-dir", "--log-level", "--set", "--print-config", "--help"] {
             #expect(help.contains(flag))
         }
-        for setting in ConfigurationSchema.settings {
+        for setting in ExampleCatalog.configurationSchema.settings {
             #expect(help.contains(setting.key))
             #expect(help.contains(setting.environmentName))
         }
@@ -89,6 +92,6 @@ import Testing
     @Test func printedConfigurationHidesTheAdminToken() {
         var configuration = ServerConfiguration()
         configuration.admin.token = "s3cret"
-        #expect(!ConfigurationSchema.json(for: configuration.redacted).contains("s3cret"))
+        #expect(!ConfigurationSchema.server.json(for: configuration.redacted).contains("s3cret"))
     }
 }

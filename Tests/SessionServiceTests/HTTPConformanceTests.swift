@@ -1,4 +1,3 @@
-import Examples
 import Foundation
 import ReactorServerTesting
 import SessionService
@@ -104,13 +103,9 @@ import Testing
             configuration.http.loops = 1
             configuration.http.shutdownDeadlineSeconds = 10
             configuration.sessions.waitTimeoutSeconds = 600
-        }, catalog: { catalog in
-            catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
-                SearchReactor(fetch: { _, _ in
-                    try await Task.sleep(for: .seconds(3600))
-                    return ([], nil)
-                })
-            }
+        }, search: { _, _ in
+            try await Task.sleep(for: .seconds(3600))
+            return ([], nil)
         })
         let id = try server.createSession("search")
         let waiting = try server.connect()

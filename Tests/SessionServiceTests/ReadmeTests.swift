@@ -1,4 +1,5 @@
 import Foundation
+import HostedExamples
 import Testing
 
 @testable import SessionService
@@ -11,7 +12,7 @@ import Testing
     }
 
     @Test func configurationReferenceMatchesTheSchema() throws {
-        let table = ConfigurationSchema.markdownTable()
+        let table = ExampleCatalog.configurationSchema.markdownTable()
         #expect(try Self.readme.contains(table), "replace the README's configuration table with:\n\(table)")
     }
 

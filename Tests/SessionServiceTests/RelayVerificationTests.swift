@@ -1,3 +1,4 @@
+import NATS
 import ReactorServerTesting
 import Testing
 
@@ -34,6 +35,36 @@ struct RelayVerificationTests {
             #expect(try again.nextEvent().id == "2")
             #expect(try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
             #expect(try again.nextEvent().id == "3")
+        }
+    }
+
+    /// A session in memory here whose claim another instance holds (taken over while this copy sat idle, so no
+    /// refused write told it) leaves memory at the next upkeep: its streams get `session_moved` instead of a past
+    /// version for good.
+    @Test func aSessionClaimedByAnotherInstanceLeavesThisOne() async throws {
+        try await TestStorage.nats.withPlace("claim-check") { place in
+            let server = try TestServer(storage: place) { $0.storage.nats.instance = "a" }
+            _ = try server.createSession("counter", id: "idle")
+            let stream = try server.subscribe("/sessions/idle/events")
+            #expect(try stream.nextEvent().id == "0")
+
+            // Another instance's claim, written behind this one's back.
+            let settings = Dictionary(place.settings, uniquingKeysWith: { _, last in last })
+            let prefix = try #require(settings["storage.nats.prefix"])
+            var options = try NATSOptions(servers: try #require(settings["storage.nats.servers"]))
+            options.name = "claim-check"
+            let connection = NATSConnection(options: options)
+            try await connection.connect(timeout: .seconds(10))
+            defer { connection.close() }
+            let claims = KeyValue(jetStream: JetStream(connection: connection, timeout: .seconds(30)), bucket: "\(prefix)-claims")
+            _ = try await claims.put("idle", value: Array(#"{"instance":"b","incarnation":"elsewhere"}"#.utf8))
+
+            try await eventually("the session to leave the instance its claim no longer names") {
+                await server.clock.advance(by: .seconds(6))
+                return !(try server.request("GET", "/admin/sessions?scope=local", headers: server.admin).text.contains(#""idle""#))
+            }
+            let ended = try stream.nextEvent()
+            #expect(ended.event == "error" && ended.data?.contains(#""code":"session_moved""#) == true, "\(ended)")
         }
     }
 }

@@ -60,6 +60,7 @@ final class ResumingSubscribers: Sendable {
 
     /// Follows one stream of `id` until it ends or rotates; `last` is the version seen last.
     private func follow(_ id: String, after last: inout Int?) {
+        var servedBy = "?"
         guard let client = try? TestClient(port: port, readTimeout: .seconds(3)) else {
             count("no connection")
             usleep(20_000)
@@ -67,7 +68,8 @@ final class ResumingSubscribers: Sendable {
         }
         do {
             let resume = last.map { [("Last-Event-ID", "\($0)")] } ?? []
-            try client.openEventStream("/sessions/\(id)/events", headers: resume + (credentials?.headers(id) ?? []))
+            let head = try client.openEventStream("/sessions/\(id)/events", headers: resume + (credentials?.headers(id) ?? []))
+            servedBy = head.header("X-Served-By") ?? "?"
         } catch {
             // A 503 while the session changes instance, or a connection cut on a killed one.
             count("refused")
@@ -86,7 +88,7 @@ final class ResumingSubscribers: Sendable {
                     return
                 }
                 if let last, version <= last {
-                    problems.withLock { $0.append("\(id): version \(version) came after \(last)") }
+                    problems.withLock { $0.append("\(id): version \(version) came after \(last) (a stream served by \(servedBy))") }
                 }
                 last = version
                 ledger.saw(id, version: version)

@@ -31,11 +31,7 @@ import Testing
         try await withHTTPServer(upstream, configure: { $0.loopCount = 1 }) { _, upstreamAddress in
             let upstreamPort = upstreamAddress.port
             let client = GitHubSearchClient(baseURL: "http://127.0.0.1:\(upstreamPort)/", timeout: 60)
-            let server = try TestServer(configure: { $0.sessions.waitTimeoutSeconds = 120 }, catalog: { catalog in
-                catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
-                    SearchReactor(fetch: client.search)
-                }
-            })
+            let server = try TestServer(configure: { $0.sessions.waitTimeoutSeconds = 120 }, search: client.search)
             let id = try server.createSession("search")
             let port = server.port
             // The effects run on the cooperative pool, where the other tests of this process queue too:

@@ -1,4 +1,5 @@
 import Foundation
+import JSONCodec
 import ReactorServerTesting
 import Testing
 

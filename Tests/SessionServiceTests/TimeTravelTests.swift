@@ -48,6 +48,30 @@ import Testing
         }
     }
 
+    /// On NATS, history reaches back to the session's latest trim, which `storage.nats.trimAfterMessages` sets.
+    @Test(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+    func onNATSTimeTravelReachesBackToTheLatestTrim() async throws {
+        for trimAfter in [64, 100_000] {
+            try await TestStorage.nats.withPlace("trim") { place in
+                let server = try TestServer(storage: place) { $0.storage.nats.trimAfterMessages = trimAfter }
+                _ = try server.createSession("counter", id: "long")
+                for _ in 0..<120 {
+                    #expect(try server.request("POST", "/sessions/long/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+                }
+                // Upkeep (every 5 s of the server's clock) trims a subject past the threshold behind a checkpoint.
+                await server.clock.advance(by: .seconds(6))
+                if trimAfter == 64 {
+                    try await eventually("version 1 to be trimmed away") { try Self.state(server, "long", at: 1).status == 410 }
+                } else {
+                    await server.clock.advance(by: .seconds(6))
+                    #expect(try Self.state(server, "long", at: 1).status == 200, "kept with trimAfterMessages=\(trimAfter)")
+                }
+                let latest = try Self.state(server, "long", at: 120)
+                #expect(latest.status == 200 && (latest.text.contains(#""value":120"#)), "\(latest.status) \(latest.text)")
+            }
+        }
+    }
+
     @Test func versionsOlderThanTheRetainedHistoryAreGoneAndCannotBeForked() throws {
         try withTemporaryDirectory("time-travel") { directory in
             // A short reach and a short action log: the 150 versions' segments are mostly dead, and go.

@@ -1,4 +1,3 @@
-import Examples
 import Foundation
 import SessionService
 import ReactorServerTesting
@@ -14,11 +13,7 @@ import Testing
 
     @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
     func pageKeepsTheSessionInTheURLAndSaysWhatIsTrue() async throws {
-        let server = try TestServer(catalog: { catalog in
-            catalog.register(SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions) {
-                SearchReactor(fetch: { _, _ in throw UpstreamDown() })
-            }
-        })
+        let server = try TestServer(search: { _, _ in throw UpstreamDown() })
         let port = server.port
         let base = "http://127.0.0.1:\(port)"
         let clock = server.clock

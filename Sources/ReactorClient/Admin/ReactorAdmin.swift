@@ -76,3 +76,10 @@ public struct AdminSessionSummary: Sendable, Hashable {
         json = entry
     }
 }
+
+extension ReactorClient {
+    /// The admin API, authorized by the server's admin token.
+    public func admin(token: String) -> ReactorAdmin {
+        ReactorAdmin(client: self, token: token)
+    }
+}

@@ -30,6 +30,10 @@ extension ReactorClient {
         public var streamCredentials: StreamCredentials
         /// The clock reconnection waits are measured on (tests pass one they control).
         public var clock: any Clock<Duration>
+        /// Whether event streams ask for RFC 6902 patches after their first state (`?delta=json-patch`; default
+        /// true): the client applies them and still delivers whole states, and a patch that does not apply makes
+        /// it reconnect for a whole state. False asks for whole states (servers before patches ignore `delta`).
+        public var statePatches = true
 
         /// The defaults: 60 s requests, 60 s stream silence, ``ReconnectPolicy()``, header credentials.
         public init(urlSession: URLSession = Configuration.sharedURLSession, requestTimeout: Duration = .seconds(60),

@@ -65,11 +65,6 @@ public struct ReactorClient: Sendable {
         RemoteSession(client: self, id: id, token: token)
     }
 
-    /// The admin API, authorized by the server's admin token.
-    public func admin(token: String) -> ReactorAdmin {
-        ReactorAdmin(client: self, token: token)
-    }
-
     /// `GET /events?sessions=a,b,c`: the events of several sessions over one connection, reconnecting with
     /// its cursor. See ``MultiplexedEvents``.
     public func events(for sessions: [SessionAccess], select: String? = nil) -> MultiplexedEvents {

@@ -39,24 +39,60 @@ public struct PulseEvent: Sendable, Hashable {
     }
 }
 
-/// How one event of a single-session stream reads: shared by ``SessionEvents`` and the façade.
-enum SessionEventReading {
-    /// The verdict on `event` and, for a state or pulse, the element to deliver.
-    static func read<State: Decodable & Sendable>(_ event: ServerSentEvent, as type: State.Type) -> (EventVerdict, SessionEvent<State>?) {
+/// How the events of a single-session stream read, shared by ``SessionEvents`` and the façade: it holds the state
+/// as JSON, so that an `event: patch` (`?delta=json-patch`) applies to it and is delivered as the whole state.
+/// One reader per iteration, used by its task alone.
+final class SessionEventReader<State: Decodable & Sendable> {
+    /// The state (or selected value) as the events of the current connection built it, and its version.
+    private var document: (version: UInt64, value: JSONValue)?
+    /// The id of the last state read: where a stream whose patch did not apply resumes, for a whole state.
+    private var resumeID: String
+
+    /// A reader of a stream that resumes after `lastEventID` (empty: from the current state).
+    init(lastEventID: String) {
+        resumeID = lastEventID
+    }
+
+    /// A new connection starts with a whole state: patches apply to what it sends, not to the last one's.
+    func connecting() {
+        document = nil
+    }
+
+    /// The verdict on `event` and, for a state, patch or pulse, the element to deliver.
+    func read(_ event: ServerSentEvent) -> (EventVerdict, SessionEvent<State>?) {
         do throws(ReactorClientError) {
             switch event.type {
             case "state":
-                guard let version = UInt64(event.lastEventID) else {
-                    throw .invalidResponse("a state event's id is not a version: \(event.lastEventID)")
+                let version = try Self.version(event)
+                let value = try APIResponse.parse(event: event)
+                let state = try APIResponse.decode(State.self, from: value, "the state of version \(version)")
+                (document, resumeID) = ((version, value), event.lastEventID)
+                return (.next, .state(VersionedState(version: version, state: state)))
+            case "patch":
+                let version = try Self.version(event)
+                guard let document, version > document.version else {
+                    let had = document.map { "version \($0.version)" } ?? "no state"
+                    let cause = ReactorClientError.invalidResponse(
+                        "a patch to version \(version) came with \(had) to apply it to")
+                    return (.resync(cause, lastEventID: resumeID), nil)
                 }
-                let state = try APIResponse.decode(State.self, from: try APIResponse.parse(event: event), "the state of version \(version)")
+                let value: JSONValue
+                do {
+                    value = try JSONPatch(json: Array(event.data.utf8)).apply(to: document.value)
+                } catch {
+                    let cause = ReactorClientError.invalidResponse(
+                        "the patch to version \(version) does not apply to version \(document.version): \(error)")
+                    return (.resync(cause, lastEventID: resumeID), nil)
+                }
+                let state = try APIResponse.decode(State.self, from: value, "the state of version \(version)")
+                (self.document, resumeID) = ((version, value), event.lastEventID)
                 return (.next, .state(VersionedState(version: version, state: state)))
             case "pulse":
                 return (.next, .pulse(try PulseEvent(try APIResponse.parse(event: event))))
             case "end":
                 return (.finish(reason: (try? APIResponse.parse(event: event))?["reason"]?.stringValue ?? "ended"), nil)
             case "error":
-                return (.reconnect(streamError(event)), nil)
+                return (.reconnect(SessionEventReading.streamError(event)), nil)
             default:
                 // Types a later server may add are not this client's business.
                 return (.next, nil)
@@ -66,6 +102,17 @@ enum SessionEventReading {
         }
     }
 
+    /// The version in a state's or patch's `id:`.
+    private static func version(_ event: ServerSentEvent) throws(ReactorClientError) -> UInt64 {
+        guard let version = UInt64(event.lastEventID) else {
+            throw .invalidResponse("a \(event.type) event's id is not a version: \(event.lastEventID)")
+        }
+        return version
+    }
+}
+
+/// What the single-session and multiplexed streams read alike.
+enum SessionEventReading {
     /// The `{"code", "message"}` of an `event: error`, read leniently: the stream closes either way.
     static func streamError(_ event: ServerSentEvent) -> ReactorClientError {
         let data = try? APIResponse.parse(event: event)

@@ -1,5 +1,9 @@
 /// The live events of one session (`GET /sessions/{id}/events`) as an `AsyncSequence` that reconnects by itself.
 ///
+/// It asks for patches after the first state (``ReactorClient/Configuration/statePatches``), applies them and
+/// delivers whole states; a patch that does not apply is followed by `.connection(.reconnecting)` and a new
+/// request from the last state it read, which the server answers with a whole state.
+///
 /// Each iteration opens its own connection when it starts and closes it when it stops: leaving the `for await`
 /// loop, cancelling the task that runs it, or dropping the iterator cancels the HTTP request at once (the server
 /// then drops the subscriber). In between, a dropped connection, an `event: error` (`session_moved`,
@@ -35,8 +39,12 @@ public struct SessionEvents<State: Decodable & Sendable>: AsyncSequence, Sendabl
         let driver = self.driver
         let lastEventID = self.lastEventID
         let task = Task {
-            let end = await driver.run(lastEventID: lastEventID, connection: { continuation.yield(.connection($0)) }) { event in
-                let (verdict, element) = SessionEventReading.read(event, as: State.self)
+            let reader = SessionEventReader<State>(lastEventID: lastEventID)
+            let end = await driver.run(lastEventID: lastEventID, connection: { state in
+                if case .connecting = state { reader.connecting() }
+                continuation.yield(.connection(state))
+            }) { event in
+                let (verdict, element) = reader.read(event)
                 if let element { continuation.yield(element) }
                 return verdict
             }
@@ -53,6 +61,7 @@ public struct SessionEvents<State: Decodable & Sendable>: AsyncSequence, Sendabl
         let configuration = client.configuration
         var query: [(String, String)] = []
         if let select { query.append(("select", select)) }
+        if configuration.statePatches { query.append(("delta", "json-patch")) }
         var bearer = client.credential(token: session.token)
         if let token = bearer, configuration.streamCredentials == .accessTokenParameter {
             query.append(("access_token", token))

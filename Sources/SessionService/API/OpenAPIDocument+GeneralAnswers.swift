@@ -4,22 +4,17 @@ extension OpenAPIDocument {
     /// What any route can answer, whatever it does: the HTTP server's own answers (``HTTPRejection``, in the
     /// API's error shape, each closing the connection), the request rate limit, and a failure of the server.
     static func generalAnswers(_ settings: Settings) -> [RouteAnswer] {
-        var answers: [RouteAnswer] = [
-            .error(400, "bad_request", "The request is malformed: its request line, a header field or its framing, or its Host (missing in HTTP/1.1, repeated, not host[:port], or disagreeing with an absolute-form target)."),
-            .error(408, "request_timeout", "The request head did not arrive within http.headTimeoutSeconds, or its body stalled for http.bodyTimeoutSeconds."),
-            .error(413, "body_too_large", "The body is larger than http.maxBodyBytes (the JSON reader has the same limit, so this is the only answer to size)."),
-            .error(414, "uri_too_long", "The request line is longer than http.maxRequestLineBytes."),
-            .error(431, "headers_too_large", "The header block is larger than http.maxHeaderBytes, or has more than http.maxHeaderCount fields."),
-            .error(500, "internal_error", "The server failed to handle the request; the cause is logged."),
-            .error(501, "not_implemented", "The body uses a transfer coding other than chunked."),
-            .error(503, "too_many_connections", "The server holds http.maxConnections connections, or this client address http.maxConnectionsPerAddress."),
-            .error(503, "response_timeout", "The route did not answer in time."),
-            .error(503, "shutting_down", "The server reached its shutdown deadline (http.shutdownDeadlineSeconds) before answering."),
-            .error(505, "http_version_not_supported", "The request is not HTTP/1.0 or HTTP/1.1."),
-        ]
-        if settings.requestRateLimit { answers.append(.rateLimited) }
+        var answers = Self.generalErrors.map { RouteAnswer.error($0) }
+        if settings.requestRateLimit { answers.append(.error(.rateLimited)) }
         return answers
     }
+
+    /// The errors of every route: the HTTP server's own (each kind ``APIError/Kind/init(_:)`` gives an
+    /// ``HTTPRejection``, but the storage refusal the routes that show sessions list) and a failure of the server.
+    static let generalErrors: [APIError.Kind] = [
+        .badRequest, .requestTimeout, .bodyTooLarge, .uriTooLong, .headersTooLarge, .internalError, .notImplemented,
+        .tooManyConnections, .responseTimeout, .shuttingDown, .httpVersionNotSupported,
+    ]
 
     /// The shared response of each status only the general answers give, by the name operations refer to.
     static func generalResponses(_ settings: Settings) -> JSONObject {
@@ -53,19 +48,20 @@ extension OpenAPIDocument {
 extension OpenAPIDocument.Schemas {
     /// The answers of a route's access check: 401 without a valid credential, 403 without the right.
     func accessAnswers(_ access: RouteAccess) -> [RouteAnswer] {
-        let challenge = [(name: "WWW-Authenticate", meaning: "Bearer, with the realm of the credential asked for.")]
+        let jwtRefused = RouteAnswer.error(.unauthorized, "The JWT is missing, malformed, expired or badly signed.")
         switch (access, settings.access) {
         case (.admin, _):
-            return [.error(401, "unauthorized", "The admin bearer token is missing or wrong.", headers: challenge)]
+            return [.error(.unauthorized, "The admin bearer token is missing or wrong.")]
         case (.session, .token):
-            return [.error(401, "unauthorized", "The session's token is missing or wrong (the same answer whether the session exists or not).", headers: challenge)]
-        case (.session, .jwt):
             return [
-                .error(401, "unauthorized", "The JWT is missing, malformed, expired or badly signed.", headers: challenge),
-                .error(403, "forbidden", "The JWT does not grant this right on this session."),
+                .error(
+                    .unauthorized,
+                    "The session's token is missing or wrong (the same answer whether the session exists or not).")
             ]
+        case (.session, .jwt):
+            return [jwtRefused, .error(.forbidden, "The JWT does not grant this right on this session.")]
         case (.createSession, .jwt), (.eachSession, .jwt):
-            return [.error(401, "unauthorized", "The JWT is missing, malformed, expired or badly signed.", headers: challenge)]
+            return [jwtRefused]
         default:
             return []
         }

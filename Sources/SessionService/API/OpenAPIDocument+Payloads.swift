@@ -181,6 +181,11 @@ extension OpenAPIDocument.Schemas {
                 selected value; absent: null). Pulses only of that part: pulse p (editor.alert for one of a nested \
                 struct) when the pointer is /p (/editor/alert), encloses it (/editor) or lies inside it.
                 """)),
+            (RouteParameter.delta.rawValue, parameter(
+                "delta", in: "query", JSONSchema.enumeration(["json-patch"]),
+                "json-patch: after the first state (and after a skipped version or a resume, which are whole states "
+                    + "again) each new version comes as event: patch, its data the RFC 6902 JSON Patch that turns the "
+                    + "state (with select, the selected value) of the stream's event before into this version's.")),
             (RouteParameter.lastEventID.rawValue, parameter(
                 "Last-Event-ID", in: "header", .string(),
                 "Resume: the current state is sent only if its version is above this one, or below it (a version the "

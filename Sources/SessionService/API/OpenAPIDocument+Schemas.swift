@@ -13,6 +13,11 @@ extension OpenAPIDocument {
         static let id = JSONSchema.string(pattern: idPattern)
         /// RFC 6901: empty, or `/`-separated tokens in which `~` is only `~0` or `~1`.
         static let jsonPointer = JSONSchema.string(pattern: "^(/([^~/]|~[01])*)*$")
+        /// RFC 6902: an array of operations; the server writes add, remove and replace.
+        static let jsonPatch = JSONSchema.array(JSONSchema.oneOf([
+            JSONSchema.object(["op": .enumeration(["add", "replace"]), "path": jsonPointer, "value": .any]),
+            JSONSchema.object(["op": .constant("remove"), "path": jsonPointer]),
+        ])).described("An RFC 6902 JSON Patch; its paths point into the state (with select, the value).")
 
         static func ref(_ name: String) -> JSONSchema { .reference("#/components/schemas/\(name)") }
 
@@ -96,6 +101,8 @@ extension OpenAPIDocument {
                 // With select, data is the selected part (any JSON value), so the state's schema cannot be required here.
                 JSONSchema.object(["event": .constant("state"), "id": version, "data": json(.any).described("The state (see State) as one line of JSON; with select, the selected value (null when absent).")])
                     .titled("state", "A new state and its version."),
+                JSONSchema.object(["event": .constant("patch"), "id": version, "data": json(Self.jsonPatch)])
+                    .titled("patch", "With delta=json-patch: the patch from the stream's state before to this one."),
                 JSONSchema.object(["event": .constant("pulse"), "data": json(.object(["name": .string(), "value": .any, "count": .unsigned()]))])
                     .titled("pulse", "A pulse field assigned by the state sent just before (name: editor.alert)."),
                 JSONSchema.object(["event": .constant("end"), "data": json(.object(["reason": .string()]))])
@@ -115,6 +122,10 @@ extension OpenAPIDocument {
             return JSONSchema.oneOf([
                 JSONSchema.object(["event": .constant("state"), "id": cursor, "data": json(.object(["session": id, "version": .unsigned(), "state": .any]))])
                     .titled("state", "A new state of one session (with select, the selected value)."),
+                JSONSchema.object([
+                    "event": .constant("patch"), "id": cursor,
+                    "data": json(.object(["session": id, "version": .unsigned(), "patch": Self.jsonPatch])),
+                ]).titled("patch", "With delta=json-patch: the patch from that session's state before to this one."),
                 JSONSchema.object(["event": .constant("pulse"), "data": json(.object(["session": id, "name": .string(), "value": .any, "count": .unsigned()]))])
                     .titled("pulse", "A pulse field assigned by that session's state sent just before."),
                 JSONSchema.object(["event": .constant("end"), "data": json(.object(["session": .string(), "reason": .string()]))])

@@ -132,7 +132,12 @@ struct OpenAPIDocument: Sendable {
     /// The route's answers grouped by status, with those of every route (``generalAnswers``) and of its
     /// access check; a status only the general answers give refers to the shared response.
     func responses(_ entry: Route.Entry, _ schemas: Schemas) -> JSONObject {
+        // A route whose answer shows sessions is held until what it shows is stored: if that fails (or never can
+        // succeed, another instance having taken a session over), 503 storage_unavailable goes in its place
+        // (HTTPRejection.Kind.notStored).
+        let held = entry.route.showsNoSessionState ? [] : [RouteAnswer.error(.storageUnavailable)]
         let own = entry.documentation.answers.filter { settings.allows($0.condition) } + schemas.accessAnswers(entry.access)
+            + held
         let general = Self.generalAnswers(settings)
         var byStatus: [Int: [RouteAnswer]] = [:]
         for answer in own + general { byStatus[answer.status, default: []].append(answer) }

@@ -36,9 +36,10 @@ public enum ConfigurationLoader {
     /// Environment variables the server reads that are not settings.
     static let otherEnvironment: Set<String> = ["REACTOR_CONFIG"]
 
-    /// Loads the configuration; any problem is a ``ConfigurationError`` naming the key or flag (exit code 2).
+    /// Loads the configuration of the settings `schema` lists; any problem is a ``ConfigurationError`` naming
+    /// the key or flag (exit code 2).
     public static func load(
-        arguments: [String], environment: [String: String],
+        arguments: [String], environment: [String: String], schema: ConfigurationSchema = .server,
         readFile: (String) throws -> [UInt8] = ConfigurationFile.read
     ) throws(ConfigurationError) -> LaunchOptions {
         var options = LaunchOptions()
@@ -59,17 +60,17 @@ public enum ConfigurationLoader {
                 throw ConfigurationError("--config: cannot read \(configPath): \(error)")
             }
             for (key, value) in try ConfigurationFile.values(from: bytes, path: configPath) {
-                try setting(key, source: source).apply(value, to: &options.configuration)
+                try setting(key, in: schema, source: source).apply(value, to: &options.configuration)
                 options.sources[key] = source
             }
         }
 
-        for setting in ConfigurationSchema.settings {
+        for setting in schema.settings {
             guard let text = environment[setting.environmentName] else { continue }
             try setting.apply(text: text, from: setting.environmentName, to: &options.configuration)
             options.sources[setting.key] = setting.environmentName
         }
-        let known = Set(ConfigurationSchema.settings.map(\.environmentName)).union(otherEnvironment)
+        let known = Set(schema.settings.map(\.environmentName)).union(otherEnvironment)
         for name in environment.keys.sorted() where name.hasPrefix("REACTOR_") && !known.contains(name) {
             let candidates = known.sorted().map { ($0, ConfigurationSchema.editDistance($0, name)) }
             let hint = candidates.min { $0.1 < $1.1 }.flatMap { $0.1 <= 3 ? " (did you mean \($0.0)?)" : nil } ?? ""
@@ -81,23 +82,27 @@ public enum ConfigurationLoader {
                 options.configuration.storage.memoryOnly = true
                 options.sources["storage.memoryOnly"] = flag
             } else if let key = flagSettings.first(where: { $0.flag == flag })?.key, let value {
-                try setting(key, source: flag).apply(text: value, from: flag, to: &options.configuration)
+                try setting(key, in: schema, source: flag).apply(text: value, from: flag, to: &options.configuration)
                 options.sources[key] = flag
             } else if flag == "--set", let value {
                 guard let equals = value.firstIndex(of: "=") else {
                     throw ConfigurationError("--set: expected KEY=VALUE such as http.port=9000, got \(ConfigurationValue.quoted(value))")
                 }
                 let key = String(value[..<equals])
-                try setting(key, source: "--set").apply(text: String(value[value.index(after: equals)...]), from: "--set", to: &options.configuration)
+                let text = String(value[value.index(after: equals)...])
+                let setting = try setting(key, in: schema, source: "--set")
+                try setting.apply(text: text, from: "--set", to: &options.configuration)
                 options.sources[key] = "--set"
             }
         }
         return options
     }
 
-    static func setting(_ key: String, source: String) throws(ConfigurationError) -> ConfigurationSetting {
-        if let setting = ConfigurationSchema.setting(key) { return setting }
-        let hint = ConfigurationSchema.suggestion(for: key).map { "; did you mean \($0)?" } ?? ""
+    static func setting(
+        _ key: String, in schema: ConfigurationSchema, source: String
+    ) throws(ConfigurationError) -> ConfigurationSetting {
+        if let setting = schema.setting(key) { return setting }
+        let hint = schema.suggestion(for: key).map { "; did you mean \($0)?" } ?? ""
         throw ConfigurationError("\(key) (from \(source)): unknown setting\(hint)")
     }
 
@@ -132,8 +137,8 @@ public enum ConfigurationLoader {
         return result
     }
 
-    /// The `--help` text: every flag, then every setting with its environment variable and default.
-    public static var helpText: String {
+    /// The `--help` text: every flag, then every setting of `schema` with its environment variable and default.
+    public static func helpText(_ schema: ConfigurationSchema = .server) -> String {
         var text = """
             reactor-server: an HTTP/JSON state service hosting one reactor per session.
 
@@ -159,7 +164,7 @@ public enum ConfigurationLoader {
 
             """
         let defaults = ServerConfiguration()
-        for setting in ConfigurationSchema.settings {
+        for setting in schema.settings {
             text += "  \(setting.key)  \(setting.environmentName)  default \(setting.value(in: defaults).json)\n"
             text += "      \(setting.help) (\(setting.expected))\n"
         }

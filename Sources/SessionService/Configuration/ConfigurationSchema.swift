@@ -5,9 +5,29 @@ import Glibc
 import Logs
 import NATS
 
-/// Every setting the server reads, in the order `--help`, the README and `Config/server.json` list them.
-public enum ConfigurationSchema {
-    public static let settings: [ConfigurationSetting] = [
+/// Every setting the server reads, in the order `--help`, the README and `Config/server.json` list them: the
+/// server's own (``server``) and those a catalog or an example adds after them (``adding(_:)``).
+///
+/// ```swift
+/// let schema = ConfigurationSchema.server.adding(ExampleCatalog.settings)   // the search example's too
+/// let options = try ConfigurationLoader.load(arguments: arguments, environment: environment, schema: schema)
+/// ```
+public struct ConfigurationSchema: Sendable {
+    /// The settings, in order.
+    public let settings: [ConfigurationSetting]
+
+    /// The server's own settings.
+    public static let server = ConfigurationSchema(settings: serverSettings)
+
+    /// This schema with `contributed` settings after its own; their keys must be new.
+    public func adding(_ contributed: [ConfigurationSetting]) -> ConfigurationSchema {
+        for setting in contributed {
+            precondition(self.setting(setting.key) == nil, "the setting \(setting.key) is in the schema already")
+        }
+        return ConfigurationSchema(settings: settings + contributed)
+    }
+
+    static let serverSettings: [ConfigurationSetting] = [
         .string("http.host", \.http.host, expected: "an IPv4 or IPv6 address", "Address to listen on (0.0.0.0 for all IPv4 interfaces).", check: checkAddress),
         .integer("http.port", \.http.port, 0...65535, "TCP port to listen on; 0 picks a free one."),
         .integer("http.loops", \.http.loops, 0...256, "Event-loop threads; 0 means one per CPU the process may use."),
@@ -76,10 +96,6 @@ public enum ConfigurationSchema {
         .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
         .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
-        .string("search.baseURL", \.search.baseURL, expected: "an http(s) URL", "Upstream of the search example reactor (GitHub's search API shape).", check: checkHTTPURL),
-        .seconds("search.timeoutSeconds", \.search.timeoutSeconds, 0.1...600, "Time one upstream search request may take in all."),
-        .integer("search.maxConcurrentRequests", \.search.maxConcurrentRequests, 1...1000, "Upstream search requests in flight at once, across all sessions."),
-        .integer("search.maxQueuedRequests", \.search.maxQueuedRequests, 0...100_000, "Searches waiting for a turn; beyond this a search fails at once (its error is in the state)."),
         .string("storage.backend", \.storage.backend, expected: "file or nats", "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats (a NATS JetStream cluster that several instances share; storage.nats.*).", check: { StorageKind(rawValue: $0) == nil ? "expected file or nats, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("storage.nats.servers", \.storage.nats.servers, "NATS servers (nats://host:port, comma-separated) of the JetStream cluster, with storage.backend=nats.", check: { (try? NATSServerAddress.list($0)) == nil ? "expected nats://host:port, got \(ConfigurationValue.quoted($0))" : nil }),
         .string("storage.nats.user", \.storage.nats.user, "User name for the NATS servers (with storage.nats.password; better: the environment)."),
@@ -96,6 +112,9 @@ public enum ConfigurationSchema {
             "How long a process dying of its reactor's crash may spend storing the crash record in JetStream, "
                 + "so other instances quarantine the session at once; 0: it does not try (the record waits in "
                 + "storage.dataDir/crashes until this instance starts again)."),
+        .integer(
+            "storage.nats.trimAfterMessages", \.storage.nats.trimAfterMessages, 64...100_000_000,
+            "Messages a session's subject may hold before the session writes a checkpoint and what precedes it is purged: time travel and forks on NATS reach back to the latest trim (an action takes one to three messages)."),
         .string(
             "storage.dataDir", \.storage.dataDir, expected: "a directory path",
             "Directory where sessions are persisted, and crash records are written (crashes/; with "
@@ -121,19 +140,20 @@ public enum ConfigurationSchema {
     ]
 
     /// The setting with this dotted key.
-    public static func setting(_ key: String) -> ConfigurationSetting? {
+    public func setting(_ key: String) -> ConfigurationSetting? {
         settings.first { $0.key == key }
     }
 
     /// The closest known key, for "did you mean" hints.
-    static func suggestion(for key: String) -> String? {
-        let ranked = settings.map { ($0.key, editDistance($0.key.lowercased(), key.lowercased())) }.min { $0.1 < $1.1 }
+    func suggestion(for key: String) -> String? {
+        let ranked = settings.map { ($0.key, Self.editDistance($0.key.lowercased(), key.lowercased())) }
+            .min { $0.1 < $1.1 }
         guard let (best, distance) = ranked, distance <= max(2, key.count / 3) else { return nil }
         return best
     }
 
     /// The configuration as the JSON document `Config/server.json` holds, sections in schema order.
-    public static func json(for configuration: ServerConfiguration) -> String {
+    public func json(for configuration: ServerConfiguration) -> String {
         let root = ConfigurationTree()
         for setting in settings {
             root.insert(setting.key.split(separator: ".").map(String.init)[...], setting.value(in: configuration))
@@ -142,7 +162,7 @@ public enum ConfigurationSchema {
     }
 
     /// The README's configuration reference: one row per setting (a test keeps the README equal to it).
-    public static func markdownTable() -> String {
+    public func markdownTable() -> String {
         let defaults = ServerConfiguration()
         var out = "| key | environment | default | meaning |\n| --- | --- | --- | --- |\n"
         for setting in settings {
@@ -170,11 +190,6 @@ public enum ConfigurationSchema {
             && !origin.hasSuffix("/") && origin.split(separator: "/", omittingEmptySubsequences: false).count == 3
             && !origin.contains(where: { $0.isWhitespace })
         return valid ? nil : "an origin is scheme://host[:port] with no path (or *), got \(ConfigurationValue.quoted(origin))"
-    }
-
-    static func checkHTTPURL(_ url: String) -> String? {
-        let valid = (url.hasPrefix("http://") || url.hasPrefix("https://")) && url.count > 8 && !url.contains(where: { $0.isWhitespace })
-        return valid ? nil : "expected an http:// or https:// URL, got \(ConfigurationValue.quoted(url))"
     }
 
     static func editDistance(_ a: String, _ b: String) -> Int {

@@ -60,10 +60,13 @@ public struct ConfigurationSetting: Sendable {
     }
 }
 
+/// The kinds of setting, for the server's schema and for those a catalog adds (``ConfigurationSection``).
 extension ConfigurationSetting {
-    typealias Path<Value> = WritableKeyPath<ServerConfiguration, Value> & Sendable
+    /// Where a setting's value lives in the configuration.
+    public typealias Path<Value> = WritableKeyPath<ServerConfiguration, Value> & Sendable
 
-    static func integer(_ key: String, _ path: Path<Int>, _ range: ClosedRange<Int>, _ help: String) -> Self {
+    /// An integer within `range`.
+    public static func integer(_ key: String, _ path: Path<Int>, _ range: ClosedRange<Int>, _ help: String) -> Self {
         let expected = "an integer from \(range.lowerBound) to \(range.upperBound)"
         return Self(
             key: key, help: help, expected: expected, read: { .integer($0[keyPath: path]) },
@@ -75,7 +78,10 @@ extension ConfigurationSetting {
             parse: { Int($0.trimmed).map(ConfigurationValue.integer) })
     }
 
-    static func seconds(_ key: String, _ path: Path<Double>, _ range: ClosedRange<Double>, _ help: String) -> Self {
+    /// A number of seconds within `range` (an integer or a fraction).
+    public static func seconds(
+        _ key: String, _ path: Path<Double>, _ range: ClosedRange<Double>, _ help: String
+    ) -> Self {
         let expected = "a number of seconds from \(ConfigurationValue.number(range.lowerBound)) to \(ConfigurationValue.number(range.upperBound))"
         return Self(
             key: key, help: help, expected: expected, read: { .number($0[keyPath: path]) },
@@ -92,7 +98,8 @@ extension ConfigurationSetting {
             parse: { text in Double(text.trimmed).flatMap { $0.isFinite ? .number($0) : nil } })
     }
 
-    static func bool(_ key: String, _ path: Path<Bool>, _ help: String) -> Self {
+    /// `true` or `false` (from text also 1/0, yes/no, on/off).
+    public static func bool(_ key: String, _ path: Path<Bool>, _ help: String) -> Self {
         Self(
             key: key, help: help, expected: "true or false", read: { .bool($0[keyPath: path]) },
             write: { configuration, value throws(ConfigurationError) in
@@ -109,7 +116,7 @@ extension ConfigurationSetting {
     }
 
     /// A string setting; `check` returns a problem description, or nil when the value is fine.
-    static func string(
+    public static func string(
         _ key: String, _ path: Path<String>, expected: String = "a string", _ help: String,
         check: @escaping @Sendable (String) -> String? = { _ in nil }
     ) -> Self {
@@ -124,7 +131,7 @@ extension ConfigurationSetting {
     }
 
     /// A list of strings; from text it is comma-separated.
-    static func strings(
+    public static func strings(
         _ key: String, _ path: Path<[String]>, _ help: String,
         check: @escaping @Sendable (String) -> String? = { _ in nil }
     ) -> Self {

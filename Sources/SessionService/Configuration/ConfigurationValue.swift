@@ -1,3 +1,5 @@
+import JSONCodec
+
 /// A setting's value as read from the config file, the environment or a flag.
 public enum ConfigurationValue: Sendable, Equatable, CustomStringConvertible {
     case string(String)

@@ -1,4 +1,5 @@
-/// Every setting of the server, with the embedded defaults that `swift run reactor-server` uses.
+/// Every setting of the server, with the embedded defaults that `swift run reactor-server` uses, and the
+/// sections a catalog adds (``ConfigurationSection``; the search example's is `configuration[section: .search]`).
 ///
 /// `Config/server.json` holds the same values; environment variables (`REACTOR_HTTP_PORT`, …) override
 /// the file, and command-line flags (`--port`, `--host`, …) override both. See ``ConfigurationSchema``
@@ -12,8 +13,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var cors = CORS()
     public var limits = Limits()
     public var log = Log()
-    public var search = Search()
     public var storage = Storage()
+    /// What catalogs and examples add, by type (``subscript(section:)``).
+    var sections = ConfigurationSections()
 
     public init() {}
 
@@ -148,16 +150,6 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var accessLog = false
     }
 
-    /// The `search` example reactor's upstream.
-    public struct Search: Sendable, Equatable {
-        public var baseURL = "https://api.github.com"
-        public var timeoutSeconds = 10.0
-        /// Upstream requests in flight at once, across all search sessions.
-        public var maxConcurrentRequests = 4
-        /// Searches waiting for a turn; beyond this a search fails at once.
-        public var maxQueuedRequests = 64
-    }
-
     /// Where sessions are persisted.
     public struct Storage: Sendable, Equatable {
         /// Which backend stores sessions: `file` or `nats` (see ``StorageKind``).
@@ -201,6 +193,9 @@ public struct ServerConfiguration: Sendable, Equatable {
             public var startTimeoutSeconds = 0.0
             /// How long the fatal-signal handler may spend storing a crash record in JetStream; 0: it does not.
             public var crashRecordSeconds = 3.0
+            /// Messages a session's subject may hold before the session checkpoints and what precedes the
+            /// checkpoint is purged: how far back time travel and forks reach on NATS.
+            public var trimAfterMessages = 2048
         }
     }
 }

@@ -6,6 +6,8 @@ public final class ServiceMetrics: Sendable {
     public let statesEmitted = Counter()
     public let subscriberDrops = Counter()
     public let subscribersClosedSlow = Counter()
+    /// Patches made for subscribers that asked for them (`?delta=json-patch`): one per version and `select`.
+    public let statePatches = Counter()
     public let sessions = Gauge()
     public let subscribers = Gauge()
     /// Sessions quarantined because their reactor crashed the server (their crash records are kept).
@@ -62,6 +64,10 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_states_emitted_total", value: statesEmitted.value)
         text.family("reactor_subscriber_drops_total", type: "counter", help: "States skipped for subscribers too slow to read them (they get the latest later).")
         text.sample("reactor_subscriber_drops_total", value: subscriberDrops.value)
+        text.family(
+            "reactor_state_patches_total", type: "counter",
+            help: "JSON Patches made for delta=json-patch streams, one per version (and select pointer) for them all.")
+        text.sample("reactor_state_patches_total", value: statePatches.value)
         text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
         text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
         text.family(

@@ -18,8 +18,8 @@ struct ActionBytesMiddleware: ServiceMiddleware {
         let seconds = max(1, Int(wait.rounded(.up)))
         let budget = Int(buckets.burst)
         exchange.fail(APIError(
-            status: 429, code: "rate_limited",
-            message: "too many bytes of actions from \(client): \(budget) per minute (limits.actionBytesPerMinute); "
+            .rateLimited,
+            "too many bytes of actions from \(client): \(budget) per minute (limits.actionBytesPerMinute); "
                 + "this action's \(bytes) fit in \(seconds) s",
             headers: [("Retry-After", String(seconds))]))
     }

@@ -32,7 +32,8 @@ struct CORSMiddleware: ServiceMiddleware {
             return exchange.reply(204, body: [], contentType: nil, headers: [("Allow", allow)])
         }
         guard let policy, policy.allows(origin) else {
-            return exchange.fail(APIError(status: 403, code: "origin_not_allowed", message: "origin \(JSONWriter.quoted(origin)) is not in cors.allowedOrigins"))
+            let refusal = "origin \(JSONWriter.quoted(origin)) is not in cors.allowedOrigins"
+            return exchange.fail(APIError(.originNotAllowed, refusal))
         }
         exchange.reply(204, body: [], contentType: nil, headers: [
             ("Allow", allow),

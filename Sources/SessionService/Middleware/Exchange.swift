@@ -123,7 +123,8 @@ final class Exchange: Sendable {
                     return reply(response)
                 }
                 let message = lost.map { "this answer showed records that can never be stored (\($0)); nothing it acknowledged took effect, ask again" }
-                let error = message.map { APIError(status: 503, code: "storage_unavailable", message: $0) } ?? APIError(SessionError.storageUnavailable(reason))
+                let error = message.map { APIError(.storageUnavailable, $0) }
+                    ?? APIError(SessionError.storageUnavailable(reason))
                 reply(ForwardedResponse(status: error.status, headers: error.headers.map { ForwardedHeader(name: $0.0, value: $0.1) } + [ForwardedHeader(name: "Content-Type", value: Self.jsonContentType)], body: error.body + [UInt8(ascii: "\n")]))
             }
         }

@@ -16,8 +16,7 @@ struct RateLimitMiddleware: ServiceMiddleware {
         else { return next(exchange) }
         let seconds = max(1, Int(wait.rounded(.up)))
         exchange.fail(APIError(
-            status: 429, code: "rate_limited",
-            message: "too many \(what) from \(client) (\(settings)); retry in \(seconds) s",
+            .rateLimited, "too many \(what) from \(client) (\(settings)); retry in \(seconds) s",
             headers: [("Retry-After", String(seconds))]))
     }
 }

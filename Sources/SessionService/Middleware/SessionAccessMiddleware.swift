@@ -36,10 +36,11 @@ struct SessionAccessMiddleware: ServiceMiddleware {
             do {
                 claims = try verifier.verify(presented, now: Double(clock.wallNanoseconds()) / 1e9)
             } catch {
-                return exchange.fail(APIError(status: 401, code: "unauthorized", message: "the bearer token is not accepted: \(error.message)", headers: APIError.sessionChallenge))
+                let refusal = "the bearer token is not accepted: \(error.message)"
+                return exchange.fail(APIError(.unauthorized, refusal, headers: APIError.sessionChallenge))
             }
             if let right, let refusal = claims.refusal(right: right, sessionID: exchange.id) {
-                return exchange.fail(APIError(status: 403, code: "forbidden", message: refusal))
+                return exchange.fail(APIError(.forbidden, refusal))
             }
             exchange.claims = claims
             next(exchange)
@@ -55,13 +56,17 @@ extension APIError {
     static func sessionUnauthorized(_ id: String, presented: Bool) -> APIError {
         // A route on several sessions (`/events`) names none in its path.
         if id.isEmpty {
-            return APIError(status: 401, code: "unauthorized", message: "this request needs a token: Authorization: Bearer <token>, or ?access_token=<token> for EventSource", headers: sessionChallenge)
+            return APIError(
+                .unauthorized,
+                "this request needs a token: Authorization: Bearer <token>, or ?access_token=<token> for EventSource",
+                headers: sessionChallenge)
         }
         return APIError(
-            status: 401, code: "unauthorized",
-            message: presented
+            .unauthorized,
+            presented
                 ? "the token does not grant access to session \(JSONWriter.quoted(id))"
-                : "session \(JSONWriter.quoted(id)) needs its token: Authorization: Bearer <token>, or ?access_token=<token> for EventSource",
+                : "session \(JSONWriter.quoted(id)) needs its token: Authorization: Bearer <token>, "
+                    + "or ?access_token=<token> for EventSource",
             headers: sessionChallenge)
     }
 }

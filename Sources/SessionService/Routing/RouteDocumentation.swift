@@ -15,13 +15,22 @@ public struct RouteDocumentation: Sendable {
     /// What a row of the table declared without documentation gets: no summary and no answers of its own.
     public static let undocumented = RouteDocumentation("", answers: [])
 
-    /// A route's documentation: `summary`, then what it reads and how it answers.
-    public init(_ summary: String, parameters: [RouteParameter] = [], body: RoutePayload? = nil, answers: [RouteAnswer]) {
+    /// A route's documentation: `summary`, then what it reads and how it answers: `answers` (successes, and
+    /// errors given only in some configurations or said more exactly here), then the `errors` it can give.
+    public init(
+        _ summary: String, parameters: [RouteParameter] = [], body: RoutePayload? = nil, answers: [RouteAnswer],
+        errors: [APIError.Kind] = []
+    ) {
         self.summary = summary
         self.parameters = parameters
         self.body = body
-        self.answers = answers
+        self.answers = answers + errors.map { RouteAnswer.error($0) }
     }
+
+    /// The errors of every route on one session (`{id}`): it may be unknown, unreadable or damaged.
+    public static let onSession: [APIError.Kind] = [.unknownSession, .sessionUnavailable, .storageUnavailable]
+    /// The errors of every route that reads a JSON object body.
+    public static let onJSONObject: [APIError.Kind] = [.invalidJSON, .bodyNotObject, .unsupportedMediaType]
 }
 
 /// A query or header parameter a route reads, with its exact schema (``OpenAPIDocument`` writes them).
@@ -30,6 +39,8 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case wait
     /// `?select=/pointer` on event streams: one part of the state.
     case select
+    /// `?delta=json-patch` on event streams: RFC 6902 patches after the first state.
+    case delta
     /// `Last-Event-ID` on event streams: resume after this version.
     case lastEventID
     /// `?sessions=a,b,c` on the stream of many sessions.
@@ -84,9 +95,15 @@ public struct RouteAnswer: Sendable {
         RouteAnswer(status: status, code: nil, meaning: meaning, payload: payload, headers: headers, condition: condition)
     }
 
-    /// An error answer: `{"error": {"code": code, "message": …}}` with `status`.
-    public static func error(_ status: Int, _ code: String, _ meaning: String, headers: [(name: String, meaning: String)] = [], when condition: RouteCondition = .always) -> RouteAnswer {
-        RouteAnswer(status: status, code: code, meaning: meaning, payload: nil, headers: headers, condition: condition)
+    /// An error answer, `{"error": {"code": …, "message": …}}`: its status, code, meaning and headers from the
+    /// vocabulary (``APIError/Kind``); `meaning` says it more exactly where the route knows more.
+    public static func error(
+        _ kind: APIError.Kind, _ meaning: String? = nil, when condition: RouteCondition = .always
+    ) -> RouteAnswer {
+        let row = kind.row
+        return RouteAnswer(
+            status: row.status, code: row.code, meaning: meaning ?? row.description, payload: nil, headers: row.headers,
+            condition: condition)
     }
 
     /// The same answer, given only under `condition`.

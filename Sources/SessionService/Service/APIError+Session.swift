@@ -7,33 +7,51 @@ extension APIError {
     init(_ error: SessionError) {
         switch error {
         case .unknown(let id):
-            self.init(status: 404, code: "unknown_session", message: "no session with id \(JSONWriter.quoted(id)); create one with POST /sessions")
+            self.init(.unknownSession, "no session with id \(JSONWriter.quoted(id)); create one with POST /sessions")
         case .ended:
-            self.init(status: 404, code: "unknown_session", message: "the session was deleted while the request was in progress")
+            self.init(.unknownSession, "the session was deleted while the request was in progress")
         case .passivated:
-            self.init(status: 503, code: "session_passivated", message: "the session left memory while the request was in progress; retry")
+            self.init(.sessionPassivated, "the session left memory while the request was in progress; retry")
         case .unavailable(let id, let reason):
-            self.init(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
+            self.init(
+                .sessionUnavailable,
+                "session \(JSONWriter.quoted(id)) cannot be served: \(reason); DELETE it to start over")
         case .storageUnavailable(let reason):
             // Nothing accepted now would survive a restart, so nothing is accepted.
-            self.init(status: 503, code: "storage_unavailable", message: "the journal cannot be written (\(reason)); changes are refused until it can be, reads still work")
+            self.init(
+                .storageUnavailable,
+                "the journal cannot be written (\(reason)); changes are refused until it can be, reads still work")
         case .storageUnreadable(let id, let reason):
             // It exists and is not damaged: neither a 404 nor a quarantine.
+            let why = reason ?? "it was being loaded or changed at the same time"
             self.init(
-                status: 503, code: "storage_unavailable",
-                message: "session \(JSONWriter.quoted(id)) is stored but cannot be read from the journal right now (\(reason ?? "it was being loaded or changed at the same time")); retry later")
+                .storageUnavailable,
+                "session \(JSONWriter.quoted(id)) is stored but cannot be read from the journal right now (\(why)); "
+                    + "retry later")
         case .invalidAction(let decoding, let reactor):
             self = Self.action(decoding, reactor: reactor)
         case .actionTooLarge(let bytes, let limit):
-            self.init(status: 413, code: "action_too_large", message: "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(limit) bytes")
+            self.init(
+                .actionTooLarge,
+                "the action is \(bytes) bytes as it decoded; the journal holds actions of up to \(limit) bytes")
         case .invalidState(let reactor, let detail):
-            self.init(status: 422, code: "invalid_state", message: "the body does not decode as the state of reactor \(JSONWriter.quoted(reactor)): \(detail)")
+            self.init(
+                .invalidState,
+                "the body does not decode as the state of reactor \(JSONWriter.quoted(reactor)): \(detail)")
         case .refused(let rejection):
-            // A middleware's refusal (`state_too_large`, `state_not_encodable`, …) keeps its own code.
-            self.init(status: 422, code: rejection.code, message: rejection.message)
+            // The server's own refusals (`state_too_large`, `state_not_encodable`) by their kind, a reactor's
+            // middleware's with its own code.
+            if let kind = Kind(refusal: rejection) {
+                self.init(kind, rejection.message)
+            } else {
+                self.init(refusedByReactorWith: rejection.code, rejection.message)
+            }
         case .stubDisabled:
             // The service checks stub mode first; this is a PUT …/stub false that won the race to the runtime.
-            self.init(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode, and stub mode was switched off while this request was in progress")
+            self.init(
+                .stubDisabled,
+                "states can be forced only in stub mode, and stub mode was switched off while this request was in "
+                    + "progress")
         case .failed(let detail):
             self = .internal(detail)
         }
@@ -45,9 +63,22 @@ extension APIError {
         case .invalidJSON(let parse):
             return .invalidJSON(parse.message)
         case .notAnObject, .missingType, .typeNotString, .unknownType:
-            return APIError(status: 422, code: "unknown_action", message: "\(error.message) (reactor \(JSONWriter.quoted(reactor)); GET /reactors lists its actions)")
+            return APIError(
+                .unknownAction,
+                "\(error.message) (reactor \(JSONWriter.quoted(reactor)); GET /reactors lists its actions)")
         case .invalidPayload:
-            return APIError(status: 422, code: "invalid_action", message: error.message)
+            return APIError(.invalidAction, error.message)
+        }
+    }
+}
+
+extension APIError.Kind {
+    /// The kind of a refusal by the server's own middleware (``StateLimit``), nil for another's code.
+    init?(refusal: ActionRejection) {
+        switch refusal.code {
+        case Self.stateTooLarge.code: self = .stateTooLarge
+        case Self.stateNotEncodable.code: self = .stateNotEncodable
+        default: return nil
         }
     }
 }

@@ -216,6 +216,7 @@ public final class ReactorServer: Sendable {
         options.prefix = settings.prefix
         options.requestTimeout = .milliseconds(Int64(settings.timeoutSeconds * 1000))
         options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
+        options.trimAfterMessages = settings.trimAfterMessages
         options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
         if FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
             logger.warning(

@@ -7,7 +7,8 @@ import Logs
 import Posix
 
 /// The `reactor-server` command line: flags and environment → configuration → a running server until
-/// SIGTERM/SIGINT. Your own executable can host your reactors with the same command line:
+/// SIGTERM/SIGINT. Your own executable can host your reactors with the same command line (and `settings`
+/// of their own, ``ConfigurationSection``):
 ///
 /// ```swift
 /// exit(ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { _ in
@@ -20,24 +21,27 @@ public enum ReactorServerCommand {
     /// Exit code for invalid configuration.
     public static let configurationExitCode: Int32 = 2
 
-    /// Runs the server until it is signalled; returns the process exit code.
+    /// Runs the server until it is signalled; returns the process exit code. `settings` are those the catalog
+    /// adds to the server's own (``ConfigurationSchema/adding(_:)``): read, listed and printed with them.
     public static func run(
-        arguments: [String], environment: [String: String],
+        arguments: [String], environment: [String: String], settings: [ConfigurationSetting] = [],
         catalog makeCatalog: (ServerConfiguration) -> ReactorCatalog
     ) -> Int32 {
+        let schema = ConfigurationSchema.server.adding(settings)
         let options: LaunchOptions
         do {
-            options = try ConfigurationLoader.load(arguments: Array(arguments.dropFirst()), environment: environment)
+            options = try ConfigurationLoader.load(
+                arguments: Array(arguments.dropFirst()), environment: environment, schema: schema)
         } catch {
             writeStandardError("reactor-server: invalid configuration: \(error.message)\n")
             return configurationExitCode
         }
         switch options.command {
         case .help:
-            writeStandardOutput(ConfigurationLoader.helpText)
+            writeStandardOutput(ConfigurationLoader.helpText(schema))
             return 0
         case .printConfiguration:
-            writeStandardOutput(ConfigurationSchema.json(for: options.configuration.redacted))
+            writeStandardOutput(schema.json(for: options.configuration.redacted))
             return 0
         case .serve:
             break

@@ -1,4 +1,5 @@
 import HTTPServer
+import JSONCodec
 import Synchronization
 
 extension ReactorService {
@@ -12,7 +13,7 @@ extension ReactorService {
         case nil, "false"?, "0"?: wait = false
         case "true"?, "1"?, ""?: wait = true
         case let other?:
-            return exchange.fail(APIError(status: 400, code: "invalid_query", message: "wait must be true or false, got \(JSONWriter.quoted(other))"))
+            return exchange.fail(APIError(.invalidQuery, "wait must be true or false, got \(JSONWriter.quoted(other))"))
         }
         guard wait else {
             do {
@@ -130,7 +131,10 @@ final class ActionWaiter: Sendable {
         }
         guard let seq else { return }
         let which = seq.map { "action \($0)" } ?? "the action"
-        exchange.fail(APIError(status: 504, code: "timeout", message: "\(which) was accepted but its mutations were not all reduced within \(seconds) s (sessions.waitTimeoutSeconds); it keeps running"))
+        exchange.fail(APIError(
+            .timeout,
+            "\(which) was accepted but its mutations were not all reduced within \(seconds) s "
+                + "(sessions.waitTimeoutSeconds); it keeps running"))
     }
 
     private func answer(_ seq: UInt64, _ result: Result<EncodedSnapshot, SessionError>) {

@@ -10,7 +10,9 @@ extension ReactorService {
     func adminSessions(_ exchange: Exchange) {
         let scope = exchange.request.queryValue("scope")
         if let scope, scope != "local" {
-            return exchange.fail(APIError(status: 400, code: "invalid_query", message: "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
+            return exchange.fail(APIError(
+                .invalidQuery,
+                "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
         }
         let local = scope != nil
         guard !local, !exchange.isForwarded, let peers = store.storage?.peers else {
@@ -127,7 +129,9 @@ extension ReactorService {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
-            return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must be {"enabled": true} or {"enabled": false}"#))
+            return exchange.fail(APIError(
+                .invalidBodyMember,
+                #"the body must be {"enabled": true} or {"enabled": false}"#))
         }
         session.setStub(enabled: enabled)
         logger.notice(enabled ? "stub mode on: actions are recorded, not run" : "stub mode off", ["session": .string(id)])
@@ -141,7 +145,9 @@ extension ReactorService {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
         guard session.isStubEnabled else {
-            return exchange.fail(APIError(status: 409, code: "stub_disabled", message: "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
+            return exchange.fail(APIError(
+                .stubDisabled,
+                "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
         }
         do {
             _ = try bodyParser.parse(body)
@@ -169,7 +175,10 @@ extension ReactorService {
     /// token (token mode); the old one stops working at once.
     func replaceSessionToken(_ id: String, _ exchange: Exchange) {
         guard access.kind == .token else {
-            return exchange.fail(APIError(status: 409, code: "not_token_mode", message: "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only with auth.sessions=token"))
+            return exchange.fail(APIError(
+                .notTokenMode,
+                "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only "
+                    + "with auth.sessions=token"))
         }
         let token = SessionToken.generate()
         // Stored with the session, which need not be loaded for it.
@@ -188,7 +197,10 @@ extension Exchange {
     func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
         guard let text = request.queryValue(name) else { return value }
         guard let number = UInt64(text), range.contains(number) else {
-            fail(APIError(status: 400, code: "invalid_query", message: "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got \(JSONWriter.quoted(text))"))
+            fail(APIError(
+                .invalidQuery,
+                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got "
+                    + "\(JSONWriter.quoted(text))"))
             return nil
         }
         return number

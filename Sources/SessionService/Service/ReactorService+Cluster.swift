@@ -11,7 +11,10 @@ extension ReactorService {
     /// and its part of the session list. The sending instance checked the admin token.
     func serveForwardedRequests(_ peers: any ClusterPeers) {
         peers.serveForwardedRequests { [weak self] request, reply in
-            guard let self else { return reply(ForwardedResponse(status: 503, headers: [], body: Array(#"{"error":{"code":"shutting_down","message":"the instance is stopping"}}"#.utf8))) }
+            guard let self else {
+                let stopping = APIError(.shuttingDown, "the instance is stopping")
+                return reply(ForwardedResponse(status: stopping.status, headers: [], body: stopping.body))
+            }
             if let relay = request.relay { return serveRelay(request, relay, peers, reply) }
             if request.method == RelayedSession.checkMethod {
                 return reply(ForwardedResponse(status: 200, headers: [], body: relays.unfed(request.body)))

@@ -2,8 +2,8 @@ import HTTPServer
 import JSONCodec
 
 extension ReactorService {
-    /// `GET /sessions/{id}/events[?select=/pointer]`: the SSE state stream of one session (`HEAD`: its
-    /// head alone).
+    /// `GET /sessions/{id}/events[?select=/pointer][&delta=json-patch]`: the SSE state stream of one session
+    /// (`HEAD`: its head alone).
     func subscribe(_ id: String, _ exchange: Exchange) {
         guard let session = streamedSession(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
@@ -16,10 +16,12 @@ extension ReactorService {
             return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
         }
         let select: (pointer: JSONPointer, text: String)?
+        let patches: Bool
         // Given back by the subscriber once it leaves the session, or when dropped unused (HEAD, a refusal).
         let holds: [AddressQuota.Hold]
         do {
             select = try Self.select(exchange)
+            patches = try Self.patches(exchange)
             holds = try holdSubscribers(1, for: exchange)
         } catch {
             return exchange.fail(error)
@@ -34,7 +36,7 @@ extension ReactorService {
         guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
         let stream = SessionEventStream.open(
             target, writer: writer, headers: exchange.eventStreamHeaders, lastEventID: lastEventID,
-            select: select?.pointer, selectText: select?.text, hold: holds.first)
+            select: select?.pointer, selectText: select?.text, patches: patches, hold: holds.first)
         if let stream {
             endWhenCredentialLapses(stream, tokens: exchange.matchedTokenHash.map { [(id, $0)] } ?? [], exchange)
         }
@@ -47,8 +49,21 @@ extension ReactorService {
         do {
             return (try JSONPointer(text), text)
         } catch {
-            throw APIError(status: 400, code: "invalid_select", message: "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)")
+            throw APIError(
+                .invalidSelect, "select must be a JSON pointer such as /value or /items/0/title (RFC 6901): \(error)")
         }
+    }
+
+    /// Whether a stream request asks for patches after its first state (`?delta=json-patch`, API.md "Patches
+    /// instead of whole states"); 400 `invalid_delta` for any other value.
+    static func patches(_ exchange: Exchange) throws(APIError) -> Bool {
+        guard let delta = exchange.request.queryValue("delta") else { return false }
+        guard delta == "json-patch" else {
+            let message = "delta=\(JSONWriter.quoted(String(delta.prefix(80)))) is not a delta this server makes: "
+                + "ask for json-patch (RFC 6902 patches after the first state), or leave delta out for whole states"
+            throw APIError(.invalidDelta, message)
+        }
+        return true
     }
 
     /// `HEAD` on a stream: the head a `GET` would get, and no subscription (the server writes no events

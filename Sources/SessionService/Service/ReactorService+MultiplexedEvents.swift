@@ -3,7 +3,8 @@ import JSONCodec
 import Tokens
 
 extension ReactorService {
-    /// `GET /events?sessions=a,b,c[&select=/pointer]`: the events of several sessions over one stream
+    /// `GET /events?sessions=a,b,c[&select=/pointer][&delta=json-patch]`: the events of several sessions over one
+    /// stream
     /// (API.md "Many sessions over one stream"). The request is refused as a whole only for what is wrong
     /// with it (400), with its JWT (401, in jwt mode) or for the subscriber limits (503); a session that
     /// cannot be followed ends its own part: `unauthorized` (no or a wrong token, or not covered by the JWT;
@@ -14,9 +15,11 @@ extension ReactorService {
     func subscribeMany(_ exchange: Exchange) {
         let ids: [String]
         let select: (pointer: JSONPointer, text: String)?
+        let patches: Bool
         do {
             ids = try streamedSessions(exchange)
             select = try Self.select(exchange)
+            patches = try Self.patches(exchange)
         } catch {
             return exchange.fail(error)
         }
@@ -70,7 +73,8 @@ extension ReactorService {
             return store.incarnation(of: id)
         }
         let stream = MultiplexedEventStream(
-            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer, selectText: select?.text)
+            sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer,
+            selectText: select?.text, patches: patches)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
         for (index, start) in starts.enumerated() {
             switch start {
@@ -92,20 +96,26 @@ extension ReactorService {
     /// The ids of `sessions=`: 1 to `sse.maxSessionsPerStream` valid ids, none twice (else 400).
     func streamedSessions(_ exchange: Exchange) throws(APIError) -> [String] {
         guard let list = exchange.request.queryValue("sessions"), !list.isEmpty else {
-            throw APIError(status: 400, code: "invalid_sessions", message: "name the sessions to follow: GET /events?sessions=a,b,c")
+            throw APIError(.invalidSessions, "name the sessions to follow: GET /events?sessions=a,b,c")
         }
         let ids = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         let limit = configuration.sse.maxSessionsPerStream
         guard ids.count <= limit else {
-            throw APIError(status: 400, code: "invalid_sessions", message: "a stream follows at most \(limit) sessions (sse.maxSessionsPerStream); this one names \(ids.count): open several streams")
+            throw APIError(
+                .invalidSessions,
+                "a stream follows at most \(limit) sessions (sse.maxSessionsPerStream); this one names \(ids.count): "
+                    + "open several streams")
         }
         var seen = Set<String>()
         for id in ids {
             guard SessionID.isValid(id) else {
-                throw APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; sessions= holds \(JSONWriter.quoted(String(id.prefix(80))))")
+                throw APIError(
+                    .invalidID,
+                    "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; sessions= holds "
+                        + "\(JSONWriter.quoted(String(id.prefix(80))))")
             }
             guard seen.insert(id).inserted else {
-                throw APIError(status: 400, code: "invalid_sessions", message: "session \(JSONWriter.quoted(id)) is named twice in sessions=")
+                throw APIError(.invalidSessions, "session \(JSONWriter.quoted(id)) is named twice in sessions=")
             }
         }
         return ids
@@ -146,8 +156,8 @@ enum PartStart {
     /// The start of a part whose session the store does not have: why, as its `end` reason or error.
     init(absence: SessionError) {
         let error = APIError(absence)
-        switch error.code {
-        case "unknown_session", "session_unavailable": self = .end(error.code)
+        switch error.kind {
+        case .unknownSession, .sessionUnavailable: self = .end(error.code)
         default: self = .fail(error)
         }
     }

@@ -12,9 +12,7 @@ extension ReactorService {
     func adminRelease(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
             return exchange.fail(
-                APIError(
-                    status: 409, code: "memory_only",
-                    message: "nothing is quarantined in memory-only mode (storage.memoryOnly)"))
+                APIError(.memoryOnly, "nothing is quarantined in memory-only mode (storage.memoryOnly)"))
         }
         guard let info = storage.storedSession(id) else { return exchange.fail(store.absence(id)) }
         let records = crashes.records(of: id)
@@ -22,10 +20,7 @@ extension ReactorService {
             // Damage is not a reactor's doing: nothing deployed can fix it, and loading what is left could serve
             // a history with holes.
             return exchange.fail(
-                APIError(
-                    status: 409, code: "session_unavailable",
-                    message:
-                        "session \(JSONWriter.quoted(id)) cannot be released: it is not quarantined by a crash "
+                APIError(.sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be released: it is not quarantined by a crash "
                         + "but because \(reason); DELETE it to start over"
                 ))
         }
@@ -150,10 +145,7 @@ extension ReactorService {
         guard !records.isEmpty else { return APIError(.unavailable(id: id, reason: reason)) }
         let lastGood = records.lastGoodVersion(stored: info.version)
         guard version > lastGood else { return nil }
-        return APIError(
-            status: 409, code: "session_unavailable",
-            message:
-                "session \(JSONWriter.quoted(id)) is quarantined and version \(version) is past its last good version "
+        return APIError(.sessionUnavailable, "session \(JSONWriter.quoted(id)) is quarantined and version \(version) is past its last good version "
                 + "\(lastGood): \(reason)"
         )
     }

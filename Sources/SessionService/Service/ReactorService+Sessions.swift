@@ -10,13 +10,18 @@ extension ReactorService {
     func createSession(_ exchange: Exchange) {
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .string(let name)? = body["reactor"] else {
-            return exchange.fail(APIError(status: 400, code: "invalid_request", message: #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
+            return exchange.fail(APIError(
+                .bodyNotObject,
+                #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
         }
         guard let definition = catalog.definition(named: name) else {
             return exchange.fail(.unknownReactor(name, known: catalog.definitions.map(\.name)))
         }
         guard mayCreate(name) else {
-            return exchange.fail(APIError(status: 403, code: "forbidden", message: "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows \(configuration.auth.reactors.joined(separator: ", ")))"))
+            return exchange.fail(APIError(
+                .forbidden,
+                "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows "
+                    + "\(configuration.auth.reactors.joined(separator: ", ")))"))
         }
         let id: String
         switch body["id"] {
@@ -26,18 +31,22 @@ extension ReactorService {
             // Before anything about the id is looked at: the same answer whether it exists or not.
             guard configuration.auth.clientChosenIDs else {
                 return exchange.fail(APIError(
-                    status: 403, code: "forbidden",
-                    message: #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
+                    .forbidden,
+                    #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
             }
             guard SessionID.isValid(chosen) else {
-                return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got \(JSONWriter.quoted(String(chosen.prefix(80))))"))
+                return exchange.fail(APIError(
+                    .invalidID,
+                    "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got "
+                        + "\(JSONWriter.quoted(String(chosen.prefix(80))))"))
             }
             id = chosen
         case let other?:
-            return exchange.fail(APIError(status: 400, code: "invalid_id", message: "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
+            return exchange.fail(APIError(
+                .invalidID, "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
         }
         if let claims = exchange.claims, let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id) {
-            return exchange.fail(APIError(status: 403, code: "forbidden", message: refusal))
+            return exchange.fail(APIError(.forbidden, refusal))
         }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let token = newToken()
@@ -45,9 +54,11 @@ extension ReactorService {
         do {
             session = try store.insert(id: id, accessTokenHash: token?.hash) { accessTokenHash in definition.makeSession(id, context, accessTokenHash) }
         } catch .exists {
-            return exchange.fail(APIError(status: 409, code: "session_exists", message: "a session with id \(JSONWriter.quoted(id)) already exists"))
+            return exchange.fail(APIError(.sessionExists, "a session with id \(JSONWriter.quoted(id)) already exists"))
         } catch {
-            return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
+            return exchange.fail(APIError(
+                .tooManySessions,
+                "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
         }
         metrics.sessions.increment()
         let snapshot = session.snapshot()
@@ -180,7 +191,7 @@ extension Exchange {
             return nil
         }
         guard case .object(let object) = value else {
-            fail(APIError(status: 400, code: "invalid_request", message: "the body must be a JSON object"))
+            fail(APIError(.bodyNotObject, "the body must be a JSON object"))
             return nil
         }
         return object

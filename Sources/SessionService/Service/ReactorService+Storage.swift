@@ -50,7 +50,7 @@ extension ReactorService {
         }
         let message = "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
             + "answer 503 until a retried write stores them"
-        return APIError(status: 503, code: "storage_unavailable", message: message)
+        return APIError(.storageUnavailable, message)
     }
 
     /// `GET /admin/sessions/{id}/versions/{version}`: the state at a past version, replayed from the
@@ -64,11 +64,15 @@ extension ReactorService {
     /// `GET …/versions/{version}` answered from the records this instance can read.
     func answerVersion(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
-            return exchange.fail(APIError(status: 409, code: "memory_only", message: "time travel needs the journal; this server runs with storage.memoryOnly"))
+            return exchange.fail(APIError(
+                .memoryOnly, "time travel needs the journal; this server runs with storage.memoryOnly"))
         }
         let segments = exchange.request.pathSegments
         guard segments.count == 5, let version = UInt64(segments[4]) else {
-            return exchange.fail(APIError(status: 400, code: "invalid_version", message: "the version must be a non-negative integer, got \(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
+            return exchange.fail(APIError(
+                .invalidVersion,
+                "the version must be a non-negative integer, got "
+                    + "\(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
         }
         // Replayed from what the files hold: while storage fails it shows nothing that waits for a write.
         if storage.unavailableReason != nil { exchange.dependsOn = 0 }
@@ -91,23 +95,25 @@ extension ReactorService {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
         if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
-            status: 404, code: "unknown_version",
-            message: "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
+            .unknownVersion,
+            "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
         // On storage shared by instances the catalog's version of a session another instance ran may lag
         // behind its records (it is brought up to date when the session leaves that instance): the
         // records decide.
         let shared = storage.peers != nil
         guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
-            return .failure(APIError(status: 409, code: "session_unavailable", message: "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
+            return .failure(APIError(
+                .sessionUnavailable, "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         let history: StoredVersionHistory
         do {
             guard let found = try storage.history(of: id, upTo: version) else {
                 if version > info.version {
                     return .failure(APIError(
-                        status: 404, code: "unknown_version",
-                        message: "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does not exist yet"))
+                        .unknownVersion,
+                        "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does "
+                            + "not exist yet"))
                 }
                 // A version not rebuilt while writes fail may be one whose records wait to be written.
                 if let reason = storage.unavailableReason { return .failure(APIError(.storageUnavailable(reason))) }
@@ -116,7 +122,7 @@ extension ReactorService {
                     + "history (storage keeps the newest \(configuration.storage.historyVersions) versions of each "
                     + "session, storage.historyVersions, and older ones until compaction drops them); the oldest "
                     + "retained version is \(oldest)"
-                return .failure(APIError(status: 410, code: "version_gone", message: message))
+                return .failure(APIError(.versionGone, message))
             }
             history = found
         } catch {
@@ -125,7 +131,8 @@ extension ReactorService {
         do throws(RestoreError) {
             return .success(try definition.replay(id, history.base, history.states, shown))
         } catch {
-            return .failure(APIError(status: 409, code: "session_unavailable", message: "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
+            return .failure(APIError(
+                .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
         }
     }
 
@@ -140,18 +147,21 @@ extension ReactorService {
     /// `POST …/fork` on this instance, from the records it can read.
     func forkHere(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
-            return exchange.fail(APIError(status: 409, code: "memory_only", message: "forking needs the journal; this server runs with storage.memoryOnly"))
+            return exchange.fail(APIError(
+                .memoryOnly, "forking needs the journal; this server runs with storage.memoryOnly"))
         }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .number(let number)? = body["version"], let version = number.uint64Value else {
-            return exchange.fail(APIError(status: 422, code: "invalid_request", message: #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
+            return exchange.fail(APIError(
+                .invalidBodyMember,
+                #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
         }
         let newID: String
         switch body["id"] {
         case nil, .null?: newID = SessionID.random()
         case .string(let chosen)? where SessionID.isValid(chosen): newID = chosen
         default:
-            return exchange.fail(APIError(status: 400, code: "invalid_id", message: "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -"))
+            return exchange.fail(APIError(.invalidID, "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -"))
         }
         if let reason = storage.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         guard let info = storage.storedSession(id) else { return exchange.fail(store.absence(id)) }
@@ -163,7 +173,10 @@ extension ReactorService {
         // A fork is a new session: what it starts from must fit the limit its own states will be held to.
         let limit = configuration.sessions.maxStateBytes
         guard state.count <= limit else {
-            return exchange.fail(APIError(status: 422, code: "state_too_large", message: "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes (sessions.maxStateBytes); a fork cannot start from it"))
+            return exchange.fail(APIError(
+                .stateTooLarge,
+                "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes "
+                    + "(sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
         let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state)
@@ -177,9 +190,11 @@ extension ReactorService {
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }
         } catch .exists {
-            return exchange.fail(APIError(status: 409, code: "session_exists", message: "a session with id \(JSONWriter.quoted(newID)) already exists"))
+            return exchange.fail(APIError(
+                .sessionExists, "a session with id \(JSONWriter.quoted(newID)) already exists"))
         } catch {
-            return exchange.fail(APIError(status: 503, code: "too_many_sessions", message: "the server holds its limit of \(store.limit) sessions (sessions.limit)"))
+            return exchange.fail(APIError(
+                .tooManySessions, "the server holds its limit of \(store.limit) sessions (sessions.limit)"))
         }
         metrics.sessions.increment()
         logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])

@@ -12,6 +12,10 @@ final class RelayedSubscriptions: Sendable {
         let session: any HostedSession
         let subscriber: Subscriber
         let instance: String
+
+        /// Whether the session still sends it events: not once it ended the subscription (its sink is gone), nor
+        /// once a send to the relay failed (the subscriber is closed, and no notice from the relay will say so).
+        var isFeeding: Bool { subscriber.sink != nil && !subscriber.closed }
     }
 
     // MARK: Streaming a session another instance runs
@@ -82,7 +86,7 @@ final class RelayedSubscriptions: Sendable {
         let holders = held.withLock { held in Set(held.values.map(\.instance)) }
         let goneHolders = Set(holders.filter { !peers.isAlive($0) })
         let dropped = held.withLock { held -> [Held] in
-            let dropped = held.filter { goneHolders.contains($0.value.instance) || $0.value.subscriber.sink == nil }
+            let dropped = held.filter { goneHolders.contains($0.value.instance) || !$0.value.isFeeding }
             for subject in dropped.keys { held.removeValue(forKey: subject) }
             return Array(dropped.values)
         }
@@ -117,7 +121,7 @@ final class RelayedSubscriptions: Sendable {
     /// to ``verify(_:confirmedBefore:)``.
     func unfed(_ body: [UInt8]) -> [UInt8] {
         let subjects = body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
-        let lost = held.withLock { held in subjects.filter { held[$0]?.subscriber.sink == nil } }
+        let lost = held.withLock { held in subjects.filter { held[$0]?.isFeeding != true } }
         return Array(lost.joined(separator: "\n").utf8)
     }
 

@@ -1,17 +1,19 @@
 /// One event of a session, made once and shared by every subscriber that gets it: a state (the whole
-/// state, or the part a subscriber's `select` picks) or a pulse, as JSON, with the wire forms that
-/// transports made of it. Touched only under its session's lock.
+/// state, or the part a subscriber's `select` picks), a patch to it from the version before, or a pulse,
+/// as JSON, with the wire forms that transports made of it. Touched only under its session's lock.
 public final class SessionEvent: @unchecked Sendable {
     /// What the event is.
     public enum Kind: Sendable, Equatable {
         /// State `version` (whole, or selected).
         case state(version: UInt64)
+        /// The RFC 6902 patch that turns the state (or selected value) before into that of `version`.
+        case patch(version: UInt64)
         /// The `count`th assignment of `@Pulse` property `name`.
         case pulse(name: String, count: UInt64)
     }
 
     public let kind: Kind
-    /// The state as one line of JSON, or the pulse's value.
+    /// The state as one line of JSON, the patch's array of operations, or the pulse's value.
     public let json: [UInt8]
     /// The storage position of the session's records it shows (its newest when the event was made;
     /// 0 for a session that stores nothing here): a transport sends it once that one is durable, and

@@ -187,6 +187,10 @@ public final class SessionStore: ResidentSessions {
     }
 
     /// Whether the session is in memory here (not passivated).
+    func residentIDs() -> [String] {
+        sessions.withLock { $0.filter { !$0.value.isPassivated }.map(\.key) }
+    }
+
     func isResident(_ id: String) -> Bool {
         sessions.withLock { $0[id].map { !$0.isPassivated } ?? false }
     }

@@ -97,12 +97,18 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
 
     @usableFromInline
     static func notEncodable(_ error: any Error) -> ActionRejection {
-        ActionRejection(code: "state_not_encodable", message: "the state this action produced has no JSON form, so it could not be sent or stored (\(error)); the session is unchanged")
+        ActionRejection(
+            code: APIError.Kind.stateNotEncodable.code,
+            message: "the state this action produced has no JSON form, so it could not be sent or stored (\(error)); "
+                + "the session is unchanged")
     }
 
     @usableFromInline
     func tooLarge(_ size: Int) -> ActionRejection {
-        ActionRejection(code: "state_too_large", message: "the state this action produced would be \(size) bytes of JSON, over the limit of \(limit) bytes (sessions.maxStateBytes); the session is unchanged")
+        ActionRejection(
+            code: APIError.Kind.stateTooLarge.code,
+            message: "the state this action produced would be \(size) bytes of JSON, over the limit of \(limit) bytes "
+                + "(sessions.maxStateBytes); the session is unchanged")
     }
 
     @usableFromInline

@@ -14,6 +14,12 @@ public final class Subscriber: @unchecked Sendable {
     @exclusivity(unchecked) public var sink: (any SubscriberSink)?
     let select: JSONPointer?
     let selectText: String?
+    /// It asked for RFC 6902 patches after its first state (`?delta=json-patch`).
+    let patches: Bool
+    /// The version whose state (or selected value) it holds from this stream's own events, the one a patch to
+    /// the next version starts from (only to the next: after a skipped version its state comes whole); nil
+    /// before its first state.
+    var patchBase: UInt64?
     /// The version of the last state it was sent (or, resuming, the `Last-Event-ID` it came with).
     var lastSentVersion: UInt64?
     var lastSelected: JSONValue?
@@ -29,16 +35,21 @@ public final class Subscriber: @unchecked Sendable {
     let hold: AddressQuota.Hold?
 
     /// A subscriber that has seen up to version `lastEventID` (nil: nothing yet) and follows the whole state,
-    /// or with `select` (`selectText` as the client wrote it) the value at that pointer.
-    public convenience init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?) {
-        self.init(lastEventID: lastEventID, select: select, selectText: selectText, hold: nil)
+    /// or with `select` (`selectText` as the client wrote it) the value at that pointer; with `patches`, every
+    /// state after its first that follows the one before comes as a patch.
+    public convenience init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?, patches: Bool = false) {
+        self.init(lastEventID: lastEventID, select: select, selectText: selectText, patches: patches, hold: nil)
     }
 
     /// A subscriber counted against its client address by `hold`.
-    init(lastEventID: UInt64?, select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold?) {
+    init(
+        lastEventID: UInt64?, select: JSONPointer?, selectText: String?, patches: Bool = false,
+        hold: AddressQuota.Hold?
+    ) {
         lastSentVersion = lastEventID
         self.select = select
         self.selectText = selectText
+        self.patches = patches
         self.hold = hold
     }
 

@@ -10,6 +10,8 @@ struct SubscriberList {
     var all: [Subscriber] = []
     /// The latest state's event and JSON value, made once per version for all subscribers.
     var cache: EncodingCache?
+    /// How many of `all` asked for patches: only while one does is the value of the version before kept.
+    var patchSubscribers = 0
 
     @usableFromInline
     /// Whether a `Last-Event-ID` beyond the latest version restarts the subscriber from the latest state: true
@@ -41,6 +43,10 @@ struct SubscriberList {
         /// unretained, since the list's `cache` holds it for as long as the version is the latest (a
         /// retain and release per subscriber were a tenth of a fan-out's instructions).
         var event: Unmanaged<SessionEvent>?
+        /// The patch to this version from the one before, once looked up in this fan-out (unretained, as `event`),
+        /// and whether it was: a version without one (no value of the one before) is looked up once too.
+        var patch: Unmanaged<SessionEvent>?
+        var patchLookedUp = false
 
         @inlinable
         init(version: UInt64, position: UInt64, json: @escaping () -> [UInt8]?, value: @escaping () -> JSONValue?) {
@@ -90,6 +96,7 @@ struct SubscriberList {
         subscriber.sink = sink
         subscriber.index = all.count
         all.append(subscriber)
+        if subscriber.patches { patchSubscribers += 1 }
         reporting.context.metrics.subscribers.increment()
         guard var latest, let sink = subscriber.sink else { return }
         DeliveryBatch.run { sendLatest(&latest, to: subscriber, sink: sink, reporting: reporting, batch: &$0) }
@@ -129,6 +136,7 @@ struct SubscriberList {
         for subscriber in all { subscriber.hold?.release() }
         reporting.context.metrics.subscribers.decrement(by: all.count)
         all = []
+        patchesEnded(count: patchSubscribers)
         return open
     }
 
@@ -169,35 +177,73 @@ struct SubscriberList {
             // again) or of another server's. The subscriber starts from the current state.
             subscriber.lastSentVersion = nil
             subscriber.lastSelected = nil
+            subscriber.patchBase = nil
         }
         let result: DeliveryResult
-        if let pointer = subscriber.select {
-            guard let value = stateValue(latest) else { return }
-            let selected = value[pointer] ?? .null
-            if subscriber.lastSelected == selected {
-                subscriber.lastSentVersion = version
-                return
-            }
-            subscriber.lastSelected = selected
-            result = sink.send(SessionEvent(.state(version: version), json: selected.serialized(), position: latest.position), in: &batch)
+        if subscriber.select != nil || subscriber.patches {
+            // Out of line: the whole state, below, is what nearly every delivery takes.
+            let sent = sendSelectedOrPatch(&latest, to: subscriber, sink: sink, reporting: reporting, batch: &batch)
+            guard let sent else { return }
+            result = sent
         } else {
-            if latest.event == nil {
-                guard let made = stateEvent(latest) else { return }
-                latest.event = Unmanaged.passUnretained(made)
-            }
-            result = latest.event.unsafelyUnwrapped._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
+            guard let sent = sendState(&latest, sink: sink, batch: &batch) else { return }
+            result = sent
         }
         switch result {
         case .queued:
             subscriber.lastSentVersion = version
+            if subscriber.patches { holdPatchBase(latest, for: subscriber) }
         case .overflow:
             subscriber.behind = true
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
             if subscriber.select != nil { subscriber.lastSelected = nil }
+            // Its patch base stays: if this version is still the latest once it drains, it gets the patch after
+            // all; if newer ones came meanwhile, it skipped some, and the version check sends the whole state.
         case .closed:
             subscriber.closed = true
         }
+    }
+
+    /// Sends the latest state whole (its event made once per version); nil when it does not encode.
+    @inline(__always)
+    mutating func sendState(
+        _ latest: inout Latest, sink: any SubscriberSink, batch: inout DeliveryBatch
+    ) -> DeliveryResult? {
+        if latest.event == nil {
+            guard let made = stateEvent(latest) else { return nil }
+            latest.event = Unmanaged.passUnretained(made)
+        }
+        return latest.event.unsafelyUnwrapped._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
+    }
+
+    /// What a subscriber that selects part of the state or asks for patches is sent of the latest state: the
+    /// selected value when it changed, a patch when one applies, else the whole; nil when nothing is sent.
+    @inline(never)
+    mutating func sendSelectedOrPatch(
+        _ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting,
+        batch: inout DeliveryBatch
+    ) -> DeliveryResult? {
+        let version = latest.version
+        guard let pointer = subscriber.select else {
+            if let patch = patchEvent(&latest, for: subscriber, reporting: reporting) {
+                return patch._withUnsafeGuaranteedRef { sink.send($0, in: &batch) }
+            }
+            return sendState(&latest, sink: sink, batch: &batch)
+        }
+        guard let value = stateValue(latest) else { return nil }
+        let selected = value[pointer] ?? .null
+        if subscriber.lastSelected == selected {
+            subscriber.lastSentVersion = version
+            // What it holds is this version's value too; a patch to the next starts from here.
+            if let base = subscriber.patchBase { subscriber.patchBase = base &+ 1 == version ? version : nil }
+            return nil
+        }
+        subscriber.lastSelected = selected
+        let patch = subscriber.patches ? selectedPatch(latest, at: pointer, for: subscriber, reporting: reporting) : nil
+        return sink.send(
+            patch ?? SessionEvent(.state(version: version), json: selected.serialized(), position: latest.position),
+            in: &batch)
     }
 
     /// Holds a pulse for a subscriber that is behind; past the buffer, ends its subscription with a reason.
@@ -231,10 +277,11 @@ struct SubscriberList {
         return value
     }
 
-    /// The cache for `version`, replacing one for an older version.
+    /// The cache for `version`, replacing one for an older version (whose value, if made, patches start from).
     mutating func cache(_ version: UInt64) -> EncodingCache {
         if let cache, cache.version == version { return cache }
         let fresh = EncodingCache(version: version)
+        if patchSubscribers > 0, let cache, let value = cache.value { fresh.previous = (cache.version, value) }
         cache = fresh
         return fresh
     }
@@ -242,14 +289,17 @@ struct SubscriberList {
     /// Takes out every closed subscriber (some closed during a fan-out).
     mutating func removeClosed(_ reporting: Reporting) {
         let before = all.count
+        var patchesLeaving = 0
         all.removeAll { subscriber in
             guard subscriber.closed else { return false }
+            if subscriber.patches { patchesLeaving += 1 }
             subscriber.sink = nil
             subscriber.hold?.release()
             return true
         }
         for (index, subscriber) in all.enumerated() { subscriber.index = index }
         reporting.context.metrics.subscribers.decrement(by: before - all.count)
+        if patchesLeaving > 0 { patchesEnded(count: patchesLeaving) }
     }
 
     /// Takes out one closed subscriber in constant time, so that thousands of subscribers leaving
@@ -257,6 +307,7 @@ struct SubscriberList {
     mutating func remove(_ subscriber: Subscriber, _ reporting: Reporting) {
         let index = subscriber.index
         guard index < all.count, all[index] === subscriber else { return removeClosed(reporting) }
+        if subscriber.patches { patchesEnded() }
         let last = all.removeLast()
         if last !== subscriber {
             all[index] = last
@@ -282,6 +333,13 @@ final class EncodingCache: @unchecked Sendable {
     let version: UInt64
     var event: SessionEvent?
     var value: JSONValue?
+    /// The value of the version cached before this one, when it was made: the state patches start from.
+    var previous: (version: UInt64, value: JSONValue)?
+    /// The patch of the whole state from `previous`, and whether it was tried (nil then: no `previous`).
+    var patch: SessionEvent?
+    var patchTried = false
+    /// The patches of selected values from `previous`, one per pointer subscribers select.
+    var selectedPatches: [(pointer: JSONPointer, event: SessionEvent?)] = []
 
     init(version: UInt64) { self.version = version }
 }

@@ -182,6 +182,8 @@ protocol ResidentSessions: Sendable {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome
     /// Another process replaced session `id`'s access token: the streams opened here with the old one end.
     func accessTokenReplaced(_ id: String)
+    /// The ids of the sessions in memory (not leaving it).
+    func residentIDs() -> [String]
 }
 
 extension ResidentSessions {
@@ -191,6 +193,8 @@ extension ResidentSessions {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome { .notResident }
     /// No streams to end.
     func accessTokenReplaced(_ id: String) {}
+    /// None.
+    func residentIDs() -> [String] { [] }
 }
 
 /// What asking the sessions in memory to hand one off came to.

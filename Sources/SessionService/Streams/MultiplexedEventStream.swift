@@ -21,6 +21,8 @@ final class MultiplexedEventStream: RevocableStream {
     let sessions: [String]
     let select: JSONPointer?
     let selectText: String?
+    /// Its parts asked for patches after their first state (`?delta=json-patch`).
+    let patches: Bool
     /// Per part, the version the client's cursor said it had (nil: from the current state).
     let resumingFrom: [UInt64?]
     private let state: Mutex<State>
@@ -39,10 +41,14 @@ final class MultiplexedEventStream: RevocableStream {
 
     /// A stream of `sessions`, whose incarnations mark its cursor, resuming where the client's `cursor` says
     /// (a session whose incarnation differs from the one the cursor was read from starts from its current state).
-    init(sessions: [String], incarnations: [UInt64], resumingFrom cursor: StreamCursor?, select: JSONPointer?, selectText: String?) {
+    init(
+        sessions: [String], incarnations: [UInt64], resumingFrom cursor: StreamCursor?, select: JSONPointer?,
+        selectText: String?, patches: Bool = false
+    ) {
         self.sessions = sessions
         self.select = select
         self.selectText = selectText
+        self.patches = patches
         var start = StreamCursor(sessions: sessions, incarnations: incarnations)
         if let cursor { start.positions = cursor.positions(resumingOn: start) }
         resumingFrom = start.positions
@@ -65,7 +71,7 @@ final class MultiplexedEventStream: RevocableStream {
         _ index: Int, to session: any HostedSession, hold: AddressQuota.Hold? = nil, lookup: () -> (any HostedSession)?
     ) {
         let subscriber = Subscriber(
-            lastEventID: resumingFrom[index], select: select, selectText: selectText, hold: hold)
+            lastEventID: resumingFrom[index], select: select, selectText: selectText, patches: patches, hold: hold)
         let part = Part(index: index, sessionID: sessions[index], stream: self)
         var taken = false
         defer { if !taken { hold?.release() } }
@@ -154,6 +160,8 @@ final class MultiplexedEventStream: RevocableStream {
             let body = event.wire(for: ObjectIdentifier(Part.self)) { event in
                 switch event.kind {
                 case .state(let version): ServerSentEventVocabulary.multiplexedState(session: session, version: version, json: event.json)
+                case .patch(let version):
+                    ServerSentEventVocabulary.multiplexedPatch(session: session, version: version, json: event.json)
                 case .pulse(let name, let count): ServerSentEventVocabulary.multiplexedPulse(session: session, name: name, count: count, value: event.json)
                 }
             }
@@ -171,6 +179,9 @@ final class MultiplexedEventStream: RevocableStream {
             case .state(let version):
                 state.cursor.positions[index] = version
                 head = ServerSentEventVocabulary.multiplexedHead("state", cursor: state.cursor)
+            case .patch(let version):
+                state.cursor.positions[index] = version
+                head = ServerSentEventVocabulary.multiplexedHead("patch", cursor: state.cursor)
             case .pulse:
                 head = ServerSentEventVocabulary.multiplexedHead("pulse", cursor: state.cursor)
             }

@@ -39,6 +39,10 @@ final class RelaySink: SubscriberSink {
         switch event.kind {
         case .state(let version): kind = .state(version: version)
         case .pulse(let name, let count): kind = .pulse(name: name, count: count)
+        case .patch:
+            // A relay subscribes without `delta` (the other instance makes its own patches from whole states),
+            // so none comes here; one that did could not be relayed as a state: the relay ends and reconnects.
+            return .closed
         }
         return enqueue(RelayedEvent(kind: kind, json: event.json), position: event.position) ? .queued : .closed
     }

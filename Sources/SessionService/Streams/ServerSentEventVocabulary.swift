@@ -1,10 +1,12 @@
 import HTTPServer
+import JSONCodec
 
 /// The words of API.md's event streams, all in one place: which events a stream carries, their `id:`
 /// and the JSON of their `data:`. The one-session stream (`GET /sessions/{id}/events`) and the
 /// multiplexed one (`GET /events?sessions=…`) both speak through it; sessions know none of it.
 ///
-/// One session: `event: state` (`id:` the version, `data:` the state or the selected value), `event: pulse`
+/// One session: `event: state` (`id:` the version, `data:` the state or the selected value), `event: patch`
+/// (`?delta=json-patch`: `id:` the version, `data:` the RFC 6902 patch from the stream's state before), `event: pulse`
 /// (`{"name","value","count"}`, no `id:`), `event: end` (`{"reason":"session deleted"}`) and `event: error`
 /// (`{"code","message"}`), after which the stream closes. Many sessions: the same events, every `data:`
 /// naming its session (`{"session",…}`) and every `id:` the stream's cursor (``StreamCursor``).
@@ -12,13 +14,13 @@ enum ServerSentEventVocabulary {
     /// `end`'s reason when the session was deleted (or expired).
     static let sessionDeleted = "session deleted"
     /// `end`'s reason for a session of a multiplexed stream that does not exist.
-    static let unknownSession = "unknown_session"
+    static let unknownSession = APIError.Kind.unknownSession.code
     /// `end`'s reason for a session of a multiplexed stream the request may not read.
-    static let unauthorized = "unauthorized"
+    static let unauthorized = APIError.Kind.unauthorized.code
     /// `error`'s code for a subscriber whose held pulses passed `sse.pulseBuffer`.
     static let subscriberTooSlow = "subscriber_too_slow"
     /// `error`'s code for a stream opened as its session left memory (reconnecting follows it).
-    static let sessionPassivated = "session_passivated"
+    static let sessionPassivated = APIError.Kind.sessionPassivated.code
     static let sessionPassivatedMessage = "the session left memory as this stream opened; reconnect to follow it"
 
     // MARK: One session
@@ -27,6 +29,17 @@ enum ServerSentEventVocabulary {
     static func state(version: UInt64, json: [UInt8]) -> [UInt8] {
         var out = EventBytes(capacity: json.count + 40)
         out.field("event: state\nid: ")
+        out.decimal(version)
+        out.newline()
+        out.data(json)
+        out.newline()
+        return out.bytes
+    }
+
+    /// `event: patch`, `id: <version>`, `data: <patch>`: the RFC 6902 patch from the stream's state before.
+    static func patch(version: UInt64, json: [UInt8]) -> [UInt8] {
+        var out = EventBytes(capacity: json.count + 40)
+        out.field("event: patch\nid: ")
         out.decimal(version)
         out.newline()
         out.data(json)
@@ -83,6 +96,19 @@ enum ServerSentEventVocabulary {
         data.raw(",\"version\":")
         data.integer(version)
         data.raw(",\"state\":")
+        data.raw(json)
+        data.raw("}")
+        return body(data.bytes)
+    }
+
+    /// The body of a multiplexed patch, `data: {"session","version","patch"}` and the blank line.
+    static func multiplexedPatch(session: String, version: UInt64, json: [UInt8]) -> [UInt8] {
+        var data = JSONWriter(capacity: json.count + session.utf8.count + 40)
+        data.raw("{\"session\":")
+        data.string(session)
+        data.raw(",\"version\":")
+        data.integer(version)
+        data.raw(",\"patch\":")
         data.raw(json)
         data.raw("}")
         return body(data.bytes)

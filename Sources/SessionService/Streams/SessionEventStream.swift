@@ -32,9 +32,10 @@ final class SessionEventStream: RevocableStream {
     @discardableResult
     static func open(
         _ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?,
-        select: JSONPointer?, selectText: String?, hold: AddressQuota.Hold? = nil
+        select: JSONPointer?, selectText: String?, patches: Bool = false, hold: AddressQuota.Hold? = nil
     ) -> SessionEventStream? {
-        let subscriber = Subscriber(lastEventID: lastEventID, select: select, selectText: selectText, hold: hold)
+        let subscriber = Subscriber(
+            lastEventID: lastEventID, select: select, selectText: selectText, patches: patches, hold: hold)
         let opened = SessionEventStream(session: session, subscriber: subscriber)
         let stream = writer.startEventStream(headers: headers) { notice in
             opened.session?.handle(SubscriberNotice(notice), for: opened.subscriber)
@@ -78,6 +79,7 @@ extension ServerSentEventStream: SubscriberSink {
     static func wire(_ event: SessionEvent) -> [UInt8] {
         switch event.kind {
         case .state(let version): ServerSentEventVocabulary.state(version: version, json: event.json)
+        case .patch(let version): ServerSentEventVocabulary.patch(version: version, json: event.json)
         case .pulse(let name, let count): ServerSentEventVocabulary.pulse(name: name, count: count, value: event.json)
         }
     }

@@ -91,7 +91,9 @@ class ListStream {
     const headers = this.resumed ? { "Last-Event-ID": this.cursor } : {};
     let response;
     try {
-      response = await fetch("/events?sessions=" + this.ids.map(encodeURIComponent).join(","), { headers, signal: controller.signal, cache: "no-store" });
+      // Patches: the list needs only each session's version, which a patch carries as a state does, in fewer bytes.
+      const path = "/events?delta=json-patch&sessions=" + this.ids.map(encodeURIComponent).join(",");
+      response = await fetch(path, { headers, signal: controller.signal, cache: "no-store" });
     } catch (_) {
       return this.broke(controller, "server unreachable");
     }
@@ -128,7 +130,7 @@ class ListStream {
     this.cursor = event.id;
     let data;
     try { data = JSON.parse(event.data); } catch (_) { return; }
-    if (event.type === "state") return this.handlers.onState(data.session, data.version);
+    if (event.type === "state" || event.type === "patch") return this.handlers.onState(data.session, data.version);
     if (event.type === "end") this.ended.set(data.session, data.reason);
     else if (event.type === "error" && data.session) this.ended.set(data.session, data.code);
     else return;

@@ -1,5 +1,5 @@
-import Examples
 import Foundation
+import HostedExamples
 import Logs
 import ReactorClient
 import ReactorServerTesting
@@ -77,9 +77,7 @@ final class LiveServer: Sendable {
         configuration.http.shutdownDeadlineSeconds = 0
         configure(&configuration)
         var catalog = ReactorCatalog()
-        catalog.register(CounterReactor.name, summary: CounterReactor.summary, exampleActions: CounterReactor.exampleActions, schema: CounterReactor.schema) { CounterReactor() }
-        catalog.register(TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions, schema: TodoReactor.schema) { TodoReactor() }
-        catalog.register(FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions, schema: FruitReactor.schema) { FruitReactor(clock: TestClock()) }
+        ExampleCatalog.register(in: &catalog, clock: TestClock())
         extra(&catalog)
         return try ReactorServer(catalog: catalog, configuration: configuration, clock: InjectedClock(),
                                  logger: Logger(label: "client-test", level: .debug, handler: logs))

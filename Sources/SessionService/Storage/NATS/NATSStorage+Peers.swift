@@ -154,4 +154,7 @@ final class ClaimMirror: Sendable {
 
     /// Every instance that claims a session, in order.
     var instances: [String] { Array(Set(holders.withLock { $0.values })).sorted() }
+
+    /// The instance that claims session `id` as far as the mirror has heard (it may lag); nil when none or unknown.
+    func holder(of id: String) -> String? { holders.withLock { $0[id] ?? nil } }
 }

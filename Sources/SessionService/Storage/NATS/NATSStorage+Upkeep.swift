@@ -43,6 +43,26 @@ extension NATSStorage {
         resident.withLock { $0 }?.sessionMoved(log.id, reason: reason)
     }
 
+    /// Sessions in memory here whose claim names another instance: that one took them over, and an idle copy
+    /// here (nothing written since, so no publish was refused to say so) would go on serving its streams a past
+    /// version. The claims mirror points at candidates; a consistent read of the claim decides. Each leaves
+    /// memory as a session taken over does (its streams get `session_moved` and follow it).
+    func dropSessionsClaimedElsewhere(_ resident: any ResidentSessions) {
+        for id in resident.residentIDs() {
+            guard let mirrored = claimHolders.holder(of: id), mirrored != options.instance else { continue }
+            guard case .success(let entry?) = consistentEntry(claimsBucket, id), entry.operation == .put,
+                let claim = OwnershipClaim(json: entry.value), claim.instance != options.instance || claim.incarnation != incarnation
+            else { continue }
+            let reason = "instance \(claim.instance) claims the session"
+            if let log = logs.withLock({ $0[id] }) {
+                log.stop(because: reason, fenced: true)
+            } else {
+                logger.warning("a session in memory here is claimed by another instance; it leaves this one", ["session": .string(id), "owner": .string(claim.instance)])
+                resident.sessionMoved(id, reason: reason)
+            }
+        }
+    }
+
     /// Why a publish was refused, from the subject's last message (a fence names its writer).
     func takenOverReason(_ message: StoredMessage?) -> String {
         if let message, case .success(let frames) = RecordFrame.frames(of: message.payload), let fence = frames.last(where: { $0.kind == .fence }),

@@ -197,6 +197,7 @@ final class NATSStorage: StorageBackend {
         attach(resident)
         eraseDeletedSessions()
         trim(resident)
+        dropSessionsClaimedElsewhere(resident)
     }
 
     /// Waits (bounded) for the records in flight, gives up every claim and the heartbeat so other

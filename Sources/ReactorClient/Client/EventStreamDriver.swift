@@ -11,6 +11,9 @@ enum EventVerdict: Sendable {
     case finish(reason: String)
     /// The server asks for a new connection (`event: error`): close, wait, reconnect with `Last-Event-ID`.
     case reconnect(ReactorClientError)
+    /// The reader cannot go on from this event (a patch that does not apply): close, wait, and reconnect with
+    /// `lastEventID` (the last event it could read) instead of this event's id, so the server sends a whole state.
+    case resync(ReactorClientError, lastEventID: String)
     /// Give up for good (an event that cannot be read).
     case fail(ReactorClientError)
 }
@@ -123,6 +126,9 @@ struct EventStreamDriver: Sendable {
                 case .next: continue
                 case .finish(let reason): return .finished(reason)
                 case .reconnect(let cause): return .dropped(cause, accepted: true)
+                case .resync(let cause, let lastEventID):
+                    progress.lastEventID = lastEventID
+                    return .dropped(cause, accepted: true)
                 case .fail(let error): return .failed(error)
                 }
             }
