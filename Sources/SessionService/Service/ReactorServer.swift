@@ -5,15 +5,18 @@ import Logs
 import NATS
 import Synchronization
 
-/// The whole server: configuration, the HTTP server and the reactor service, in a few lines.
+/// The whole server: configuration, the HTTP server and the reactor service, in a few lines. To run it as
+/// `reactor-server` runs (logs and start summary on standard error, signals, exit codes), call
+/// ``ReactorServerCommand/serve(catalog:configuration:environment:)`` instead; this type is for embedding it in a
+/// process that has its own lifecycle (tests, an app that also does other things).
 ///
 /// ```swift
 /// var catalog = ReactorCatalog()
 /// catalog.register("counter") { CounterReactor() }
-/// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())
-/// let address = try server.start()
-/// print(server.startupSummary(address: address))   // the URL, the admin token, the data folder
-/// server.waitUntilStopped()
+/// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())   // logs to standard error
+/// let address = try server.start()   // throws IOError (EADDRINUSE…) when the port is taken
+/// FileHandle.standardError.write(Data((server.startupSummary(address: address) + "\n").utf8))
+/// server.waitUntilStopped()   // until server.shutdown(), from another thread
 /// ```
 public final class ReactorServer: Sendable {
     public let configuration: ServerConfiguration
@@ -32,8 +35,14 @@ public final class ReactorServer: Sendable {
     /// When ``shutdown()`` was first called, in the service clock's monotonic nanoseconds; 0 before.
     let shutdownBegan = Atomic<UInt64>(0)
 
-    /// Builds the server; nothing listens until ``start()``.
-    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
+    /// Builds the server; nothing listens until ``start()``. It logs to standard error as JSON lines at
+    /// `log.level` unless given another logger (`.disabled` for none).
+    public init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(),
+        logger: Logger? = nil
+    ) throws(ConfigurationError) {
+        let logger = logger ?? Logger(
+            label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
         self.configuration = configuration
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
