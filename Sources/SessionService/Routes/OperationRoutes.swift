@@ -36,6 +36,8 @@ extension ReactorService {
 
     /// `GET /metrics`: the Prometheus text.
     func serveMetrics(_ exchange: Exchange) {
+        // Other instances' crash records arrive at any time (NATS): counted as of this scrape.
+        crashes.refreshGauge()
         exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)
     }
 

@@ -179,5 +179,11 @@ extension Route {
                 .error(.notTokenMode, when: .notTokenMode),
             ],
             errors: RouteDocumentation.onSession)) { $0.replaceSessionToken($1) },
+        Entry("POST", "/admin/sessions/{id}/release", .adminRelease, .admin, .storageRoundTrips, RouteDocumentation(
+            "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "
+                + "and its crash records are deleted; if it still cannot be served it stays quarantined "
+                + "(a new crash quarantines it again).",
+            answers: [.success(200, .session, "It loads: its version and state."), .error(.memoryOnly, when: .memoryOnly)],
+            errors: RouteDocumentation.onSession)) { $0.adminRelease($1) },
     ]
 }

@@ -44,7 +44,7 @@ extension ReactorService {
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
-        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
+        if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
             .unknownVersion,
             "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
@@ -80,7 +80,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(history.base, history.states, shown))
+            return .success(try definition.replay(id, history.base, history.states, shown))
         } catch {
             return .failure(APIError(
                 .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
