@@ -115,6 +115,7 @@ extension ReactorService {
             out.raw(",\"stubbed\":")
             out.bool(entry.stubbed)
             if entry.interrupted { out.raw(",\"interrupted\":true") }
+            if entry.origin == .effect { out.raw(",\"from\":\"effect\"") }
             if let refusal = refused[entry.seq] {
                 out.raw(",\"error\":{\"code\":")
                 out.string(refusal.code)

@@ -11,14 +11,15 @@ extension Session {
     @inlinable
     static func restore(
         id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
-        middlewares: [any ReactorMiddleware<R>] = []
+        middlewares: [any ReactorMiddleware<R>] = [], attachContext: ((ReactorContextHost<R>) -> Void)? = nil
     ) throws(RestoreError) -> Session {
         let restored = try restoredParts(name: name, reactor: reactor, history: history, journal: journal)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, middlewares: middlewares)
+            actions: restored.actions, middlewares: middlewares, params: history.params,
+            attachContext: attachContext)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         if restored.recovered { session.storeRecoveredState() }
         return session
