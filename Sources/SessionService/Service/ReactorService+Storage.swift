@@ -23,6 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        crashes.refreshGauge()
         if let peers = storage.peers {
             relays.sweep(peers) { [store] in store.isResident($0) }
             // Relays confirmed a second or more ago: one set up since is still on its way to being fed.
@@ -100,7 +101,7 @@ extension ReactorService {
         _ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool
     ) -> Result<(state: [UInt8], params: [UInt8]), APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
-        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
+        if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
             .unknownVersion,
             "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
@@ -136,7 +137,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            let state = try definition.replay(history.base, history.states, shown, history.params)
+            let state = try definition.replay(id, history.base, history.states, shown, history.params)
             return .success((state, history.params))
         } catch {
             return .failure(APIError(
@@ -236,6 +237,7 @@ extension ReactorService {
             if let reason = info.unavailable {
                 out.raw(",\"unavailable\":")
                 out.string(reason)
+                crashJSON(info.id, storedVersion: info.version, into: &out)
             }
             out.raw("}")
         }

@@ -67,24 +67,32 @@ extension ReactorCatalog {
             exampleParams: exampleParams.flatMap { try? JSONValueEncoder().encode($0) },
             decodeParams: { given throws(ParamsError) in try SessionParams.decode(P.self, from: given) },
             makeSession: { id, context, accessTokenHash, params in
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 // The service decoded them as P a moment ago (decodeParams): the cast cannot fail.
                 let reactorContext = context.reactorContext(for: R.self, id: id, params: params.value as! P)
                 return Session(
                     id: id, name: name, reactor: make(reactorContext), context: context,
-                    accessTokenHash: accessTokenHash, middlewares: middlewares?(id) ?? [], params: params.json,
+                    accessTokenHash: accessTokenHash, middlewares: own, params: params.json, tracer: tracer,
                     attachContext: reactorContext.attach)
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                let params = try SessionParams.restore(P.self, from: history.params, reactor: name)
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                // The parameter type's Decodable is the author's code, run on the session's stored data.
+                let params = try tracer.run(.decodeState) { () throws(RestoreError) in
+                    try SessionParams.restore(P.self, from: history.params, reactor: name)
+                }
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 let reactorContext = context.reactorContext(for: R.self, id: id, params: params)
                 return try Session.restore(
                     id: id, name: name, reactor: make(reactorContext), context: context, history: history,
-                    journal: journal, middlewares: middlewares?(id) ?? [], attachContext: reactorContext.attach)
+                    journal: journal, middlewares: own, tracer: tracer, attachContext: reactorContext.attach)
             },
-            replay: { base, records, shown, json throws(RestoreError) in
+            replay: { id, base, records, shown, json throws(RestoreError) in
                 let params = try SessionParams.restore(P.self, from: json, reactor: name)
-                let reactor = make(ReactorContext(sessionID: "replay", params: params, logger: .discarding))
-                return try Session<R>.replay(reactor: reactor, name: name, base: base, records: records, shown: shown)
+                let reactor = make(ReactorContext(sessionID: id, params: params, logger: .discarding))
+                return try Session<R>.replay(
+                    reactor: reactor, id: id, name: name, base: base, records: records, shown: shown)
             },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self)

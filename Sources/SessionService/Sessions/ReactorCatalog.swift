@@ -38,7 +38,7 @@ public struct ReactorDefinition: Sendable {
     /// The state (as shown to clients) after replaying journal records onto a snapshot's state, for a
     /// session with these parameters (JSON).
     @usableFromInline let replay: @Sendable (
-        _ base: [UInt8], _ records: [StoredState], _ shown: Bool, _ params: [UInt8]
+        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool, _ params: [UInt8]
     ) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
@@ -49,7 +49,7 @@ public struct ReactorDefinition: Sendable {
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
             -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable ([UInt8], [StoredState], Bool, [UInt8]) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool, [UInt8]) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
     ) {
         self.name = name
@@ -132,17 +132,22 @@ public struct ReactorCatalog: Sendable {
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
             hasMiddlewares: middlewares != nil,
             makeSession: { id, context, accessTokenHash, _ in
-                Session(
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return Session(
                     id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                try Session.restore(
+                // The author's factory runs as the session's code: a trap in it is the session's crash.
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return try Session.restore(
                     id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
-            replay: { base, records, shown, _ throws(RestoreError) in
-                try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown)
+            replay: { id, base, records, shown, _ throws(RestoreError) in
+                try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
             },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)

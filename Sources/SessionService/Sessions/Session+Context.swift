@@ -25,7 +25,9 @@ extension Session {
     func send(fromEffect action: R.Action) throws(SessionError) -> UInt64 {
         if let reason = journal?.unavailableReason { throw .storageUnavailable(reason) }
         if passivated.load(ordering: .acquiring) { throw .passivated }
-        return try accept(action, json: Self.logJSON(of: action), origin: .effect, completion: nil)
+        // The action's Encodable is the reactor's code: pinned on this session like the decoding of a sent one.
+        let json = tracer.run(.encodeAction) { Self.logJSON(of: action) }
+        return try accept(action, json: json, origin: .effect, completion: nil)
     }
 
     /// The action in the `{"type": …}` wire shape; an action type that is not `Encodable` is logged by its
