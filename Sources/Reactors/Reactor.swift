@@ -48,6 +48,9 @@ public protocol Reactor: Sendable {
     /// (transformed) state then: the mutations that put the state right, such as a spinner turned off. The
     /// action itself is never run again. ReactorKit has no restarts, so it has no such hook. Default: none.
     func recover(interrupted action: Action, state: State) -> [Mutation]
+    /// Where `mutate`, `reduce` and the transforms run (ReactorKit's `scheduler`): `.inline` on the thread that
+    /// sends the action, or `.workers` on a pool that is never a server's event loop. Default: `.inline`.
+    var scheduler: ReactorScheduler { get }
 }
 
 extension Reactor {
@@ -67,6 +70,8 @@ extension Reactor {
     @inlinable public func effectDidFail(_ error: any Error) {}
     /// No mutations: the state stays as the cut-off effects left it.
     @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
+    /// Inline: a reduce of microseconds costs no hand-off.
+    @inlinable public var scheduler: ReactorScheduler { .inline }
 }
 
 extension Reactor where Mutation == Action {

@@ -67,6 +67,10 @@ extension ReactorService {
             out.string(definition.summary)
             out.raw(",\"initialState\":")
             out.raw(definition.initialState)
+            if let example = definition.exampleParams {
+                out.raw(",\"params\":")
+                out.raw(example)
+            }
             out.raw(",\"actions\":[")
             var first = true
             for example in definition.exampleActions {

@@ -128,6 +128,7 @@ extension ReactorService {
         out.bool(entry.stubbed)
         if entry.interrupted { out.raw(",\"interrupted\":true") }
         if crashed { out.raw(",\"crashed\":true") }
+        if entry.origin == .effect { out.raw(",\"from\":\"effect\"") }
         if let refusal {
             out.raw(",\"error\":{\"code\":")
             out.string(refusal.code)

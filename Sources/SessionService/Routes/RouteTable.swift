@@ -75,7 +75,7 @@ extension Route {
                     when: .creationRestricted),
                 .error(.rateLimited, when: .sessionRateLimit),
             ],
-            errors: [.invalidID, .unknownReactor, .sessionExists, .storageUnavailable, .tooManySessions]
+            errors: [.invalidID, .unknownReactor, .invalidParams, .sessionExists, .storageUnavailable, .tooManySessions]
                 + RouteDocumentation.onJSONObject)) { $0.createSession($1) },
         Entry("GET", "/sessions/{id}", .getSession, .session(.read), .session, RouteDocumentation(
             "A session's current version and state.", answers: [.success(200, .session, "The session.")],

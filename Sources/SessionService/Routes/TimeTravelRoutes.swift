@@ -43,6 +43,14 @@ extension ReactorService {
 
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
+        stateAndParams(id, at: version, storage: storage, shown: shown).map(\.state)
+    }
+
+    /// The state of session `id` at `version` (`shown`: as clients saw it, else the reducer's own) and the
+    /// session's parameters (JSON, empty for none), which a fork keeps.
+    func stateAndParams(
+        _ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool
+    ) -> Result<(state: [UInt8], params: [UInt8]), APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
         if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
@@ -80,7 +88,8 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(id, history.base, history.states, shown))
+            let state = try definition.replay(id, history.base, history.states, shown, history.params)
+            return .success((state, history.params))
         } catch {
             return .failure(APIError(
                 .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
@@ -118,8 +127,9 @@ extension ReactorService {
         if let reason = storage.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         guard let info = storage.storedSession(id) else { return exchange.fail(store.absence(id)) }
         let state: [UInt8]
-        switch stateJSON(id, at: version, storage: storage, shown: false) {
-        case .success(let json): state = json
+        let params: [UInt8]
+        switch stateAndParams(id, at: version, storage: storage, shown: false) {
+        case .success(let found): (state, params) = found
         case .failure(let error): return exchange.fail(error)
         }
         // A fork is a new session: what it starts from must fit the limit its own states will be held to.
@@ -131,13 +141,17 @@ extension ReactorService {
                     + "(sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
-        let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state)
+        // The fork keeps the source's parameters: it is the same session from here on, under another id.
+        let snapshot = StoredSnapshot(
+            id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params)
         let token = newToken()
         let session: any HostedSession
         do {
             session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
                 guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
-                let journal = SessionJournal(log: log, id: newID, reactor: info.reactor, snapshotEvery: context.limits.snapshotEvery, logger: logger)
+                let journal = SessionJournal(
+                    log: log, id: newID, reactor: info.reactor, snapshotEvery: context.limits.snapshotEvery,
+                    logger: logger, params: params)
                 let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }

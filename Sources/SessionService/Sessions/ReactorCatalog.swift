@@ -16,8 +16,16 @@ public struct ReactorDefinition: Sendable {
     /// What its actions and states look like on the wire, as its author declared; nil when undeclared
     /// (the OpenAPI document then describes them generically).
     public let schema: ReactorSchema?
-    /// Starts a new session, stored with its access token's hash when there is one.
-    @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?) -> any HostedSession
+    /// Whether its sessions take parameters (`"params"` of `POST /sessions`).
+    public let takesParams: Bool
+    /// Parameters to show as an example (`GET /reactors`, the page's create form), as JSON; nil when none.
+    public let exampleParams: [UInt8]?
+    /// Checks `"params"` of `POST /sessions` (nil when left out) against the reactor's parameter type.
+    @usableFromInline let decodeParams: @Sendable (_ given: JSONValue?) throws(ParamsError) -> SessionParams
+    /// Starts a new session with its checked parameters, stored with its access token's hash when there is one.
+    @usableFromInline let makeSession: @Sendable (
+        _ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?, _ params: SessionParams
+    ) -> any HostedSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
@@ -27,21 +35,27 @@ public struct ReactorDefinition: Sendable {
     typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
-    /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
+    /// The state (as shown to clients) after replaying journal records onto a snapshot's state, for a
+    /// session with these parameters (JSON).
     @usableFromInline let replay: @Sendable (
-        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool
+        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool, _ params: [UInt8]
     ) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
     init(
         name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
-        hasMiddlewares: Bool,
-        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
+        hasMiddlewares: Bool, takesParams: Bool = false, exampleParams: [UInt8]? = nil,
+        decodeParams: @escaping @Sendable (JSONValue?) throws(ParamsError) -> SessionParams = SessionParams.none(for:),
+        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
+            -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool, [UInt8]) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
     ) {
         self.name = name
+        self.takesParams = takesParams
+        self.exampleParams = exampleParams
+        self.decodeParams = decodeParams
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
@@ -117,7 +131,7 @@ public struct ReactorCatalog: Sendable {
         let definition = ReactorDefinition(
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
             hasMiddlewares: middlewares != nil,
-            makeSession: { id, context, accessTokenHash in
+            makeSession: { id, context, accessTokenHash, _ in
                 let tracer = SessionCallTracer(session: id, reactor: name)
                 let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 return Session(
@@ -132,7 +146,7 @@ public struct ReactorCatalog: Sendable {
                     id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
                     middlewares: own, tracer: tracer)
             },
-            replay: { id, base, records, shown throws(RestoreError) in
+            replay: { id, base, records, shown, _ throws(RestoreError) in
                 try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
             },
             sendAction: { session, body, completion throws(SessionError) in

@@ -11,7 +11,8 @@ extension Session {
     @inlinable
     static func restore(
         id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
-        middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil
+        middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil,
+        attachContext: ((ReactorContextHost<R>) -> Void)? = nil
     ) throws(RestoreError) -> Session {
         // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
         let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
@@ -21,7 +22,8 @@ extension Session {
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, middlewares: middlewares, tracer: tracer)
+            actions: restored.actions, middlewares: middlewares, params: history.params, tracer: tracer,
+            attachContext: attachContext)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         if restored.recovered { session.storeRecoveredState() }
         return session

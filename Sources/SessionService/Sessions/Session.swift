@@ -38,6 +38,8 @@ final class Session<R: Reactor>: HostedSession {
     /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
     /// on the session loaded back.
     @usableFromInline let passivated = Atomic<Bool>(false)
+    /// Its parameters as JSON (`"params"` at creation, as its reactor's parameter type encoded them); empty: none.
+    @usableFromInline let params: [UInt8]
 
     @usableFromInline
     struct Shared {
@@ -59,10 +61,11 @@ final class Session<R: Reactor>: HostedSession {
     init(
         id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
         restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil,
-        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [],
-        tracer: SessionCallTracer? = nil
+        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [], params: [UInt8] = [],
+        tracer: SessionCallTracer? = nil, attachContext: ((ReactorContextHost<R>) -> Void)? = nil
     ) {
         self.id = id
+        self.params = params
         reactorName = name
         self.context = context
         let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
@@ -85,7 +88,8 @@ final class Session<R: Reactor>: HostedSession {
             session.publish(snapshot, pulses: pulses)
         }
         journal = existing ?? Self.createJournal(
-            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, tracer: tracer)
+            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, params: params,
+            tracer: tracer)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
@@ -93,6 +97,8 @@ final class Session<R: Reactor>: HostedSession {
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
+        // Before the flows start: a start element's effect may already read the state or send an action.
+        attachContext?(contextHost())
         runtime.start()
     }
 
@@ -132,6 +138,15 @@ final class Session<R: Reactor>: HostedSession {
         } catch {
             throw .invalidAction(error, reactor: reactorName)
         }
+        return try accept(action, json: json, origin: .request, completion: completion)
+    }
+
+    /// Logs, journals and queues a decoded action whose log JSON is `json`; its seq.
+    @inlinable
+    func accept(
+        _ action: R.Action, json: [UInt8], origin: ActionOrigin,
+        completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?
+    ) throws(SessionError) -> UInt64 {
         if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
@@ -155,8 +170,10 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
                     }
-                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
-                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)
+                    log.append(ActionLogEntry(
+                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin))
+                    journal.accepted(
+                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -168,7 +185,8 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                log.append(ActionLogEntry(
+                    seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin))
                 return receipt.seq
             } }
         } catch {

@@ -22,10 +22,16 @@ final class SessionJournal: Sendable {
     /// The seq up to which interrupted actions were recovered (see ``StoredSnapshot/recoveredThrough``),
     /// carried into every snapshot.
     let recoveredThrough = Atomic<UInt64>(0)
+    /// The session's parameters as JSON, written into every snapshot (empty: none).
+    let params: [UInt8]
 
     /// A journal over `log`; `changed` when records follow the session's latest snapshot.
-    init(log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false) {
+    init(
+        log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false,
+        params: [UInt8] = []
+    ) {
         self.log = log
+        self.params = params
         self.id = id
         self.reactor = reactor
         self.snapshotEvery = snapshotEvery
@@ -78,14 +84,16 @@ final class SessionJournal: Sendable {
 
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
     @usableFromInline
-    func accepted(_ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, body: [UInt8]) {
+    func accepted(
+        _ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, origin: ActionOrigin = .request, body: [UInt8]
+    ) {
         actions.withLock { running in
             let completed = ticket.done
             if !completed {
                 ticket.seq = seq
                 running[seq] = ()
             }
-            log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, action: body)
+            log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, origin: origin, action: body)
             changedSinceSnapshot.store(true, ordering: .relaxed)
         }
     }
@@ -136,7 +144,7 @@ final class SessionJournal: Sendable {
             }
             let snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
-                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed))
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params)
             guard log.appendSnapshot(snapshot) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

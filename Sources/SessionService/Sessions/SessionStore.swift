@@ -106,7 +106,9 @@ public final class SessionStore: ResidentSessions {
         guard let definition = catalog.definition(named: history.snapshot.reactor) else {
             return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
         }
-        let journal = SessionJournal(log: log, id: id, reactor: definition.name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger, changed: history.hasTail)
+        let journal = SessionJournal(
+            log: log, id: id, reactor: definition.name, snapshotEvery: context.limits.snapshotEvery,
+            logger: context.logger, changed: history.hasTail, params: history.snapshot.params)
         do throws(RestoreError) {
             return .success(try definition.restoreSession(id, context, history, journal))
         } catch {

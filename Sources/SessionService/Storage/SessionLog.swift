@@ -16,8 +16,8 @@ protocol SessionLog: AnyObject, Sendable {
     var lastPosition: UInt64 { get }
 
     /// An accepted action `seq`; `completed` when every mutation it made was already reduced (no
-    /// completion follows).
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8])
+    /// completion follows); `origin` says who sent it.
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8])
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
     /// A reduced mutation (JSON) producing `version`.

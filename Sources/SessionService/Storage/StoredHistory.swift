@@ -24,12 +24,17 @@ struct StoredHistory: Sendable {
     var lastSeq: UInt64
     /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
     var hasTail: Bool
+
+    /// The session's parameters (JSON; empty for none), as its snapshot carries them.
+    @usableFromInline var params: [UInt8] { snapshot.params }
 }
 
 /// The records that rebuild one past version: a snapshot's state and the state records after it.
 struct StoredVersionHistory: Sendable {
     var base: [UInt8]
     var states: [StoredState]
+    /// The session's parameters (``StoredSnapshot/params``), which a fork keeps.
+    var params: [UInt8] = []
 }
 
 /// A stored session as the admin listing shows it without loading it.

@@ -23,11 +23,15 @@ struct StoredSnapshot: Sendable, Equatable {
     /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
     /// and its mutations are in `state`: a later load does not recover it again.
     var recoveredThrough: UInt64
+    /// The session's parameters as JSON (`"params"` of `POST /sessions`, as its reactor's parameter type
+    /// encoded them); empty for a reactor without. Every snapshot carries them: they are the session's for life.
+    var params: [UInt8] = []
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
-        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, params: [UInt8] = []
     ) {
+        self.params = params
         self.id = id
         self.reactor = reactor
         self.version = version

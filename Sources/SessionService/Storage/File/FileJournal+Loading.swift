@@ -133,7 +133,8 @@ extension FileJournal {
             guard let accept = try? StoredAccept(payload: record.payload) else {
                 return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
             }
-            bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+            bySeq[record.number] = ActionLogEntry(
+                seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed, origin: accept.origin)
             lastSeq = max(lastSeq, record.number)
         }
         for record in tail {
@@ -143,7 +144,8 @@ extension FileJournal {
                     return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
                 }
                 if bySeq[record.number] == nil {
-                    bySeq[record.number] = ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed)
+                    bySeq[record.number] = ActionLogEntry(
+                seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed, origin: accept.origin)
                 }
                 if !accept.completed { running.insert(record.number) }
                 lastSeq = max(lastSeq, record.number)

@@ -27,8 +27,8 @@ final class FileSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8]) {
-        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action)
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8]) {
+        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, origin: origin, body: action)
         note(journal.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) })
     }
 

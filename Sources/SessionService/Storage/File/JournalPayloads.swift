@@ -2,9 +2,10 @@
 extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
-    /// the incarnation (u64), then `recoveredThrough` (u64). Newer sections come last: a payload that ends
-    /// before the pulse section has no counts (all 0), one that ends before the incarnation has none (0,
-    /// unknown), one that ends before `recoveredThrough` recovered nothing yet (0).
+    /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob). Newer sections come last: a
+    /// payload that ends before the pulse section has no counts (all 0), one that ends before the incarnation
+    /// has none (0, unknown), one that ends before `recoveredThrough` recovered nothing yet (0), one that ends
+    /// before the params has none (a session of a reactor without parameters, or written before they existed).
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -23,6 +24,7 @@ extension StoredSnapshot {
         }
         buffer.appendLittleEndian(incarnation)
         buffer.appendLittleEndian(recoveredThrough)
+        if !params.isEmpty { buffer.appendBlob(params) }
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -49,6 +51,8 @@ extension StoredSnapshot {
         incarnation = try reader.integer(UInt64.self)
         guard reader.offset < reader.bytes.count else { return }
         recoveredThrough = try reader.integer(UInt64.self)
+        guard reader.offset < reader.bytes.count else { return }
+        params = try reader.blob()
     }
 
     /// Only the incarnation, found by stepping over the sections before it (the start-up scan); 0 when the
@@ -108,18 +112,21 @@ struct StoredAccept: Sendable, Equatable {
     var stubbed: Bool
     /// The action's mutations were all reduced before the record was written (no completion record follows).
     var completed: Bool
+    /// Who sent it (flag 4: one of the session's own effects).
+    var origin: ActionOrigin = .request
     var body: [UInt8]
 
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(at)
-        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0))
+        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (origin == .effect ? 4 : 0))
         buffer.append(contentsOf: body)
     }
 
-    init(at: Int64, stubbed: Bool, completed: Bool, body: [UInt8]) {
+    init(at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin = .request, body: [UInt8]) {
         self.at = at
         self.stubbed = stubbed
         self.completed = completed
+        self.origin = origin
         self.body = body
     }
 
@@ -129,6 +136,7 @@ struct StoredAccept: Sendable, Equatable {
         let flags = try reader.integer(UInt8.self)
         stubbed = flags & 1 != 0
         completed = flags & 2 != 0
+        origin = flags & 4 != 0 ? .effect : .request
         body = reader.rest()
     }
 }
@@ -147,7 +155,7 @@ enum StoredActionLog {
         for entry in entries {
             buffer.appendLittleEndian(entry.seq)
             buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0))
+            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.origin == .effect ? 4 : 0))
             buffer.appendBlob(entry.action)
         }
     }
@@ -163,7 +171,9 @@ enum StoredActionLog {
             let at = try reader.integer(Int64.self)
             let flags = try reader.integer(UInt8.self)
             let action = try reader.blob()
-            entries.append(ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0))
+            entries.append(ActionLogEntry(
+                seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0,
+                origin: flags & 4 != 0 ? .effect : .request))
         }
         return entries
     }

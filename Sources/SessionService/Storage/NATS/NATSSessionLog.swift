@@ -92,10 +92,11 @@ final class NATSSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8]) {
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8]) {
         var payload: [UInt8] = []
         payload.reserveCapacity(StoredAccept.headerBytes + action.count)
-        StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action).encode(into: &payload)
+        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, origin: origin, body: action)
+        accept.encode(into: &payload)
         append(.accept, number: seq, payload)
     }
 

@@ -135,6 +135,6 @@ struct RecordReplay {
             states.append(StoredState(kind: record.kind == .mutation ? .mutation : .forced, version: next, json: record.payload))
             next += 1
         }
-        return StoredVersionHistory(base: snapshot.state, states: states)
+        return StoredVersionHistory(base: snapshot.state, states: states, params: snapshot.params)
     }
 }
