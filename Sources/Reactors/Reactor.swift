@@ -48,6 +48,20 @@ public protocol Reactor: Sendable {
     /// (transformed) state then: the mutations that put the state right, such as a spinner turned off. The
     /// action itself is never run again. ReactorKit has no restarts, so it has no such hook. Default: none.
     func recover(interrupted action: Action, state: State) -> [Mutation]
+
+    /// The version of the types this reactor stores (`State` and `Mutation`), written with every stored record.
+    /// Raise it when stored data can no longer be decoded as it is, and read older data in the two `migrate` hooks.
+    /// Default: 1. A host that keeps sessions uses these three; ReactorKit keeps nothing, so it has none of them.
+    static var storageVersion: Int { get }
+    /// A state stored by the earlier version `version` of this reactor, as today's `State`: read the stored JSON
+    /// with `decoder` (as an old type of yours, or member by member). Throw when it cannot be read (the session
+    /// then cannot be served, and says why). Default: nil, which decodes it as today's `State`, members it lacks
+    /// taken from `initialState`.
+    func migrate(state decoder: any Decoder, from version: Int) throws -> State?
+    /// A mutation stored by the earlier version `version`: the mutations that stand for it today, reduced in
+    /// its place (none drops it; the version it made keeps its number). Default: nil, which decodes it as
+    /// today's `Mutation`.
+    func migrate(mutation decoder: any Decoder, from version: Int) throws -> [Mutation]?
 }
 
 extension Reactor {
@@ -67,6 +81,12 @@ extension Reactor {
     @inlinable public func effectDidFail(_ error: any Error) {}
     /// No mutations: the state stays as the cut-off effects left it.
     @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
+    /// Version 1: stored data is decoded as the types are now.
+    @inlinable public static var storageVersion: Int { 1 }
+    /// Nil: an older state is decoded as today's `State`.
+    @inlinable public func migrate(state decoder: any Decoder, from version: Int) throws -> State? { nil }
+    /// Nil: an older mutation is decoded as today's `Mutation`.
+    @inlinable public func migrate(mutation decoder: any Decoder, from version: Int) throws -> [Mutation]? { nil }
 }
 
 extension Reactor where Mutation == Action {

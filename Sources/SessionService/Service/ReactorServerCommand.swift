@@ -43,6 +43,8 @@ public enum ReactorServerCommand {
         case .printConfiguration:
             writeStandardOutput(schema.json(for: options.configuration.redacted))
             return 0
+        case .verify:
+            return verify(options, catalog: makeCatalog)
         case .serve:
             break
         }

@@ -11,6 +11,8 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
+    /// The reactor's ``Reactors/Reactor/storageVersion``: what its stored records say wrote them.
+    public let storageVersion: Int
     /// Whether it was registered with middlewares of its own (which may refuse actions with their own codes).
     public let hasMiddlewares: Bool
     /// What its actions and states look like on the wire, as its author declared; nil when undeclared
@@ -27,22 +29,28 @@ public struct ReactorDefinition: Sendable {
     typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
-    /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
-    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [StoredState], _ shown: Bool) throws(RestoreError) -> [UInt8]
+    /// The state (as shown to clients, or `shown` false: as `reduce` keeps it) that a snapshot's state and
+    /// the records after it lead to.
+    @usableFromInline let replay: @Sendable (_ history: StoredVersionHistory, _ shown: Bool) throws(RestoreError) -> [UInt8]
+    /// Whether a stored session loads, and what had to be made of it (`verify`, the check at start).
+    @usableFromInline let check: @Sendable (_ history: StoredHistory) -> Result<LoadReport, RestoreError>
 
     @usableFromInline
     init(
-        name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
-        hasMiddlewares: Bool,
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], storageVersion: Int,
+        schema: ReactorSchema?, hasMiddlewares: Bool,
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable ([UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
+        check: @escaping @Sendable (StoredHistory) -> Result<LoadReport, RestoreError>,
         sendAction: @escaping SendAction
     ) {
         self.name = name
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
+        self.storageVersion = storageVersion
+        self.check = check
         self.hasMiddlewares = hasMiddlewares
         self.schema = schema
         self.makeSession = makeSession
@@ -112,9 +120,11 @@ public struct ReactorCatalog: Sendable {
         let undelivered = Pulses.undeliverable(in: R.State.self)
         precondition(undelivered.isEmpty, Self.undeliverableMessage(name, undelivered))
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
+        // Where members missing from stored states come from (StoredTypes).
+        let template = (try? JSONParser(maxDepth: .max, maxBytes: .max).parse(initialState)) ?? .null
         let definition = ReactorDefinition(
-            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
-            hasMiddlewares: middlewares != nil,
+            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
+            storageVersion: R.storageVersion, schema: schema, hasMiddlewares: middlewares != nil,
             makeSession: { id, context, accessTokenHash in
                 Session(
                     id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
@@ -122,10 +132,13 @@ public struct ReactorCatalog: Sendable {
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
                 try Session.restore(
-                    id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
-                    middlewares: middlewares?(id) ?? [])
+                    id: id, name: name, reactor: make(), template: template, context: context, history: history,
+                    journal: journal, middlewares: middlewares?(id) ?? [])
             },
-            replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
+            replay: { history, shown throws(RestoreError) in
+                try Session<R>.replay(reactor: make(), name: name, template: template, history: history, shown: shown)
+            },
+            check: { history in Session<R>.check(reactor: make(), name: name, template: template, history: history) },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })

@@ -12,12 +12,16 @@ extension Session {
         let checkpoint = runtime.checkpoint
         do {
             let state = try JSONValueEncoder().encode(checkpoint.state)
-            let snapshot = StoredSnapshot(id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state, pulses: checkpoint.pulseCounts)
+            let snapshot = StoredSnapshot(
+                id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state,
+                pulses: checkpoint.pulseCounts, storageVersion: R.storageVersion)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
                 context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
                 return nil
             }
-            return SessionJournal(log: log, id: id, reactor: name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger)
+            return SessionJournal(
+                log: log, id: id, reactor: name, storageVersion: R.storageVersion,
+                snapshotEvery: context.limits.snapshotEvery, logger: context.logger)
         } catch {
             context.logger.error("the initial state does not encode as JSON; the session is not persisted", ["session": .string(id), "error": .string("\(error)")])
             return nil

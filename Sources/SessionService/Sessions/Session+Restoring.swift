@@ -6,14 +6,14 @@ import Reactors
 // How a session comes back from its stored history, and how a past version is rebuilt.
 extension Session {
     /// Rebuilds a session from its stored history: decodes the snapshot (with its pulse counts) and replays
-    /// the tail through the reactor's own `reduce`, as the runtime did. Throws the reason it cannot (the
-    /// session is then quarantined).
+    /// the tail through the reactor's own `reduce`, as the runtime did, migrating what an earlier version of
+    /// the reactor stored (``StoredTypes``). Throws the reason it cannot (the session is then quarantined).
     @inlinable
     static func restore(
-        id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
-        middlewares: [any ReactorMiddleware<R>] = []
+        id: String, name: String, reactor: R, template: JSONValue, context: SessionContext, history: StoredHistory,
+        journal: SessionJournal, middlewares: [any ReactorMiddleware<R>] = []
     ) throws(RestoreError) -> Session {
-        let restored = try restoredParts(name: name, reactor: reactor, history: history, journal: journal)
+        let restored = try restoredParts(name: name, reactor: reactor, template: template, history: history, journal: journal)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
@@ -36,27 +36,54 @@ extension Session {
         journal?.requireSnapshot()
     }
 
+    /// The state and version a stored history's snapshot and state records lead to, read by `types`.
+    static func storedState(_ history: StoredHistory, types: inout StoredTypes<R>) throws(RestoreError) -> (R.State, UInt64) {
+        let snapshot = history.snapshot
+        var state: R.State
+        do {
+            state = try types.state(snapshot.state, storageVersion: snapshot.storageVersion)
+        } catch {
+            throw RestoreError(reason: types.reason(
+                "its snapshot at version \(snapshot.version)", storageVersion: snapshot.storageVersion, error))
+        }
+        Pulses.restore(snapshot.pulses, into: &state)
+        var version = snapshot.version
+        for record in history.states {
+            do {
+                state = try types.replay(record, onto: state)
+            } catch {
+                let what = "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version)"
+                throw RestoreError(reason: types.reason(what, storageVersion: record.storageVersion, error))
+            }
+            version = record.version
+        }
+        return (state, version)
+    }
+
+    /// Whether a stored history loads with this reactor, and what had to be made of it (`verify`); nothing is
+    /// run but decoding, migrations and `reduce`.
+    @usableFromInline
+    static func check(reactor: R, name: String, template: JSONValue, history: StoredHistory) -> Result<LoadReport, RestoreError> {
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
+        do throws(RestoreError) {
+            _ = try storedState(history, types: &types)
+            return .success(types.report)
+        } catch {
+            return .failure(error)
+        }
+    }
+
     /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
     @usableFromInline
     static func restoredParts(
-        name: String, reactor: R, history: StoredHistory, journal: SessionJournal
+        name: String, reactor: R, template: JSONValue, history: StoredHistory, journal: SessionJournal
     ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
-        let decoder = JSONValueDecoder.stored
-        var state: R.State
-        do {
-            state = try decoder.decode(R.State.self, from: history.snapshot.state)
-        } catch {
-            throw RestoreError(reason: "its snapshot at version \(history.snapshot.version) does not decode as the state of reactor \(JSONWriter.quoted(name)): \(error)")
-        }
-        Pulses.restore(history.snapshot.pulses, into: &state)
-        var version = history.snapshot.version
-        for record in history.states {
-            do {
-                state = try replay(record, onto: state, reactor: reactor, decoder: decoder)
-            } catch {
-                throw RestoreError(reason: "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version) does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
-            }
-            version = record.version
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
+        var (state, version) = try storedState(history, types: &types)
+        if types.report.isMigrated {
+            journal.logger.notice(
+                "a stored session was migrated as it loaded; its next snapshot is in the reactor's current storage version",
+                ["session": .string(journal.id), "reactor": .string(name), "migration": .string(types.report.summary)])
         }
         let interrupted = history.actions.filter(\.interrupted)
         journal.noteInterrupted(interrupted.map(\.seq))
@@ -100,25 +127,16 @@ extension Session {
         }
     }
 
-    /// `state` after one stored record: a mutation reduced, or a forced state (whose pulses count as assigned, as the runtime counts them).
-    static func replay(_ record: StoredState, onto state: R.State, reactor: R, decoder: JSONValueDecoder) throws -> R.State {
-        switch record.kind {
-        case .mutation:
-            return reactor.reduce(state: state, mutation: try decoder.decode(R.Mutation.self, from: record.json))
-        case .forced:
-            var forced = try decoder.decode(R.State.self, from: record.json)
-            Pulses.force(&forced, replacing: state)
-            return forced
-        }
-    }
-
-    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through `records`.
+    /// The state (`shown`: as observers see it) as JSON, replayed from `history`'s base (a snapshot's state)
+    /// through its records, migrating what an earlier version of the reactor stored.
     @usableFromInline
-    static func replay(reactor: R, name: String, base: [UInt8], records: [StoredState], shown: Bool) throws(RestoreError) -> [UInt8] {
-        let decoder = JSONValueDecoder.stored
+    static func replay(
+        reactor: R, name: String, template: JSONValue, history: StoredVersionHistory, shown: Bool
+    ) throws(RestoreError) -> [UInt8] {
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
         do {
-            var state = try decoder.decode(R.State.self, from: base)
-            for record in records { state = try replay(record, onto: state, reactor: reactor, decoder: decoder) }
+            var state = try types.state(history.base, storageVersion: history.baseStorageVersion)
+            for record in history.states { state = try types.replay(record, onto: state) }
             return try shown ? JSONValueEncoder().encode(reactor.transform(state: state)) : JSONValueEncoder().encode(state)
         } catch {
             throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")

@@ -10,6 +10,8 @@ final class SessionJournal: Sendable {
     let log: any SessionLog
     let id: String
     let reactor: String
+    /// The reactor's `storageVersion`, written with every state record and snapshot.
+    let storageVersion: Int
     /// Mutations between two snapshots (`storage.snapshotEvery`).
     let snapshotEvery: Int
     let logger: Logger
@@ -24,8 +26,12 @@ final class SessionJournal: Sendable {
     let recoveredThrough = Atomic<UInt64>(0)
 
     /// A journal over `log`; `changed` when records follow the session's latest snapshot.
-    init(log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false) {
+    init(
+        log: any SessionLog, id: String, reactor: String, storageVersion: Int, snapshotEvery: Int, logger: Logger,
+        changed: Bool = false
+    ) {
         self.log = log
+        self.storageVersion = storageVersion
         self.id = id
         self.reactor = reactor
         self.snapshotEvery = snapshotEvery
@@ -52,7 +58,7 @@ final class SessionJournal: Sendable {
 
     /// Journals a reduced mutation; false when it is larger than a record (nothing written).
     func journal(mutation json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendMutation(json, version: version) else { return false }
+        guard log.appendMutation(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -61,7 +67,7 @@ final class SessionJournal: Sendable {
     /// Journals a state as version `version` (forced in stub mode, or standing in for a mutation too
     /// large for a record); false when it is larger than a record (nothing written).
     func journal(forced json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendForcedState(json, version: version) else { return false }
+        guard log.appendForcedState(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -136,7 +142,7 @@ final class SessionJournal: Sendable {
             }
             let snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
-                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed))
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), storageVersion: storageVersion)
             guard log.appendSnapshot(snapshot) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

@@ -23,11 +23,15 @@ struct StoredSnapshot: Sendable, Equatable {
     /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
     /// and its mutations are in `state`: a later load does not recover it again.
     var recoveredThrough: UInt64
+    /// The reactor's ``Reactors/Reactor/storageVersion`` that wrote `state`; 1 in snapshots written before
+    /// versions existed.
+    var storageVersion = 1
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
-        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, storageVersion: Int = 1
     ) {
+        self.storageVersion = storageVersion
         self.id = id
         self.reactor = reactor
         self.version = version

@@ -240,12 +240,18 @@ extension NATSStorage {
     }
 
     func quarantine(_ id: String, reason: String) {
+        quarantineHere(id, reason: reason)
+        DispatchQueue.global().async { [self] in _ = updateMeta(id) { $0.unavailable = reason } }
+    }
+
+    /// Marks the session unavailable in this instance's mirror of the sessions bucket only: other instances
+    /// (running another version of its reactor) and a restart of this one read it again.
+    func quarantineHere(_ id: String, reason: String) {
         catalog.withLock { catalog in
             guard var meta = catalog[id] else { return }
             meta.unavailable = reason
             catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
         }
-        DispatchQueue.global().async { [self] in _ = updateMeta(id) { $0.unavailable = reason } }
     }
 
     // MARK: Access tokens

@@ -132,9 +132,9 @@ struct RecordReplay {
         var next = base.number + 1
         while next <= version {
             guard let record = byVersion[next] else { return nil }
-            states.append(StoredState(kind: record.kind == .mutation ? .mutation : .forced, version: next, json: record.payload))
+            states.append(StoredState(kind: record.kind == .mutation ? .mutation : .forced, version: next, payload: record.payload))
             next += 1
         }
-        return StoredVersionHistory(base: snapshot.state, states: states)
+        return StoredVersionHistory(base: snapshot.state, states: states, baseStorageVersion: snapshot.storageVersion)
     }
 }
