@@ -44,7 +44,7 @@ public enum ReactorServerCommand {
             writeStandardOutput(schema.json(for: options.configuration.redacted))
             return 0
         case .verify:
-            return verify(options, catalog: makeCatalog)
+            return runVerify(options, catalog: makeCatalog)
         case .serve:
             break
         }
