@@ -142,7 +142,8 @@ extension ReactorRuntime {
         }
         var action = action
         if !isTransformed, let transform = pipeline?.actionTransform {
-            guard let transformed = transform(action) else {
+            let transformed = traced(.transformAction, seq: seq, version: drain.version) { transform(action) }
+            guard let transformed else {
                 completion?(.success(drain.snapshot))
                 return
             }
@@ -152,7 +153,9 @@ extension ReactorRuntime {
             let entersChain = !isTransformed
             return process(flowing: action, seq: seq, completion: completion, entersChain: entersChain, flows, &drain)
         }
-        let effect = reactor.mutate(action: action, state: drain.shown)
+        let effect = traced(.mutate, seq: seq, version: drain.version) {
+            reactor.mutate(action: action, state: drain.shown)
+        }
         drain.seq = seq
         if effect.isSynchronous {
             run(effect, id: nil, tracker: nil, &drain)

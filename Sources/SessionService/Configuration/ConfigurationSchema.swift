@@ -107,10 +107,19 @@ public struct ConfigurationSchema: Sendable {
         .string("storage.nats.prefix", \.storage.nats.prefix, expected: "letters, digits, - and _", "First part of the names of the NATS stream, buckets and subjects (deployments sharing a cluster use different ones).", check: { (try? NATSStorageNames(prefix: $0)) == nil ? "use 1 to 32 letters, digits, - and _" : nil }),
         .seconds("storage.nats.timeoutSeconds", \.storage.nats.timeoutSeconds, 0.1...600, "Longest wait for one JetStream request."),
         .seconds("storage.nats.startTimeoutSeconds", \.storage.nats.startTimeoutSeconds, 0...86_400, "How long start-up waits for JetStream (logging while it is not ready); 0: as long as it takes."),
+        .seconds(
+            "storage.nats.crashRecordSeconds", \.storage.nats.crashRecordSeconds, 0...60,
+            "How long a process dying of its reactor's crash may spend storing the crash record in JetStream, "
+                + "so other instances quarantine the session at once; 0: it does not try (the record waits in "
+                + "storage.dataDir/crashes until this instance starts again)."),
         .integer(
             "storage.nats.trimAfterMessages", \.storage.nats.trimAfterMessages, 64...100_000_000,
             "Messages a session's subject may hold before the session writes a checkpoint and what precedes it is purged: time travel and forks on NATS reach back to the latest trim (an action takes one to three messages)."),
-        .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
+        .string(
+            "storage.dataDir", \.storage.dataDir, expected: "a directory path",
+            "Directory where sessions are persisted, and crash records are written (crashes/; with "
+                + "storage.backend=nats only those, until they reach JetStream).",
+            check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
         .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),
@@ -130,8 +139,9 @@ public struct ConfigurationSchema: Sendable {
                 + "go first, a snapshot's worth at a time; 0: only the latest snapshot and what follows it."),
         .integer(
             "storage.checkAtStart", \.storage.checkAtStart, 0...1_000_000,
-            "Stored sessions read back at start, in the background, to check that they load with the reactors of this "
-                + "server (migrated or as stored): the summary is logged and failures counted on /metrics "
+            "Stored sessions read back at start, in the background, to check that their records decode with the "
+                + "reactors of this server (migrated or as stored; no reduce runs): the summary is logged and failures "
+                + "counted on /metrics "
                 + "(reactor_session_load_failures_total); a sample when more are stored; 0: none. "
                 + "`reactor-server verify` checks them all without serving."),
     ]

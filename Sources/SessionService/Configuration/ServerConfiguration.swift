@@ -193,6 +193,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             public var timeoutSeconds = 5.0
             /// How long start-up waits for JetStream; 0: as long as it takes.
             public var startTimeoutSeconds = 0.0
+            /// How long the fatal-signal handler may spend storing a crash record in JetStream; 0: it does not.
+            public var crashRecordSeconds = 3.0
             /// Messages a session's subject may hold before the session checkpoints and what precedes the
             /// checkpoint is purged: how far back time travel and forks reach on NATS.
             public var trimAfterMessages = 2048

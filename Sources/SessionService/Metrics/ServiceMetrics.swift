@@ -10,6 +10,8 @@ public final class ServiceMetrics: Sendable {
     public let statePatches = Counter()
     public let sessions = Gauge()
     public let subscribers = Gauge()
+    /// Sessions quarantined because their reactor crashed the server (their crash records are kept).
+    public let sessionsQuarantined = Gauge()
     /// Event streams refused because their client address held `sse.maxSubscribersPerAddress` subscribers.
     public let subscribersRefusedPerAddress = Counter()
     /// Actions refused because their client address spent `limits.actionBytesPerMinute`.
@@ -53,6 +55,11 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_sessions", value: sessions.value)
         text.family("reactor_subscribers", type: "gauge", help: "Open Server-Sent Event subscriptions.")
         text.sample("reactor_subscribers", value: subscribers.value)
+        text.family(
+            "reactor_sessions_quarantined", type: "gauge",
+            help: "Sessions quarantined because their reactor crashed the server: "
+                + "they answer 409 until released or deleted.")
+        text.sample("reactor_sessions_quarantined", value: sessionsQuarantined.value)
         text.family("reactor_actions_accepted_total", type: "counter", help: "Actions accepted (202 or 200 with wait).")
         text.sample("reactor_actions_accepted_total", value: actionsAccepted.value)
         text.family("reactor_states_emitted_total", type: "counter", help: "New state versions produced by reducers or forced by stub mode.")

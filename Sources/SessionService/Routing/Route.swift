@@ -6,6 +6,7 @@ public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
+    case adminRelease
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
     /// what `/openapi.json` says of it.
@@ -171,6 +172,12 @@ public enum Route: String, Sendable, CaseIterable {
                 .error(.notTokenMode, when: .notTokenMode),
             ],
             errors: RouteDocumentation.onSession)),
+        Entry("POST", "/admin/sessions/{id}/release", .adminRelease, .admin, RouteDocumentation(
+            "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "
+                + "and its crash records are deleted; if it still cannot be served it stays quarantined "
+                + "(a new crash quarantines it again).",
+            answers: [.success(200, .session, "It loads: its version and state."), .error(.memoryOnly, when: .memoryOnly)],
+            errors: RouteDocumentation.onSession)),
     ]
 
     /// Who may call the route.
@@ -201,6 +208,7 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminVersion: 17
         case .adminFork: 18
         case .adminSessionToken: 19
+        case .adminRelease: 20
         }
     }
 

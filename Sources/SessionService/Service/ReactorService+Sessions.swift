@@ -82,6 +82,8 @@ extension ReactorService {
         guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
         session.end()
         metrics.sessions.decrement()
+        // A quarantined session's crash records go with it (an operator acted).
+        crashes.forget(id)
         if store.storage != nil {
             logger.info("deleted a session; its records in the journal are erased in the background within seconds", ["session": .string(id)])
         }

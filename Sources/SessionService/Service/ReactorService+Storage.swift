@@ -24,6 +24,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        crashes.refreshGauge()
         if let peers = storage.peers {
             relays.sweep(peers) { [store] in store.isResident($0) }
             // Relays confirmed a second or more ago: one set up since is still on its way to being fed.
@@ -93,7 +94,7 @@ extension ReactorService {
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
-        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
+        if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
             .unknownVersion,
             "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
@@ -129,7 +130,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(history, shown))
+            return .success(try definition.replay(id, history, shown))
         } catch {
             return .failure(APIError(
                 .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
@@ -228,6 +229,7 @@ extension ReactorService {
             if let reason = info.unavailable {
                 out.raw(",\"unavailable\":")
                 out.string(reason)
+                crashJSON(info.id, storedVersion: info.version, into: &out)
             }
             out.raw("}")
         }
@@ -236,13 +238,14 @@ extension ReactorService {
 
 extension ReactorService {
     /// At start, in the background: reads up to `storage.checkAtStart` stored sessions back without loading
-    /// them, logs per reactor what `reactor-server verify` would print, and counts those that would not load on
-    /// `/metrics` (`reactor_session_load_failures_total`).
+    /// them, decodes and migrates their records (no `reduce` runs: see ``StorageCheck/run``), logs per reactor
+    /// what `reactor-server verify` would print, and counts those that would not load on `/metrics`
+    /// (`reactor_session_load_failures_total`).
     func checkStoredSessions() {
         let limit = configuration.storage.checkAtStart
         guard let storage = store.storage, limit > 0 else { return }
         let metrics = context.metrics
-        let check = StorageCheck.run(storage: storage, catalog: catalog, limit: limit) { reactor, id in
+        let check = StorageCheck.run(storage: storage, catalog: catalog, limit: limit, reducing: false) { reactor, id in
             metrics.loadFailures.note(reactor: reactor, session: id)
         }
         guard check.checked > 0 else { return }

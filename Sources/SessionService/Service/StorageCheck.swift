@@ -36,9 +36,11 @@ struct StorageCheck: Sendable {
     var asStored: Int { tallies.values.reduce(0) { $0 + $1.asStored } }
 
     /// Reads up to `limit` stored sessions (every one when nil) and checks each with its reactor; `failed`
-    /// is called for each that would not load (with its reactor's name).
+    /// is called for each that would not load (with its reactor's name). Without `reducing`, stored records are
+    /// decoded and migrated but `reduce` does not run (the check a serving server makes: a `reduce` that traps
+    /// on old data must not take the process down before anyone asked for that session).
     static func run(
-        storage: any StorageBackend, catalog: ReactorCatalog, limit: Int?,
+        storage: any StorageBackend, catalog: ReactorCatalog, limit: Int?, reducing: Bool = true,
         failed: (_ reactor: String, _ id: String) -> Void = { _, _ in }
     ) -> StorageCheck {
         var check = StorageCheck()
@@ -47,7 +49,7 @@ struct StorageCheck: Sendable {
         check.stored = sessions.count
         for info in sessions.prefix(limit ?? .max) {
             check.checked += 1
-            let outcome = self.outcome(of: info, storage: storage, catalog: catalog)
+            let outcome = self.outcome(of: info, storage: storage, catalog: catalog, reducing: reducing)
             check.note(info, outcome)
             if case .failure = outcome { failed(info.reactor, info.id) }
         }
@@ -56,7 +58,7 @@ struct StorageCheck: Sendable {
 
     /// Whether one stored session loads, and what had to be made of it.
     static func outcome(
-        of info: StoredSessionInfo, storage: any StorageBackend, catalog: ReactorCatalog
+        of info: StoredSessionInfo, storage: any StorageBackend, catalog: ReactorCatalog, reducing: Bool
     ) -> Result<LoadReport, RestoreError> {
         if let reason = info.unavailable { return .failure(RestoreError(reason: reason)) }
         guard let definition = catalog.definition(named: info.reactor) else {
@@ -64,7 +66,7 @@ struct StorageCheck: Sendable {
         }
         switch storage.peek(info.id) {
         case .failure(let error): return .failure(RestoreError(reason: error.reason))
-        case .success(let history): return definition.check(history)
+        case .success(let history): return definition.check(info.id, history, reducing)
         }
     }
 

@@ -21,16 +21,20 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     /// Where failed effects are logged, with the session's id (kept here rather than in a per-session
     /// error-handler closure, which would cost each session two more heap blocks).
     @usableFromInline let context: SessionContext
-    @usableFromInline let sessionID: String
+    /// The session's crash attribution, which also names it.
+    @usableFromInline let tracer: SessionCallTracer
 
     @inlinable
-    init(_ base: Base, context: SessionContext, sessionID: String) {
+    init(_ base: Base, context: SessionContext, tracer: SessionCallTracer) {
         self.base = base
         histogram = context.metrics.reduceLatency
         states = context.metrics.statesEmitted
         self.context = context
-        self.sessionID = sessionID
+        self.tracer = tracer
     }
+
+    /// The session's id.
+    @inlinable var sessionID: String { tracer.session }
 
     @inlinable var initialState: State { base.initialState }
 

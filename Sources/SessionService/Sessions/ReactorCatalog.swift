@@ -30,10 +30,15 @@ public struct ReactorDefinition: Sendable {
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
     /// The state (as shown to clients, or `shown` false: as `reduce` keeps it) that a snapshot's state and
-    /// the records after it lead to.
-    @usableFromInline let replay: @Sendable (_ history: StoredVersionHistory, _ shown: Bool) throws(RestoreError) -> [UInt8]
-    /// Whether a stored session loads, and what had to be made of it (`verify`, the check at start).
-    @usableFromInline let check: @Sendable (_ history: StoredHistory) -> Result<LoadReport, RestoreError>
+    /// the records after it lead to, for session `id`.
+    @usableFromInline let replay: @Sendable (
+        _ id: String, _ history: StoredVersionHistory, _ shown: Bool
+    ) throws(RestoreError) -> [UInt8]
+    /// Whether stored session `id` loads, and what had to be made of it (`verify`, and without `reducing` the
+    /// check at start, which runs no `reduce`).
+    @usableFromInline let check: @Sendable (
+        _ id: String, _ history: StoredHistory, _ reducing: Bool
+    ) -> Result<LoadReport, RestoreError>
 
     @usableFromInline
     init(
@@ -41,8 +46,8 @@ public struct ReactorDefinition: Sendable {
         schema: ReactorSchema?, hasMiddlewares: Bool,
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable (StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
-        check: @escaping @Sendable (StoredHistory) -> Result<LoadReport, RestoreError>,
+        replay: @escaping @Sendable (String, StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
+        check: @escaping @Sendable (String, StoredHistory, Bool) -> Result<LoadReport, RestoreError>,
         sendAction: @escaping SendAction
     ) {
         self.name = name
@@ -126,19 +131,27 @@ public struct ReactorCatalog: Sendable {
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
             storageVersion: R.storageVersion, schema: schema, hasMiddlewares: middlewares != nil,
             makeSession: { id, context, accessTokenHash in
-                Session(
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return Session(
                     id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                try Session.restore(
+                // The author's factory runs as the session's code: a trap in it is the session's crash.
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return try Session.restore(
                     id: id, name: name, reactor: make(), template: template, context: context, history: history,
-                    journal: journal, middlewares: middlewares?(id) ?? [])
+                    journal: journal, middlewares: own, tracer: tracer)
             },
-            replay: { history, shown throws(RestoreError) in
-                try Session<R>.replay(reactor: make(), name: name, template: template, history: history, shown: shown)
+            replay: { id, history, shown throws(RestoreError) in
+                try Session<R>.replay(reactor: make(), id: id, name: name, template: template, history: history, shown: shown)
             },
-            check: { history in Session<R>.check(reactor: make(), name: name, template: template, history: history) },
+            check: { id, history, reducing in
+                Session<R>.check(
+                    reactor: make(), id: id, name: name, template: template, history: history, reducing: reducing)
+            },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })

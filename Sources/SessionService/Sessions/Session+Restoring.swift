@@ -11,14 +11,17 @@ extension Session {
     @inlinable
     static func restore(
         id: String, name: String, reactor: R, template: JSONValue, context: SessionContext, history: StoredHistory,
-        journal: SessionJournal, middlewares: [any ReactorMiddleware<R>] = []
+        journal: SessionJournal, middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil
     ) throws(RestoreError) -> Session {
-        let restored = try restoredParts(name: name, reactor: reactor, template: template, history: history, journal: journal)
+        // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
+        let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
+        let restored = try restoredParts(
+            name: name, reactor: reactor, template: template, history: history, journal: journal, tracer: tracer)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, middlewares: middlewares)
+            actions: restored.actions, middlewares: middlewares, tracer: tracer)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         if restored.recovered { session.storeRecoveredState() }
         return session
@@ -37,11 +40,17 @@ extension Session {
     }
 
     /// The state and version a stored history's snapshot and state records lead to, read by `types`.
-    static func storedState(_ history: StoredHistory, types: inout StoredTypes<R>) throws(RestoreError) -> (R.State, UInt64) {
+    /// Replaying runs the reactor's code (migrations, `reduce`): each call is pinned on the session by `tracer`.
+    /// Without `reducing`, the records are only decoded (and migrated): `reduce` does not run.
+    static func storedState(
+        _ history: StoredHistory, types: inout StoredTypes<R>, tracer: SessionCallTracer, reducing: Bool = true
+    ) throws(RestoreError) -> (R.State, UInt64) {
         let snapshot = history.snapshot
         var state: R.State
         do {
-            state = try types.state(snapshot.state, storageVersion: snapshot.storageVersion)
+            state = try tracer.run(.decodeState, version: snapshot.version) {
+                try types.state(snapshot.state, storageVersion: snapshot.storageVersion)
+            }
         } catch {
             throw RestoreError(reason: types.reason(
                 "its snapshot at version \(snapshot.version)", storageVersion: snapshot.storageVersion, error))
@@ -50,7 +59,12 @@ extension Session {
         var version = snapshot.version
         for record in history.states {
             do {
-                state = try types.replay(record, onto: state)
+                let before = state
+                if reducing {
+                    state = try tracer.run(.replay, version: record.version) { try types.replay(record, onto: before) }
+                } else {
+                    try tracer.run(.decodeState, version: record.version) { try types.decode(record) }
+                }
             } catch {
                 let what = "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version)"
                 throw RestoreError(reason: types.reason(what, storageVersion: record.storageVersion, error))
@@ -61,12 +75,15 @@ extension Session {
     }
 
     /// Whether a stored history loads with this reactor, and what had to be made of it (`verify`); nothing is
-    /// run but decoding, migrations and `reduce`.
+    /// run but decoding, migrations and, when `reducing`, `reduce`.
     @usableFromInline
-    static func check(reactor: R, name: String, template: JSONValue, history: StoredHistory) -> Result<LoadReport, RestoreError> {
+    static func check(
+        reactor: R, id: String, name: String, template: JSONValue, history: StoredHistory, reducing: Bool
+    ) -> Result<LoadReport, RestoreError> {
         var types = StoredTypes(reactor: reactor, name: name, template: template)
+        let tracer = SessionCallTracer(session: id, reactor: name)
         do throws(RestoreError) {
-            _ = try storedState(history, types: &types)
+            _ = try storedState(history, types: &types, tracer: tracer, reducing: reducing)
             return .success(types.report)
         } catch {
             return .failure(error)
@@ -76,10 +93,11 @@ extension Session {
     /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
     @usableFromInline
     static func restoredParts(
-        name: String, reactor: R, template: JSONValue, history: StoredHistory, journal: SessionJournal
+        name: String, reactor: R, template: JSONValue, history: StoredHistory, journal: SessionJournal,
+        tracer: SessionCallTracer
     ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
         var types = StoredTypes(reactor: reactor, name: name, template: template)
-        var (state, version) = try storedState(history, types: &types)
+        var (state, version) = try storedState(history, types: &types, tracer: tracer)
         if types.report.isMigrated {
             journal.logger.notice(
                 "a stored session was migrated as it loaded; its next snapshot is in the reactor's current storage version",
@@ -91,7 +109,9 @@ extension Session {
         // In stub mode nothing runs: recovery waits for a load with stub mode off.
         if !history.snapshot.stub {
             for entry in interrupted where entry.seq > history.snapshot.recoveredThrough {
-                recover(entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger, id: journal.id)
+                recover(
+                    entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger,
+                    tracer: tracer)
             }
             journal.recoveredThrough.store(history.lastSeq, ordering: .relaxed)
         } else {
@@ -102,22 +122,38 @@ extension Session {
     }
 
     /// Reduces what the reactor's `recover(interrupted:state:)` makes of one interrupted action, each
-    /// mutation a version; an action that no longer decodes is left alone (logged).
+    /// mutation a version; an action that no longer decodes is left alone (logged). All of it is the
+    /// reactor's code, pinned on the session (`tracer`) with the action's seq and JSON: a crash in it
+    /// quarantines the session instead of crashing every later load.
     static func recover(
-        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger, id: String
+        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger,
+        tracer: SessionCallTracer
     ) {
+        let id = tracer.session
+        let seq = entry.seq
         let action: R.Action
         do {
-            action = try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            action = try tracer.run(.decodeAction, seq: seq, version: version, action: entry.action) {
+                try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            }
         } catch {
             logger.warning(
                 "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
                 ["session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)), "error": .string("\(error)")])
             return
         }
-        let mutations = reactor.recover(interrupted: action, state: reactor.transform(state: state))
+        let current = state
+        let shown = tracer.run(.transformState, seq: seq, version: version, action: entry.action) {
+            reactor.transform(state: current)
+        }
+        let mutations = tracer.run(.recover, seq: seq, version: version, action: entry.action) {
+            reactor.recover(interrupted: action, state: shown)
+        }
         for mutation in mutations {
-            state = reactor.reduce(state: state, mutation: mutation)
+            let before = state
+            state = tracer.run(.reduce, seq: seq, version: version + 1, action: entry.action) {
+                reactor.reduce(state: before, mutation: mutation)
+            }
             version += 1
         }
         if !mutations.isEmpty {
@@ -128,16 +164,27 @@ extension Session {
     }
 
     /// The state (`shown`: as observers see it) as JSON, replayed from `history`'s base (a snapshot's state)
-    /// through its records, migrating what an earlier version of the reactor stored.
+    /// through its records for session `id` (time travel, forks), migrating what an earlier version of the
+    /// reactor stored: the reactor's code runs, pinned on that session.
     @usableFromInline
     static func replay(
-        reactor: R, name: String, template: JSONValue, history: StoredVersionHistory, shown: Bool
+        reactor: R, id: String, name: String, template: JSONValue, history: StoredVersionHistory, shown: Bool
     ) throws(RestoreError) -> [UInt8] {
         var types = StoredTypes(reactor: reactor, name: name, template: template)
+        let tracer = SessionCallTracer(session: id, reactor: name)
+        let version = (history.states.first?.version ?? 1) &- 1
         do {
-            var state = try types.state(history.base, storageVersion: history.baseStorageVersion)
-            for record in history.states { state = try types.replay(record, onto: state) }
-            return try shown ? JSONValueEncoder().encode(reactor.transform(state: state)) : JSONValueEncoder().encode(state)
+            var state = try tracer.run(.decodeState, version: version) {
+                try types.state(history.base, storageVersion: history.baseStorageVersion)
+            }
+            for record in history.states {
+                let before = state
+                state = try tracer.run(.replay, version: record.version) { try types.replay(record, onto: before) }
+            }
+            let last = history.states.last?.version ?? version
+            if shown { state = tracer.run(.transformState, version: last) { reactor.transform(state: state) } }
+            let result = state
+            return try tracer.run(.encodeState, version: last) { try JSONValueEncoder().encode(result) }
         } catch {
             throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
         }

@@ -103,6 +103,14 @@ struct StoredTypes<R: Reactor> {
         }
     }
 
+    /// Decodes (and migrates) one stored record without running `reduce`.
+    mutating func decode(_ record: StoredState) throws {
+        switch record.kind {
+        case .mutation: _ = try mutations(record.json, storageVersion: record.storageVersion)
+        case .forced: _ = try state(record.json, storageVersion: record.storageVersion)
+        }
+    }
+
     /// Why a record cannot be read, naming the versions when they differ.
     func reason(_ what: String, storageVersion: Int, _ error: any Error) -> String {
         var text = "\(what) does not decode with reactor \(JSONWriter.quoted(name))"

@@ -148,6 +148,11 @@ final class NATSSessionLog: SessionLog {
         append(.actionLogEnd, number: chunks.finish(emit: emit) ?? 0, [])
     }
 
+    /// Its claim stops saying it is loading (see ``OwnershipClaim/loading``).
+    func didLoad() {
+        storage.markLoaded(self)
+    }
+
     func release() {
         let empty = state.withLock { outbox -> Bool in
             outbox.releasing = true

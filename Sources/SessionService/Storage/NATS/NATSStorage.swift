@@ -90,6 +90,11 @@ final class NATSStorage: StorageBackend {
     /// Which instance claims each session, as the claims bucket says (mirrored by ``claimsWatcher``).
     let claimHolders = ClaimMirror()
     let claimsWatcher: OrderedConsumer
+    /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
+    let crashRecords = CrashMirror()
+    let crashesWatcher: OrderedConsumer
+    /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
+    let releasing = Mutex<Set<String>>([])
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
@@ -128,12 +133,20 @@ final class NATSStorage: StorageBackend {
         claimsWatcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>", start: .lastPerSubject) { message in
             claimHolders.apply(message)
         }
+        let crashRecords = self.crashRecords
+        let crashSubjectPrefix = names.crashSubjectPrefix
+        crashesWatcher = OrderedConsumer(
+            jetStream: jetStream, stream: names.crashesStream, filter: "\(crashSubjectPrefix)>", start: .lastPerSubject
+        ) { message in
+            crashRecords.apply(message, prefix: crashSubjectPrefix)
+        }
         connection.start()
         do {
             try setUp()
         } catch {
             watcher.stop()
             claimsWatcher.stop()
+            crashesWatcher.stop()
             connection.close()
             throw error
         }
@@ -215,6 +228,7 @@ final class NATSStorage: StorageBackend {
         }
         watcher.stop()
         claimsWatcher.stop()
+        crashesWatcher.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
         }
