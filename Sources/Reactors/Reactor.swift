@@ -48,6 +48,9 @@ public protocol Reactor: Sendable {
     /// (transformed) state then: the mutations that put the state right, such as a spinner turned off. The
     /// action itself is never run again. ReactorKit has no restarts, so it has no such hook. Default: none.
     func recover(interrupted action: Action, state: State) -> [Mutation]
+    /// Where `mutate`, `reduce` and the transforms run (ReactorKit's `scheduler`): `.inline` on the thread that
+    /// sends the action, or `.workers` on a pool that is never a server's event loop. Default: `.inline`.
+    var scheduler: ReactorScheduler { get }
 
     /// The version of the types this reactor stores (`State` and `Mutation`), written with every stored record.
     /// Raise it when stored data can no longer be decoded as it is, and read older data in the two `migrate` hooks.
@@ -81,6 +84,8 @@ extension Reactor {
     @inlinable public func effectDidFail(_ error: any Error) {}
     /// No mutations: the state stays as the cut-off effects left it.
     @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
+    /// Inline: a reduce of microseconds costs no hand-off.
+    @inlinable public var scheduler: ReactorScheduler { .inline }
     /// Version 1: stored data is decoded as the types are now.
     @inlinable public static var storageVersion: Int { 1 }
     /// Nil: an older state is decoded as today's `State`.

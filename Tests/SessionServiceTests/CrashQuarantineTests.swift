@@ -116,6 +116,32 @@ import Glibc
         }
     }
 
+    /// A reactor on the worker pool traps on a thread that never saw the request: the crash is still pinned on
+    /// its session, action and version, and the action is in its log as the one that crashed it.
+    @Test func aTrapInAWorkersReduceIsPinnedOnItsSessionAsAnInlineOne() async throws {
+        try await TestStorage.file.withPlace("crash-workers") { place in
+            var server = try await Self.start(place)
+            var client = try server.client()
+            try Self.create(client, "trap-workers", "victim")
+            try Self.create(client, "counter", "bystander")
+            try Self.add(client, "victim", times: 2)
+            let output = try await Self.crash(
+                server, "POST", "/sessions/victim/actions", body: #"{"type":"add","amount":1}"#)
+            #expect(
+                output.contains(
+                    #"in reactor "trap-workers" of session "victim": reduce, action seq 3, version 3; crash record "#),
+                "\(output)")
+            server = try await Self.start(place)
+            client = try server.client()
+            try Self.expectQuarantined(
+                client, naming: "reduce making version 3 for action seq 3", retry: #"{"type":"add","amount":1}"#)
+            let log = try Self.actions(client, "victim")
+            #expect(log.map { $0["seq"] as? Int } == [1, 2, 3])
+            #expect(log.last?["crashed"] as? Bool == true)
+            #expect(try await server.stop() == .exited(0))
+        }
+    }
+
     @Test(arguments: TestStorage.all)
     func aTrapInReduceQuarantinesThatSessionAloneUntilReleasedAfterAFix(storage: TestStorage) async throws {
         try await storage.withPlace("crash-reduce") { place in

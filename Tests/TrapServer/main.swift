@@ -7,8 +7,9 @@ import SessionService
 import Glibc
 #endif
 
-// reactor-server-traps: the server's own command line hosting reactors that crash on purpose, for the
-// crash-quarantine tests (a test-only executable, built with the tests; never shipped).
+// reactor-server-traps: the server's own command line hosting reactors that misbehave on purpose: they crash, for
+// the crash-quarantine tests, or reduce slowly, for .ci/bench-heavy-reduce (a test-only executable, built with the
+// tests; never shipped).
 
 /// Traps where the tests ask: in `reduce` when the value reaches `TRAP_AT` (default 3; an index out of
 /// range, as in the issue), in `mutate`, in an effect on the cooperative pool, in `transform(state:)`;
@@ -36,6 +37,8 @@ struct TrapReactor: Reactor {
     let initialState = State()
     /// The value whose reduce traps (read from `TRAP_AT` when the server starts).
     let trapAt: Int
+    /// `trap-workers` runs on the worker pool, so its traps happen off the thread that sent the action.
+    var scheduler: ReactorScheduler = .inline
 
     func mutate(action: Action) -> Effect<Mutation> {
         switch action {
@@ -151,6 +154,29 @@ struct FlowTrapGuard: ReactorMiddleware {
     }
 }
 
+/// A reducer that spends `HEAVY_MS` (default 20) milliseconds of CPU on every `reduce`, as ReactorKit's README's
+/// `heavyAndImportantCalculation()`, on the scheduler it is registered with (`heavy-inline`, `heavy-workers`).
+struct HeavyReactor: Reactor {
+    enum Action: Codable, Sendable { case work }
+    struct State: Codable, Sendable { var done = 0 }
+    let initialState = State()
+    let milliseconds: Int
+    let scheduler: ReactorScheduler
+
+    func reduce(state: State, mutation: Action) -> State {
+        var start = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &start)
+        while true {
+            var now = timespec()
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+            if (now.tv_sec - start.tv_sec) * 1_000_000_000 + (now.tv_nsec - start.tv_nsec) >= milliseconds * 1_000_000 {
+                break
+            }
+        }
+        return State(done: state.done + 1)
+    }
+}
+
 let environment = ProcessInfo.processInfo.environment
 let trapAt = environment["TRAP_AT"].flatMap(Int.init) ?? 3
 // A bug in the server's own code, on a thread that runs no reactor: it traps once the file exists.
@@ -165,7 +191,17 @@ exit(
     ReactorServerCommand.run(arguments: CommandLine.arguments, environment: environment) { _ in
         var catalog = ReactorCatalog()
         catalog.register("trap", summary: "Crashes on purpose.") { TrapReactor(trapAt: trapAt) }
+        catalog.register("trap-workers", summary: "Crashes on purpose, on the worker pool.") {
+            TrapReactor(trapAt: trapAt, scheduler: .workers)
+        }
         catalog.register(CounterReactor.name, summary: CounterReactor.summary) { CounterReactor() }
+        let heavy = environment["HEAVY_MS"].flatMap(Int.init) ?? 20
+        catalog.register("heavy-inline", summary: "Spends HEAVY_MS of CPU per reduce, inline.") {
+            HeavyReactor(milliseconds: heavy, scheduler: .inline)
+        }
+        catalog.register("heavy-workers", summary: "Spends HEAVY_MS of CPU per reduce, on the worker pool.") {
+            HeavyReactor(milliseconds: heavy, scheduler: .workers)
+        }
         let recoverTraps = environment["RECOVER_TRAPS"] != nil
         catalog.register("flowtrap", summary: "Crashes on purpose on Flow and recovery paths.", middlewares: { _ in
             [FlowTrapGuard()]

@@ -169,9 +169,8 @@ extension ReactorRuntime {
             core.isDraining = true
             return .drain(core.drainState())
         }
-        if case .drain(var drain) = admission {
-            process(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), &drain)
-            self.drain(&drain)
+        if case .drain(let drain) = admission {
+            begin(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), drain)
         }
     }
 }

@@ -23,6 +23,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     @usableFromInline let pipeline: Pipeline<R>?
     /// Told before and after each call of the reactor's own code (see ``ReactorCallTracer``); nil: nobody.
     @usableFromInline let tracer: (any ReactorCallTracer)?
+    /// The reactor's ``ReactorScheduler`` is `.workers`: its work never runs on the sender's thread.
+    @usableFromInline let runsOnWorkers: Bool
 
     /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
     /// With `start` false its flows wait for `start()` (their `startWith` elements, merged sources), so a
@@ -34,6 +36,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     ) {
         self.reactor = reactor
         self.tracer = tracer
+        runsOnWorkers = reactor.scheduler == .workers
         let state = checkpoint?.state ?? reactor.initialState
         let version = checkpoint?.version ?? 0
         let shown = Self.traced(tracer, .transformState, seq: 0, version: version) { reactor.transform(state: state) }
@@ -116,9 +119,10 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 throw error
             case .queued:
                 return receipt
-            case .drain(var drain):
-                process(.action(action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed), &drain)
-                self.drain(&drain)
+            case .drain(let drain):
+                let item = WorkItem<R>.action(
+                    action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed)
+                begin(item, drain)
                 return receipt
             }
         }

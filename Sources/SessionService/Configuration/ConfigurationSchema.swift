@@ -96,6 +96,10 @@ public struct ConfigurationSchema: Sendable {
         .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
         .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
+        .integer(
+            "log.slowReduceMilliseconds", \.log.slowReduceMilliseconds, 0...3_600_000,
+            "A reduce taking at least this long logs a warning naming its reactor, session and duration (at most one "
+                + "line a second per reactor, counting the others); 0: never. See the reactor's scheduler."),
         .string("storage.backend", \.storage.backend, expected: "file or nats", "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats (a NATS JetStream cluster that several instances share; storage.nats.*).", check: { StorageKind(rawValue: $0) == nil ? "expected file or nats, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("storage.nats.servers", \.storage.nats.servers, "NATS servers (nats://host:port, comma-separated) of the JetStream cluster, with storage.backend=nats.", check: { (try? NATSServerAddress.list($0)) == nil ? "expected nats://host:port, got \(ConfigurationValue.quoted($0))" : nil }),
         .string("storage.nats.user", \.storage.nats.user, "User name for the NATS servers (with storage.nats.password; better: the environment)."),

@@ -148,6 +148,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var level = "info"
         /// One line per request (method, route, status, duration).
         public var accessLog = false
+        /// A `reduce` at least this long logs a warning naming its reactor and session (at most one line a second
+        /// per reactor); 0: never.
+        public var slowReduceMilliseconds = 10
     }
 
     /// Where sessions are persisted.

@@ -21,8 +21,8 @@ public final class ServiceMetrics: Sendable {
     /// Event streams ended (`unauthorized`) because their token was replaced, or their JWT expired.
     public let streamsEndedTokenReplaced = Counter()
     public let streamsEndedJWTExpired = Counter()
-    /// Time one `reduce` call takes, measured around the reactor's own function.
-    public let reduceLatency = Histogram()
+    /// Time one `reduce` call takes, by reactor, measured around the reactor's own function.
+    private let reduceTimings = Mutex<[String: ReduceTiming]>([:])
     /// Stored sessions found unable to load, by reactor.
     public let loadFailures = SessionLoadFailures()
     private let requests = RequestCounters()
@@ -33,6 +33,16 @@ public final class ServiceMetrics: Sendable {
     let storageMetrics = Mutex<(any MetricsSource)?>(nil)
 
     public init() {}
+
+    /// The reduce times of `reactor`'s sessions (made on first use; a session asks once, when it starts).
+    public func reduceTiming(reactor: String) -> ReduceTiming {
+        reduceTimings.withLock { timings in
+            if let timing = timings[reactor] { return timing }
+            let timing = ReduceTiming(reactor: reactor)
+            timings[reactor] = timing
+            return timing
+        }
+    }
 
     /// Counts one answered request.
     public func countRequest(route: Route?, status: Int) {
@@ -91,7 +101,11 @@ public final class ServiceMetrics: Sendable {
                 + "for a token, once for a JWT).")
         text.sample(ended, labels: ["reason": "token_replaced"], value: streamsEndedTokenReplaced.value)
         text.sample(ended, labels: ["reason": "jwt_expired"], value: streamsEndedJWTExpired.value)
-        text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
+        let timings = reduceTimings.withLock { $0.values.sorted { $0.reactor < $1.reactor } }
+        text.family("reactor_reduce_seconds", type: "histogram", help: "Time spent in one reduce call, by reactor.")
+        for timing in timings {
+            text.histogramSamples("reactor_reduce_seconds", labels: ["reactor": timing.reactor], timing.histogram)
+        }
         loadFailures.render(into: &text)
         let heap = ProcessHeap.current()
         text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")

@@ -76,6 +76,7 @@ public final class ReactorService: HTTPResponder {
         limits.maxStateBytes = configuration.sessions.maxStateBytes
         limits.maxBodyBytes = configuration.http.maxBodyBytes
         limits.snapshotEvery = configuration.storage.snapshotEvery
+        limits.slowReduceNanoseconds = UInt64(configuration.log.slowReduceMilliseconds) * 1_000_000
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         expiringStreams = ExpiringStreams(clock: clock, ended: context.metrics.streamsEndedJWTExpired)

@@ -15,7 +15,9 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @usableFromInline typealias State = Base.State
 
     @usableFromInline let base: Base
-    @usableFromInline let histogram: Histogram
+    @usableFromInline let timing: ReduceTiming
+    /// A reduce at least this long is logged; `.max`: never.
+    @usableFromInline let slowNanoseconds: UInt64
     /// Counts new states: each reduce makes exactly one.
     @usableFromInline let states: Counter
     /// Where failed effects are logged, with the session's id (kept here rather than in a per-session
@@ -27,7 +29,8 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @inlinable
     init(_ base: Base, context: SessionContext, tracer: SessionCallTracer) {
         self.base = base
-        histogram = context.metrics.reduceLatency
+        timing = context.metrics.reduceTiming(reactor: tracer.reactor)
+        slowNanoseconds = context.limits.slowReduceNanoseconds == 0 ? .max : context.limits.slowReduceNanoseconds
         states = context.metrics.statesEmitted
         self.context = context
         self.tracer = tracer
@@ -38,6 +41,8 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
 
     @inlinable var initialState: State { base.initialState }
 
+    @inlinable var scheduler: ReactorScheduler { base.scheduler }
+
     @inlinable func mutate(action: Action) -> Effect<Mutation> { base.mutate(action: action) }
 
     @inlinable func mutate(action: Action, state: State) -> Effect<Mutation> { base.mutate(action: action, state: state) }
@@ -46,9 +51,27 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     func reduce(state: State, mutation: Mutation) -> State {
         let start = Self.nanoseconds()
         let next = base.reduce(state: state, mutation: mutation)
-        histogram.observe(nanoseconds: Self.nanoseconds() &- start)
+        let end = Self.nanoseconds()
+        timing.histogram.observe(nanoseconds: end &- start)
+        if end &- start >= slowNanoseconds { slowReduce(nanoseconds: end &- start, at: end) }
         states.increment()
         return next
+    }
+
+    /// Logs a reduce over `log.slowReduceMilliseconds`, at most once a second for the reactor.
+    @usableFromInline
+    func slowReduce(nanoseconds: UInt64, at now: UInt64) {
+        let (allowed, unlogged) = timing.mayLog(atNanoseconds: now)
+        guard allowed else { return }
+        let scheduler = base.scheduler == .workers ? "workers" : "inline (on the thread that sent the action)"
+        context.logger.warning(
+            "a slow reduce: every action of this session waits for it, and an inline reactor's event loop too; "
+                + "make reduce cheaper or give the reactor `scheduler: .workers`",
+            [
+                "reactor": .string(tracer.reactor), "session": .string(sessionID),
+                "milliseconds": .double(Double(nanoseconds) / 1e6), "scheduler": .string(scheduler),
+                "threshold_ms": .int(Int(slowNanoseconds / 1_000_000)), "slow_unlogged": .int(unlogged),
+            ])
     }
 
     @inlinable func transform(action: Flow<Action>) -> Flow<Action> { base.transform(action: action) }
