@@ -31,7 +31,8 @@ extension JSONValueDecoder {
         while true {
             let decoder = JSONDecoderImpl(value: value, path: nil, root: nil, userInfo: userInfo)
             do {
-                return TemplateDecoding(value: try decoder.unbox(value, as: T.self, at: CodingPathRef(nil)), filled: filled)
+                return TemplateDecoding(
+                    value: try decoder.unbox(value, as: T.self, at: CodingPathRef(nil)), filled: filled)
             } catch let error as DecodingError {
                 // Each round fills a member that was missing, so the rounds end; the bound is for a type
                 // whose decoding asks for a different member every time it is run.

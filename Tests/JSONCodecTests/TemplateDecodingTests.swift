@@ -24,14 +24,17 @@ private let initial = #"{"home":0,"away":0,"team":{"name":"","color":"red"},"not
     @Test func missingMembersComeFromTheTemplateAtEveryDepth() throws {
         let stored = try parse(#"{"home":3,"team":{"name":"A"},"players":[]}"#)
         let read = try JSONValueDecoder().decode(Scoreboard.self, from: stored, missingFrom: try parse(initial))
-        #expect(read.value == Scoreboard(home: 3, away: 0, team: .init(name: "A", color: "red"), note: nil, players: []))
+        #expect(
+            read.value == Scoreboard(home: 3, away: 0, team: .init(name: "A", color: "red"), note: nil, players: []))
         #expect(read.filled == ["away", "team.color"])
     }
 
     @Test func dataThatDecodesIsTakenAsItIs() throws {
-        let stored = try parse(#"{"home":1,"away":2,"team":{"name":"B","color":"blue"},"note":"x","players":[],"old":7}"#)
+        let stored = try parse(
+            #"{"home":1,"away":2,"team":{"name":"B","color":"blue"},"note":"x","players":[],"old":7}"#)
         let read = try JSONValueDecoder().decode(Scoreboard.self, from: stored, missingFrom: try parse(initial))
-        #expect(read.value == Scoreboard(home: 1, away: 2, team: .init(name: "B", color: "blue"), note: "x", players: []))
+        #expect(
+            read.value == Scoreboard(home: 1, away: 2, team: .init(name: "B", color: "blue"), note: "x", players: []))
         #expect(read.filled.isEmpty)
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import JSONCodec
-import Reactors
 import ReactorServerTesting
+import Reactors
 import SessionService
 import Testing
 
@@ -149,7 +149,9 @@ extension TestServer {
     @discardableResult
     func act(_ id: String, _ action: String) throws -> [String: Any] {
         let response = try request("POST", "/sessions/\(id)/actions?wait=true", body: action)
-        guard response.status == 200 else { throw TestFailure("action \(action) on \(id): \(response.status) \(response.text)") }
+        guard response.status == 200 else {
+            throw TestFailure("action \(action) on \(id): \(response.status) \(response.text)")
+        }
         return try response.json()
     }
 
@@ -162,7 +164,9 @@ extension TestServer {
 }
 
 /// Runs `reactor-server verify` in process with the place's flags and `make` as "board".
-func verifyBoard<R: Reactor>(_ place: StoragePlace, _ make: @escaping @Sendable () -> R) -> (status: Int32, report: String) {
+func verifyBoard<R: Reactor>(_ place: StoragePlace, _ make: @escaping @Sendable () -> R) -> (
+    status: Int32, report: String
+) {
     ReactorServerCommand.verify(
         arguments: ["reactor-server", "verify", "--log-level", "warning"] + place.arguments, environment: [:]
     ) { _ in
@@ -190,7 +194,9 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
             try storeVersionOneSessions(place)
             let verified = verifyBoard(place) { BoardAdded() }
             #expect(verified.status == 0, "\(verified.report)")
-            #expect(verified.report.contains("board (storage version 1): 0 load as stored, 2 load after migration, 0 would not load"))
+            #expect(
+                verified.report.contains(
+                    "board (storage version 1): 0 load as stored, 2 load after migration, 0 would not load"))
             #expect(verified.report.contains("away, team.color from initialState"))
             do {
                 let server = try TestServer(storage: place, board: { BoardAdded() })
@@ -200,7 +206,8 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
                 #expect(state["team"] as? [String: String] == ["name": "B", "color": "red"])
                 // Absent from the data, an optional stays nil: not the initial state's "unset".
                 #expect(state["note"] == nil)
-                let next = try #require(try server.act("one", #"{"type":"score","points":1}"#)["state"] as? [String: Any])
+                let next = try #require(
+                    try server.act("one", #"{"type":"score","points":1}"#)["state"] as? [String: Any])
                 #expect(next["home"] as? Int == 6)
                 #expect(try server.state("two")["version"] as? Int == 2)
             }
@@ -219,7 +226,9 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
             try storeVersionOneSessions(place)
             let verified = verifyBoard(place) { BoardV2() }
             #expect(verified.status == 0, "\(verified.report)")
-            #expect(verified.report.contains("board (storage version 2): 0 load as stored, 2 load after migration, 0 would not load"))
+            #expect(
+                verified.report.contains(
+                    "board (storage version 2): 0 load as stored, 2 load after migration, 0 would not load"))
             do {
                 let server = try TestServer(storage: place, board: { BoardV2() })
                 let one = try server.state("one")
@@ -232,7 +241,8 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
                 let two = try server.state("two")
                 #expect(two["version"] as? Int == 2)
                 #expect((two["state"] as? [String: Any])?["home"] as? [String: Int] == ["value": 4])
-                let next = try #require(try server.act("one", #"{"type":"score","points":1}"#)["state"] as? [String: Any])
+                let next = try #require(
+                    try server.act("one", #"{"type":"score","points":1}"#)["state"] as? [String: Any])
                 #expect(next["label"] as? String == "B: 6")
                 // Time travel over migrated history, in today's shape.
                 let past = try server.request("GET", "/admin/sessions/one/versions/1", headers: server.admin)
@@ -242,7 +252,8 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
                 let fork = try server.request(
                     "POST", "/admin/sessions/one/fork", headers: server.admin, body: #"{"version": 2, "id": "forked"}"#)
                 #expect(fork.status == 201, "\(fork.text)")
-                let forked = try #require(try server.act("forked", #"{"type":"score","points":10}"#)["state"] as? [String: Any])
+                let forked = try #require(
+                    try server.act("forked", #"{"type":"score","points":10}"#)["state"] as? [String: Any])
                 #expect(forked["label"] as? String == "B: 13")
             }
             // Loaded again: version-1 records before, version-2 records after; both read by what wrote them.
@@ -264,8 +275,12 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
             try storeVersionOneSessions(place)
             let verified = verifyBoard(place) { BoardBroken() }
             #expect(verified.status == 1, "\(verified.report)")
-            #expect(verified.report.contains("board (storage version 1): 0 load as stored, 0 load after migration, 2 would not load"))
-            #expect(verified.report.contains(#"would not load one: its snapshot at version 0 does not decode with reactor "board""#))
+            #expect(
+                verified.report.contains(
+                    "board (storage version 1): 0 load as stored, 0 load after migration, 2 would not load"))
+            #expect(
+                verified.report.contains(
+                    #"would not load one: its snapshot at version 0 does not decode with reactor "board""#))
             #expect(verified.report.contains(#""home": expected a string"#))
             do {
                 let server = try TestServer(storage: place, board: { BoardBroken() })
@@ -299,7 +314,8 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
         try await storage.withPlace("startcheck") { place in
             try storeVersionOneSessions(place)
             let server = try TestServer(storage: place, board: { BoardBroken() }) { $0.storage.checkAtStart = 1 }
-            let record = try await server.logs.next("the check at start", where: { $0.message.hasPrefix("checked a sample of 1 of the 2") })
+            let record = try await server.logs.next(
+                "the check at start", where: { $0.message.hasPrefix("checked a sample of 1 of the 2") })
             #expect(record.fields.contains { $0.key == "failed" })
             #expect(server.server.service.context.metrics.loadFailures.count(reactor: "board") == 1)
         }

@@ -1,6 +1,6 @@
 import Foundation
-import Reactors
 import ReactorServerTesting
+import Reactors
 import SessionService
 import Testing
 
@@ -32,10 +32,14 @@ private func listing(_ directory: String) throws -> [String: Int] {
             defer { server.process.signal(SIGKILL) }
             let client = try server.client()
             for id in ["a", "b", "c"] {
-                #expect(try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
+                #expect(
+                    try client.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201
+                )
             }
             for _ in 0..<3 {
-                #expect(try client.request("POST", "/sessions/a/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+                #expect(
+                    try client.request("POST", "/sessions/a/actions?wait=true", body: #"{"type":"increase"}"#).status
+                        == 200)
             }
             #expect(try client.request("POST", "/sessions", body: #"{"reactor":"todo","id":"t"}"#).status == 201)
             let before = try place.directory.map(listing)
@@ -44,7 +48,9 @@ private func listing(_ directory: String) throws -> [String: Int] {
                 try TestProcess.builtExecutable(), ["verify"] + place.arguments, environment: Self.admin)
             #expect(verify.termination == .exited(0), "\(verify.output)\(verify.error)")
             #expect(verify.output.contains("checked 4 stored sessions"), "\(verify.output)")
-            #expect(verify.output.contains("counter (storage version 1): 3 load as stored, 0 load after migration, 0 would not load"))
+            #expect(
+                verify.output.contains(
+                    "counter (storage version 1): 3 load as stored, 0 load after migration, 0 would not load"))
             #expect(verify.output.contains("todo (storage version 1): 1 load as stored"))
             #expect(verify.output.contains("total: 4 load as stored, 0 load after migration, 0 would not load"))
             #expect(!verify.output.contains("listening"))
@@ -79,8 +85,12 @@ private func listing(_ directory: String) throws -> [String: Int] {
             let verify = try await TestProcess.run(
                 try TestProcess.builtExecutable(), ["verify"] + place.arguments, environment: Self.admin)
             #expect(verify.termination == .exited(1), "\(verify.output)\(verify.error)")
-            #expect(verify.output.contains("counter (storage version 1): 1 load as stored, 0 load after migration, 1 would not load"))
-            #expect(verify.output.contains(#"would not load text: its snapshot at version 0 does not decode with reactor "counter""#))
+            #expect(
+                verify.output.contains(
+                    "counter (storage version 1): 1 load as stored, 0 load after migration, 1 would not load"))
+            #expect(
+                verify.output.contains(
+                    #"would not load text: its snapshot at version 0 does not decode with reactor "counter""#))
 
             let server = try await ServerProcess.start(arguments: place.arguments, environment: Self.admin)
             defer { server.process.signal(SIGKILL) }
@@ -89,10 +99,13 @@ private func listing(_ directory: String) throws -> [String: Int] {
             #expect(answer.status == 409)
             #expect(answer.text.contains("session_unavailable"))
             #expect(try client.request("POST", "/sessions/text/actions", body: #"{"type":"increase"}"#).status == 409)
-            #expect(try client.request("POST", "/sessions/number/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try client.request("POST", "/sessions/number/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             #expect(try client.request("GET", "/healthz").status == 200)
             try await eventually("the failure counted on /metrics") {
-                try client.request("GET", "/metrics").text.contains(#"reactor_session_load_failures_total{reactor="counter"} 1"#)
+                try client.request("GET", "/metrics").text.contains(
+                    #"reactor_session_load_failures_total{reactor="counter"} 1"#)
             }
             #expect(server.process.isRunning)
             #expect(try await server.stop() == .exited(0))

@@ -22,7 +22,8 @@ public final class SessionLoadFailures: Sendable {
         let name = "reactor_session_load_failures_total"
         text.family(
             name, type: "counter",
-            help: "Stored sessions that would not load (stored types that neither decode nor migrate, damaged records), "
+            help:
+                "Stored sessions that would not load (stored types that neither decode nor migrate, damaged records), "
                 + "by reactor; each counted once per process, found by the check at start or by a request.")
         let counts = sessions.withLock { $0.mapValues(\.count) }
         for (reactor, count) in counts.sorted(by: { $0.key < $1.key }) {

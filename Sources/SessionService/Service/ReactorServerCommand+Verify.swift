@@ -10,7 +10,9 @@ extension ReactorServerCommand {
     /// JetStream read without a claim or heartbeat), checks every stored session with the catalog's reactors and
     /// prints per reactor how many load as stored, after migration, or would not load (with the first reasons).
     /// Returns 0 only if every one loads.
-    static func runVerify(_ options: LaunchOptions, catalog makeCatalog: (ServerConfiguration) -> ReactorCatalog) -> Int32 {
+    static func runVerify(_ options: LaunchOptions, catalog makeCatalog: (ServerConfiguration) -> ReactorCatalog)
+        -> Int32
+    {
         let (status, report) = verify(options, catalog: makeCatalog)
         writeStandardOutput(report)
         return status

@@ -255,11 +255,15 @@ extension ReactorService {
                 "failed": .int(tally.failed),
             ]
             if !tally.migrations.isEmpty {
-                fields.append("migrations", .string(tally.migrations.map { "\($0.id): \($0.what)" }.joined(separator: "; ")))
+                let migrations = tally.migrations.map { "\($0.id): \($0.what)" }
+                fields.append("migrations", .string(migrations.joined(separator: "; ")))
             }
             if !tally.failures.isEmpty {
-                fields.append("reasons", .string(tally.failures.map { "\($0.id): \($0.reason)" }.joined(separator: "; ")))
-                logger.error("stored sessions would not load with this server's reactor; they answer 409 session_unavailable", fields)
+                let reasons = tally.failures.map { "\($0.id): \($0.reason)" }
+                fields.append("reasons", .string(reasons.joined(separator: "; ")))
+                logger.error(
+                    "stored sessions would not load with this server's reactor; they answer 409 session_unavailable",
+                    fields)
             } else {
                 logger.info("stored sessions load with this server's reactor", fields)
             }

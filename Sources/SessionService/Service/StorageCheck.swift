@@ -62,7 +62,8 @@ struct StorageCheck: Sendable {
     ) -> Result<LoadReport, RestoreError> {
         if let reason = info.unavailable { return .failure(RestoreError(reason: reason)) }
         guard let definition = catalog.definition(named: info.reactor) else {
-            return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
+            return .failure(
+                RestoreError(reason: "its reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         switch storage.peek(info.id) {
         case .failure(let error): return .failure(RestoreError(reason: error.reason))

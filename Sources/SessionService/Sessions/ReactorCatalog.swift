@@ -146,7 +146,8 @@ public struct ReactorCatalog: Sendable {
                     journal: journal, middlewares: own, tracer: tracer)
             },
             replay: { id, history, shown throws(RestoreError) in
-                try Session<R>.replay(reactor: make(), id: id, name: name, template: template, history: history, shown: shown)
+                try Session<R>.replay(
+                    reactor: make(), id: id, name: name, template: template, history: history, shown: shown)
             },
             check: { id, history, reducing in
                 Session<R>.check(

@@ -18,8 +18,8 @@ extension Session {
                 try JSONValueEncoder().encode(checkpoint.state)
             }
             let snapshot = StoredSnapshot(
-                id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state,
-                pulses: checkpoint.pulseCounts, storageVersion: R.storageVersion)
+                id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false,
+                state: state, pulses: checkpoint.pulseCounts, storageVersion: R.storageVersion)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
                 context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
                 return nil

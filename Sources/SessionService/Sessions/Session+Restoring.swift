@@ -66,7 +66,8 @@ extension Session {
                     try tracer.run(.decodeState, version: record.version) { try types.decode(record) }
                 }
             } catch {
-                let what = "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version)"
+                let kind = record.kind == .mutation ? "mutation" : "forced state"
+                let what = "its stored \(kind) of version \(record.version)"
                 throw RestoreError(reason: types.reason(what, storageVersion: record.storageVersion, error))
             }
             version = record.version
@@ -100,7 +101,8 @@ extension Session {
         var (state, version) = try storedState(history, types: &types, tracer: tracer)
         if types.report.isMigrated {
             journal.logger.notice(
-                "a stored session was migrated as it loaded; its next snapshot is in the reactor's current storage version",
+                "a stored session was migrated as it loaded; its next snapshot is in the reactor's current storage "
+                    + "version",
                 ["session": .string(journal.id), "reactor": .string(name), "migration": .string(types.report.summary)])
         }
         let interrupted = history.actions.filter(\.interrupted)

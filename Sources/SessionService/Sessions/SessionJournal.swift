@@ -142,7 +142,8 @@ final class SessionJournal: Sendable {
             }
             let snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
-                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), storageVersion: storageVersion)
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed),
+                storageVersion: storageVersion)
             guard log.appendSnapshot(snapshot) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

@@ -92,7 +92,9 @@ public final class SessionStore: ResidentSessions {
         switch storage.load(id) {
         case .loaded(let found, let opened): (history, log) = (found, opened)
         case .unavailable:
-            if let reactor = storage.storedSession(id)?.reactor { context.metrics.loadFailures.note(reactor: reactor, session: id) }
+            if let reactor = storage.storedSession(id)?.reactor {
+                context.metrics.loadFailures.note(reactor: reactor, session: id)
+            }
             return nil
         case .missing, .storageUnavailable: return nil
         }

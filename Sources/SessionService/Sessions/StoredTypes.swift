@@ -18,7 +18,9 @@ struct LoadReport: Sendable, Equatable {
     var summary: String {
         var parts: [String] = []
         if migratedRecords > 0 { parts.append("\(migratedRecords) records migrated") }
-        if !filledMembers.isEmpty { parts.append("\(filledMembers.sorted().joined(separator: ", ")) from initialState") }
+        if !filledMembers.isEmpty {
+            parts.append("\(filledMembers.sorted().joined(separator: ", ")) from initialState")
+        }
         if newerVersion > 0 { parts.append("records of the newer version \(newerVersion) read as they are") }
         return parts.joined(separator: "; ")
     }

@@ -81,7 +81,8 @@ extension FileJournal {
             var accepts: [JournalRecord] = []
             accepts.reserveCapacity(entry.retainedAccepts.count)
             for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
-            return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
+            return .success(
+                StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
         } catch {
             switch error {
             // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
@@ -94,7 +95,9 @@ extension FileJournal {
     /// Reads a stored session's history without loading it: nothing is marked, written or quarantined.
     func peek(_ id: String) -> Result<StoredHistory, StorageReadError> {
         let read = state.withLock { state -> Result<StoredRecords, LoadFailure> in
-            guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
+            guard let key = state.index.keys[id], let entry = state.index.entries[key] else {
+                return .failure(.missing)
+            }
             if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
             return readRecords(key: key, entry)
         }

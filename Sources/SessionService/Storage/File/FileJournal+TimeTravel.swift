@@ -108,7 +108,8 @@ extension FileJournal {
                 states.append(state)
             }
             guard base.number + UInt64(states.count) == version else { return nil }
-            return StoredVersionHistory(base: snapshot.state, states: states, baseStorageVersion: snapshot.storageVersion)
+            return StoredVersionHistory(
+                base: snapshot.state, states: states, baseStorageVersion: snapshot.storageVersion)
         } catch {
             return nil
         }

@@ -45,7 +45,9 @@ final class FileSessionLog: SessionLog {
     }
 
     /// Appends a state record; false when it is larger than a record.
-    private func appendState(_ kind: JournalRecord.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+    private func appendState(
+        _ kind: JournalRecord.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int
+    ) -> Bool {
         let limit = JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes
         guard json.count <= limit else { return false }
         return note(journal.append(kind: kind, key: key, number: version) {

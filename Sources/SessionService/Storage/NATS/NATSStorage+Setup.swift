@@ -23,7 +23,8 @@ extension NATSStorage {
             try createStreams(waiting: wait)
             startHeartbeats()
             guard lease.isValid || waitForLease(wait) else {
-                throw NATSStorageError(description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
+                throw NATSStorageError(
+                    description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
             }
         }
         watcher.start()
@@ -38,7 +39,9 @@ extension NATSStorage {
             usleep(5_000)
         }
         if options.readOnly {
-            logger.info("reading sessions on NATS JetStream without serving them", ["servers": .string(servers), "sessions": .int(count)])
+            logger.info(
+                "reading sessions on NATS JetStream without serving them",
+                ["servers": .string(servers), "sessions": .int(count)])
             return
         }
         try serveHandOffs()
