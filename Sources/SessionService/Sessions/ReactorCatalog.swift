@@ -116,7 +116,7 @@ public struct ReactorCatalog: Sendable {
     }
 
     /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
-    /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
+    /// again by code specialized for it (see `decodeActionWithJSON(_:from:parser:encode:)`).
     @inlinable
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil,
