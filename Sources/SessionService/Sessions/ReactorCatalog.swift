@@ -11,7 +11,7 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
-    /// The reactor's ``Reactors/Reactor/storageVersion``: what its stored records say wrote them.
+    /// The reactor's `Reactor.storageVersion`: what its stored records say wrote them.
     public let storageVersion: Int
     /// Whether it was registered with middlewares of its own (which may refuse actions with their own codes).
     public let hasMiddlewares: Bool
