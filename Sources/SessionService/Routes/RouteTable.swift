@@ -17,7 +17,7 @@ extension Route {
         public let needs: RouteNeeds
         /// Its summary, parameters, body and answers.
         public let documentation: RouteDocumentation
-        /// Answers the route's requests once its chain let them through (``Route/Responder``).
+        /// Answers the route's requests once its chain let them through (`Route.Responder`).
         let responder: Responder
         let segments: [Segment]
 

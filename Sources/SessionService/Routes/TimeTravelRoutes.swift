@@ -88,7 +88,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            let state = try definition.replay(id, history.base, history.states, shown, history.params)
+            let state = try definition.replay(id, history, shown)
             return .success((state, history.params))
         } catch {
             return .failure(APIError(
@@ -141,17 +141,19 @@ extension ReactorService {
                     + "(sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
-        // The fork keeps the source's parameters: it is the same session from here on, under another id.
+        // The fork keeps the source's parameters: it is the same session from here on, under another id. Replayed
+        // with today's reactor, its state is in the current storage version.
         let snapshot = StoredSnapshot(
-            id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params)
+            id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params,
+            storageVersion: definition.storageVersion)
         let token = newToken()
         let session: any HostedSession
         do {
             session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
                 guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
                 let journal = SessionJournal(
-                    log: log, id: newID, reactor: info.reactor, snapshotEvery: context.limits.snapshotEvery,
-                    logger: logger, params: params)
+                    log: log, id: newID, reactor: info.reactor, storageVersion: definition.storageVersion,
+                    snapshotEvery: context.limits.snapshotEvery, logger: logger, params: params)
                 let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }

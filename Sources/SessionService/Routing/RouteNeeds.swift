@@ -1,7 +1,7 @@
 /// What a route needs before its responder runs, declared with it in ``Route/table``: whether it shows a
 /// session (so its answer waits for the stored records it shows), whether it looks up the session of its
 /// path and may load it from storage, and so whether it must wait on storage off the event loop (only
-/// with a backend over the network, ``StorageBackend/waitsOnNetwork``).
+/// with a backend over the network, `StorageBackend.waitsOnNetwork`).
 public enum RouteNeeds: Sendable, Equatable {
     /// No session: pages, the icon, health, metrics, the documents. Its answer waits for no stored record,
     /// and it never leaves the event loop (`/healthz` and `/metrics` must answer at once while storage fails).

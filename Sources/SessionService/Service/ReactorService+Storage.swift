@@ -1,5 +1,6 @@
 import HTTPServer
 import JSONCodec
+import Logs
 
 // Persistence in the service: restoring sessions, passivation, compaction, reads held for durability.
 extension ReactorService {
@@ -51,5 +52,47 @@ extension ReactorService {
         let message = "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
             + "answer 503 until a retried write stores them"
         return APIError(.storageUnavailable, message)
+    }
+}
+
+extension ReactorService {
+    /// At start, in the background: reads up to `storage.checkAtStart` stored sessions back without loading
+    /// them, decodes and migrates their records (no `reduce` runs: see ``StorageCheck/run``), logs per reactor
+    /// what `reactor-server verify` would print, and counts those that would not load on `/metrics`
+    /// (`reactor_session_load_failures_total`).
+    func checkStoredSessions() {
+        let limit = configuration.storage.checkAtStart
+        guard let storage = store.storage, limit > 0 else { return }
+        let metrics = context.metrics
+        let check = StorageCheck.run(storage: storage, catalog: catalog, limit: limit, reducing: false) { reactor, id in
+            metrics.loadFailures.note(reactor: reactor, session: id)
+        }
+        guard check.checked > 0 else { return }
+        for (name, tally) in check.tallies.sorted(by: { $0.key < $1.key }) {
+            var fields: LogFields = [
+                "reactor": .string(name), "as_stored": .int(tally.asStored), "migrated": .int(tally.migrated),
+                "failed": .int(tally.failed),
+            ]
+            if !tally.migrations.isEmpty {
+                let migrations = tally.migrations.map { "\($0.id): \($0.what)" }
+                fields.append("migrations", .string(migrations.joined(separator: "; ")))
+            }
+            if !tally.failures.isEmpty {
+                let reasons = tally.failures.map { "\($0.id): \($0.reason)" }
+                fields.append("reasons", .string(reasons.joined(separator: "; ")))
+                logger.error(
+                    "stored sessions would not load with this server's reactor; they answer 409 session_unavailable",
+                    fields)
+            } else {
+                logger.info("stored sessions load with this server's reactor", fields)
+            }
+        }
+        let checked = check.checked < check.stored
+            ? "a sample of \(check.checked) of the \(check.stored) stored sessions (storage.checkAtStart; "
+                + "reactor-server verify reads them all)"
+            : "all \(check.stored) stored sessions"
+        logger.notice("checked \(checked) at start", [
+            "as_stored": .int(check.asStored), "migrated": .int(check.migrated), "failed": .int(check.failed),
+        ])
     }
 }

@@ -61,9 +61,11 @@ extension ReactorCatalog {
         let initialState = shown.flatMap { params in
             try? JSONValueEncoder().encode(make(ReactorContext(sessionID: "example", params: params)).initialState)
         } ?? Array("null".utf8)
+        // Where members missing from stored states come from (StoredTypes).
+        let template = (try? JSONParser(maxDepth: .max, maxBytes: .max).parse(initialState)) ?? .null
         let definition = ReactorDefinition(
-            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
-            hasMiddlewares: middlewares != nil, takesParams: true,
+            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
+            storageVersion: R.storageVersion, schema: schema, hasMiddlewares: middlewares != nil, takesParams: true,
             exampleParams: exampleParams.flatMap { try? JSONValueEncoder().encode($0) },
             decodeParams: { given throws(ParamsError) in try SessionParams.decode(P.self, from: given) },
             makeSession: { id, context, accessTokenHash, params in
@@ -85,14 +87,26 @@ extension ReactorCatalog {
                 let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 let reactorContext = context.reactorContext(for: R.self, id: id, params: params)
                 return try Session.restore(
-                    id: id, name: name, reactor: make(reactorContext), context: context, history: history,
-                    journal: journal, middlewares: own, tracer: tracer, attachContext: reactorContext.attach)
+                    id: id, name: name, reactor: make(reactorContext), template: template, context: context,
+                    history: history, journal: journal, middlewares: own, tracer: tracer,
+                    attachContext: reactorContext.attach)
             },
-            replay: { id, base, records, shown, json throws(RestoreError) in
-                let params = try SessionParams.restore(P.self, from: json, reactor: name)
+            replay: { id, history, shown throws(RestoreError) in
+                let params = try SessionParams.restore(P.self, from: history.params, reactor: name)
                 let reactor = make(ReactorContext(sessionID: id, params: params, logger: .discarding))
                 return try Session<R>.replay(
-                    reactor: reactor, id: id, name: name, base: base, records: records, shown: shown)
+                    reactor: reactor, id: id, name: name, template: template, history: history, shown: shown)
+            },
+            check: { id, history, reducing in
+                let params: P
+                do throws(RestoreError) {
+                    params = try SessionParams.restore(P.self, from: history.params, reactor: name)
+                } catch {
+                    return .failure(error)
+                }
+                let reactor = make(ReactorContext(sessionID: id, params: params, logger: .discarding))
+                return Session<R>.check(
+                    reactor: reactor, id: id, name: name, template: template, history: history, reducing: reducing)
             },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self)

@@ -19,14 +19,14 @@ extension Session {
             }
             let snapshot = StoredSnapshot(
                 id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false,
-                state: state, pulses: checkpoint.pulseCounts, params: params)
+                state: state, pulses: checkpoint.pulseCounts, params: params, storageVersion: R.storageVersion)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
                 context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
                 return nil
             }
             return SessionJournal(
-                log: log, id: id, reactor: name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger,
-                params: params)
+                log: log, id: id, reactor: name, storageVersion: R.storageVersion,
+                snapshotEvery: context.limits.snapshotEvery, logger: context.logger, params: params)
         } catch {
             context.logger.error("the initial state does not encode as JSON; the session is not persisted", ["session": .string(id), "error": .string("\(error)")])
             return nil

@@ -4,12 +4,14 @@ import Synchronization
 
 /// One resident session's journaling, whatever the backend: it orders the session's action records,
 /// keeps the unfinished actions (running ones, and retained ones a crash interrupted), and says when a
-/// snapshot is due; the records go to the session's ``SessionLog``.
+/// snapshot is due; the records go to the session's `SessionLog`.
 @usableFromInline
 final class SessionJournal: Sendable {
     let log: any SessionLog
     let id: String
     let reactor: String
+    /// The reactor's `storageVersion`, written with every state record and snapshot.
+    let storageVersion: Int
     /// Mutations between two snapshots (`storage.snapshotEvery`).
     let snapshotEvery: Int
     let logger: Logger
@@ -27,10 +29,11 @@ final class SessionJournal: Sendable {
 
     /// A journal over `log`; `changed` when records follow the session's latest snapshot.
     init(
-        log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false,
-        params: [UInt8] = []
+        log: any SessionLog, id: String, reactor: String, storageVersion: Int, snapshotEvery: Int, logger: Logger,
+        changed: Bool = false, params: [UInt8] = []
     ) {
         self.log = log
+        self.storageVersion = storageVersion
         self.params = params
         self.id = id
         self.reactor = reactor
@@ -58,7 +61,7 @@ final class SessionJournal: Sendable {
 
     /// Journals a reduced mutation; false when it is larger than a record (nothing written).
     func journal(mutation json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendMutation(json, version: version) else { return false }
+        guard log.appendMutation(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -67,7 +70,7 @@ final class SessionJournal: Sendable {
     /// Journals a state as version `version` (forced in stub mode, or standing in for a mutation too
     /// large for a record); false when it is larger than a record (nothing written).
     func journal(forced json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendForcedState(json, version: version) else { return false }
+        guard log.appendForcedState(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -144,7 +147,8 @@ final class SessionJournal: Sendable {
             }
             let snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
-                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params)
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params,
+                storageVersion: storageVersion)
             guard log.appendSnapshot(snapshot) else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false

@@ -1,5 +1,5 @@
 /// One session's records in a backend, held by the process that runs the session. Its
-/// ``SessionJournal`` appends in order; every append returns at once (the backend buffers it, or has
+/// `SessionJournal` appends in order; every append returns at once (the backend buffers it, or has
 /// it in flight), and output that shows it waits for ``lastPosition`` to be durable.
 ///
 /// The append methods that return `Bool` return false when the record is larger than the backend
@@ -20,10 +20,10 @@ protocol SessionLog: AnyObject, Sendable {
     func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8])
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
-    /// A reduced mutation (JSON) producing `version`.
-    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool
-    /// A state (JSON) that replaced the one before as `version`.
-    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool
+    /// A reduced mutation (JSON) producing `version`, written by the reactor's `storageVersion`.
+    func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool
+    /// A state (JSON) that replaced the one before as `version`, written by the reactor's `storageVersion`.
+    func appendForcedState(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool
     /// A snapshot: no record before it is needed to resume the session, but the action log's.
     func appendSnapshot(_ snapshot: StoredSnapshot) -> Bool
     /// The retained action log, so no older accept record is needed: `entries` calls its argument with

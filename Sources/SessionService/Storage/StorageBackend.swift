@@ -1,14 +1,14 @@
 import Tokens
 
 /// Where sessions are kept durably: the catalog of stored sessions, each session's records and access
-/// token, past versions for time travel, and the watermark that output waits for. ``FileJournal`` is
+/// token, past versions for time travel, and the watermark that output waits for. `FileJournal` is
 /// the embedded backend (one append-only journal on the local disk).
 ///
-/// A session reaches its records through a ``SessionLog`` that ``create(_:accessTokenHash:)`` or
+/// A session reaches its records through a `SessionLog` that ``create(_:accessTokenHash:)`` or
 /// ``load(_:)`` hands out; while it holds one, it is the only writer of that session's records. A
 /// backend shared by several processes enforces that: `load` takes ownership of the session (a claim
-/// with a fencing token), ``SessionLog/release()`` gives it up, and the appends of an owner whose
-/// claim was taken over fail (its log then reports ``SessionLog/unavailableReason``) instead of
+/// with a fencing token), `SessionLog/release()` gives it up, and the appends of an owner whose
+/// claim was taken over fail (its log then reports `SessionLog/unavailableReason`) instead of
 /// landing after the new owner's.
 ///
 /// Appending never waits: records are buffered or in flight, and numbered by a position that grows
@@ -18,7 +18,7 @@ import Tokens
 /// ```swift
 /// let backend: any StorageBackend = try FileJournal(options: .init(directory: "data"), logger: logger)
 /// guard let log = backend.create(snapshot, accessTokenHash: nil) else { return }   // id taken
-/// log.appendMutation(json, version: 1)
+/// log.appendMutation(json, version: 1, storageVersion: 1)
 /// let position = backend.appendedPosition
 /// backend.whenDurable(position) { print("version 1 is durable") }
 /// ```
@@ -48,9 +48,15 @@ protocol StorageBackend: MetricsSource {
     func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)?
     /// Reads a stored session back for this process to run: its history and its log.
     func load(_ id: String) -> StorageLoad
+    /// Reads a stored session's history without running it (`verify`, the check at start): no claim is
+    /// taken, nothing is written or quarantined; why not, when it cannot be read.
+    func peek(_ id: String) -> Result<StoredHistory, StorageReadError>
     /// Quarantines a stored session: every request on it answers `reason` until it is deleted (or, a
     /// crash's quarantine, released).
     func quarantine(_ id: String, reason: String)
+    /// Quarantines a stored session in this process only (see the extension's default): this server's
+    /// reactor cannot read what is stored, which another version of it may (a rollback, a rolling deploy).
+    func quarantineHere(_ id: String, reason: String)
     /// Lets a quarantined session load again (an operator released it after deploying a fixed reactor).
     func liftQuarantine(_ id: String)
     /// The action log of a stored session, read without loading it or running any of its reactor's code
@@ -156,6 +162,9 @@ extension StorageBackend {
 
     /// The other instances sharing this storage; nil for a backend only this process uses.
     var peers: (any ClusterPeers)? { nil }
+
+    /// The file journal's quarantine is this process's already: a restart reads the session again.
+    func quarantineHere(_ id: String, reason: String) { quarantine(id, reason: reason) }
 
     /// A local backend's loads read a file: quick enough to do where the request is.
     var waitsOnNetwork: Bool { false }

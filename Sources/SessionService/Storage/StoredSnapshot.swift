@@ -26,12 +26,17 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The session's parameters as JSON (`"params"` of `POST /sessions`, as its reactor's parameter type
     /// encoded them); empty for a reactor without. Every snapshot carries them: they are the session's for life.
     var params: [UInt8] = []
+    /// The reactor's `Reactor.storageVersion` that wrote `state`; 1 in snapshots written before
+    /// versions existed.
+    var storageVersion = 1
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
-        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, params: [UInt8] = []
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, params: [UInt8] = [],
+        storageVersion: Int = 1
     ) {
         self.params = params
+        self.storageVersion = storageVersion
         self.id = id
         self.reactor = reactor
         self.version = version

@@ -2,10 +2,11 @@
 extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
-    /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob). Newer sections come last: a
-    /// payload that ends before the pulse section has no counts (all 0), one that ends before the incarnation
-    /// has none (0, unknown), one that ends before `recoveredThrough` recovered nothing yet (0), one that ends
-    /// before the params has none (a session of a reactor without parameters, or written before they existed).
+    /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob), then the storage version
+    /// (u32). Newer sections come last: a payload that ends before the pulse section has no counts (all 0), one
+    /// that ends before the incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered
+    /// nothing yet (0), one that ends before the params has none (a reactor without parameters, or written before
+    /// they existed), one that ends before the storage version was written by version 1.
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -24,7 +25,8 @@ extension StoredSnapshot {
         }
         buffer.appendLittleEndian(incarnation)
         buffer.appendLittleEndian(recoveredThrough)
-        if !params.isEmpty { buffer.appendBlob(params) }
+        buffer.appendBlob(params)
+        buffer.appendLittleEndian(UInt32(truncatingIfNeeded: storageVersion))
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -53,6 +55,8 @@ extension StoredSnapshot {
         recoveredThrough = try reader.integer(UInt64.self)
         guard reader.offset < reader.bytes.count else { return }
         params = try reader.blob()
+        guard reader.offset < reader.bytes.count else { return }
+        storageVersion = Int(try reader.integer(UInt32.self))
     }
 
     /// Only the incarnation, found by stepping over the sections before it (the start-up scan); 0 when the

@@ -104,15 +104,28 @@ final class NATSSessionLog: SessionLog {
         append(.complete, number: seq, [])
     }
 
-    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        append(.mutation, number: version, json)
-        return true
+    func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.mutation, json, version: version, storageVersion: storageVersion)
     }
 
-    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        append(.forced, number: version, json)
+    func appendForcedState(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.forced, json, version: version, storageVersion: storageVersion)
+    }
+
+    /// Appends a state record; false when it is larger than a record. Version 1 sends the JSON as it is
+    /// (no copy); a later version's marker goes first, in a copy.
+    private func appendState(_ kind: RecordFrame.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes else {
+            return false
+        }
+        guard storageVersion != 1 else {
+            append(kind, number: version, json)
+            return true
+        }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(StoredState.versionBytes + json.count)
+        StoredState.appendPayload(json, storageVersion: storageVersion, into: &payload)
+        append(kind, number: version, payload)
         return true
     }
 

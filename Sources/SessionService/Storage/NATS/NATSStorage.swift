@@ -15,7 +15,7 @@ import Glibc
 ///   the session in order (snapshots, mutations, forced states, accepted actions, completions,
 ///   action-log checkpoints, fences), in batches of ``RecordFrame``s, each publish carrying
 ///   `Nats-Expected-Last-Subject-Sequence` (the single-writer check) and a `Nats-Msg-Id` (safe retries);
-/// - the bucket `<prefix>-sessions`: each session's metadata (``SessionMeta``: reactor, version as of
+/// - the bucket `<prefix>-sessions`: each session's metadata (`SessionMeta`: reactor, version as of
 ///   its last release, access token hash, quarantine), mirrored in every instance's memory;
 /// - the bucket `<prefix>-claims`: which instance runs each session (``OwnershipClaim``);
 /// - the bucket `<prefix>-instances`: one heartbeat per live instance, gone `storage.nats.claimTTLSeconds`
@@ -50,6 +50,9 @@ final class NATSStorage: StorageBackend {
         /// Messages on a resident session's subject after which upkeep asks it for a checkpoint and
         /// removes what came before.
         var trimAfterMessages = 2048
+        /// Reads what is stored and never writes (`reactor-server verify`, beside running instances): no
+        /// stream or bucket is created, no heartbeat put, nothing claimed, no hand-off served.
+        var readOnly = false
 
         init(servers: [NATSServerAddress], instance: String) {
             self.servers = servers
@@ -204,6 +207,11 @@ final class NATSStorage: StorageBackend {
     /// instances take the sessions over at once, and disconnects.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if options.readOnly {
+            watcher.stop()
+            connection.close()
+            return
+        }
         let deadline = ContinuousClock.now + .seconds(5)
         while watermark.outstanding > 0, ContinuousClock.now < deadline {
             usleep(2_000)
