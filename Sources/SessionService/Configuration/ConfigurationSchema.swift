@@ -62,6 +62,11 @@ public struct ConfigurationSchema: Sendable {
         .integer("sessions.actionLogBytes", \.sessions.actionLogBytes, 0...1 << 34, "Bytes of action JSON kept per session's action log (in memory and in the journal); the oldest entries go first, and an action larger than this is not kept."),
         .seconds("sessions.waitTimeoutSeconds", \.sessions.waitTimeoutSeconds, 0.001...3600, "Longest wait of POST …/actions?wait=true before 504 timeout."),
         .integer("sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000, "Actions recorded per session while stub mode is on."),
+        .integer(
+            "sessions.maxQueuedActions", \.sessions.maxQueuedActions, 0...10_000_000,
+            "Actions (with its effects' mutations) one session may hold waiting while its reactor is busy, such as a "
+                + "slow reduce on the worker pool; more get 503 session_busy with Retry-After and are not taken; "
+                + "0: no limit."),
         .seconds("sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000, "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),
         .integer("sessions.maxResident", \.sessions.maxResident, 1...100_000_000, "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
         .integer("sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...FileJournal.largestStateLimit, "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."),

@@ -95,7 +95,7 @@ extension Route {
             ],
             errors: [
                 .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
-                .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+                .stateTooLarge, .stateNotEncodable, .sessionPassivated, .sessionBusy, .timeout,
             ] + RouteDocumentation.onSession)) { $0.postAction($1) },
         Entry("GET", "/sessions/{id}/events", .events, .session(.read), .session, RouteDocumentation(
             "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses "

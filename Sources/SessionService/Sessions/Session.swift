@@ -74,7 +74,7 @@ final class Session<R: Reactor>: HostedSession {
         // and merged sources do.
         runtime = ReactorRuntime(
             InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, start: false,
-            tracer: tracer)
+            tracer: tracer, queueLimit: context.limits.maxQueuedActions)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
@@ -191,6 +191,7 @@ final class Session<R: Reactor>: HostedSession {
             } }
         } catch {
             if case .stopped = error, passivated.load(ordering: .acquiring) { throw .passivated }
+            if case .busy = error { context.metrics.actionsRefusedBusy.increment() }
             throw .reactor(error)
         }
         context.metrics.actionsAccepted.increment()
