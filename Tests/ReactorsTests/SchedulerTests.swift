@@ -159,3 +159,34 @@ private struct GatedReducer: Reactor {
         #expect(try await last.waitForCount(1).first?.version == 2_000)
     }
 }
+
+/// A reactor that notes the scheduling policy of the thread each `reduce` runs on.
+private struct PolicyReporter: Reactor {
+    enum Action: Codable, Sendable { case note }
+    struct State: Codable, Sendable { var policies: [Int32] = [] }
+    let initialState = State()
+    let scheduler: ReactorScheduler
+
+    func reduce(state: State, mutation: Action) -> State {
+        var state = state
+        state.policies.append(sched_getscheduler(0))
+        return state
+    }
+}
+
+@Suite struct WorkerPriorityTests {
+    /// The worker pool yields to ordinary threads (`SCHED_IDLE`, 5): a loop that wakes takes the CPU from a reduce
+    /// at once. Inline reduces keep the sender's policy (`SCHED_OTHER`, 0).
+    @Test func workersReduceUnderSchedIdleAndInlineUnderTheSendersPolicy() async throws {
+        let workers = ReactorRuntime(PolicyReporter(scheduler: .workers))
+        let reduced = Recorder<Snapshot<PolicyReporter.State>>()
+        _ = try workers.send(.note) { result in
+            if case .success(let snapshot) = result { reduced.record(snapshot) }
+        }
+        #expect(try await reduced.waitForCount(1).first?.state.policies == [5])
+        let inline = ReactorRuntime(PolicyReporter(scheduler: .inline))
+        _ = try inline.send(.note)
+        #expect(inline.currentState.policies == [sched_getscheduler(0)])
+        #expect(sched_getscheduler(0) != 5, "the test's own thread is an ordinary one")
+    }
+}
