@@ -167,6 +167,9 @@ final class NATSStorage: StorageBackend {
         return "JetStream cannot be reached: no connection to \(servers) (\(connection.status)); \(reason)"
     }
 
+    /// Loading a session claims it, reads its subject and writes a fence: JetStream round trips.
+    var waitsOnNetwork: Bool { true }
+
     // MARK: Durability
 
     var appendedPosition: UInt64 { watermark.appendedPosition }
