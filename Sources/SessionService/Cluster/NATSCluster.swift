@@ -19,15 +19,9 @@ final class NATSCluster: ClusterPeers {
 
     var instanceName: String { options.instance }
 
-    func owner(of id: String) -> String? {
-        guard case .success(let entry?) = storage.consistentEntry(storage.claimsBucket, id), entry.operation == .put,
-            let holder = OwnershipClaim(json: entry.value), holder.instance != options.instance,
-            case .success(true) = storage.isLive(holder)
-        else { return nil }
-        return holder.instance
-    }
+    func owner(of id: String) -> String? { storage.claims.liveOwner(of: id) }
 
-    func hostingInstances() -> [String] { storage.claimHolders.instances }
+    func hostingInstances() -> [String] { storage.claims.mirror.instances }
 
     func forward(_ request: ForwardedRequest, to instance: String, completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void) {
         var headers: NATSHeaders = ["Reactor-Method": request.method, "Reactor-Target": request.target]
@@ -78,10 +72,7 @@ final class NATSCluster: ClusterPeers {
         }
     }
 
-    func isAlive(_ instance: String) -> Bool {
-        guard case .success(let beat?) = storage.consistentEntry(storage.instancesBucket, instance) else { return false }
-        return beat.operation == .put
-    }
+    func isAlive(_ instance: String) -> Bool { storage.claims.isAlive(instance) }
 
     // MARK: Relayed subscriptions: `<prefix>.relay.<instance>.<token>`, one per session streamed from elsewhere;
     // the event's kind and numbers in headers, its JSON as payload.
