@@ -6,6 +6,7 @@ public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
+    case adminTimers, adminCancelTimer
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
     /// what `/openapi.json` says of it.
@@ -171,6 +172,15 @@ public enum Route: String, Sendable, CaseIterable {
                 .error(.notTokenMode, when: .notTokenMode),
             ],
             errors: RouteDocumentation.onSession)),
+        Entry("GET", "/admin/sessions/{id}/timers", .adminTimers, .admin, RouteDocumentation(
+            "The session's pending timers (its reactor's Effect.schedule), soonest first: each fires once, as an "
+                + "ordinary action marked \"timer\" in the action log, also after a passivation, a restart or kill -9.",
+            answers: [.success(200, .timers, "The pending timers.")],
+            errors: RouteDocumentation.onSession)),
+        Entry("DELETE", "/admin/sessions/{id}/timers/{name}", .adminCancelTimer, .admin, RouteDocumentation(
+            "Cancel a pending timer of the session (journaled: it does not fire after a restart either).",
+            answers: [.success(204, .empty, "Cancelled.")],
+            errors: [.unknownTimer] + RouteDocumentation.onSession)),
     ]
 
     /// Who may call the route.
@@ -201,6 +211,8 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminVersion: 17
         case .adminFork: 18
         case .adminSessionToken: 19
+        case .adminTimers: 20
+        case .adminCancelTimer: 21
         }
     }
 

@@ -115,6 +115,10 @@ extension ReactorService {
             out.raw(",\"stubbed\":")
             out.bool(entry.stubbed)
             if entry.interrupted { out.raw(",\"interrupted\":true") }
+            if let timer = entry.timer {
+                out.raw(",\"timer\":")
+                out.string(timer)
+            }
             if let refusal = refused[entry.seq] {
                 out.raw(",\"error\":{\"code\":")
                 out.string(refusal.code)

@@ -81,6 +81,7 @@ extension ReactorService {
     func deleteSession(_ id: String, _ exchange: Exchange) {
         guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
         session.end()
+        context.timers.note(id, at: nil)
         metrics.sessions.decrement()
         if store.storage != nil {
             logger.info("deleted a session; its records in the journal are erased in the background within seconds", ["session": .string(id)])

@@ -98,6 +98,7 @@ public final class ReactorService: HTTPResponder {
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
         noteStoredSessions()
+        startTimers()
         if let peers = storage?.peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
@@ -105,6 +106,7 @@ public final class ReactorService: HTTPResponder {
     /// Stops answering `/healthz` with 200 and stops expiring sessions (at shutdown).
     public func stop() {
         accepting.store(false, ordering: .relaxed)
+        context.timers.stop()
         sweep.withLock {
             $0?.cancel()
             $0 = nil
@@ -262,6 +264,8 @@ public final class ReactorService: HTTPResponder {
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
         case .adminSessionToken: replaceSessionToken(id, exchange)
+        case .adminTimers: adminTimers(id, exchange)
+        case .adminCancelTimer: adminCancelTimer(id, exchange)
         }
     }
 
@@ -275,7 +279,8 @@ public final class ReactorService: HTTPResponder {
         guard storageWaitsOnNetwork else { return false }
         switch route {
         case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
-        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken:
+        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken,
+            .adminTimers, .adminCancelTimer:
             return !store.isResident(exchange.id)
         case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors, .adminSessions: return false
         }

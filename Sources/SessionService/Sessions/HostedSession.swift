@@ -89,6 +89,14 @@ public protocol HostedSession: AnyObject, Sendable {
     var isPassivated: Bool { get }
     /// The storage position of its newest record: an answer showing its state waits for it to be durable.
     var storedPosition: UInt64 { get }
+
+    /// Its pending timers, soonest first.
+    func pendingTimers() -> [PendingTimer]
+    /// Cancels its pending timer `name`; false when none has that name.
+    func cancelTimer(_ name: String) -> Bool
+    /// Sends the action of every timer of it due now; returns how many fired. Throws `.passivated` or
+    /// `.ended` when it left memory meanwhile (look it up again).
+    func fireDueTimers() throws(SessionError) -> Int
 }
 
 extension HostedSession {
@@ -104,4 +112,7 @@ extension HostedSession {
     public var isPassivated: Bool { false }
     public var storedPosition: UInt64 { 0 }
     public func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] { [:] }
+    public func pendingTimers() -> [PendingTimer] { [] }
+    public func cancelTimer(_ name: String) -> Bool { false }
+    public func fireDueTimers() throws(SessionError) -> Int { 0 }
 }

@@ -20,6 +20,7 @@ extension Session {
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
             actions: restored.actions, middlewares: middlewares)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
+        session.restoreTimers(history.timers, serial: history.timerSerial)
         if restored.recovered { session.storeRecoveredState() }
         return session
     }

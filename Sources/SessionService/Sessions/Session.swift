@@ -36,6 +36,8 @@ final class Session<R: Reactor>: HostedSession {
     /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
     /// on the session loaded back.
     @usableFromInline let passivated = Atomic<Bool>(false)
+    /// The pending timers its reactor scheduled (an empty table allocates nothing); see `Session+Timers.swift`.
+    @usableFromInline let timers = Mutex(TimerTable())
 
     @usableFromInline
     struct Shared {
@@ -84,6 +86,7 @@ final class Session<R: Reactor>: HostedSession {
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
+        installTimerHandler()
         runtime.start()
     }
 
@@ -110,6 +113,16 @@ final class Session<R: Reactor>: HostedSession {
     /// (specialized where the reactor was registered; without it the type is asked at run time).
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(SessionError) -> UInt64 {
+        try send(actionBody: actionBody, completion: completion, encodeAction: encodeAction, timer: nil)
+    }
+
+    /// Decodes, logs, journals and queues an action; `timer` is the pending timer that sends it (taken from
+    /// the table as its accept is journaled, one step: 0 is returned, nothing sent, when it is pending no more).
+    @inlinable
+    func send(
+        actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?,
+        encodeAction: ((R.Action) throws -> [UInt8])?, timer: PendingTimer?
+    ) throws(SessionError) -> UInt64 {
         if let reason = journal?.unavailableReason { throw .storageUnavailable(reason) }
         let action: R.Action
         // What the log and the journal keep: the action as it decoded, not the body as sent.
@@ -119,11 +132,13 @@ final class Session<R: Reactor>: HostedSession {
         } catch {
             throw .invalidAction(error, reactor: reactorName)
         }
+        if timer == nil, !R.acceptsFromOutside(action) { throw Self.refusedFromOutside(json, reactor: reactorName) }
         if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
             seq = try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
+                if let timer, !takeTimer(timer) { return 0 }
                 ensureStateLimit()
                 // The receipt says whether stub mode took the action, decided by the runtime as it admitted
                 // it: the log records what really happens to it, however long it waits in the queue.
@@ -140,8 +155,8 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
                     }
-                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
-                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json)
+                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
+                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json, timer: timer?.name)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -153,7 +168,7 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed))
+                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
                 return receipt.seq
             }
         } catch {

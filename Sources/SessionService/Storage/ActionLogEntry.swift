@@ -9,13 +9,16 @@ public struct ActionLogEntry: Sendable, Equatable {
     public var stubbed: Bool
     /// Accepted before a crash that stopped its effects before they finished; never re-run.
     public var interrupted: Bool
+    /// The timer that sent it (`"timer"` in the admin action log), nil for an action a client sent.
+    public var timer: String?
 
     @inlinable
-    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false) {
+    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false, timer: String? = nil) {
         self.seq = seq
         self.at = at
         self.action = action
         self.stubbed = stubbed
         self.interrupted = interrupted
+        self.timer = timer
     }
 }

@@ -16,8 +16,10 @@ protocol SessionLog: AnyObject, Sendable {
     var lastPosition: UInt64 { get }
 
     /// An accepted action `seq`; `completed` when every mutation it made was already reduced (no
-    /// completion follows).
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8])
+    /// completion follows); `timer` names the timer that sent it (this record also removes that timer).
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?)
+    /// A change of the session's timers, numbered `serial` (one more than its previous timer record's).
+    func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
     /// A reduced mutation (JSON) producing `version`.

@@ -94,6 +94,9 @@ protocol StorageBackend: MetricsSource {
 
     // MARK: Upkeep
 
+    /// When each stored session's soonest pending timer may fall due (start-up: the timer index is built from
+    /// it). A time may be early, never late: a session loaded at it finds what is really due.
+    func timerHints() -> [(id: String, at: Int64)]
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
     /// The other instances sharing this storage (see the extension's default).
@@ -119,6 +122,9 @@ extension StorageBackend {
 
     /// The other instances sharing this storage; nil for a backend only this process uses.
     var peers: (any ClusterPeers)? { nil }
+
+    /// No timers stored.
+    func timerHints() -> [(id: String, at: Int64)] { [] }
 
     /// A local backend's loads read a file: quick enough to do where the request is.
     var waitsOnNetwork: Bool { false }

@@ -24,6 +24,11 @@ struct StoredHistory: Sendable {
     var lastSeq: UInt64
     /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
     var hasTail: Bool
+    /// The pending timers: the snapshot's, changed by the timer records after it, less those whose action
+    /// was accepted after it (soonest first).
+    @usableFromInline var timers: [PendingTimer] = []
+    /// The number of the session's latest timer record.
+    @usableFromInline var timerSerial: UInt64 = 0
 }
 
 /// The records that rebuild one past version: a snapshot's state and the state records after it.

@@ -23,6 +23,10 @@ struct StoredSnapshot: Sendable, Equatable {
     /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
     /// and its mutations are in `state`: a later load does not recover it again.
     var recoveredThrough: UInt64
+    /// The session's pending timers when the snapshot was taken (records before it are not needed for them).
+    var timers: [PendingTimer] = []
+    /// The number of the session's latest timer record, so later ones are numbered above it.
+    var timerSerial: UInt64 = 0
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],

@@ -23,6 +23,8 @@ extension StoredSnapshot {
         }
         buffer.appendLittleEndian(incarnation)
         buffer.appendLittleEndian(recoveredThrough)
+        // Only a session that ever had a timer carries the section.
+        if !timers.isEmpty || timerSerial != 0 { StoredTimers.encode(timers, serial: timerSerial, into: &buffer) }
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -49,11 +51,28 @@ extension StoredSnapshot {
         incarnation = try reader.integer(UInt64.self)
         guard reader.offset < reader.bytes.count else { return }
         recoveredThrough = try reader.integer(UInt64.self)
+        guard reader.offset < reader.bytes.count else { return }
+        (timers, timerSerial) = try StoredTimers.decode(&reader)
     }
 
     /// Only the incarnation, found by stepping over the sections before it (the start-up scan); 0 when the
     /// payload has none or is too short to hold one where it should be.
     static func incarnation(payload: UnsafeRawBufferPointer) -> UInt64 {
+        guard let offset = offsetAfterPulses(payload: payload), offset + 8 <= payload.count else { return 0 }
+        return payload.loadLittleEndian(UInt64.self, at: offset)
+    }
+
+    /// The earliest `at` of the snapshot's timers (the start-up scan), nil when it has none.
+    static func earliestTimer(payload: UnsafeRawBufferPointer) -> Int64? {
+        // The incarnation and recoveredThrough, then the timers' count and earliest time.
+        guard let offset = offsetAfterPulses(payload: payload).map({ $0 + 16 }), offset + 12 <= payload.count,
+            payload.loadLittleEndian(UInt32.self, at: offset) > 0
+        else { return nil }
+        return payload.loadLittleEndian(Int64.self, at: offset + 4)
+    }
+
+    /// Where the section after the pulse counts begins, found by stepping over the ones before it.
+    static func offsetAfterPulses(payload: UnsafeRawBufferPointer) -> Int? {
         var offset = 9  // lastSeq and stub
         func take(_ count: Int) -> Bool {
             offset += count
@@ -69,16 +88,15 @@ extension StoredSnapshot {
         guard let id = length(UInt8.self), take(id), let reactor = length(UInt8.self), take(reactor),
             let state = length(UInt32.self), take(state), let running = length(UInt32.self), take(running * 8),
             let actions = length(UInt32.self)
-        else { return 0 }
+        else { return nil }
         for _ in 0..<actions {
-            guard take(17), let action = length(UInt32.self), take(action) else { return 0 }
+            guard take(17), let action = length(UInt32.self), take(action) else { return nil }
         }
-        guard let pulses = length(UInt32.self) else { return 0 }
+        guard let pulses = length(UInt32.self) else { return nil }
         for _ in 0..<pulses {
-            guard let name = length(UInt8.self), take(name + 8) else { return 0 }
+            guard let name = length(UInt8.self), take(name + 8) else { return nil }
         }
-        guard offset + 8 <= payload.count else { return 0 }
-        return payload.loadLittleEndian(UInt64.self, at: offset)
+        return offset
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).
@@ -109,18 +127,23 @@ struct StoredAccept: Sendable, Equatable {
     /// The action's mutations were all reduced before the record was written (no completion record follows).
     var completed: Bool
     var body: [UInt8]
+    /// The timer whose action this is: its accept record is also the timer's removal (flag 4, then the
+    /// name as a short string before the body).
+    var timer: String?
 
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(at)
-        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0))
+        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (timer != nil ? 4 : 0))
+        if let timer { buffer.appendShortString(timer) }
         buffer.append(contentsOf: body)
     }
 
-    init(at: Int64, stubbed: Bool, completed: Bool, body: [UInt8]) {
+    init(at: Int64, stubbed: Bool, completed: Bool, body: [UInt8], timer: String? = nil) {
         self.at = at
         self.stubbed = stubbed
         self.completed = completed
         self.body = body
+        self.timer = timer
     }
 
     init(payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -129,7 +152,13 @@ struct StoredAccept: Sendable, Equatable {
         let flags = try reader.integer(UInt8.self)
         stubbed = flags & 1 != 0
         completed = flags & 2 != 0
+        timer = flags & 4 != 0 ? try reader.shortString() : nil
         body = reader.rest()
+    }
+
+    /// The log entry it stands for.
+    func entry(seq: UInt64) -> ActionLogEntry {
+        ActionLogEntry(seq: seq, at: at, action: body, stubbed: stubbed, timer: timer)
     }
 }
 
@@ -147,8 +176,9 @@ enum StoredActionLog {
         for entry in entries {
             buffer.appendLittleEndian(entry.seq)
             buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0))
+            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.timer != nil ? 4 : 0))
             buffer.appendBlob(entry.action)
+            if let timer = entry.timer { buffer.appendShortString(timer) }
         }
     }
 
@@ -163,7 +193,9 @@ enum StoredActionLog {
             let at = try reader.integer(Int64.self)
             let flags = try reader.integer(UInt8.self)
             let action = try reader.blob()
-            entries.append(ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0))
+            let timer = flags & 4 != 0 ? try reader.shortString() : nil
+            entries.append(
+                ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0, timer: timer))
         }
         return entries
     }

@@ -92,11 +92,19 @@ final class NATSSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8]) {
+    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?) {
         var payload: [UInt8] = []
         payload.reserveCapacity(StoredAccept.headerBytes + action.count)
-        StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action).encode(into: &payload)
+        StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action, timer: timer).encode(into: &payload)
         append(.accept, number: seq, payload)
+    }
+
+    func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
+        var payload: [UInt8] = []
+        change.encode(into: &payload)
+        guard payload.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
+        append(.timer, number: serial, payload)
+        return true
     }
 
     func appendCompletion(seq: UInt64) {
