@@ -12,8 +12,18 @@ extension ReactorService {
         context.timers.start { [weak self] id in self?.fireTimers(of: id) }
     }
 
-    /// Loads session `id` if it is not in memory and fires its due timers (the index picked it).
+    /// How long an instance waits before it looks again at a due timer of a session another live instance runs
+    /// (that one fires it; this one does if it is gone by then).
+    static var ownerRecheckNanoseconds: Int64 { 5_000_000_000 }
+
+    /// Loads session `id` if it is not in memory and fires its due timers (the index picked it). In a cluster
+    /// only the session's owner fires them; a session nobody runs is loaded (claimed) here, so the journal's
+    /// fencing lets exactly one instance append the timer's action.
     func fireTimers(of id: String) {
+        if let peers = store.storage?.peers, !store.isResident(id), peers.owner(of: id) != nil {
+            context.timers.note(id, at: context.clock.wallNanoseconds() + Self.ownerRecheckNanoseconds)
+            return
+        }
         // A session leaving memory between the lookup and the firing is looked up (loaded) again.
         for _ in 0..<3 {
             guard let session = store.session(id) else { return }

@@ -81,9 +81,15 @@ extension Session {
                     return false
                 }
             }
-            context.timers.note(id, at: table.soonest)
+            noteSoonest(table.soonest)
             return true
         }
+    }
+
+    /// Tells the service's index (and storage, for the other instances) when the soonest timer falls due.
+    func noteSoonest(_ at: Int64?) {
+        context.timers.note(id, at: at)
+        journal?.log.noteSoonestTimer(at)
     }
 
     /// Takes `timer` out of the table for its action's accept (the caller holds the action-log lock and
@@ -133,6 +139,7 @@ extension Session {
             timers.withLock { table in
                 let soonest = table.soonest
                 context.timers.note(id, at: retry ? soonest.map { max($0, now + Self.timerRetryNanoseconds) } : soonest)
+                journal?.log.noteSoonestTimer(soonest)
             }
         }
         for timer in due {

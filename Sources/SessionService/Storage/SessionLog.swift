@@ -20,6 +20,8 @@ protocol SessionLog: AnyObject, Sendable {
     func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?)
     /// A change of the session's timers, numbered `serial` (one more than its previous timer record's).
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool
+    /// The session's soonest pending timer is now `at` (nil: none); see the extension's default.
+    func noteSoonestTimer(_ at: Int64?)
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
     /// A reduced mutation (JSON) producing `version`.
@@ -34,4 +36,10 @@ protocol SessionLog: AnyObject, Sendable {
     /// The session leaves this process's memory: its latest snapshot and the records after it
     /// describe it, and another process may take it over.
     func release()
+}
+
+extension SessionLog {
+    /// The session's soonest pending timer changed (nil: none left); a backend shared by several processes
+    /// tells the others, so they fire it should this one be gone by then. The file journal needs nothing.
+    func noteSoonestTimer(_ at: Int64?) {}
 }

@@ -151,6 +151,8 @@ protocol ResidentSessions: Sendable {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome
     /// Another process replaced session `id`'s access token: the streams opened here with the old one end.
     func accessTokenReplaced(_ id: String)
+    /// Storage says session `id`'s soonest timer is now due at `at` (nil: none), as some instance wrote it.
+    func timerChanged(_ id: String, at: Int64?)
     /// The ids of the sessions in memory (not leaving it).
     func residentIDs() -> [String]
 }
@@ -162,6 +164,8 @@ extension ResidentSessions {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome { .notResident }
     /// No streams to end.
     func accessTokenReplaced(_ id: String) {}
+    /// No timers to fire.
+    func timerChanged(_ id: String, at: Int64?) {}
     /// None.
     func residentIDs() -> [String] { [] }
 }

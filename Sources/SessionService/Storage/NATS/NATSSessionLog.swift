@@ -99,6 +99,10 @@ final class NATSSessionLog: SessionLog {
         append(.accept, number: seq, payload)
     }
 
+    func noteSoonestTimer(_ at: Int64?) {
+        storage.noteTimer(id, at: at)
+    }
+
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
         var payload: [UInt8] = []
         change.encode(into: &payload)
