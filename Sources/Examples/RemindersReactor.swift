@@ -43,7 +43,8 @@ public struct RemindersReactor: Reactor {
                 guard (1...RemindersReactor.maxAfterSeconds).contains(seconds) else {
                     throw DecodingError.dataCorruptedError(
                         forKey: WireKey("afterSeconds"), in: container,
-                        debugDescription: "afterSeconds must be 1 to \(RemindersReactor.maxAfterSeconds), got \(seconds)")
+                        debugDescription:
+                            "afterSeconds must be 1 to \(RemindersReactor.maxAfterSeconds), got \(seconds)")
                 }
                 self = .remind(text: text, afterSeconds: seconds)
             case "cancel": self = .cancel(text: try Self.text(container))

@@ -85,7 +85,8 @@ final class TesterRecording<R: Reactor>: Sendable {
                 book.scheduled.removeAll { $0.timer == name }
                 book.nextOrder += 1
                 let now = clock?.now ?? TestClock.Instant(offset: .zero)
-                book.scheduled.append(ScheduledAction(action: action, time: now.advanced(by: delay), order: book.nextOrder, timer: name))
+                book.scheduled.append(
+                    ScheduledAction(action: action, time: now.advanced(by: delay), order: book.nextOrder, timer: name))
                 book.scheduled.sort { ($0.time, $0.order) < ($1.time, $1.order) }
             case .cancel(let name):
                 book.scheduled.removeAll { $0.timer == name }

@@ -61,7 +61,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
     /// The reactor's pending timers (`Effect.schedule`), soonest first: their names and when they fall due on the
     /// test clock. The clock sends each one's action as it passes its time (`advance`, `run`, `receive(timeout:)`).
     public var pendingTimers: [(name: String, at: Duration)] {
-        recording.book.withLock { book in book.scheduled.compactMap { item in item.timer.map { ($0, item.time.offset) } } }
+        recording.book.withLock { book in
+            book.scheduled.compactMap { item in item.timer.map { ($0, item.time.offset) } }
+        }
     }
 
     /// The state the next assertion starts from: the last one an assertion took (TCA's `store.state`).

@@ -27,7 +27,8 @@ import Testing
 
     static func remind(_ server: TestServer, _ id: String, _ text: String, after seconds: Int) throws -> TestResponse {
         try server.request(
-            "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"remind","text":"\#(text)","afterSeconds":\#(seconds)}"#)
+            "POST", "/sessions/\(id)/actions?wait=true",
+            body: #"{"type":"remind","text":"\#(text)","afterSeconds":\#(seconds)}"#)
     }
 
     @Test func aReminderFiresOnceAtItsTimeAsATimerAction() async throws {
@@ -52,12 +53,15 @@ import Testing
         #expect(try Self.remind(server, "r", "tea", after: 100).status == 200)
         #expect(try Self.remind(server, "r", "post", after: 20).status == 200)
         #expect(try Self.state(server, "r")["pending"] as? [String] == ["tea", "post"])
-        let cancel = try server.request("POST", "/sessions/r/actions?wait=true", body: #"{"type":"cancel","text":"post"}"#)
+        let cancel = try server.request(
+            "POST", "/sessions/r/actions?wait=true", body: #"{"type":"cancel","text":"post"}"#)
         #expect(cancel.status == 200)
         await server.clock.advance(by: .seconds(50))
         #expect(try Self.state(server, "r")["fired"] as? [String] == [], "the rescheduled or the cancelled one fired")
         await server.clock.advance(by: .seconds(50))
-        try await eventually("tea to fire at its new time") { try Self.state(server, "r")["fired"] as? [String] == ["tea"] }
+        try await eventually("tea to fire at its new time") {
+            try Self.state(server, "r")["fired"] as? [String] == ["tea"]
+        }
         for (seconds, status) in [(0, 422), (86_401, 422), (-5, 422), (1, 200), (86_400, 200)] {
             let answer = try Self.remind(server, "r", "x\(seconds)", after: seconds)
             #expect(answer.status == status, "afterSeconds \(seconds)")
@@ -118,7 +122,10 @@ import Testing
                 #expect(try Self.remind(server, "kept", "soon", after: 30).status == 200)
                 #expect(try Self.remind(server, "kept", "much later", after: 3000).status == 200)
                 #expect(try Self.remind(server, "kept", "dropped", after: 40).status == 200)
-                #expect(try server.request("POST", "/sessions/kept/actions?wait=true", body: #"{"type":"cancel","text":"dropped"}"#).status == 200)
+                #expect(
+                    try server.request(
+                        "POST", "/sessions/kept/actions?wait=true", body: #"{"type":"cancel","text":"dropped"}"#
+                    ).status == 200)
             }
             do {
                 // Each test server's clock starts at the same instant: 120 s after it, "soon" is overdue.
@@ -135,7 +142,8 @@ import Testing
             await server.clock.advance(by: .seconds(120))
             let timers = try server.request("GET", "/admin/sessions/kept/timers", headers: server.admin).json()
             #expect((timers["timers"] as? [[String: Any]])?.map { $0["name"] as? String } == ["much later"])
-            #expect(try Self.state(server, "kept")["fired"] as? [String] == ["soon"], "fired again after a second restart")
+            #expect(
+                try Self.state(server, "kept")["fired"] as? [String] == ["soon"], "fired again after a second restart")
             #expect(try Self.timerEntries(server, "kept") == ["soon:due:soon"])
         }
     }

@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Durable timers of real `reactor-server` processes on the real clock (a child has no injected clock; the
@@ -15,7 +15,8 @@ import Glibc
 
     static func start(_ place: StoragePlace, extra: [String] = []) async throws -> ServerProcess {
         try await ServerProcess.start(
-            arguments: place.arguments + ["--loops", "2"] + extra, environment: ["REACTOR_ADMIN_TOKEN": TestServer.adminToken])
+            arguments: place.arguments + ["--loops", "2"] + extra,
+            environment: ["REACTOR_ADMIN_TOKEN": TestServer.adminToken])
     }
 
     /// The session's state lists.
@@ -43,14 +44,17 @@ import Glibc
         try await storage.withPlace("timer-crash") { place in
             var server = try await Self.start(place)
             var client = try server.client()
-            #expect(try client.request("POST", "/sessions", body: #"{"reactor":"reminders","id":"crash"}"#).status == 201)
+            #expect(
+                try client.request("POST", "/sessions", body: #"{"reactor":"reminders","id":"crash"}"#).status == 201)
             let texts = (0..<40).map { "r\($0)" }
             for (index, text) in texts.enumerated() {
                 let body = #"{"type":"remind","text":"\#(text)","afterSeconds":\#(1 + index % 2)}"#
                 #expect(try client.request("POST", "/sessions/crash/actions", body: body).status == 202)
             }
             // Killed once the first reminders fired: the rest are due, or firing, as it dies.
-            try await eventually("the first reminders to fire", within: .seconds(20)) { try !Self.lists(client, "crash").fired.isEmpty }
+            try await eventually("the first reminders to fire", within: .seconds(20)) {
+                try !Self.lists(client, "crash").fired.isEmpty
+            }
             server.process.signal(SIGKILL)
             _ = try await server.stop()
             server = try await Self.start(place)
@@ -60,7 +64,11 @@ import Glibc
             }
             try Self.expectEachFiredOnce(client, "crash", texts)
             // A reminder due while the server is down (killed before its second) fires after the next start.
-            #expect(try client.request("POST", "/sessions/crash/actions?wait=true", body: #"{"type":"remind","text":"down","afterSeconds":1}"#).status == 200)
+            #expect(
+                try client.request(
+                    "POST", "/sessions/crash/actions?wait=true",
+                    body: #"{"type":"remind","text":"down","afterSeconds":1}"#
+                ).status == 200)
             server.process.signal(SIGKILL)
             _ = try await server.stop()
             server = try await Self.start(place)
@@ -85,18 +93,26 @@ import Glibc
         try await NATSFailoverTests.withPair { a, b in
             let clientA = try a.client()
             let clientB = try b.client()
-            #expect(try clientA.request("POST", "/sessions", body: #"{"reactor":"reminders","id":"shared"}"#).status == 201)
-            let first = try clientA.request("POST", "/sessions/shared/actions?wait=true", body: #"{"type":"remind","text":"one","afterSeconds":1}"#)
+            #expect(
+                try clientA.request("POST", "/sessions", body: #"{"reactor":"reminders","id":"shared"}"#).status == 201)
+            let first = try clientA.request(
+                "POST", "/sessions/shared/actions?wait=true", body: #"{"type":"remind","text":"one","afterSeconds":1}"#)
             #expect(first.status == 200)
             // b knows the timer (from the session's entry) but leaves it to a, which runs the session.
-            try await eventually("the owner to fire the timer", within: .seconds(20)) { try Self.lists(clientA, "shared").fired == ["one"] }
+            try await eventually("the owner to fire the timer", within: .seconds(20)) {
+                try Self.lists(clientA, "shared").fired == ["one"]
+            }
             #expect(try Self.timersFired(clientA) == 1)
-            #expect(try Self.timersFired(clientB) == 0, "the instance that does not run the session fired its timer too")
+            #expect(
+                try Self.timersFired(clientB) == 0, "the instance that does not run the session fired its timer too")
             // a is killed before the next one is due: b, asking no request of the session, claims it and fires it.
-            let second = try clientA.request("POST", "/sessions/shared/actions?wait=true", body: #"{"type":"remind","text":"two","afterSeconds":2}"#)
+            let second = try clientA.request(
+                "POST", "/sessions/shared/actions?wait=true", body: #"{"type":"remind","text":"two","afterSeconds":2}"#)
             #expect(second.status == 200)
             a.process.signal(SIGKILL)
-            try await eventually("b to fire the dead owner's timer", within: .seconds(30)) { try Self.timersFired(clientB) == 1 }
+            try await eventually("b to fire the dead owner's timer", within: .seconds(30)) {
+                try Self.timersFired(clientB) == 1
+            }
             #expect(try Self.lists(clientB, "shared").fired == ["one", "two"])
             try Self.expectEachFiredOnce(clientB, "shared", ["one", "two"])
         }

@@ -154,14 +154,16 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     @usableFromInline
     func handleTimer(_ command: TimerCommand, seq: UInt64?) {
         guard let handler = core.withLock({ $0.extras?.timerHandler }) else {
-            return report(TimerCommandError(description: "timer \"\(command.name)\" was not kept: this runtime has no timer "
-                + "handler (a hosted session has one; elsewhere call setTimerHandler)"))
+            return report(TimerCommandError(
+                description: "timer \"\(command.name)\" was not kept: this runtime has no timer handler (a hosted "
+                    + "session has one; elsewhere call setTimerHandler)"))
         }
         switch command {
         case .schedule(let name, let delay, let action):
             guard let action = action as? R.Action else {
-                return report(TimerCommandError(description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), "
-                    + "not the reactor's \(R.Action.self)"))
+                return report(TimerCommandError(
+                    description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), not the "
+                        + "reactor's \(R.Action.self)"))
             }
             handler(.schedule(name: name, delay: delay, action: action), seq)
         case .cancel(let name):

@@ -44,13 +44,15 @@ extension OpenAPIDocument.Schemas {
                     "action": Self.ref("Action").described("The action as it decoded, encoded again (members the reactor does not read are not kept)."),
                     "stubbed": JSONSchema.boolean.described("Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
                     "interrupted": JSONSchema.constant(true).described("Present when the server stopped before the action's effects finished; it is never re-run."),
-                    "timer": JSONSchema.string().described("Present when the session's own timer sent the action: the timer's name."),
+                    "timer": JSONSchema.string().described(
+                        "Present when the session's own timer sent the action: the timer's name."),
                     "error": JSONSchema.object(["code": .string(), "message": .string()]).described("Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
                 ], optional: ["interrupted", "error", "timer"])
             return .object(["actions": .array(entry), "next": JSONSchema.unsigned().described("Present when more entries remain: pass it as the next since.")], optional: ["next"])
         case .timers:
             let timer = JSONSchema.object([
-                "name": .string(), "at": JSONSchema.string().adding("format", "date-time").described("When it falls due (RFC 3339, UTC)."),
+                "name": .string(),
+                "at": JSONSchema.string().adding("format", "date-time").described("When it falls due (RFC 3339, UTC)."),
                 "action": Self.ref("Action").described("The action it sends to the session."),
             ])
             return .object(["timers": .array(timer)])

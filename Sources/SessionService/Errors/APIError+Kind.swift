@@ -74,7 +74,9 @@ extension APIError {
             case .unknownVersion:
                 Row(404, "unknown_version", "The session has not reached this version yet.")
             case .unknownTimer:
-                Row(404, "unknown_timer", "The session has no pending timer with this name (it fired, or was cancelled).")
+                Row(
+                    404, "unknown_timer",
+                    "The session has no pending timer with this name (it fired, or was cancelled).")
             case .sessionExists:
                 Row(409, "session_exists", "A session with this id exists already.")
             case .sessionUnavailable:

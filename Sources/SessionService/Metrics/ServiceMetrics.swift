@@ -56,7 +56,8 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_subscribers", value: subscribers.value)
         text.family("reactor_actions_accepted_total", type: "counter", help: "Actions accepted (202 or 200 with wait).")
         text.sample("reactor_actions_accepted_total", value: actionsAccepted.value)
-        text.family("reactor_timers_fired_total", type: "counter", help: "Timers whose action was sent to their session.")
+        text.family(
+            "reactor_timers_fired_total", type: "counter", help: "Timers whose action was sent to their session.")
         text.sample("reactor_timers_fired_total", value: timersFired.value)
         text.family("reactor_timer_sessions", type: "gauge", help: "Sessions with a pending timer, in memory or not.")
         text.sample("reactor_timer_sessions", value: timerSessions.value)

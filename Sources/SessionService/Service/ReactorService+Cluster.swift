@@ -63,7 +63,8 @@ extension ReactorService {
 
     /// The routes another instance may forward: those that act on one resident session or read its past, and the list.
     static let forwardable: Set<Route> = [
-        .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork, .adminTimers, .adminCancelTimer,
+        .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork, .adminTimers,
+        .adminCancelTimer,
     ]
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true

@@ -35,7 +35,8 @@ extension ReactorService {
                 continue
             }
         }
-        logger.warning("a session's due timers could not fire: it kept leaving memory; retrying", ["session": .string(id)])
+        logger.warning(
+            "a session's due timers could not fire: it kept leaving memory; retrying", ["session": .string(id)])
         context.timers.note(id, at: context.clock.wallNanoseconds() + 1_000_000_000)
     }
 
@@ -74,10 +75,11 @@ extension ReactorService {
             return exchange.fail(APIError(.storageUnavailable, "a cancellation cannot be stored now: \(reason)"))
         }
         guard session.cancelTimer(name) else {
-            return exchange.fail(APIError(
-                .unknownTimer,
-                "session \(JSONWriter.quoted(id)) has no pending timer \(JSONWriter.quoted(name)); "
-                    + "GET /admin/sessions/\(id)/timers lists them"))
+            return exchange.fail(
+                APIError(
+                    .unknownTimer,
+                    "session \(JSONWriter.quoted(id)) has no pending timer \(JSONWriter.quoted(name)); "
+                        + "GET /admin/sessions/\(id)/timers lists them"))
         }
         exchange.dependsOn = session.storedPosition
         exchange.reply(204, body: [], contentType: nil)

@@ -279,8 +279,8 @@ public final class ReactorService: HTTPResponder {
         guard storageWaitsOnNetwork else { return false }
         switch route {
         case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
-        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion, .adminSessionToken,
-            .adminTimers, .adminCancelTimer:
+        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion,
+            .adminSessionToken, .adminTimers, .adminCancelTimer:
             return !store.isResident(exchange.id)
         case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors, .adminSessions: return false
         }

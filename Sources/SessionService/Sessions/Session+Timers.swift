@@ -39,7 +39,8 @@ extension Session {
             let json: [UInt8]
             do {
                 guard let encodable = action as? any Encodable else {
-                    return timerRefused(name, seq: seq, "its action type \(R.Action.self) is not Encodable, so it cannot be stored")
+                    return timerRefused(
+                        name, seq: seq, "its action type \(R.Action.self) is not Encodable, so it cannot be stored")
                 }
                 json = try encodeAction(encodable)
             } catch {
@@ -47,9 +48,11 @@ extension Session {
             }
             let (seconds, attoseconds) = delay.components
             let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-            let delayNanoseconds = nanoseconds.overflow ? Int64.max / 2 : max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)
+            let delayNanoseconds =
+                nanoseconds.overflow ? Int64.max / 2 : max(0, nanoseconds.partialValue + attoseconds / 1_000_000_000)
             let at = context.clock.wallNanoseconds().addingReportingOverflow(delayNanoseconds)
-            change(.schedule(PendingTimer(name: name, at: at.overflow ? .max : at.partialValue, action: json)), seq: seq)
+            change(
+                .schedule(PendingTimer(name: name, at: at.overflow ? .max : at.partialValue, action: json)), seq: seq)
         case .cancel(let name):
             change(.cancel(name: name), seq: seq)
         }
@@ -97,7 +100,9 @@ extension Session {
     @usableFromInline
     func takeTimer(_ timer: PendingTimer) -> Bool {
         timers.withLock { table in
-            guard let pending = table.pending[timer.name], pending.at == timer.at, pending.action == timer.action else { return false }
+            guard let pending = table.pending[timer.name], pending.at == timer.at, pending.action == timer.action else {
+                return false
+            }
             table.pending[timer.name] = nil
             return true
         }
@@ -153,7 +158,10 @@ extension Session {
                 case .invalidAction, .actionTooLarge, .internalAction:
                     context.logger.error(
                         "a due timer's action is no longer an action of its reactor; the timer is dropped",
-                        ["session": .string(id), "timer": .string(timer.name), "error": .string("\(APIError(error).message)")])
+                        [
+                            "session": .string(id), "timer": .string(timer.name),
+                            "error": .string("\(APIError(error).message)"),
+                        ])
                     change(.cancel(name: timer.name))
                 case .passivated, .ended:
                     throw error
@@ -161,7 +169,10 @@ extension Session {
                     retry = true
                     context.logger.warning(
                         "a due timer cannot fire now; retrying",
-                        ["session": .string(id), "timer": .string(timer.name), "error": .string("\(APIError(error).message)")])
+                        [
+                            "session": .string(id), "timer": .string(timer.name),
+                            "error": .string("\(APIError(error).message)"),
+                        ])
                 }
             }
         }

@@ -155,8 +155,11 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
                     }
-                    log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
-                    journal.accepted(ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json, timer: timer?.name)
+                    log.append(
+                        ActionLogEntry(
+                            seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
+                    journal.accepted(
+                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json, timer: timer?.name)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -168,7 +171,9 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
+                log.append(
+                    ActionLogEntry(
+                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
                 return receipt.seq
             }
         } catch {

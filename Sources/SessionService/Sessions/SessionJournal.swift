@@ -140,8 +140,8 @@ final class SessionJournal: Sendable {
     /// `timers` calls its argument with the pending timers and the timer serial while holding the timers'
     /// lock, so no timer record lands between reading them and appending the snapshot.
     func snapshot(
-        version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?,
-        timers: (([PendingTimer], UInt64) -> Bool) -> Bool = { $0([], 0) }
+        version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:],
+        oldestRetained: UInt64?, timers: (([PendingTimer], UInt64) -> Bool) -> Bool = { $0([], 0) }
     ) -> Bool {
         actions.withLock { running in
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {

@@ -13,7 +13,9 @@ public struct ActionLogEntry: Sendable, Equatable {
     public var timer: String?
 
     @inlinable
-    public init(seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false, timer: String? = nil) {
+    public init(
+        seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false, timer: String? = nil
+    ) {
         self.seq = seq
         self.at = at
         self.action = action

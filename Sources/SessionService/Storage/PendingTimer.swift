@@ -79,7 +79,9 @@ enum StoredTimers {
         }
     }
 
-    static func decode(_ reader: inout PayloadReader) throws(PayloadReader.PayloadError) -> (timers: [PendingTimer], serial: UInt64) {
+    static func decode(
+        _ reader: inout PayloadReader
+    ) throws(PayloadReader.PayloadError) -> (timers: [PendingTimer], serial: UInt64) {
         let count = Int(try reader.integer(UInt32.self))
         _ = try reader.integer(Int64.self)
         let serial = try reader.integer(UInt64.self)

@@ -38,7 +38,8 @@ function appendLog(entries) {
   for (const entry of entries) {
     const at = node("td", new Date(entry.at).toLocaleTimeString());
     at.title = entry.at;
-    const note = entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted" : entry.timer !== undefined ? "timer " + entry.timer : "";
+    const note = entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted"
+      : entry.timer !== undefined ? "timer " + entry.timer : "";
     const line = node("tr");
     line.append(node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), node("td", note, note ? "stubbed" : ""));
     body.append(line);

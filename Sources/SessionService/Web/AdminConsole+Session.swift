@@ -55,7 +55,9 @@ function select(id) {
   $("liveState").textContent = "—";
   $("actionLog").tBodies[0].replaceChildren();
   $("timers").tBodies[0].replaceChildren();
-  for (const result of ["actionResult", "stubResult", "forkResult", "logNote", "timersNote"]) $(result).textContent = "";
+  for (const result of ["actionResult", "stubResult", "forkResult", "logNote", "timersNote"]) {
+    $(result).textContent = "";
+  }
   $("actionEditor").value = "";
   $("stateEditor").value = "";
   setStub(row.stub);

@@ -10,7 +10,9 @@ async function loadTimers() {
     if (!selected || selected.id !== id) return;
     renderTimers(answer.timers);
   } catch (error) {
-    if (selected && selected.id === id) { $("timersNote").className = "error"; $("timersNote").textContent = "Timers: " + error.message; }
+    if (!selected || selected.id !== id) return;
+    $("timersNote").className = "error";
+    $("timersNote").textContent = "Timers: " + error.message;
   }
 }
 
@@ -31,7 +33,8 @@ function renderTimers(timers) {
   }));
   if ($("timersNote").className !== "error" || timers.length) {
     $("timersNote").className = "muted";
-    $("timersNote").textContent = timers.length === 1 ? "1 pending timer." : timers.length ? timers.length + " pending timers." : "No pending timers.";
+    $("timersNote").textContent = timers.length === 1 ? "1 pending timer."
+      : timers.length ? timers.length + " pending timers." : "No pending timers.";
   }
 }
 

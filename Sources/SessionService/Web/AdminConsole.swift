@@ -140,7 +140,9 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
       <section class="card half" aria-labelledby="timersHeading">
         <h3 id="timersHeading">Pending timers</h3>
         <table id="timers" aria-labelledby="timersHeading">
-          <thead><tr><th scope="col">name</th><th scope="col">due at</th><th scope="col">action</th><th scope="col"></th></tr></thead>
+          <thead><tr>
+            <th scope="col">name</th><th scope="col">due at</th><th scope="col">action</th><th scope="col"></th>
+          </tr></thead>
           <tbody></tbody>
         </table>
         <p id="timersNote" class="muted" aria-live="polite"></p>
@@ -149,7 +151,10 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
   </section>
 </main>
 <script nonce="__NONCE__">
-"""# + [WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timersScript, timeTravelScript].joined(separator: "\n") + #"""
+"""# + [
+        WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timersScript,
+        timeTravelScript,
+    ].joined(separator: "\n") + #"""
 
 // Everything is defined: connect (when this tab holds a token).
 refreshList();

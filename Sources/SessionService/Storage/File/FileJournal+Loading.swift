@@ -170,7 +170,8 @@ extension FileJournal {
         for index in actions.indices where running.contains(actions[index].seq) {
             actions[index].interrupted = true
         }
-        var history = StoredHistory(snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty)
+        var history = StoredHistory(
+            snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty)
         history.timers = timers.values.sorted { ($0.at, $0.name) < ($1.at, $1.name) }
         history.timerSerial = timerSerial
         return .success(history)

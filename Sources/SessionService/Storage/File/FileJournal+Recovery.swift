@@ -57,7 +57,9 @@ extension FileJournal {
                             entry.unavailable = nil
                             if entry.incarnation == 0 { entry.incarnation = StoredSnapshot.incarnation(payload: payload) }
                             // Its latest snapshot holds every timer before it.
-                            if entry.snapshot == location { entry.timerHint = StoredSnapshot.earliestTimer(payload: payload) }
+                            if entry.snapshot == location {
+                                entry.timerHint = StoredSnapshot.earliestTimer(payload: payload)
+                            }
                         }
                         if record.kind == .timer, let entry = recovered.index.entries[record.key],
                             let at = TimerChange.scheduledAt(payload: payload)

@@ -195,7 +195,9 @@ enum StoredActionLog {
             let action = try reader.blob()
             let timer = flags & 4 != 0 ? try reader.shortString() : nil
             entries.append(
-                ActionLogEntry(seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0, timer: timer))
+                ActionLogEntry(
+                    seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0,
+                    timer: timer))
         }
         return entries
     }

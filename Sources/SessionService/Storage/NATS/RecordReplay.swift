@@ -51,7 +51,9 @@ struct RecordReplay {
             if let snapshot, record.number < snapshot.number { return }
             snapshot = record
             version = max(version, record.number)
-            tail.removeAll { $0.kind == .accept || $0.kind == .complete || $0.kind == .timer || $0.number <= record.number }
+            tail.removeAll {
+                $0.kind == .accept || $0.kind == .complete || $0.kind == .timer || $0.number <= record.number
+            }
         case .mutation, .forced:
             guard record.number > (snapshot?.number ?? 0) || snapshot == nil else { return }
             if record.number <= version, let same = tail.lastIndex(where: { $0.kind == record.kind && $0.number == record.number }) {
