@@ -57,6 +57,10 @@ let package = Package(
         // Benchmarks: executables that print numbers (never timed tests).
         .executableTarget(name: "reactors-bench", dependencies: ["Reactors", "Examples"]),
         .executableTarget(name: "http-bench-server", dependencies: ["HTTPServer", "Logs"]),
+        // Test-only: the server's command line hosting reactors that crash on purpose (crash quarantine tests).
+        .executableTarget(
+            name: "reactor-server-traps", dependencies: ["SessionService", "Reactors", "Examples"],
+            path: "Tests/TrapServer"),
 
         // The in-repo test toolkit (Hummingbird's HummingbirdTesting is the model): the service live on
         // 127.0.0.1:0, one raw-socket client that also reads SSE, one process launcher, one injected

@@ -52,6 +52,9 @@ public protocol Reactor: Sendable {
     /// timers send (`Effect.schedule`), such as a reminder falling due: a client sending one is refused
     /// (422 `unknown_action` on a hosted session). Default: true.
     static func acceptsFromOutside(_ action: Action) -> Bool
+    /// Where `mutate`, `reduce` and the transforms run (ReactorKit's `scheduler`): `.inline` on the thread that
+    /// sends the action, or `.workers` on a pool that is never a server's event loop. Default: `.inline`.
+    var scheduler: ReactorScheduler { get }
 }
 
 extension Reactor {
@@ -73,6 +76,8 @@ extension Reactor {
     @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
     /// Every action may come from a client.
     @inlinable public static func acceptsFromOutside(_ action: Action) -> Bool { true }
+    /// Inline: a reduce of microseconds costs no hand-off.
+    @inlinable public var scheduler: ReactorScheduler { .inline }
 }
 
 extension Reactor where Mutation == Action {

@@ -6,6 +6,38 @@ import Testing
 /// The admin API against a live server: listing, stub mode, forced states, the action log page by page, time
 /// travel, forks, and the errors of each.
 @Suite struct AdminSessionTests {
+    @Test func aSessionACrashQuarantinedListsItsCrashedActionAndIsReleased() async throws {
+        let server = try LiveServer()
+        let client = server.client()
+        let admin = client.admin(token: LiveServer.adminToken)
+        let counter = try await client.createSession(reactor: "counter", as: CounterReactor.self, id: "crashed")
+        for _ in 0..<2 { _ = try await counter.sendAndWait(.increase) }
+        try await server.stop()
+        // What the fatal-signal handler writes when the counter's reduce traps on the third action.
+        let action = Data(#"{"type":"increase"}"#.utf8).base64EncodedString()
+        let record = #"{"session":"crashed","reactor":"counter","phase":"reduce","seq":3,"version":3,"#
+            + #""signal":"SIGILL","at":1790000002000000000,"pid":1,"thread":1,"actionBytes":19,"#
+            + #""action64":"\#(action)"}"#
+        let file = server.dataDirectory + "/crashes/crashed.1790000002000000000.1.crash"
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(record.utf8)))
+        try server.start()
+
+        let session = admin.session(for: counter)
+        let log = try await session.allActions()
+        #expect(log.map(\.seq) == [1, 2, 3])
+        #expect(log.map(\.crashed) == [false, false, true])
+        #expect(log.last?.action == .increase)
+        do {
+            _ = try await counter.get()
+            Issue.record("a quarantined session answered")
+        } catch {
+            #expect(error.code == .sessionUnavailable)
+        }
+        #expect(try await session.release() == VersionedState(version: 2, state: .init(value: 2)))
+        #expect(try await counter.sendAndWait(.increase).version == 3)
+        #expect(try await session.allActions().map(\.crashed) == [false, false, false])
+    }
+
     @Test func stubForceLogTimeTravelAndFork() async throws {
         let server = try LiveServer()
         let client = server.client()

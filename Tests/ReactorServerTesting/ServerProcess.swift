@@ -28,10 +28,12 @@ public final class ServerProcess: Sendable {
 
     /// Starts the built `executable` with `arguments` and waits, bounded, for its `"listening"` line.
     /// `environment` is added to this process's (whose `REACTOR_*` variables are left out); `shell` is a
-    /// command run first in the same shell (`"ulimit -S -f 64"`), which then `exec`s the server.
+    /// command run first in the same shell (`"ulimit -S -f 64"`), which then `exec`s the server. `label` is
+    /// the logger label of its `"listening"` line: the executable's name, or `reactor-server` for a program
+    /// hosting its reactors through `ReactorServerCommand`.
     public static func start(
         _ executable: String = "reactor-server", arguments: [String] = [], environment: [String: String] = [:],
-        directory: String? = nil, shell: String? = nil, within bound: Duration = .seconds(60)
+        directory: String? = nil, shell: String? = nil, label: String? = nil, within bound: Duration = .seconds(60)
     ) async throws -> ServerProcess {
         let binary = executable.hasPrefix("/") ? executable : try TestProcess.builtExecutable(executable)
         let serverArguments = arguments.contains("--port") ? arguments : arguments + ["--port", "0"]
@@ -44,10 +46,13 @@ public final class ServerProcess: Sendable {
             process = try TestProcess(binary, serverArguments, environment: env, directory: directory)
         }
         let name = URL(fileURLWithPath: binary).lastPathComponent
+        let label = label ?? name
         do {
             // The program's own line (label = its name), logged once it is ready, not its HTTP layer's.
-            let line = try await process.errorLines.next("\(name) to log that it listens", within: bound) { listeningPort(in: $0, label: name) != nil }
-            return ServerProcess(process: process, port: listeningPort(in: line, label: name)!)
+            let line = try await process.errorLines.next("\(name) to log that it listens", within: bound) {
+                listeningPort(in: $0, label: label) != nil
+            }
+            return ServerProcess(process: process, port: listeningPort(in: line, label: label)!)
         } catch {
             process.signal(SIGKILL)
             let exit = try? await process.waitForExit(within: .seconds(5))

@@ -44,7 +44,8 @@ public enum SharedNATSServer {
         defer { connection.close() }
         guard (try? await connection.connect(timeout: .seconds(10))) != nil else { return }
         let js = JetStream(connection: connection, timeout: .seconds(30))
-        for stream in ["\(prefix)-records", "KV_\(prefix)-sessions", "KV_\(prefix)-claims", "KV_\(prefix)-instances"] {
+        let buckets = ["sessions", "claims", "instances", "crashes"].map { "KV_\(prefix)-\($0)" }
+        for stream in ["\(prefix)-records"] + buckets {
             _ = try? await js.deleteStream(stream)
         }
     }

@@ -45,19 +45,26 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
 
     /// The NATS JetStream backend on one `nats-server` shared by the whole test run (started at
     /// first use, single node, JetStream in a temporary folder), each place under a prefix of its own
-    /// (its stream and buckets are deleted afterwards). Without the server installed the test is
-    /// skipped, saying so, or fails with how to install it when `CI` is set.
+    /// (its stream and buckets are deleted afterwards), with a local data folder of its own as an
+    /// instance's disk (where its crash records wait to reach JetStream). Without the server installed
+    /// the test is skipped, saying so, or fails with how to install it when `CI` is set.
     public static let nats = TestStorage(name: "nats") { label in
         let server = try await SharedNATSServer.server()
         let prefix = "t" + String(UUID().uuidString.prefix(8)).lowercased()
+        let local = NSTemporaryDirectory() + label + "-" + prefix
+        try FileManager.default.createDirectory(atPath: local, withIntermediateDirectories: true)
         let place = StoragePlace(directory: nil, settings: [
             ("storage.backend", "nats"), ("storage.nats.servers", server.url), ("storage.nats.prefix", prefix), ("storage.nats.replicas", "1"),
             ("storage.nats.startTimeoutSeconds", "60"),
             // One name for every server started on the place, as a deployment keeps an instance's name
             // across restarts: a server restarted after kill -9 takes its sessions back at once.
             ("storage.nats.instance", prefix),
+            ("storage.dataDir", local),
         ])
-        return (place, { await SharedNATSServer.remove(prefix: prefix, from: server.url) })
+        return (place, {
+            await SharedNATSServer.remove(prefix: prefix, from: server.url)
+            try? FileManager.default.removeItem(atPath: local)
+        })
     }
 
     /// Every backend the server has: the arguments of each durability test.
@@ -107,6 +114,11 @@ public struct StoragePlace: Sendable {
             guard let setting = ConfigurationSchema.server.setting(key) else { throw TestFailure("no setting \(key)") }
             try setting.apply(text: value, from: "the test's storage place", to: &configuration)
         }
+    }
+
+    /// The local data folder (`storage.dataDir`): the file journal's, or an instance's own disk on NATS.
+    public var dataDirectory: String? {
+        settings.last { $0.key == "storage.dataDir" }?.value
     }
 
     /// The command-line arguments that point a `reactor-server` process here.

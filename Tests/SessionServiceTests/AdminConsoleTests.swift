@@ -177,6 +177,68 @@ import Testing
         }
     }
 
+    @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
+    func consoleShowsAQuarantinedSessionWithItsCrashedActionAndReleasesIt() async throws {
+        let data = FileManager.default.temporaryDirectory
+            .appendingPathComponent("console-crash-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        defer { try? FileManager.default.removeItem(at: data) }
+        let servers = Servers(data: data)
+        var port = try servers.start(port: 0)
+        for body in [#"{"reactor":"counter","id":"c1"}"#, #"{"reactor":"counter","id":"c2"}"#] {
+            #expect(try TestClient(port: port).request("POST", "/sessions", body: body).status == 201)
+        }
+        for _ in 0..<2 {
+            let response = try TestClient(port: port).request(
+                "POST", "/sessions/c1/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(response.status == 200)
+        }
+        servers.stop()
+        // What the fatal-signal handler writes when c1's reduce traps on its third action.
+        let at = UInt64(Date().timeIntervalSince1970 * 1e9)
+        let action = Data(#"{"type":"increase"}"#.utf8).base64EncodedString()
+        let record = #"{"session":"c1","reactor":"counter","phase":"reduce","seq":3,"version":3,"signal":"SIGILL","#
+            + #""at":\#(at),"pid":1,"thread":1,"actionBytes":19,"action64":"\#(action)"}"#
+        let file = data.appendingPathComponent("crashes/c1.\(at).1.crash").path
+        #expect(FileManager.default.createFile(atPath: file, contents: Data(record.utf8)))
+        port = try servers.start(port: 0)
+
+        try await Browser.run("console-quarantine") { browser in
+            try await browser.open("http://127.0.0.1:\(port)/admin/console")
+            try await browser.find("#token").type(TestServer.adminToken + WebElement.Key.enter)
+            try await browser.wait(
+                "the list to mark c1 unavailable",
+                until: Self.connection("connected")
+                    + " && document.querySelector('#sessions tr[data-session=c1] div.error') !== null")
+            try await browser.find("#sessions button[data-session=c1]").click()
+            try await browser.wait(
+                "the quarantine with its crash and the crashed action in the log",
+                until: "!document.getElementById('quarantine').hidden"
+                    + " && document.getElementById('quarantineReason').textContent"
+                    + ".includes('reduce making version 3 for action seq 3')"
+                    + " && document.getElementById('crashFacts').textContent.includes('last good version: 2')"
+                    + " && " + Self.logRows(3)
+                    + " && document.querySelector('#actionLog tbody tr.crashed').textContent.includes('crashed')")
+            #expect(try await browser.find("#sendAction").isEnabled() == false, "a quarantined session takes no action")
+            try await browser.wait(
+                "version 2 readable by time travel",
+                until: "document.getElementById('versionState').textContent.includes('\"value\": 2')")
+            let unnamed = try await browser.execute(Self.unnamedControls) as? [String]
+            #expect(unnamed == [], "every control has a label or an accessible name")
+            try await browser.screenshot("console-quarantined")
+
+            try await browser.find("#release").click()
+            try await browser.wait(
+                "c1 released and live at version 2",
+                until: "document.getElementById('quarantine').hidden && " + Self.live(version: 2)
+                    + " && document.getElementById('actionResult').textContent.includes('Released')")
+            try await Self.exampleButton(browser, "increase").click()
+            try await browser.wait("its next action to give version 3", until: Self.live(version: 3))
+            try await browser.screenshot("console-released")
+            try await browser.expectNoConsoleErrors()
+        }
+        servers.stop()
+    }
+
     /// How the browser logs a request to a server that has stopped (refused; reset, or its kept-alive socket
     /// no longer connected, when the stopping server closed it as the request went out).
     static let serverDown = ["net::ERR_CONNECTION_REFUSED", "net::ERR_CONNECTION_RESET", "net::ERR_SOCKET_NOT_CONNECTED"]

@@ -30,6 +30,19 @@ import Glibc
         #expect(result.error.contains("invalid configuration: \(message)"), "\(result.error)")
     }
 
+    /// A port another process holds: one plain line saying so, exit 1, no crash and no backtrace.
+    @Test func aPortInUseIsOneLineAndExitOne() async throws {
+        let first = try await ServerProcess.start(arguments: ["--memory-only"])
+        let result = try await TestProcess.run(try TestProcess.builtExecutable(), ["--memory-only", "--port", "\(first.port)"])
+        #expect(result.termination == .exited(1))
+        let expected = "reactor-server: cannot listen on 127.0.0.1:\(first.port): the port is in use by another process"
+        let lines = result.error.split(separator: "\n")
+        #expect(lines.filter { $0.hasPrefix("reactor-server: cannot listen") }.count == 1, "\(result.error)")
+        #expect(lines.contains { $0.hasPrefix(expected) }, "\(result.error)")
+        #expect(!result.error.contains("Fatal error") && !result.error.contains("Backtrace"), "\(result.error)")
+        #expect(try await first.stop() == .exited(0))
+    }
+
     @Test func generatedAdminTokenIsPrintedOnceAndWorks() async throws {
         let server = try await ServerProcess.start(arguments: ["--memory-only"])
         let lines = server.standardError.split(separator: "\n")

@@ -178,7 +178,7 @@ import Testing
         #expect(metrics.text.contains("reactor_sessions 1\n"))
         #expect(metrics.text.contains("reactor_actions_accepted_total 1\n"))
         #expect(metrics.text.contains("reactor_states_emitted_total 1\n"))
-        #expect(metrics.text.contains("reactor_reduce_seconds_count 1\n"))
+        #expect(metrics.text.contains(#"reactor_reduce_seconds_count{reactor="counter"} 1"# + "\n"))
         let page = try server.request("GET", "/")
         #expect(page.status == 200)
         #expect(page.header("Content-Type") == "text/html; charset=utf-8")

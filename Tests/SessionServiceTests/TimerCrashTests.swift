@@ -82,9 +82,12 @@ import Testing
     }
 
     /// `reactor_timers_fired_total` of one instance.
-    static func timersFired(_ client: TestClient) throws -> Int {
+    static func timersFired(_ client: TestClient) throws -> Int { try metric(client, "reactor_timers_fired_total") }
+
+    /// One unlabelled sample of an instance's `/metrics`; -1 when it has none.
+    static func metric(_ client: TestClient, _ name: String) throws -> Int {
         let text = try client.request("GET", "/metrics").text
-        let line = text.split(separator: "\n").first { $0.hasPrefix("reactor_timers_fired_total ") }
+        let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Int($0.split(separator: " ").last ?? "") } ?? -1
     }
 
@@ -109,6 +112,7 @@ import Testing
             let second = try clientA.request(
                 "POST", "/sessions/shared/actions?wait=true", body: #"{"type":"remind","text":"two","afterSeconds":2}"#)
             #expect(second.status == 200)
+            // Killed at once: the answer came only once the session's bucket entry named the sooner timer.
             a.process.signal(SIGKILL)
             try await eventually("b to fire the dead owner's timer", within: .seconds(30)) {
                 try Self.timersFired(clientB) == 1

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <spawn.h>
+#include "CLinuxCrash.h"
 
 static const uint32_t CLinux_EPOLLIN = EPOLLIN;
 static const uint32_t CLinux_EPOLLOUT = EPOLLOUT;

@@ -69,6 +69,13 @@ public struct AdminSession<R: Reactor>: Sendable {
         return try RemoteSession(client: admin.client, created: body)
     }
 
+    /// `POST /admin/sessions/{id}/release`: loads a session a crash of its reactor quarantined (after a fixed
+    /// reactor is deployed); its version and state, or 409 `session_unavailable` when it still cannot be served.
+    public func release() async throws(ReactorClientError) -> VersionedState<R.State> {
+        let body = try await admin.json("POST", ["sessions", id, "release"])
+        return try VersionedState(body, as: R.State.self, "the released session")
+    }
+
     /// `POST /admin/sessions/{id}/token` (`token` mode): a new capability token; the old one stops working.
     public func replaceToken() async throws(ReactorClientError) -> String {
         try APIResponse.string(try await admin.json("POST", ["sessions", id, "token"]), "token")
@@ -97,6 +104,8 @@ public struct ActionLogEntry<Action: Sendable>: Sendable {
     public var stubbed: Bool
     /// Accepted before a crash while its effects were still running; never re-run.
     public var interrupted: Bool
+    /// The action the session's reactor was running when it crashed the server (the session is quarantined).
+    public var crashed: Bool
 }
 
 extension ActionLogEntry where Action: Decodable {
@@ -109,6 +118,7 @@ extension ActionLogEntry where Action: Decodable {
         action = try? decodeAction(Action.self, from: json)
         stubbed = try APIResponse.bool(entry, "stubbed")
         interrupted = entry["interrupted"]?.boolValue ?? false
+        crashed = entry["crashed"]?.boolValue ?? false
     }
 }
 

@@ -17,7 +17,8 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
     public static let shared = EffectExecutor(threads: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 
     private struct Queue {
-        var jobs: [UnownedJob] = []
+        /// Each job with the effect it belongs to when its tracer must hear of it (see ``EffectToken``).
+        var jobs: [(job: UnownedJob, tag: EffectToken?)] = []
         var head = 0
     }
 
@@ -40,8 +41,12 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        queue.withLock { $0.jobs.append(job) }
+        enqueue(UnownedJob(job), tag: nil)
+    }
+
+    /// Queues a job of an effect's task; with a `tag`, its tracer is told before and after it runs.
+    func enqueue(_ job: UnownedJob, tag: EffectToken?) {
+        queue.withLock { $0.jobs.append((job, tag)) }
         waiting.signal()
     }
 
@@ -49,9 +54,10 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
         let executor = asUnownedTaskExecutor()
         while true {
             waiting.wait()
-            let job = queue.withLock { queue -> UnownedJob? in
+            let next = queue.withLock { queue -> (job: UnownedJob, tag: EffectToken?)? in
                 guard queue.head < queue.jobs.count else { return nil }
                 let job = queue.jobs[queue.head]
+                queue.jobs[queue.head].tag = nil
                 queue.head += 1
                 // Drop the consumed prefix now and then, so the queue does not grow without bound.
                 if queue.head >= 1024, queue.head * 2 >= queue.jobs.count {
@@ -60,7 +66,15 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
                 }
                 return job
             }
-            job?.runSynchronously(on: executor)
+            guard let next else { continue }
+            if let tag = next.tag, let tracer = tag.tracer {
+                // Each stretch of an effect's code runs between these, on whichever thread takes it.
+                tracer.willRun(tag.call, seq: tag.seq ?? 0, context: tag.context)
+                next.job.runSynchronously(on: tag.asUnownedTaskExecutor())
+                tracer.didRun()
+            } else {
+                next.job.runSynchronously(on: executor)
+            }
         }
     }
 }

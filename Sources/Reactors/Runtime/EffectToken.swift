@@ -1,20 +1,41 @@
 import Synchronization
 
-/// One running effect task: its cancellation id, whether it was cancelled, and the task to cancel.
+/// One running effect task: its cancellation id, whether it was cancelled, and the task to cancel. With a
+/// tracer it is also the task's executor: its jobs run on ``EffectExecutor/shared`` between the tracer's
+/// `willRun(call, seq)` and `didRun()`, so a crash in the effect's code names its action.
 @usableFromInline
-final class EffectToken: Sendable {
+final class EffectToken: TaskExecutor, Sendable {
     let id: EffectID?
     /// The action that started the effect; its mutations are reported under this seq when refused.
     @usableFromInline let seq: UInt64?
     /// Where a refused mutation of the effect is noted for the action's completion (nil: nobody waits).
     @usableFromInline let outcome: ActionOutcome?
+    /// Told around every job of the task (nil: the task runs on the shared pool directly).
+    let tracer: (any ReactorCallTracer)?
+    /// What the task runs: an effect, or a merged source.
+    let call: ReactorCall
+    /// What the tracer kept as the effect started (``ReactorCallTracer/context(forEffectOf:)``).
+    let context: (any AnyObject & Sendable)?
     private let cancelled = Atomic<Bool>(false)
     private let task = Mutex<Task<Void, Never>?>(nil)
 
-    init(id: EffectID?, seq: UInt64?, outcome: ActionOutcome?) {
+    init(
+        id: EffectID?, seq: UInt64?, outcome: ActionOutcome?, tracer: (any ReactorCallTracer)? = nil,
+        call: ReactorCall = .effect, context: (any AnyObject & Sendable)? = nil
+    ) {
         self.id = id
         self.seq = seq
         self.outcome = outcome
+        self.tracer = tracer
+        self.call = call
+        self.context = context
+    }
+
+    /// The executor a task of this effect prefers: this token when a tracer must hear of its jobs.
+    var executor: any TaskExecutor { tracer == nil ? EffectExecutor.shared : self }
+
+    @usableFromInline func enqueue(_ job: consuming ExecutorJob) {
+        EffectExecutor.shared.enqueue(UnownedJob(job), tag: self)
     }
 
     /// Set once cancelled; a mutation emitted afterwards, or still queued, is dropped.

@@ -9,16 +9,25 @@ extension ReactorRuntime {
         var mutation = mutation
         if !isTransformed, let pipeline {
             if let transform = pipeline.mutationTransform {
-                guard let transformed = transform(mutation) else { return }
+                let transformed = traced(.transformMutation, seq: drain.seq, version: drain.version) {
+                    transform(mutation)
+                }
+                guard let transformed else { return }
                 mutation = transformed
             }
             if let chain = pipeline.flows?.mutations {
                 let ticket = FlowTicket(seq: drain.seq, outcome: outcome)
-                guard case .passed(let passed) = chain.enter(mutation, at: 0, ticket) else { return }
+                // The chain's stages run the reactor's closures (and `removeDuplicates`' comparison).
+                let entered = traced(.transformMutation, seq: drain.seq, version: drain.version) {
+                    chain.enter(mutation, at: 0, ticket)
+                }
+                guard case .passed(let passed) = entered else { return }
                 mutation = passed
             }
         }
-        let state = reactor.reduce(state: drain.state, mutation: mutation)
+        let state = traced(.reduce, seq: drain.seq, version: drain.version &+ 1) {
+            reactor.reduce(state: drain.state, mutation: mutation)
+        }
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
         for middleware in drain.middlewares {
@@ -62,7 +71,9 @@ extension ReactorRuntime {
     /// core that `currentState` reads; returns the observers to notify and the previously shown state.
     @inlinable
     func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State) {
-        let shown = reactor.transform(state: state)
+        let shown = traced(.transformState, seq: drain.seq, version: drain.version &+ 1) {
+            reactor.transform(state: state)
+        }
         let previous = drain.shown
         drain.state = state
         drain.shown = shown

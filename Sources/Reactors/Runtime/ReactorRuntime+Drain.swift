@@ -18,10 +18,26 @@ extension ReactorRuntime {
         switch admission {
         case .refused: return false
         case .queued: return true
-        case .drain(var drain):
+        case .drain(let drain):
+            begin(item, drain)
+            return true
+        }
+    }
+
+    /// Processes `item` and whatever is queued behind it, on this thread or, for a `.workers` reactor, on the
+    /// worker pool (this thread then returns at once); the caller owns the drain.
+    @inlinable
+    func begin(_ item: WorkItem<R>, _ drain: DrainState<R>) {
+        if runsOnWorkers {
+            Task(executorPreference: ReactorScheduler.workerPool) {
+                var drain = drain
+                self.process(item, &drain)
+                self.drain(&drain)
+            }
+        } else {
+            var drain = drain
             process(item, &drain)
             self.drain(&drain)
-            return true
         }
     }
 
@@ -72,7 +88,7 @@ extension ReactorRuntime {
     /// Continues a drain this thread still owns in a new task, once the budget ran out but the queue did not.
     @inlinable
     func handOff(_ drain: DrainState<R>) {
-        Task(executorPreference: EffectExecutor.shared) {
+        Task(executorPreference: runsOnWorkers ? ReactorScheduler.workerPool : EffectExecutor.shared) {
             var drain = drain
             self.drain(&drain)
         }
@@ -142,7 +158,8 @@ extension ReactorRuntime {
         }
         var action = action
         if !isTransformed, let transform = pipeline?.actionTransform {
-            guard let transformed = transform(action) else {
+            let transformed = traced(.transformAction, seq: seq, version: drain.version) { transform(action) }
+            guard let transformed else {
                 completion?(.success(drain.snapshot))
                 return
             }
@@ -152,7 +169,9 @@ extension ReactorRuntime {
             let entersChain = !isTransformed
             return process(flowing: action, seq: seq, completion: completion, entersChain: entersChain, flows, &drain)
         }
-        let effect = reactor.mutate(action: action, state: drain.shown)
+        let effect = traced(.mutate, seq: seq, version: drain.version) {
+            reactor.mutate(action: action, state: drain.shown)
+        }
         drain.seq = seq
         if effect.isSynchronous {
             run(effect, id: nil, tracker: nil, &drain)

@@ -1,10 +1,17 @@
 // Asynchronous effects and merged sources: each runs in its own task and hands mutations to the drain.
 extension ReactorRuntime {
     /// Starts a task for `effect`, registered (under `id`) so stop, stub and `cancel(id:)` can cancel it;
-    /// `seq` is the action that started it.
+    /// `seq` is the action that started it, `parent` the effect it starts from (a tracer's context carries on).
     @usableFromInline @discardableResult
-    func spawn(_ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?) -> EffectToken? {
-        let token = EffectToken(id: id, seq: seq, outcome: tracker)
+    func spawn(
+        _ effect: Effect<R.Mutation>, id: EffectID?, seq: UInt64?, tracker: CompletionTracker<R.State>?,
+        parent: EffectToken? = nil
+    ) -> EffectToken? {
+        var context: (any AnyObject & Sendable)?
+        if let tracer {
+            if let parent { context = parent.context } else if let seq { context = tracer.context(forEffectOf: seq) }
+        }
+        let token = EffectToken(id: id, seq: seq, outcome: tracker, tracer: tracer, context: context)
         let accepted = core.withLock { core -> Bool in
             if core.isStopped { return false }
             core.ensureExtras().effects[ObjectIdentifier(token)] = token
@@ -12,7 +19,7 @@ extension ReactorRuntime {
         }
         guard accepted else { return nil }
         tracker?.retain()
-        token.attach(Task(executorPreference: EffectExecutor.shared) {
+        token.attach(Task(executorPreference: token.executor) {
             do {
                 try await self.perform(effect, token: token, tracker: tracker)
             } catch {
@@ -54,7 +61,7 @@ extension ReactorRuntime {
             try await perform(effect, token: token, tracker: tracker)
         case .cancellable(let effect, let id, let cancelInFlight):
             if cancelInFlight { cancelEffects(id: id) }
-            guard let child = spawn(effect, id: id, seq: token.seq, tracker: tracker) else { return }
+            guard let child = spawn(effect, id: id, seq: token.seq, tracker: tracker, parent: token) else { return }
             await withTaskCancellationHandler {
                 await child.wait()
             } onCancel: {
@@ -123,8 +130,10 @@ extension ReactorRuntime {
         guard !actions.isEmpty || !mutations.isEmpty else { return }
         var tasks: [Task<Void, Never>] = []
         let weak = WeakRuntime(self)
+        // With a tracer, the sources' jobs are told to it as the reactor's code (their tasks hold it).
+        let executor = EffectToken(id: nil, seq: nil, outcome: nil, tracer: tracer, call: .source).executor
         for source in actions {
-            tasks.append(Task(executorPreference: EffectExecutor.shared) {
+            tasks.append(Task(executorPreference: executor) {
                 do {
                     try await source { action in
                         weak.runtime?.admitMerged(action)
@@ -135,7 +144,7 @@ extension ReactorRuntime {
             })
         }
         for source in mutations {
-            tasks.append(Task(executorPreference: EffectExecutor.shared) {
+            tasks.append(Task(executorPreference: executor) {
                 do {
                     try await source { mutation in await weak.runtime?.emit(mutation, token: nil, isTransformed: true) }
                 } catch {
@@ -162,9 +171,8 @@ extension ReactorRuntime {
             core.isDraining = true
             return .drain(core.drainState())
         }
-        if case .drain(var drain) = admission {
-            process(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), &drain)
-            self.drain(&drain)
+        if case .drain(let drain) = admission {
+            begin(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), drain)
         }
     }
 }

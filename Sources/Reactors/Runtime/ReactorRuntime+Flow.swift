@@ -25,9 +25,13 @@ final class FlowRuntime<R: Reactor>: Sendable {
 
     init(actionFlow: Flow<R.Action>, mutationFlow: Flow<R.Mutation>) {
         let link = link
-        let environment = FlowEnvironment(
-            hold: { ticket, body in link.runtime?.hold(ticket, body) },
-            debug: { [debugSink] line in debugSink.write(line) })
+        let debugSink = debugSink
+        // A hold task goes on with the rest of its chain: a tracer hears of it as that transform's code.
+        let environment = { (call: ReactorCall) in
+            FlowEnvironment(
+                hold: { ticket, body in link.runtime?.hold(ticket, call: call, body) },
+                debug: { line in debugSink.write(line) })
+        }
         let releaseAction: @Sendable (R.Action, any FlowHold) async -> Void = { action, hold in
             guard let token = hold as? EffectToken else { return }
             await link.runtime?.release(action, token: token)
@@ -37,9 +41,9 @@ final class FlowRuntime<R: Reactor>: Sendable {
             await link.runtime?.emit(mutation, token: token, isTransformed: true)
         }
         actions = actionFlow.stages.isEmpty ? nil
-            : FlowChain(actionFlow.stages, environment: environment, sink: releaseAction)
+            : FlowChain(actionFlow.stages, environment: environment(.transformAction), sink: releaseAction)
         mutations = mutationFlow.stages.isEmpty ? nil
-            : FlowChain(mutationFlow.stages, environment: environment, sink: releaseMutation)
+            : FlowChain(mutationFlow.stages, environment: environment(.transformMutation), sink: releaseMutation)
         switchesToLatest = actionFlow.switchesToLatest
         hasDebugStages = actionFlow.hasDebugStages || mutationFlow.hasDebugStages
     }
@@ -132,13 +136,17 @@ extension ReactorRuntime {
                 admitMerged(action)
                 continue
             }
-            let outcome = chain.enter(action, at: entry, FlowTicket(seq: nil, outcome: nil))
+            let outcome = traced(.transformAction, seq: nil, version: 0) {
+                chain.enter(action, at: entry, FlowTicket(seq: nil, outcome: nil))
+            }
             if case .passed(let passed) = outcome { admitMerged(passed) }
         }
         for (entry, mutation) in launch.mutationStarts {
             var mutation = mutation
             if let chain = flows?.mutations {
-                let outcome = chain.enter(mutation, at: entry, FlowTicket(seq: nil, outcome: nil))
+                let outcome = traced(.transformMutation, seq: nil, version: 0) {
+                    chain.enter(mutation, at: entry, FlowTicket(seq: nil, outcome: nil))
+                }
                 guard case .passed(let passed) = outcome else { continue }
                 mutation = passed
             }
@@ -175,7 +183,10 @@ extension ReactorRuntime {
         let tracker = completion.map { CompletionTracker($0) }
         var action = action
         if entersChain, let chain = flows.actions {
-            switch chain.enter(action, at: 0, FlowTicket(seq: seq, outcome: tracker)) {
+            let entered = traced(.transformAction, seq: seq, version: drain.version) {
+                chain.enter(action, at: 0, FlowTicket(seq: seq, outcome: tracker))
+            }
+            switch entered {
             case .passed(let passed):
                 action = passed
             case .dropped, .held:
@@ -211,7 +222,10 @@ extension ReactorRuntime {
             let previous = flows.latestSeq.exchange(seq, ordering: .relaxed)
             if previous != 0, previous != seq { cancelEffects(ofAction: previous) }
         }
-        run(reactor.mutate(action: action, state: drain.shown), id: nil, tracker: tracker, &drain)
+        let effect = traced(.mutate, seq: seq, version: drain.version) {
+            reactor.mutate(action: action, state: drain.shown)
+        }
+        run(effect, id: nil, tracker: tracker, &drain)
     }
 
     /// Cancels every running effect the action `seq` started (not the elements a flow holds for it).
@@ -231,11 +245,15 @@ extension ReactorRuntime {
         }
     }
 
-    /// Starts the task that holds a flow's element for `ticket`'s action, registered as one of its effects.
+    /// Starts the task that holds a flow's element for `ticket`'s action, registered as one of its effects;
+    /// with a tracer, each stretch of the task (the rest of the chain, then the drain) is told to it as `call`.
     func hold(
-        _ ticket: FlowTicket, _ body: @escaping @Sendable (any FlowHold) async throws -> Void
+        _ ticket: FlowTicket, call: ReactorCall, _ body: @escaping @Sendable (any FlowHold) async throws -> Void
     ) -> (any FlowHold)? {
-        let token = EffectToken(id: FlowHoldTag.id, seq: ticket.seq, outcome: ticket.outcome as? ActionOutcome)
+        let context = ticket.seq.flatMap { seq in tracer?.context(forEffectOf: seq) }
+        let token = EffectToken(
+            id: FlowHoldTag.id, seq: ticket.seq, outcome: ticket.outcome as? ActionOutcome, tracer: tracer, call: call,
+            context: context)
         let accepted = core.withLock { core -> Bool in
             if core.isStopped { return false }
             core.ensureExtras().effects[ObjectIdentifier(token)] = token
@@ -244,7 +262,7 @@ extension ReactorRuntime {
         guard accepted else { return nil }
         let tracker = ticket.outcome as? CompletionTracker<R.State>
         tracker?.retain()
-        token.attach(Task(executorPreference: EffectExecutor.shared) {
+        token.attach(Task(executorPreference: token.executor) {
             do {
                 try await body(token)
             } catch {

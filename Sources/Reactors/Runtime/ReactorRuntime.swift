@@ -21,18 +21,32 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     @usableFromInline let reactor: R
     @usableFromInline let core: Mutex<RuntimeCore<R>>
     @usableFromInline let pipeline: Pipeline<R>?
+    /// Told before and after each call of the reactor's own code (see ``ReactorCallTracer``); nil: nobody.
+    @usableFromInline let tracer: (any ReactorCallTracer)?
+    /// The reactor's ``ReactorScheduler`` is `.workers`: its work never runs on the sender's thread.
+    @usableFromInline let runsOnWorkers: Bool
 
     /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
     /// With `start` false its flows wait for `start()` (their `startWith` elements, merged sources), so a
-    /// host can add middlewares, and a debug handler, that must see everything the reactor does.
-    public init(_ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, start: Bool = true) {
+    /// host can add middlewares, and a debug handler, that must see everything the reactor does. `tracer` is
+    /// told whenever the reactor's own code runs.
+    public init(
+        _ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, start: Bool = true,
+        tracer: (any ReactorCallTracer)? = nil
+    ) {
         self.reactor = reactor
+        self.tracer = tracer
+        runsOnWorkers = reactor.scheduler == .workers
         let state = checkpoint?.state ?? reactor.initialState
-        let shown = reactor.transform(state: state)
-        core = Mutex(RuntimeCore(state: state, shown: shown, version: checkpoint?.version ?? 0,
-                                 lastSeq: checkpoint?.lastSeq ?? 0))
-        let actionFlow = reactor.transform(action: Flow())
-        let mutationFlow = reactor.transform(mutation: Flow())
+        let version = checkpoint?.version ?? 0
+        let shown = Self.traced(tracer, .transformState, seq: 0, version: version) { reactor.transform(state: state) }
+        core = Mutex(RuntimeCore(state: state, shown: shown, version: version, lastSeq: checkpoint?.lastSeq ?? 0))
+        let actionFlow = Self.traced(tracer, .transformAction, seq: 0, version: version) {
+            reactor.transform(action: Flow())
+        }
+        let mutationFlow = Self.traced(tracer, .transformMutation, seq: 0, version: version) {
+            reactor.transform(mutation: Flow())
+        }
         let pulses = PulseScanner.scanner(for: R.State.self)
         if actionFlow.isIdentity, mutationFlow.isIdentity, pulses == nil {
             pipeline = nil
@@ -46,6 +60,24 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     deinit {
         for task in core.withLock({ $0.extras?.sourceTasks ?? [] }) { task.cancel() }
+    }
+
+    /// Runs `body` (the reactor's own code) between `tracer`'s `willRun` and `didRun`.
+    @inlinable
+    static func traced<T>(
+        _ tracer: (any ReactorCallTracer)?, _ call: ReactorCall, seq: UInt64, version: UInt64, _ body: () -> T
+    ) -> T {
+        guard let tracer else { return body() }
+        tracer.willRun(call, seq: seq, version: version)
+        let result = body()
+        tracer.didRun()
+        return result
+    }
+
+    /// `traced` with this runtime's tracer.
+    @inlinable
+    func traced<T>(_ call: ReactorCall, seq: UInt64?, version: UInt64, _ body: () -> T) -> T {
+        Self.traced(tracer, call, seq: seq ?? 0, version: version, body)
     }
 
     /// Queues `action` (or runs it inline when idle) and returns its seq (1, 2, … continuing from a checkpoint).
@@ -87,9 +119,10 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 throw error
             case .queued:
                 return receipt
-            case .drain(var drain):
-                process(.action(action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed), &drain)
-                self.drain(&drain)
+            case .drain(let drain):
+                let item = WorkItem<R>.action(
+                    action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed)
+                begin(item, drain)
                 return receipt
             }
         }

@@ -1,6 +1,21 @@
 import JSONCodec
 
 extension OpenAPIDocument.Schemas {
+    /// The `"crash"` of a session a crash of its reactor quarantined, in the admin listing.
+    static var crash: JSONSchema {
+        JSONSchema.object([
+            "phase": JSONSchema.string().described(
+                "What was running: reduce, mutate, effect, transformState, replay, decodeAction, recover (at "
+                    + "load), middleware (the reactor's own), …"),
+            "seq": JSONSchema.unsigned().described("The action's seq (0: none)."),
+            "version": JSONSchema.unsigned().described("The version being made, shown or replayed (0: none)."),
+            "signal": JSONSchema.string().described("SIGILL, SIGSEGV, …"),
+            "at": JSONSchema.string().adding("format", "date-time").described("When it crashed (RFC 3339, UTC)."),
+            "crashes": JSONSchema.unsigned().described("How many crashes its records hold."),
+            "lastGoodVersion": JSONSchema.unsigned().described("The newest version a fork or time travel may rebuild."),
+        ]).described("Present when a crash of the session's reactor quarantined it: the latest crash.")
+    }
+
     /// The schema of a body a route takes or answers with (JSON bodies; pages and streams by media type).
     func payload(_ payload: RoutePayload) -> JSONSchema {
         let version = JSONSchema.unsigned().described("The session's version: 0 at creation, one more for every state.")
@@ -34,20 +49,26 @@ extension OpenAPIDocument.Schemas {
                     "unavailable": JSONSchema.string().described("Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
                     "subscriberDetails": .array(subscriber),
                     "instance": JSONSchema.string().described("With storage.backend=nats: the instance the session runs on (present for resident sessions)."),
-                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance"])
+                    "crash": Self.crash,
+                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance", "crash"])
             let unreachable = JSONSchema.array(.string()).described("With storage.backend=nats: instances that did not answer; their sessions are listed from storage, as not resident.")
             return .object(["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
         case .actionLog:
             let entry = JSONSchema.object(
                 [
                     "seq": seq, "at": JSONSchema.string().adding("format", "date-time").described("When the action was accepted (RFC 3339, UTC)."),
-                    "action": Self.ref("Action").described("The action as it decoded, encoded again (members the reactor does not read are not kept)."),
+                    "action": Self.ref("Action").orNull.described(
+                        "The action as it decoded, encoded again (members the reactor does not read are not kept); "
+                            + "null only for a crashed action the crash record could not keep."),
                     "stubbed": JSONSchema.boolean.described("Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
                     "interrupted": JSONSchema.constant(true).described("Present when the server stopped before the action's effects finished; it is never re-run."),
+                    "crashed": JSONSchema.constant(true).described(
+                        "Present on the action that was running when the session's reactor crashed the server "
+                            + "(it was never acknowledged); only while the session is quarantined."),
                     "timer": JSONSchema.string().described(
                         "Present when the session's own timer sent the action: the timer's name."),
                     "error": JSONSchema.object(["code": .string(), "message": .string()]).described("Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
-                ], optional: ["interrupted", "error", "timer"])
+                ], optional: ["interrupted", "crashed", "error", "timer"])
             return .object(["actions": .array(entry), "next": JSONSchema.unsigned().described("Present when more entries remain: pass it as the next since.")], optional: ["next"])
         case .timers:
             let timer = JSONSchema.object([

@@ -96,6 +96,10 @@ public struct ConfigurationSchema: Sendable {
         .strings("limits.exemptAddresses", \.limits.exemptAddresses, "Client addresses or CIDR blocks no rate limit applies to (an app's backend); loopback by default.", check: checkNetwork),
         .string("log.level", \.log.level, expected: "one of \(LogLevel.allCases.map(\.description).joined(separator: ", "))", "Least important log level written to standard error.", check: { LogLevel(name: $0) == nil ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))" : nil }),
         .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
+        .integer(
+            "log.slowReduceMilliseconds", \.log.slowReduceMilliseconds, 0...3_600_000,
+            "A reduce taking at least this long logs a warning naming its reactor, session and duration (at most one "
+                + "line a second per reactor, counting the others); 0: never. See the reactor's scheduler."),
         .string("storage.backend", \.storage.backend, expected: "file or nats", "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats (a NATS JetStream cluster that several instances share; storage.nats.*).", check: { StorageKind(rawValue: $0) == nil ? "expected file or nats, got \(ConfigurationValue.quoted($0))" : nil }),
         .strings("storage.nats.servers", \.storage.nats.servers, "NATS servers (nats://host:port, comma-separated) of the JetStream cluster, with storage.backend=nats.", check: { (try? NATSServerAddress.list($0)) == nil ? "expected nats://host:port, got \(ConfigurationValue.quoted($0))" : nil }),
         .string("storage.nats.user", \.storage.nats.user, "User name for the NATS servers (with storage.nats.password; better: the environment)."),
@@ -107,10 +111,19 @@ public struct ConfigurationSchema: Sendable {
         .string("storage.nats.prefix", \.storage.nats.prefix, expected: "letters, digits, - and _", "First part of the names of the NATS stream, buckets and subjects (deployments sharing a cluster use different ones).", check: { (try? NATSStorageNames(prefix: $0)) == nil ? "use 1 to 32 letters, digits, - and _" : nil }),
         .seconds("storage.nats.timeoutSeconds", \.storage.nats.timeoutSeconds, 0.1...600, "Longest wait for one JetStream request."),
         .seconds("storage.nats.startTimeoutSeconds", \.storage.nats.startTimeoutSeconds, 0...86_400, "How long start-up waits for JetStream (logging while it is not ready); 0: as long as it takes."),
+        .seconds(
+            "storage.nats.crashRecordSeconds", \.storage.nats.crashRecordSeconds, 0...60,
+            "How long a process dying of its reactor's crash may spend storing the crash record in JetStream, "
+                + "so other instances quarantine the session at once; 0: it does not try (the record waits in "
+                + "storage.dataDir/crashes until this instance starts again)."),
         .integer(
             "storage.nats.trimAfterMessages", \.storage.nats.trimAfterMessages, 64...100_000_000,
             "Messages a session's subject may hold before the session writes a checkpoint and what precedes it is purged: time travel and forks on NATS reach back to the latest trim (an action takes one to three messages)."),
-        .string("storage.dataDir", \.storage.dataDir, expected: "a directory path", "Directory where sessions are persisted.", check: { $0.isEmpty ? "must not be empty" : nil }),
+        .string(
+            "storage.dataDir", \.storage.dataDir, expected: "a directory path",
+            "Directory where sessions are persisted, and crash records are written (crashes/; with "
+                + "storage.backend=nats only those, until they reach JetStream).",
+            check: { $0.isEmpty ? "must not be empty" : nil }),
         .bool("storage.memoryOnly", \.storage.memoryOnly, "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string("storage.fsync", \.storage.fsync, expected: "always, batch or never", "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.", check: { FsyncPolicy(rawValue: $0) == nil ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil }),
         .integer("storage.fsyncWindowMilliseconds", \.storage.fsyncWindowMilliseconds, 1...60_000, "With fsync batch: how often the journal is synced to disk."),

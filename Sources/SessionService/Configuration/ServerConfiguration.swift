@@ -148,6 +148,9 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var level = "info"
         /// One line per request (method, route, status, duration).
         public var accessLog = false
+        /// A `reduce` at least this long logs a warning naming its reactor and session (at most one line a second
+        /// per reactor); 0: never.
+        public var slowReduceMilliseconds = 10
     }
 
     /// Where sessions are persisted.
@@ -191,6 +194,8 @@ public struct ServerConfiguration: Sendable, Equatable {
             public var timeoutSeconds = 5.0
             /// How long start-up waits for JetStream; 0: as long as it takes.
             public var startTimeoutSeconds = 0.0
+            /// How long the fatal-signal handler may spend storing a crash record in JetStream; 0: it does not.
+            public var crashRecordSeconds = 3.0
             /// Messages a session's subject may hold before the session checkpoints and what precedes the
             /// checkpoint is purged: how far back time travel and forks reach on NATS.
             public var trimAfterMessages = 2048

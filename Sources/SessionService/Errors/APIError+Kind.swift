@@ -82,8 +82,10 @@ extension APIError {
             case .sessionUnavailable:
                 Row(
                     409, "session_unavailable",
-                    "The session's stored history is damaged or no longer decodes (the message says why and where); "
-                        + "DELETE it to start over.")
+                    "The session is quarantined: its stored history is damaged or no longer decodes, or its reactor "
+                        + "crashed the server on it (the message says why, where, or what crashed); release a crashed "
+                        + "one once a fixed reactor is deployed, fork it at an earlier version, or DELETE it to start "
+                        + "over.")
             case .stubDisabled:
                 Row(409, "stub_disabled", "States can be forced only while stub mode is on.")
             case .memoryOnly:

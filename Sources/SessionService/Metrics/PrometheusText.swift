@@ -28,6 +28,20 @@ public struct PrometheusText {
         output += " " + Self.format(value) + "\n"
     }
 
+    /// One sample line with labels in the given order.
+    public mutating func sample(_ name: String, labels: [(String, String)], value: Double) {
+        output += name
+        if !labels.isEmpty {
+            output += "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+        }
+        output += " " + Self.format(value) + "\n"
+    }
+
+    /// Integer-valued sample with labels in the given order.
+    public mutating func sample(_ name: String, labels: [(String, String)], value: Int) {
+        sample(name, labels: labels, value: Double(value))
+    }
+
     /// Integer-valued sample.
     public mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], value: Int) {
         sample(name, labels: labels, value: Double(value))
@@ -36,13 +50,19 @@ public struct PrometheusText {
     /// All lines of a histogram family (`_bucket`, `_sum`, `_count`).
     public mutating func histogram(_ name: String, help: String, _ histogram: Histogram) {
         family(name, type: "histogram", help: help)
+        histogramSamples(name, labels: [:], histogram)
+    }
+
+    /// The `_bucket`, `_sum` and `_count` lines of one labelled histogram of a family already started.
+    public mutating func histogramSamples(_ name: String, labels: [String: String], _ histogram: Histogram) {
         let snapshot = histogram.snapshot()
+        let fixed = labels.sorted { $0.key < $1.key }
         for (bound, count) in zip(histogram.bounds, snapshot.cumulative) {
-            sample(name + "_bucket", labels: ["le": Self.format(bound)], value: count)
+            sample(name + "_bucket", labels: fixed + [("le", Self.format(bound))], value: count)
         }
-        sample(name + "_bucket", labels: ["le": "+Inf"], value: snapshot.count)
-        sample(name + "_sum", value: snapshot.sum)
-        sample(name + "_count", value: snapshot.count)
+        sample(name + "_bucket", labels: fixed + [("le", "+Inf")], value: snapshot.count)
+        sample(name + "_sum", labels: fixed, value: snapshot.sum)
+        sample(name + "_count", labels: fixed, value: snapshot.count)
     }
 
     static func format(_ value: Double) -> String {

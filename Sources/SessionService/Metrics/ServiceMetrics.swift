@@ -10,6 +10,8 @@ public final class ServiceMetrics: Sendable {
     public let statePatches = Counter()
     public let sessions = Gauge()
     public let subscribers = Gauge()
+    /// Sessions quarantined because their reactor crashed the server (their crash records are kept).
+    public let sessionsQuarantined = Gauge()
     /// Event streams refused because their client address held `sse.maxSubscribersPerAddress` subscribers.
     public let subscribersRefusedPerAddress = Counter()
     /// Actions refused because their client address spent `limits.actionBytesPerMinute`.
@@ -22,8 +24,8 @@ public final class ServiceMetrics: Sendable {
     /// Timers whose action was sent (`Effect.schedule`), and sessions with a pending timer (in memory or not).
     public let timersFired = Counter()
     public let timerSessions = Gauge()
-    /// Time one `reduce` call takes, measured around the reactor's own function.
-    public let reduceLatency = Histogram()
+    /// Time one `reduce` call takes, by reactor, measured around the reactor's own function.
+    private let reduceTimings = Mutex<[String: ReduceTiming]>([:])
     private let requests = RequestCounters()
     /// The storage backend, which adds its own families (the NATS backend's latencies and take-overs).
     /// An object, not a closure: a closure stored as a `Mutex`'s value is wrapped in two more
@@ -32,6 +34,16 @@ public final class ServiceMetrics: Sendable {
     let storageMetrics = Mutex<(any MetricsSource)?>(nil)
 
     public init() {}
+
+    /// The reduce times of `reactor`'s sessions (made on first use; a session asks once, when it starts).
+    public func reduceTiming(reactor: String) -> ReduceTiming {
+        reduceTimings.withLock { timings in
+            if let timing = timings[reactor] { return timing }
+            let timing = ReduceTiming(reactor: reactor)
+            timings[reactor] = timing
+            return timing
+        }
+    }
 
     /// Counts one answered request.
     public func countRequest(route: Route?, status: Int) {
@@ -54,6 +66,11 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_sessions", value: sessions.value)
         text.family("reactor_subscribers", type: "gauge", help: "Open Server-Sent Event subscriptions.")
         text.sample("reactor_subscribers", value: subscribers.value)
+        text.family(
+            "reactor_sessions_quarantined", type: "gauge",
+            help: "Sessions quarantined because their reactor crashed the server: "
+                + "they answer 409 until released or deleted.")
+        text.sample("reactor_sessions_quarantined", value: sessionsQuarantined.value)
         text.family("reactor_actions_accepted_total", type: "counter", help: "Actions accepted (202 or 200 with wait).")
         text.sample("reactor_actions_accepted_total", value: actionsAccepted.value)
         text.family(
@@ -90,7 +107,11 @@ public final class ServiceMetrics: Sendable {
                 + "for a token, once for a JWT).")
         text.sample(ended, labels: ["reason": "token_replaced"], value: streamsEndedTokenReplaced.value)
         text.sample(ended, labels: ["reason": "jwt_expired"], value: streamsEndedJWTExpired.value)
-        text.histogram("reactor_reduce_seconds", help: "Time spent in one reduce call.", reduceLatency)
+        let timings = reduceTimings.withLock { $0.values.sorted { $0.reactor < $1.reactor } }
+        text.family("reactor_reduce_seconds", type: "histogram", help: "Time spent in one reduce call, by reactor.")
+        for timing in timings {
+            text.histogramSamples("reactor_reduce_seconds", labels: ["reactor": timing.reactor], timing.histogram)
+        }
         let heap = ProcessHeap.current()
         text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")
         text.sample("reactor_process_heap_bytes", labels: ["state": "in_use"], value: Int(clamping: heap.inUse))

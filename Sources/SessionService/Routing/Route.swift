@@ -6,7 +6,7 @@ public enum Route: String, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
-    case adminTimers, adminCancelTimer
+    case adminRelease, adminTimers, adminCancelTimer
 
     /// One row of the routing table: method, path pattern (`{id}` is a parameter), route, access, and
     /// what `/openapi.json` says of it.
@@ -172,6 +172,12 @@ public enum Route: String, Sendable, CaseIterable {
                 .error(.notTokenMode, when: .notTokenMode),
             ],
             errors: RouteDocumentation.onSession)),
+        Entry("POST", "/admin/sessions/{id}/release", .adminRelease, .admin, RouteDocumentation(
+            "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "
+                + "and its crash records are deleted; if it still cannot be served it stays quarantined "
+                + "(a new crash quarantines it again).",
+            answers: [.success(200, .session, "It loads: its version and state."), .error(.memoryOnly, when: .memoryOnly)],
+            errors: RouteDocumentation.onSession)),
         Entry("GET", "/admin/sessions/{id}/timers", .adminTimers, .admin, RouteDocumentation(
             "The session's pending timers (its reactor's Effect.schedule), soonest first: each fires once, as an "
                 + "ordinary action marked \"timer\" in the action log, also after a passivation, a restart or kill -9.",
@@ -211,8 +217,9 @@ public enum Route: String, Sendable, CaseIterable {
         case .adminVersion: 17
         case .adminFork: 18
         case .adminSessionToken: 19
-        case .adminTimers: 20
-        case .adminCancelTimer: 21
+        case .adminRelease: 20
+        case .adminTimers: 21
+        case .adminCancelTimer: 22
         }
     }
 

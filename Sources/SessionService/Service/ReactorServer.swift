@@ -5,15 +5,18 @@ import Logs
 import NATS
 import Synchronization
 
-/// The whole server: configuration, the HTTP server and the reactor service, in a few lines.
+/// The whole server: configuration, the HTTP server and the reactor service, in a few lines. To run it as
+/// `reactor-server` runs (logs and start summary on standard error, signals, exit codes), call
+/// ``ReactorServerCommand/serve(catalog:configuration:environment:)`` instead; this type is for embedding it in a
+/// process that has its own lifecycle (tests, an app that also does other things).
 ///
 /// ```swift
 /// var catalog = ReactorCatalog()
 /// catalog.register("counter") { CounterReactor() }
-/// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())
-/// let address = try server.start()
-/// print(server.startupSummary(address: address))   // the URL, the admin token, the data folder
-/// server.waitUntilStopped()
+/// let server = try ReactorServer(catalog: catalog, configuration: ServerConfiguration())   // logs to standard error
+/// let address = try server.start()   // throws IOError (EADDRINUSE…) when the port is taken
+/// FileHandle.standardError.write(Data((server.startupSummary(address: address) + "\n").utf8))
+/// server.waitUntilStopped()   // until server.shutdown(), from another thread
 /// ```
 public final class ReactorServer: Sendable {
     public let configuration: ServerConfiguration
@@ -32,13 +35,20 @@ public final class ReactorServer: Sendable {
     /// When ``shutdown()`` was first called, in the service clock's monotonic nanoseconds; 0 before.
     let shutdownBegan = Atomic<UInt64>(0)
 
-    /// Builds the server; nothing listens until ``start()``.
-    public init(catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled) throws(ConfigurationError) {
+    /// Builds the server; nothing listens until ``start()``. It logs to standard error as JSON lines at
+    /// `log.level` unless given another logger (`.disabled` for none).
+    public init(
+        catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(),
+        logger: Logger? = nil
+    ) throws(ConfigurationError) {
+        let logger = logger ?? Logger(
+            label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
         self.configuration = configuration
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
         adminTokenIsShort = try Self.checkAdminTokenLength(adminToken, configuration)
         storage = try Self.openStorage(configuration, logger: logger.labeled("storage"))
+        Self.installCrashHandler(configuration, storage: storage, logger: logger)
         let access = try SessionAccessMode.from(configuration.auth)
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
@@ -151,6 +161,37 @@ public final class ReactorServer: Sendable {
             logger.notice("effects still running at shutdown were cancelled; their actions show as interrupted after a restart", fields)
         } else {
             logger.warning("effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them", fields)
+        }
+    }
+
+    /// Has a crash in a session's reactor code write a crash record to `<storage.dataDir>/crashes` (with
+    /// storage), so the session is quarantined at the next start; without a folder it still says which
+    /// session crashed on standard error.
+    static func installCrashHandler(
+        _ configuration: ServerConfiguration, storage: (any StorageBackend)?, logger: Logger
+    ) {
+        do {
+            try CrashFolder.install(dataDirectory: storage == nil ? nil : configuration.storage.dataDir)
+            // With several instances, the handler also stores the record where every instance sees it.
+            let seconds = configuration.storage.nats.crashRecordSeconds
+            if let nats = storage as? NATSStorage, seconds > 0 {
+                let target = nats.crashRecordTarget()
+                let ready = CrashFolder.publish(
+                    to: target.servers, connectLine: target.connectLine, subjectPrefix: target.subjectPrefix,
+                    timeout: .milliseconds(Int64(seconds * 1000)))
+                if !ready {
+                    logger.warning(
+                        "a crash will not be stored in JetStream as the process dies (no server resolved, or "
+                            + "credentials too long for the handler); its record waits in the crash folder for the "
+                            + "next start")
+                }
+            }
+        } catch {
+            logger.critical(
+                "the crash folder cannot be made; a session whose reactor crashes the server will not be quarantined, "
+                    + "and may crash it again after a restart",
+                ["error": .string("\(error)")])
+            _ = try? CrashFolder.install(dataDirectory: nil)
         }
     }
 

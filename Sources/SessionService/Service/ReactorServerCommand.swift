@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -47,6 +48,34 @@ public enum ReactorServerCommand {
             break
         }
         let configuration = options.configuration
+        return serve(
+            catalog: { makeCatalog(configuration) }, configuration: configuration, environment: environment,
+            warnings: options.warnings, sources: options.sources)
+    }
+
+    /// Serves `catalog` with `configuration` as `reactor-server` does, until SIGTERM or SIGINT: JSON log lines and
+    /// the start summary (the URL, the admin token) on standard error, a port in use or a bad configuration one
+    /// clear line and a non-zero exit code, a signal a graceful stop. Returns the process exit code. The shortest
+    /// way to host your reactors from your own `main.swift`:
+    ///
+    /// ```swift
+    /// var configuration = ServerConfiguration()
+    /// configuration.http.port = 8080
+    /// exit(ReactorServerCommand.serve(catalog: catalog, configuration: configuration))
+    /// ```
+    public static func serve(
+        catalog: ReactorCatalog, configuration: ServerConfiguration,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> Int32 {
+        serve(catalog: { catalog }, configuration: configuration, environment: environment, warnings: [], sources: [:])
+    }
+
+    /// `makeCatalog` runs once the signals are set up, so any thread it starts leaves them to the signal thread.
+    static func serve(
+        catalog makeCatalog: () -> ReactorCatalog, configuration: ServerConfiguration, environment: [String: String],
+        warnings: [String], sources: [String: String]
+    ) -> Int32 {
+        let options = (warnings: warnings, sources: sources)
         let logger = Logger(label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
         for warning in options.warnings { logger.warning(warning) }
 
@@ -67,7 +96,7 @@ public enum ReactorServerCommand {
         }
         let server: ReactorServer
         do {
-            server = try ReactorServer(catalog: makeCatalog(configuration), configuration: configuration, logger: logger)
+            server = try ReactorServer(catalog: makeCatalog(), configuration: configuration, logger: logger)
         } catch {
             writeStandardError("reactor-server: invalid configuration: \(error.message)\n")
             return configurationExitCode
@@ -77,7 +106,11 @@ public enum ReactorServerCommand {
         do {
             address = try server.start()
         } catch {
-            logger.critical("cannot start listening", ["host": .string(configuration.http.host), "port": .int(configuration.http.port), "error": .string("\(error)")])
+            // One plain line for the person at the terminal (as for a bad configuration); no backtrace.
+            let place = configuration.http.host.contains(":") ? "[\(configuration.http.host)]" : configuration.http.host
+            let why = error.errno == EADDRINUSE
+                ? "the port is in use by another process (choose another with --port or http.port)" : "\(error)"
+            writeStandardError("reactor-server: cannot listen on \(place):\(configuration.http.port): \(why)\n")
             return 1
         }
         // Plain lines rather than log records: for the person at the terminal, and so log collectors

@@ -96,7 +96,10 @@ extension ReactorService {
     /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
     func adminActions(_ id: String, _ exchange: Exchange) {
         if forwardToOwner(id, exchange) { return }
-        guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
+        guard let session = store.session(id) else {
+            if quarantinedActionLog(id, exchange) { return }
+            return exchange.fail(store.absence(id))
+        }
         guard let since = exchange.integerQuery("since", default: 0, range: 0...UInt64.max),
             let limit = exchange.integerQuery("limit", default: 1000, range: 1...100_000)
         else { return }
@@ -106,27 +109,7 @@ extension ReactorService {
         out.raw("{\"actions\":[")
         for (index, entry) in entries.enumerated() {
             if index > 0 { out.raw(",") }
-            out.raw("{\"seq\":")
-            out.integer(entry.seq)
-            out.raw(",\"at\":")
-            out.string(JSONLineLogHandler.rfc3339(Double(entry.at) / 1e9))
-            out.raw(",\"action\":")
-            out.raw(entry.action)
-            out.raw(",\"stubbed\":")
-            out.bool(entry.stubbed)
-            if entry.interrupted { out.raw(",\"interrupted\":true") }
-            if let timer = entry.timer {
-                out.raw(",\"timer\":")
-                out.string(timer)
-            }
-            if let refusal = refused[entry.seq] {
-                out.raw(",\"error\":{\"code\":")
-                out.string(refusal.code)
-                out.raw(",\"message\":")
-                out.string(refusal.message)
-                out.raw("}")
-            }
-            out.raw("}")
+            Self.write(entry, crashed: false, refusal: refused[entry.seq], to: &out)
         }
         out.raw("]")
         if let next {

@@ -69,11 +69,13 @@ extension ReactorService {
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true
     /// when it did (the answer comes from there). Not resident here and run by nobody: false, and the
-    /// route loads it here as usual.
+    /// route loads it here as usual. A quarantined session runs nowhere (a claim may be left by an owner
+    /// that died of it): answered here.
     /// `orElse`, when given, answers instead when the owner does not (a route that can be answered from the
     /// stored records alone: an owner that just died should not make it fail).
     func forwardToOwner(_ id: String, _ exchange: Exchange, orElse fallback: (@Sendable () -> Void)? = nil) -> Bool {
         guard !exchange.isForwarded, let peers = store.storage?.peers, !store.isResident(id), let owner = peers.owner(of: id) else { return false }
+        guard store.storage?.storedSession(id)?.unavailable == nil else { return false }
         // The answer shows nothing this instance stored.
         exchange.dependsOn = 0
         let request = ForwardedRequest(method: exchange.method, target: exchange.request.target, contentType: exchange.request.headers["Content-Type"], body: exchange.request.body)

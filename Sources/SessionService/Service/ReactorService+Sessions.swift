@@ -83,6 +83,8 @@ extension ReactorService {
         session.end()
         context.timers.note(id, at: nil)
         metrics.sessions.decrement()
+        // A quarantined session's crash records go with it (an operator acted).
+        crashes.forget(id)
         if store.storage != nil {
             logger.info("deleted a session; its records in the journal are erased in the background within seconds", ["session": .string(id)])
         }

@@ -23,6 +23,7 @@ extension ReactorService {
         }
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
+        crashes.refreshGauge()
         if let peers = storage.peers {
             relays.sweep(peers) { [store] in store.isResident($0) }
             // Relays confirmed a second or more ago: one set up since is still on its way to being fed.
@@ -92,7 +93,7 @@ extension ReactorService {
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
-        if let reason = info.unavailable { return .failure(APIError(.unavailable(id: id, reason: reason))) }
+        if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
             .unknownVersion,
             "session \(JSONWriter.quoted(id)) is at version \(info.version); version \(version) does not exist yet")
@@ -128,7 +129,7 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(history.base, history.states, shown))
+            return .success(try definition.replay(id, history.base, history.states, shown))
         } catch {
             return .failure(APIError(
                 .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
@@ -222,6 +223,7 @@ extension ReactorService {
             if let reason = info.unavailable {
                 out.raw(",\"unavailable\":")
                 out.string(reason)
+                crashJSON(info.id, storedVersion: info.version, into: &out)
             }
             out.raw("}")
         }

@@ -35,6 +35,8 @@ public final class ReactorService: HTTPResponder {
     /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
     let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
+    /// The sessions a crash of their reactor quarantined, and what crashed them.
+    let crashes: CrashQuarantine
     let accepting = Atomic<Bool>(true)
     /// Who a request comes from, for the per-client limits (`limits.trustedProxies`).
     let clientResolver: ClientAddressResolver
@@ -74,6 +76,7 @@ public final class ReactorService: HTTPResponder {
         limits.maxStateBytes = configuration.sessions.maxStateBytes
         limits.maxBodyBytes = configuration.http.maxBodyBytes
         limits.snapshotEvery = configuration.storage.snapshotEvery
+        limits.slowReduceNanoseconds = UInt64(configuration.log.slowReduceMilliseconds) * 1_000_000
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         expiringStreams = ExpiringStreams(clock: clock, ended: context.metrics.streamsEndedJWTExpired)
@@ -84,6 +87,9 @@ public final class ReactorService: HTTPResponder {
             storage.attach(store)
             context.metrics.storageMetrics.withLock { $0 = storage }
         }
+        let folder = storage == nil ? nil : CrashFolder(path: configuration.storage.dataDir + "/crashes")
+        crashes = CrashQuarantine(
+            folder: folder, storage: storage, logger: logger, gauge: context.metrics.sessionsQuarantined)
         let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
         openAPIDocument = openAPI.json(reactor: nil)
         openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
@@ -97,6 +103,8 @@ public final class ReactorService: HTTPResponder {
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
+        // Before any request can load a session: one that crashed the server must not run again by itself.
+        crashes.quarantineAtStart()
         noteStoredSessions()
         startTimers()
         if let peers = storage?.peers { serveForwardedRequests(peers) }
@@ -235,6 +243,8 @@ public final class ReactorService: HTTPResponder {
                 exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
             }
         case .metrics:
+            // Other instances' crash records arrive at any time (NATS): counted as of this scrape.
+            crashes.refreshGauge()
             exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)
         case .openAPI:
             guard let reactor = exchange.request.queryValue("reactor") else { return exchange.reply(200, json: openAPIDocument) }
@@ -263,6 +273,7 @@ public final class ReactorService: HTTPResponder {
         case .adminState: adminState(id, exchange)
         case .adminVersion: adminVersion(id, exchange)
         case .adminFork: adminFork(id, exchange)
+        case .adminRelease: adminRelease(id, exchange)
         case .adminSessionToken: replaceSessionToken(id, exchange)
         case .adminTimers: adminTimers(id, exchange)
         case .adminCancelTimer: adminCancelTimer(id, exchange)
@@ -278,7 +289,7 @@ public final class ReactorService: HTTPResponder {
     func waitsOnStorage(_ route: Route, _ exchange: Exchange) -> Bool {
         guard storageWaitsOnNetwork else { return false }
         switch route {
-        case .createSession, .adminFork, .multiplexedEvents, .deleteSession: return true
+        case .createSession, .adminFork, .multiplexedEvents, .deleteSession, .adminRelease: return true
         case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion,
             .adminSessionToken, .adminTimers, .adminCancelTimer:
             return !store.isResident(exchange.id)

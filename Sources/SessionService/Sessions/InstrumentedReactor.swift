@@ -15,24 +15,33 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @usableFromInline typealias State = Base.State
 
     @usableFromInline let base: Base
-    @usableFromInline let histogram: Histogram
+    @usableFromInline let timing: ReduceTiming
+    /// A reduce at least this long is logged; `.max`: never.
+    @usableFromInline let slowNanoseconds: UInt64
     /// Counts new states: each reduce makes exactly one.
     @usableFromInline let states: Counter
     /// Where failed effects are logged, with the session's id (kept here rather than in a per-session
     /// error-handler closure, which would cost each session two more heap blocks).
     @usableFromInline let context: SessionContext
-    @usableFromInline let sessionID: String
+    /// The session's crash attribution, which also names it.
+    @usableFromInline let tracer: SessionCallTracer
 
     @inlinable
-    init(_ base: Base, context: SessionContext, sessionID: String) {
+    init(_ base: Base, context: SessionContext, tracer: SessionCallTracer) {
         self.base = base
-        histogram = context.metrics.reduceLatency
+        timing = context.metrics.reduceTiming(reactor: tracer.reactor)
+        slowNanoseconds = context.limits.slowReduceNanoseconds == 0 ? .max : context.limits.slowReduceNanoseconds
         states = context.metrics.statesEmitted
         self.context = context
-        self.sessionID = sessionID
+        self.tracer = tracer
     }
 
+    /// The session's id.
+    @inlinable var sessionID: String { tracer.session }
+
     @inlinable var initialState: State { base.initialState }
+
+    @inlinable var scheduler: ReactorScheduler { base.scheduler }
 
     @inlinable func mutate(action: Action) -> Effect<Mutation> { base.mutate(action: action) }
 
@@ -42,9 +51,27 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     func reduce(state: State, mutation: Mutation) -> State {
         let start = Self.nanoseconds()
         let next = base.reduce(state: state, mutation: mutation)
-        histogram.observe(nanoseconds: Self.nanoseconds() &- start)
+        let end = Self.nanoseconds()
+        timing.histogram.observe(nanoseconds: end &- start)
+        if end &- start >= slowNanoseconds { slowReduce(nanoseconds: end &- start, at: end) }
         states.increment()
         return next
+    }
+
+    /// Logs a reduce over `log.slowReduceMilliseconds`, at most once a second for the reactor.
+    @usableFromInline
+    func slowReduce(nanoseconds: UInt64, at now: UInt64) {
+        let (allowed, unlogged) = timing.mayLog(atNanoseconds: now)
+        guard allowed else { return }
+        let scheduler = base.scheduler == .workers ? "workers" : "inline (on the thread that sent the action)"
+        context.logger.warning(
+            "a slow reduce: every action of this session waits for it, and an inline reactor's event loop too; "
+                + "make reduce cheaper or give the reactor `scheduler: .workers`",
+            [
+                "reactor": .string(tracer.reactor), "session": .string(sessionID),
+                "milliseconds": .double(Double(nanoseconds) / 1e6), "scheduler": .string(scheduler),
+                "threshold_ms": .int(Int(slowNanoseconds / 1_000_000)), "slow_unlogged": .int(unlogged),
+            ])
     }
 
     @inlinable func transform(action: Flow<Action>) -> Flow<Action> { base.transform(action: action) }

@@ -5,6 +5,8 @@ import Synchronization
 /// Journals every reduced mutation and forced state before any observer sees the state.
 struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
     let journal: SessionJournal
+    /// Pins the encoding of the reactor's mutations and states on the session.
+    let tracer: SessionCallTracer
     let encodings = MutationEncodings.shared(for: R.Mutation.self)
 
     /// It never refuses an action: `send` need not call it.
@@ -12,9 +14,14 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didReduce(mutation: R.Mutation, state: R.State, version: UInt64) {
         do {
-            if journal.journal(mutation: try encodings.encode(mutation), version: version) { return }
+            // Only an encoding the cache does not hold runs the reactor's code: pinned on the session.
+            let json = try encodings.encode(mutation) {
+                try tracer.run(.encodeMutation, version: version) { try JSONValueEncoder().encode(mutation) }
+            }
+            if journal.journal(mutation: json, version: version) { return }
             // A mutation too large for a record: the state it produced replays the same version.
-            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            let whole = try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
+            if journal.journal(forced: whole, version: version) { return }
             journal.cannotJournal(version: version, "its mutation and its state are each")
         } catch {
             // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
@@ -25,7 +32,8 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
 
     func didForce(state: R.State, version: UInt64) {
         do {
-            if journal.journal(forced: try JSONValueEncoder().encode(state), version: version) { return }
+            let json = try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
+            if journal.journal(forced: json, version: version) { return }
             journal.cannotJournal(version: version, "the forced state")
         } catch {
             journal.requireSnapshot()
@@ -54,8 +62,9 @@ final class MutationEncodings: Sendable {
         }
     }
 
-    func encode<M: Encodable>(_ mutation: M) throws -> [UInt8] {
-        guard _isPOD(M.self), MemoryLayout<M>.size <= 8 else { return try JSONValueEncoder().encode(mutation) }
+    /// The JSON of `mutation`: from the cache, or made by `encode` (and kept when the type is plain bits).
+    func encode<M: Encodable>(_ mutation: M, by encode: () throws -> [UInt8]) throws -> [UInt8] {
+        guard _isPOD(M.self), MemoryLayout<M>.size <= 8 else { return try encode() }
         var key: UInt64 = 0
         withUnsafeBytes(of: mutation) { bits in
             withUnsafeMutableBytes(of: &key) { $0.copyMemory(from: bits) }
@@ -63,7 +72,7 @@ final class MutationEncodings: Sendable {
         // The size is part of the key, so a 1-byte value never collides with a wider one.
         key = key ^ (UInt64(MemoryLayout<M>.size) << 60)
         if let known = cache.withLock({ cache in cache.first(where: { $0.bits == key })?.json }) { return known }
-        let json = try JSONValueEncoder().encode(mutation)
+        let json = try encode()
         cache.withLock { cache in
             if cache.count >= Self.capacity { cache.removeAll(keepingCapacity: true) }
             cache.append((key, json))

@@ -28,7 +28,9 @@ public struct ReactorDefinition: Sendable {
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
     /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
-    @usableFromInline let replay: @Sendable (_ base: [UInt8], _ records: [StoredState], _ shown: Bool) throws(RestoreError) -> [UInt8]
+    @usableFromInline let replay: @Sendable (
+        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool
+    ) throws(RestoreError) -> [UInt8]
 
     @usableFromInline
     init(
@@ -36,7 +38,7 @@ public struct ReactorDefinition: Sendable {
         hasMiddlewares: Bool,
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable ([UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
         sendAction: @escaping SendAction
     ) {
         self.name = name
@@ -116,16 +118,23 @@ public struct ReactorCatalog: Sendable {
             name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
             hasMiddlewares: middlewares != nil,
             makeSession: { id, context, accessTokenHash in
-                Session(
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return Session(
                     id: id, name: name, reactor: make(), context: context, accessTokenHash: accessTokenHash,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
             restoreSession: { id, context, history, journal throws(RestoreError) in
-                try Session.restore(
+                // The author's factory runs as the session's code: a trap in it is the session's crash.
+                let tracer = SessionCallTracer(session: id, reactor: name)
+                let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
+                return try Session.restore(
                     id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
-                    middlewares: middlewares?(id) ?? [])
+                    middlewares: own, tracer: tracer)
             },
-            replay: { base, records, shown throws(RestoreError) in try Session<R>.replay(reactor: make(), name: name, base: base, records: records, shown: shown) },
+            replay: { id, base, records, shown throws(RestoreError) in
+                try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
+            },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
             })

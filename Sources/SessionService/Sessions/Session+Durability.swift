@@ -7,11 +7,16 @@ extension Session {
     /// Stores a new session's initial snapshot (version 0) with its access token's hash, and returns
     /// its journal.
     @usableFromInline
-    static func createJournal(id: String, name: String, runtime: ReactorRuntime<InstrumentedReactor<R>>, context: SessionContext, accessTokenHash: SessionTokenHash?) -> SessionJournal? {
+    static func createJournal(
+        id: String, name: String, runtime: ReactorRuntime<InstrumentedReactor<R>>, context: SessionContext,
+        accessTokenHash: SessionTokenHash?, tracer: SessionCallTracer
+    ) -> SessionJournal? {
         guard let storage = context.storage else { return nil }
         let checkpoint = runtime.checkpoint
         do {
-            let state = try JSONValueEncoder().encode(checkpoint.state)
+            let state = try tracer.run(.encodeState, version: checkpoint.version) {
+                try JSONValueEncoder().encode(checkpoint.state)
+            }
             let snapshot = StoredSnapshot(id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state, pulses: checkpoint.pulseCounts)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
                 context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
@@ -28,7 +33,7 @@ extension Session {
     @usableFromInline
     func attachJournal() {
         guard let journal else { return }
-        runtime.addMiddleware(JournalMiddleware<InstrumentedReactor<R>>(journal: journal))
+        runtime.addMiddleware(JournalMiddleware<InstrumentedReactor<R>>(journal: journal, tracer: tracer))
     }
 
     /// Journals a snapshot now (compaction, due snapshots found by the sweep).
@@ -58,7 +63,7 @@ extension Session {
         let checkpoint = runtime.checkpoint
         do {
             // Usually the JSON the state-size check made when the state was reduced.
-            let state = try json(of: checkpoint.state)
+            let state = try json(of: checkpoint.state, version: checkpoint.version)
             let stored = journal.snapshot(
                 version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state,
                 pulses: checkpoint.pulseCounts, oldestRetained: log.oldestSeq, timers: withTimersForSnapshot)
@@ -83,7 +88,10 @@ extension Session {
         // Checked before the runtime stops, which cannot be undone (the JSON is the one the state-size
         // check keeps, so the snapshot below does not encode it again).
         if journal.changedSinceSnapshot.load(ordering: .relaxed) {
-            guard let state = try? json(of: runtime.checkpoint.state), state.count <= journal.log.largestSnapshotState else { return false }
+            let checkpoint = runtime.checkpoint
+            guard let state = try? json(of: checkpoint.state, version: checkpoint.version),
+                state.count <= journal.log.largestSnapshotState
+            else { return false }
         }
         let idle = shared.withLock { shared -> Bool in
             guard shared.subscribers.isEmpty, !shared.ended else { return false }

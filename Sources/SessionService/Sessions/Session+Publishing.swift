@@ -41,7 +41,9 @@ extension Session {
         if let json = stateJSON(snapshot), let value = try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) {
             return value
         }
-        return try? JSONValueEncoder().encodeValue(snapshot.state)
+        return try? tracer.run(.encodeState, version: snapshot.version) {
+            try JSONValueEncoder().encodeValue(snapshot.state)
+        }
     }
 
     @inlinable
@@ -51,7 +53,7 @@ extension Session {
     @inlinable
     func stateJSON(_ snapshot: Snapshot<R.State>) -> [UInt8]? {
         do {
-            return try json(of: snapshot.state)
+            return try json(of: snapshot.state, version: snapshot.version)
         } catch {
             context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
             return nil
@@ -61,7 +63,7 @@ extension Session {
     /// The event of one assigned pulse; nil (logged) when its value does not encode.
     @usableFromInline
     func encodePulse(_ pulse: PulseUpdate, position: UInt64) -> SessionEvent? {
-        guard let value = try? JSONValueEncoder().encode(pulse.value) else {
+        guard let value = try? tracer.run(.encodeState, { try JSONValueEncoder().encode(pulse.value) }) else {
             context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
             return nil
         }

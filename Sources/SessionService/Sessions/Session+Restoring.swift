@@ -11,14 +11,17 @@ extension Session {
     @inlinable
     static func restore(
         id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
-        middlewares: [any ReactorMiddleware<R>] = []
+        middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil
     ) throws(RestoreError) -> Session {
-        let restored = try restoredParts(name: name, reactor: reactor, history: history, journal: journal)
+        // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
+        let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
+        let restored = try restoredParts(
+            name: name, reactor: reactor, history: history, journal: journal, tracer: tracer)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, middlewares: middlewares)
+            actions: restored.actions, middlewares: middlewares, tracer: tracer)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         session.restoreTimers(history.timers, serial: history.timerSerial)
         if restored.recovered { session.storeRecoveredState() }
@@ -40,12 +43,14 @@ extension Session {
     /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
     @usableFromInline
     static func restoredParts(
-        name: String, reactor: R, history: StoredHistory, journal: SessionJournal
+        name: String, reactor: R, history: StoredHistory, journal: SessionJournal, tracer: SessionCallTracer
     ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
         let decoder = JSONValueDecoder.stored
         var state: R.State
         do {
-            state = try decoder.decode(R.State.self, from: history.snapshot.state)
+            state = try tracer.run(.decodeState, version: history.snapshot.version) {
+                try decoder.decode(R.State.self, from: history.snapshot.state)
+            }
         } catch {
             throw RestoreError(reason: "its snapshot at version \(history.snapshot.version) does not decode as the state of reactor \(JSONWriter.quoted(name)): \(error)")
         }
@@ -53,7 +58,10 @@ extension Session {
         var version = history.snapshot.version
         for record in history.states {
             do {
-                state = try replay(record, onto: state, reactor: reactor, decoder: decoder)
+                let before = state
+                state = try tracer.run(.replay, version: record.version) {
+                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
+                }
             } catch {
                 throw RestoreError(reason: "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version) does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
             }
@@ -65,7 +73,9 @@ extension Session {
         // In stub mode nothing runs: recovery waits for a load with stub mode off.
         if !history.snapshot.stub {
             for entry in interrupted where entry.seq > history.snapshot.recoveredThrough {
-                recover(entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger, id: journal.id)
+                recover(
+                    entry, reactor: reactor, name: name, state: &state, version: &version, logger: journal.logger,
+                    tracer: tracer)
             }
             journal.recoveredThrough.store(history.lastSeq, ordering: .relaxed)
         } else {
@@ -76,22 +86,38 @@ extension Session {
     }
 
     /// Reduces what the reactor's `recover(interrupted:state:)` makes of one interrupted action, each
-    /// mutation a version; an action that no longer decodes is left alone (logged).
+    /// mutation a version; an action that no longer decodes is left alone (logged). All of it is the
+    /// reactor's code, pinned on the session (`tracer`) with the action's seq and JSON: a crash in it
+    /// quarantines the session instead of crashing every later load.
     static func recover(
-        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger, id: String
+        _ entry: ActionLogEntry, reactor: R, name: String, state: inout R.State, version: inout UInt64, logger: Logger,
+        tracer: SessionCallTracer
     ) {
+        let id = tracer.session
+        let seq = entry.seq
         let action: R.Action
         do {
-            action = try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            action = try tracer.run(.decodeAction, seq: seq, version: version, action: entry.action) {
+                try JSONValueDecoder.stored.decode(R.Action.self, from: entry.action)
+            }
         } catch {
             logger.warning(
                 "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
                 ["session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)), "error": .string("\(error)")])
             return
         }
-        let mutations = reactor.recover(interrupted: action, state: reactor.transform(state: state))
+        let current = state
+        let shown = tracer.run(.transformState, seq: seq, version: version, action: entry.action) {
+            reactor.transform(state: current)
+        }
+        let mutations = tracer.run(.recover, seq: seq, version: version, action: entry.action) {
+            reactor.recover(interrupted: action, state: shown)
+        }
         for mutation in mutations {
-            state = reactor.reduce(state: state, mutation: mutation)
+            let before = state
+            state = tracer.run(.reduce, seq: seq, version: version + 1, action: entry.action) {
+                reactor.reduce(state: before, mutation: mutation)
+            }
             version += 1
         }
         if !mutations.isEmpty {
@@ -113,14 +139,27 @@ extension Session {
         }
     }
 
-    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through `records`.
+    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through
+    /// `records` for session `id` (time travel, forks): the reactor's code runs, pinned on that session.
     @usableFromInline
-    static func replay(reactor: R, name: String, base: [UInt8], records: [StoredState], shown: Bool) throws(RestoreError) -> [UInt8] {
+    static func replay(
+        reactor: R, id: String, name: String, base: [UInt8], records: [StoredState], shown: Bool
+    ) throws(RestoreError) -> [UInt8] {
         let decoder = JSONValueDecoder.stored
+        let tracer = SessionCallTracer(session: id, reactor: name)
+        let version = (records.first?.version ?? 1) &- 1
         do {
-            var state = try decoder.decode(R.State.self, from: base)
-            for record in records { state = try replay(record, onto: state, reactor: reactor, decoder: decoder) }
-            return try shown ? JSONValueEncoder().encode(reactor.transform(state: state)) : JSONValueEncoder().encode(state)
+            var state = try tracer.run(.decodeState, version: version) { try decoder.decode(R.State.self, from: base) }
+            for record in records {
+                let before = state
+                state = try tracer.run(.replay, version: record.version) {
+                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
+                }
+            }
+            let last = records.last?.version ?? version
+            if shown { state = tracer.run(.transformState, version: last) { reactor.transform(state: state) } }
+            let result = state
+            return try tracer.run(.encodeState, version: last) { try JSONValueEncoder().encode(result) }
         } catch {
             throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
         }

@@ -12,7 +12,12 @@ extension Session {
         let made = makeStateLimit(self)
         // The current state's size: a state over a since-lowered limit may still change if it does not grow.
         let current = runtime.checkpoint.state
-        if let json = try? JSONValueEncoder().encode(current) { made.remember(current, json: json) }
+        let measured = try? tracer.run(.encodeState, version: runtime.currentVersion) {
+            try JSONValueEncoder().encode(current)
+        }
+        if let json = measured {
+            made.remember(current, json: json)
+        }
         let owned = Unmanaged.passRetained(made)
         let (exchanged, existing) = stateLimitPointer.compareExchange(expected: 0, desired: UInt(bitPattern: owned.toOpaque()), ordering: .acquiringAndReleasing)
         guard exchanged else {
@@ -29,11 +34,12 @@ extension Session {
         UnsafeRawPointer(bitPattern: stateLimitPointer.load(ordering: .acquiring)).map { Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque($0).takeUnretainedValue() }
     }
 
-    /// The JSON of `state`: the one the state limit measured when it is that state, else a fresh encoding.
+    /// The JSON of `state` (of version `version`): the one the state limit measured when it is that state,
+    /// else a fresh encoding (the reactor's own `Encodable`, pinned on the session).
     @inlinable
-    func json(of state: R.State) throws -> [UInt8] {
-        if let stateLimit { return try stateLimit.json(of: state) }
-        return try JSONValueEncoder().encode(state)
+    func json(of state: R.State, version: UInt64) throws -> [UInt8] {
+        if let stateLimit { return try stateLimit.json(of: state, version: version) }
+        return try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
     }
 
     /// Why the states of these actions were refused, for those that were.

@@ -42,7 +42,8 @@ extension Session {
                     return timerRefused(
                         name, seq: seq, "its action type \(R.Action.self) is not Encodable, so it cannot be stored")
                 }
-                json = try encodeAction(encodable)
+                // The reactor's own Encodable: pinned on this session, as the action log's encoding is.
+                json = try tracer.run(.encodeAction, seq: seq ?? 0) { try encodeAction(encodable) }
             } catch {
                 return timerRefused(name, seq: seq, "its action does not encode as JSON: \(error)")
             }

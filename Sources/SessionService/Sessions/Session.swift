@@ -14,6 +14,8 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let reactorName: String
     @usableFromInline let runtime: ReactorRuntime<InstrumentedReactor<R>>
     @usableFromInline let context: SessionContext
+    /// Pins every call of this session's reactor code on it, for a crash record (see ``SessionCallTracer``).
+    @usableFromInline let tracer: SessionCallTracer
     /// Serializes accepting actions so the log is in `seq` order; never held while waiting.
     @usableFromInline let log: Mutex<ActionLog>
     /// The latest state and the subscribers; held while a state is fanned out, so a subscriber
@@ -59,30 +61,37 @@ final class Session<R: Reactor>: HostedSession {
     init(
         id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
         restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil,
-        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = []
+        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [],
+        tracer: SessionCallTracer? = nil
     ) {
         self.id = id
         reactorName = name
         self.context = context
+        let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
+        self.tracer = tracer
         // Its flows start at the end, once the journal and the state limit watch what their start elements
         // and merged sources do.
         runtime = ReactorRuntime(
-            InstrumentedReactor(reactor, context: context, sessionID: id), restoring: checkpoint, start: false)
+            InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, start: false,
+            tracer: tracer)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
-        makeStateLimit = { session in StateLimit(limit: session.context.limits.maxStateBytes, context: session.context, sessionID: session.id) }
+        makeStateLimit = { session in
+            StateLimit(limit: session.context.limits.maxStateBytes, context: session.context, tracer: session.tracer)
+        }
         publisher = { session, event in
             guard case .state(let snapshot, let pulses) = event else { return }
             session.publish(snapshot, pulses: pulses)
         }
-        journal = existing ?? Self.createJournal(id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash)
+        journal = existing ?? Self.createJournal(
+            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, tracer: tracer)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
-        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware)) }
+        for middleware in middlewares { runtime.addMiddleware(HostedMiddleware(base: middleware, tracer: tracer)) }
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
@@ -127,17 +136,27 @@ final class Session<R: Reactor>: HostedSession {
         let action: R.Action
         // What the log and the journal keep: the action as it decoded, not the body as sent.
         let json: [UInt8]
+        // Whether the reactor takes the action from a client (`acceptsFromOutside`), asked in the same pinned call.
+        var outside = true
         do {
-            (action, json) = try decodeActionWithJSON(R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
+            // The reactor's own Decodable (and Encodable, for the log) runs here: pinned on this session.
+            (action, json) = try tracer.run(.decodeAction, action: actionBody) { () throws(ActionDecodingError) in
+                let decoded = try decodeActionWithJSON(
+                    R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
+                if timer == nil { outside = R.acceptsFromOutside(decoded.action) }
+                return decoded
+            }
         } catch {
             throw .invalidAction(error, reactor: reactorName)
         }
-        if timer == nil, !R.acceptsFromOutside(action) { throw Self.refusedFromOutside(json, reactor: reactorName) }
+        if !outside { throw Self.refusedFromOutside(json, reactor: reactorName) }
         if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
-            seq = try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
+            // When the runtime runs the action inline on this thread, a crash in it keeps its JSON.
+            seq = try SessionCallTracer.sending(json) { () throws(ReactorError) -> UInt64 in
+            try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
                 if let timer, !takeTimer(timer) { return 0 }
                 ensureStateLimit()
                 // The receipt says whether stub mode took the action, decided by the runtime as it admitted
@@ -175,7 +194,7 @@ final class Session<R: Reactor>: HostedSession {
                     ActionLogEntry(
                         seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
                 return receipt.seq
-            }
+            } }
         } catch {
             if case .stopped = error, passivated.load(ordering: .acquiring) { throw .passivated }
             throw .reactor(error)
@@ -189,7 +208,8 @@ final class Session<R: Reactor>: HostedSession {
         switch result {
         case .success(let snapshot):
             do {
-                return .success(EncodedSnapshot(version: snapshot.version, state: try json(of: snapshot.state)))
+                let state = try json(of: snapshot.state, version: snapshot.version)
+                return .success(EncodedSnapshot(version: snapshot.version, state: state))
             } catch {
                 return .failure(.failed("the state of version \(snapshot.version) does not encode as JSON: \(error)"))
             }
@@ -227,7 +247,9 @@ final class Session<R: Reactor>: HostedSession {
         do {
             var decoder = JSONValueDecoder()
             decoder.parser = context.limits.bodyParser
-            state = try decoder.decode(R.State.self, from: json)
+            state = try tracer.run(.decodeState, version: runtime.currentVersion &+ 1) {
+                try decoder.decode(R.State.self, from: json)
+            }
         } catch {
             return reply(.failure(.invalidState(reactor: reactorName, detail: "\(error)")))
         }

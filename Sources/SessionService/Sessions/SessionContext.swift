@@ -17,6 +17,8 @@ public final class SessionContext: Sendable {
         public var maxBodyBytes = 1 << 20
         /// Mutations of one session between two snapshots (`storage.snapshotEvery`).
         public var snapshotEvery = 1000
+        /// A reduce at least this long is logged (`log.slowReduceMilliseconds`); 0: never.
+        public var slowReduceNanoseconds: UInt64 = 10_000_000
 
         public init() {}
 

@@ -90,6 +90,7 @@ public final class SessionStore: ResidentSessions {
         guard case .loaded(let history, let log) = storage.load(id) else { return nil }
         switch restore(id, history, log) {
         case .success(let session):
+            log.didLoad()
             sessions.withLock { $0[id] = session }
             _ = passive.withLock { $0.removeValue(forKey: id) }
             return session
@@ -271,7 +272,9 @@ public final class SessionStore: ResidentSessions {
         }
         guard let storage else { return idle }
         let expired = passive.withLock { passive in
-            let expired = passive.filter { $0.value < cutoff }.map(\.key)
+            // A quarantined session waits for an operator, however long: expiring it would lose what crashed it.
+            let expired = passive.filter { $0.value < cutoff && storage.storedSession($0.key)?.unavailable == nil }
+                .map(\.key)
             for id in expired { passive.removeValue(forKey: id) }
             return expired
         }

@@ -40,23 +40,26 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
 
     @usableFromInline let limit: Int
     @usableFromInline let context: SessionContext
-    @usableFromInline let sessionID: String
+    /// Pins the encoding of the states on the session (and names it).
+    @usableFromInline let tracer: SessionCallTracer
     @usableFromInline let storage = Mutex(Storage())
     /// `measure`, specialized for the concrete state type: built where the session's type is known, since
     /// the runtime reaches `vet` through a protocol, whose generic code costs about 2,000 instructions
     /// a call (measured) in metadata lookups and value-witness calls.
-    @usableFromInline let specializedMeasure: @Sendable (StateLimit, R.State) throws(ActionRejection) -> Void
+    @usableFromInline let specializedMeasure: @Sendable (StateLimit, R.State, UInt64) throws(ActionRejection) -> Void
     /// `measuredJSON(of:)`, specialized likewise: the session publishes states to subscribers from generic code.
     @usableFromInline let specializedLookup: @Sendable (StateLimit, R.State) -> [UInt8]?
     static var refusalLimit: Int { 1_000 }
 
     @inlinable
-    init(limit: Int, context: SessionContext, sessionID: String) {
+    init(limit: Int, context: SessionContext, tracer: SessionCallTracer) {
         self.limit = limit
         boundedByItsType = _isPOD(R.State.self) && MemoryLayout<R.State>.size * 256 <= limit
         self.context = context
-        self.sessionID = sessionID
-        specializedMeasure = { stateLimit, state throws(ActionRejection) in try stateLimit.measure(state) }
+        self.tracer = tracer
+        specializedMeasure = { stateLimit, state, version throws(ActionRejection) in
+            try stateLimit.measure(state, version: version)
+        }
         specializedLookup = { stateLimit, state in stateLimit.measuredJSON(of: state) }
     }
 
@@ -66,7 +69,7 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
     @usableFromInline
     func vet(state: R.State, version: UInt64) throws(ActionRejection) {
         if boundedByItsType { return }
-        try specializedMeasure(self, state)
+        try specializedMeasure(self, state, version)
     }
 
     /// Whether no state of this type can come near the limit, so none need be measured: a type that
@@ -78,10 +81,10 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
 
     /// Encodes `state`, refuses it when over the limit (and larger than the state before it), else keeps its JSON.
     @inlinable
-    func measure(_ state: R.State) throws(ActionRejection) {
+    func measure(_ state: R.State, version: UInt64) throws(ActionRejection) {
         let json: [UInt8]
         do {
-            json = try JSONValueEncoder().encode(state)
+            json = try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
         } catch {
             throw Self.notEncodable(error)
         }
@@ -132,12 +135,16 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
         }
     }
 
-    /// The JSON of `state`: the measured one when `state` is the same value, else a fresh encoding.
+    /// The JSON of `state` (version `version`): the measured one when `state` is the same value, else a
+    /// fresh encoding.
     @inlinable
-    func json(of state: R.State) throws -> [UInt8] {
+    func json(of state: R.State, version: UInt64) throws -> [UInt8] {
         if let json = specializedLookup(self, state) { return json }
-        return try JSONValueEncoder().encode(state)
+        return try tracer.run(.encodeState, version: version) { try JSONValueEncoder().encode(state) }
     }
+
+    /// The session's id.
+    @inlinable var sessionID: String { tracer.session }
 
     /// The JSON measured for `state` when it is the latest state measured, else nil.
     @inlinable

@@ -36,6 +36,13 @@ protocol SessionLog: AnyObject, Sendable {
     /// The session leaves this process's memory: its latest snapshot and the records after it
     /// describe it, and another process may take it over.
     func release()
+    /// The session loaded from this log's history came back (its reactor replayed it without a fault).
+    func didLoad()
+}
+
+extension SessionLog {
+    /// Nothing to note.
+    func didLoad() {}
 }
 
 extension SessionLog {

@@ -48,8 +48,14 @@ protocol StorageBackend: MetricsSource {
     func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)?
     /// Reads a stored session back for this process to run: its history and its log.
     func load(_ id: String) -> StorageLoad
-    /// Quarantines a stored session: every request on it answers `reason` until it is deleted.
+    /// Quarantines a stored session: every request on it answers `reason` until it is deleted (or, a
+    /// crash's quarantine, released).
     func quarantine(_ id: String, reason: String)
+    /// Lets a quarantined session load again (an operator released it after deploying a fixed reactor).
+    func liftQuarantine(_ id: String)
+    /// The action log of a stored session, read without loading it or running any of its reactor's code
+    /// (a quarantined session's is readable too); nil when no session has this id.
+    func storedActionLog(of id: String) throws(StorageReadError) -> [ActionLogEntry]?
     /// Deletes a stored session, its records and its token; false when none has this id.
     @discardableResult
     func delete(_ id: String) -> Bool
@@ -92,6 +98,22 @@ protocol StorageBackend: MetricsSource {
     /// session's records names that session's position and is refused when it is lost.
     func lossReason(_ position: UInt64) -> String?
 
+    // MARK: Crash records
+
+    /// Whether crash records are kept with the sessions for every instance sharing them (see the
+    /// extension's default); a backend only this process uses leaves them in the crash folder.
+    var sharesCrashRecords: Bool { get }
+    /// Stores crash records this process's crash folder holds where every instance sees them; true once
+    /// stored (the files may then go).
+    func shareCrashRecords(_ records: [CrashRecord]) -> Bool
+    /// The crash records stored with the sessions (every instance's), of session `id` or (nil) of all.
+    func sharedCrashRecords(of id: String?) -> [CrashRecord]
+    /// Deletes the stored crash records of session `id` (released or deleted).
+    func removeSharedCrashRecords(of id: String)
+    /// Brings the catalog's version of session `id` up to its newest stored record, where the catalog may
+    /// lag (a session whose instance died): a quarantined session's listing, forks and time travel need it.
+    func refreshStoredVersion(of id: String)
+
     // MARK: Upkeep
 
     /// When each stored session's soonest pending timer may fall due (start-up: the timer index is built from
@@ -114,6 +136,21 @@ protocol StorageBackend: MetricsSource {
 }
 
 extension StorageBackend {
+    /// The crash folder holds them: only this process serves its sessions.
+    var sharesCrashRecords: Bool { false }
+
+    /// Nothing to share with.
+    func shareCrashRecords(_ records: [CrashRecord]) -> Bool { false }
+
+    /// None besides the crash folder's.
+    func sharedCrashRecords(of id: String?) -> [CrashRecord] { [] }
+
+    /// None besides the crash folder's.
+    func removeSharedCrashRecords(of id: String) {}
+
+    /// The catalog is the journal's index: never behind.
+    func refreshStoredVersion(of id: String) {}
+
     /// A backend only this process writes stores every record or fails as a whole.
     var losesPositions: Bool { false }
 

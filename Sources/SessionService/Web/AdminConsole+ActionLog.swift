@@ -38,10 +38,11 @@ function appendLog(entries) {
   for (const entry of entries) {
     const at = node("td", new Date(entry.at).toLocaleTimeString());
     at.title = entry.at;
-    const note = entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted"
+    const note = entry.crashed ? "crashed" : entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted"
       : entry.timer !== undefined ? "timer " + entry.timer : "";
-    const line = node("tr");
-    line.append(node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), node("td", note, note ? "stubbed" : ""));
+    const line = node("tr", undefined, entry.crashed ? "crashed" : undefined);
+    const noteCell = node("td", note, entry.crashed ? "error" : note ? "stubbed" : "");
+    line.append(node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), noteCell);
     body.append(line);
     logCount += 1;
   }

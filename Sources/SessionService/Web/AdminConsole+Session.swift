@@ -63,7 +63,9 @@ function select(id) {
   setStub(row.stub);
   renderExampleActions();
   renderSessions();
+  $("quarantine").hidden = true;
   loadLog();
+  if (row.unavailable) return showQuarantine(row);
   // The access mode wants each session's own credential for its stream (openapi.json says so): no request
   // that must fail, the admin routes straight away.
   if (streamFacts && !streamFacts.streamable) return detailStatus("denied", "");

@@ -66,7 +66,8 @@ async function showVersion(version) {
   if (!selected || version < 0) return;
   if (!historyKept) return noHistory("time travel needs the journal; this server runs with storage.memoryOnly");
   const id = selected.id, request = ++versionRequest;
-  $("versionLabel").textContent = version === liveVersion ? version + " (live)" : version + " of " + liveVersion;
+  const latest = selected.quarantined ? " (the last good one)" : " (live)";
+  $("versionLabel").textContent = version === liveVersion ? version + latest : version + " of " + liveVersion;
   $("fork").textContent = "Fork at version " + version;
   let state, before, beforeGone = false;
   try {

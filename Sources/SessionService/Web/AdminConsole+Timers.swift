@@ -5,6 +5,14 @@ extension AdminConsole {
 async function loadTimers() {
   if (!selected) return;
   const id = selected.id;
+  // A quarantined session answers 409 to everything but its log: its timers wait until it is released.
+  const row = sessionRows.find((candidate) => candidate.id === id);
+  if (selected.quarantined || (row && row.unavailable)) {
+    $("timers").tBodies[0].replaceChildren();
+    $("timersNote").className = "muted";
+    $("timersNote").textContent = "Quarantined: its timers fire once it is released.";
+    return;
+  }
   try {
     const answer = await adminAPI("GET", adminPath(id, "/timers"));
     if (!selected || selected.id !== id) return;

@@ -4,7 +4,8 @@
 /// which stays in this tab (sessionStorage) and travels only in `Authorization` headers, never in a
 /// URL. Scripts: `AdminConsole+Script.swift` (state, token, reading the list), `AdminConsole+SessionList.swift`
 /// (the table, its versions live over one `/events` stream), `AdminConsole+ListStream.swift` (that stream),
-/// `AdminConsole+Session.swift`, `AdminConsole+ActionLog.swift` and `AdminConsole+TimeTravel.swift`.
+/// `AdminConsole+Session.swift`, `AdminConsole+ActionLog.swift`, `AdminConsole+TimeTravel.swift` and
+/// `AdminConsole+Quarantine.swift` (a session a crash of its reactor quarantined).
 enum AdminConsole {
     static let document = WebDocument(template: html)
 
@@ -39,6 +40,10 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 #actionLogBox { max-height: 22rem; overflow: auto; }
 #sessions td.stale { color: var(--muted); font-style: italic; }
 .stubbed { color: var(--warn); font-weight: 600; }
+#quarantine { border-color: var(--bad); }
+#quarantine h3 { color: var(--bad); }
+#crashFacts { margin: .3rem 0; padding-left: 1.2rem; font-size: .9rem; }
+#actionLog tr.crashed td { background: #fde7ea; }
 """#
 
     static let html = #"""
@@ -87,6 +92,20 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
       <h2 id="detailTitle">No session selected</h2>
       <span id="streamStatus" class="status" data-kind="idle" role="status" aria-live="polite">Connect, then pick a session from the list.</span>
     </div>
+    <section id="quarantine" class="card" aria-labelledby="quarantineHeading" hidden>
+      <h3 id="quarantineHeading">Quarantined: its reactor crashed the server</h3>
+      <p id="quarantineReason"></p>
+      <ul id="crashFacts" aria-label="The latest crash"></ul>
+      <p class="muted">The action that was running is marked <strong>crashed</strong> in the action log. Deploy a fixed
+        reactor, then release it; or fork it at its last good version (the new id below, under time travel, is used
+        if given); or delete it.</p>
+      <div class="row" role="group" aria-labelledby="quarantineHeading">
+        <button type="button" class="primary" id="release">Release (load it again)</button>
+        <button type="button" id="forkGood">Fork at the last good version</button>
+        <button type="button" id="deleteQuarantined">Delete the session</button>
+      </div>
+      <p id="releaseResult" class="muted" aria-live="polite"></p>
+    </section>
     <div class="cards" id="cards" hidden>
       <section class="card" aria-labelledby="liveHeading">
         <h3 id="liveHeading">Live state <span id="liveVersion" class="muted"></span></h3>
@@ -153,7 +172,7 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
 <script nonce="__NONCE__">
 """# + [
         WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timersScript,
-        timeTravelScript,
+        timeTravelScript, quarantineScript,
     ].joined(separator: "\n") + #"""
 
 // Everything is defined: connect (when this tab holds a token).

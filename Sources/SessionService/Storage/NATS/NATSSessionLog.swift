@@ -99,8 +99,19 @@ final class NATSSessionLog: SessionLog {
         append(.accept, number: seq, payload)
     }
 
+    /// A sooner timer than the session's bucket entry names is part of what the change's output acknowledges:
+    /// it gets a position of its own, resolved once the entry says so.
     func noteSoonestTimer(_ at: Int64?) {
-        storage.noteTimer(id, at: at)
+        guard storage.timerIsSooner(id, at: at) else { return storage.noteTimer(id, at: at) }
+        let position = storage.watermark.allocate()
+        var current = last.load(ordering: .relaxed)
+        while current < position {
+            let (exchanged, original) = last.compareExchange(
+                expected: current, desired: position, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
+        storage.noteTimer(id, at: at, position: position)
     }
 
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
@@ -145,6 +156,11 @@ final class NATSSessionLog: SessionLog {
         entries { chunks.add($0, emit: emit) }
         // Also after an empty log: the end marks the checkpoint complete, so what came before may go.
         append(.actionLogEnd, number: chunks.finish(emit: emit) ?? 0, [])
+    }
+
+    /// Its claim stops saying it is loading (see ``OwnershipClaim/loading``).
+    func didLoad() {
+        storage.markLoaded(self)
     }
 
     func release() {

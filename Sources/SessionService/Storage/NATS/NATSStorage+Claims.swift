@@ -19,8 +19,10 @@ extension NATSStorage {
     /// start of it, or it is `ownerGone` (nothing of it answers on the cluster). Every write is a
     /// compare-and-set on the revision read, so of two instances claiming at once one wins and the
     /// other reads again.
-    func takeClaim(_ id: String, ownerGone: String? = nil) -> ClaimOutcome {
-        let mine = ownClaim
+    func takeClaim(_ id: String, ownerGone: String? = nil, loading: Bool = false) -> ClaimOutcome {
+        var mine = ownClaim
+        // Until the load succeeds (``markLoaded(_:)``): see ``OwnershipClaim/loading``.
+        mine.loading = loading
         var lastError = NATSError.timedOut(subject: "claiming session \(id)", server: "", after: options.requestTimeout)
         for _ in 0..<5 {
             let current = consistentEntry(claimsBucket, id)

@@ -6,12 +6,12 @@ extension NATSStorage {
     /// Every message on `subject` from sequence `from` on, oldest first, through an ephemeral pull
     /// consumer (one replica, in memory, no acknowledgements) read in batches; a gap in the
     /// consumer's sequence (a lost delivery) fails the read, which is then tried again by the caller.
-    func readSubject(_ subject: String, from: UInt64) -> Result<[StoredMessage], NATSError> {
+    func readSubject(_ subject: String, from: UInt64, stream: String? = nil) -> Result<[StoredMessage], NATSError> {
         var config = ConsumerConfig(filterSubject: subject, deliverPolicy: from <= 1 ? .all : .byStartSequence(from))
         config.replicas = 1
         config.memoryStorage = true
         let jetStream = self.jetStream
-        let stream = names.recordsStream
+        let stream = stream ?? names.recordsStream
         let consumer: ConsumerInfo
         switch waitFor("the creation of a consumer of \(subject) on \(stream)", { completion in try jetStream.createConsumer(stream: stream, config, completion: completion) }) {
         case .success(let info): consumer = info

@@ -26,8 +26,8 @@ extension NATSStorage {
     func info(_ id: String, _ meta: SessionMeta, log: NATSSessionLog?) -> StoredSessionInfo {
         let running = log.flatMap { log in log.state.withLock { $0.releasing || $0.stop != nil ? nil : $0.version } }
         return StoredSessionInfo(
-            id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil, unavailable: meta.unavailable,
-            incarnation: meta.incarnation)
+            id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil,
+            unavailable: meta.unavailable ?? crashReason(id), incarnation: meta.incarnation)
     }
 
     // MARK: Creating
@@ -75,7 +75,7 @@ extension NATSStorage {
     /// instance's publishes land on the subject. A session a live instance runs is refused (503).
     func load(_ id: String) -> StorageLoad {
         guard let meta = knownMeta(id) else { return .missing }
-        if let reason = meta.unavailable { return .unavailable(reason) }
+        if let reason = meta.unavailable ?? crashReason(id) { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
         if let successor = recentlyHandedOff(id) {
@@ -85,7 +85,7 @@ extension NATSStorage {
         var askedOwner = false
         var goneOwner: String?
         claiming: while true {
-            switch takeClaim(id, ownerGone: goneOwner) {
+            switch takeClaim(id, ownerGone: goneOwner, loading: true) {
             case .failed(let error):
                 return transientFailure(id, "its claim cannot be read or written: \(error)")
             case .owned(let owner):
@@ -105,6 +105,16 @@ extension NATSStorage {
             case .taken(let value, let from):
                 revision = value
                 if let from {
+                    // Gone without handing it off: if it crashed on this session, loading it would crash here too.
+                    if !releasing.withLock({ $0.contains(id) }), let reason = crashedOwner(id, from) {
+                        refreshStoredVersion(of: id)
+                        quarantine(id, reason: reason)
+                        logger.critical(
+                            "a session is quarantined: the instance that ran it died of it",
+                            ["session": .string(id), "reason": .string(reason)])
+                        giveUpClaim(id, revision: revision)
+                        return .unavailable(reason)
+                    }
                     metrics.takeovers.increment()
                     logger.notice("took a session over from an instance that is gone", ["session": .string(id), "from": .string(from.instance)])
                 } else if askedOwner {
@@ -240,12 +250,20 @@ extension NATSStorage {
     }
 
     func quarantine(_ id: String, reason: String) {
+        _ = releasing.withLock { $0.remove(id) }
         catalog.withLock { catalog in
             guard var meta = catalog[id] else { return }
             meta.unavailable = reason
             catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
         }
-        DispatchQueue.global().async { [self] in _ = updateMeta(id) { $0.unavailable = reason } }
+        // With the version the catalog knows: the entry's is as of the last release, behind when an instance died.
+        let version = catalog.withLock { $0[id]?.version } ?? 0
+        DispatchQueue.global().async { [self] in
+            _ = updateMeta(id) { meta in
+                meta.unavailable = reason
+                meta.version = max(meta.version, version)
+            }
+        }
     }
 
     // MARK: Access tokens

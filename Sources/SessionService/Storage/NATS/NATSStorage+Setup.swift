@@ -37,6 +37,7 @@ extension NATSStorage {
         }
         try serveHandOffs()
         claimsWatcher.start()
+        try followCrashes(waiting: wait)
         logger.notice("storage on NATS JetStream ready", [
             "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
         ])
@@ -78,7 +79,10 @@ extension NATSStorage {
         sessions.maxValueSize = 1 << 16
         let claims = KeyValueConfig(bucket: names.claimsBucket, replicas: replicas)
         let instances = KeyValueConfig(bucket: names.instancesBucket, ttl: options.claimTTL, replicas: replicas)
-        return [records, sessions.streamConfig, claims.streamConfig, instances.streamConfig]
+        // A record holds the action that crashed (64 KiB at most, base64) and a few names.
+        var crashes = KeyValueConfig(bucket: names.crashesBucket, replicas: replicas)
+        crashes.maxValueSize = 1 << 17
+        return [records, sessions.streamConfig, claims.streamConfig, instances.streamConfig, crashes.streamConfig]
     }
 
     // MARK: Heartbeat

@@ -87,6 +87,11 @@ final class NATSStorage: StorageBackend {
     /// Which instance claims each session, as the claims bucket says (mirrored by ``claimsWatcher``).
     let claimHolders = ClaimMirror()
     let claimsWatcher: OrderedConsumer
+    /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
+    let crashRecords = CrashMirror()
+    let crashesWatcher: OrderedConsumer
+    /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
+    let releasing = Mutex<Set<String>>([])
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
@@ -96,8 +101,8 @@ final class NATSStorage: StorageBackend {
     /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
     let silentOwners = Mutex<[String: Int64]>([:])
     /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
-    let timerWrites = Mutex<[String: Int64?]>([:])
-    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers")
+    let timerWrites = Mutex<[String: TimerWrite]>([:])
+    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
@@ -128,12 +133,20 @@ final class NATSStorage: StorageBackend {
         claimsWatcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>", start: .lastPerSubject) { message in
             claimHolders.apply(message)
         }
+        let crashRecords = self.crashRecords
+        let crashSubjectPrefix = names.crashSubjectPrefix
+        crashesWatcher = OrderedConsumer(
+            jetStream: jetStream, stream: names.crashesStream, filter: "\(crashSubjectPrefix)>", start: .lastPerSubject
+        ) { message in
+            crashRecords.apply(message, prefix: crashSubjectPrefix)
+        }
         connection.start()
         do {
             try setUp()
         } catch {
             watcher.stop()
             claimsWatcher.stop()
+            crashesWatcher.stop()
             connection.close()
             throw error
         }
@@ -211,6 +224,7 @@ final class NATSStorage: StorageBackend {
         }
         watcher.stop()
         claimsWatcher.stop()
+        crashesWatcher.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
         }

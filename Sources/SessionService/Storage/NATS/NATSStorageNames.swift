@@ -30,6 +30,14 @@ struct NATSStorageNames: Sendable, Equatable {
     var claimsBucket: String { "\(prefix)-claims" }
     /// The bucket of instance heartbeats.
     var instancesBucket: String { "\(prefix)-instances" }
+    /// The bucket of crash records, one key per crash: `<session>.<unix nanoseconds>`.
+    var crashesBucket: String { "\(prefix)-crashes" }
+    /// The stream behind it.
+    var crashesStream: String { "KV_\(crashesBucket)" }
+    /// What a key of the crashes bucket is put on (the fatal-signal handler publishes there itself).
+    var crashSubjectPrefix: String { "$KV.\(crashesBucket)." }
+    /// The subjects of one session's crash records.
+    func crashes(_ id: String) -> String { "\(crashSubjectPrefix)\(id).*" }
 }
 
 extension UInt8 {

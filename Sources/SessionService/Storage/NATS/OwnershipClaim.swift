@@ -7,14 +7,21 @@ import JSONCodec
 struct OwnershipClaim: Sendable, Equatable {
     var instance: String
     var incarnation: String
+    /// Set while the instance loads the session (reads and replays its history): a claim still saying so
+    /// when its instance is gone was left by an instance that died loading it, in its reactor's code or
+    /// not, and the next instance quarantines the session instead of replaying into the same trap.
+    var loading = false
 
     var json: [UInt8] {
-        JSONValue.object(JSONObject([("instance", .string(instance)), ("incarnation", .string(incarnation))])).serialized()
+        var fields: [(String, JSONValue)] = [("instance", .string(instance)), ("incarnation", .string(incarnation))]
+        if loading { fields.append(("loading", .bool(true))) }
+        return JSONValue.object(JSONObject(fields)).serialized()
     }
 
-    init(instance: String, incarnation: String) {
+    init(instance: String, incarnation: String, loading: Bool = false) {
         self.instance = instance
         self.incarnation = incarnation
+        self.loading = loading
     }
 
     /// A claim's or a heartbeat's JSON read back; nil when it is not one.
@@ -24,5 +31,11 @@ struct OwnershipClaim: Sendable, Equatable {
         else { return nil }
         self.instance = instance
         self.incarnation = incarnation
+        loading = value["loading"] == .bool(true)
+    }
+
+    /// The same start of the same instance, loading or not.
+    static func == (a: OwnershipClaim, b: OwnershipClaim) -> Bool {
+        a.instance == b.instance && a.incarnation == b.incarnation
     }
 }
