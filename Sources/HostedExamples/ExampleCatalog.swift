@@ -2,7 +2,8 @@ import Examples
 import SessionService
 
 /// The example reactors as a server hosts them, registered here once for `reactor-server` and every test
-/// server: counter, fruit, todo, reminders, and search when it is given an upstream; with the search example's settings
+/// server: counter, fruit, profile, todo, reminders, and search when it is given an upstream; with the search
+/// example's settings
 /// (``SearchSettings``), which the examples add to the server's own.
 ///
 /// ```swift
@@ -14,8 +15,8 @@ import SessionService
 /// })
 /// ```
 public enum ExampleCatalog {
-    /// Adds the examples to `catalog`, in the order a page shows them: fruit waits on `clock` (a test's
-    /// injected clock), and search, fetching its results through `search`, only when one is given.
+    /// Adds the examples to `catalog`, in the order a page shows them: fruit and profile's user service wait on
+    /// `clock` (a test's injected clock), and search, fetching its results through `search`, only when one is given.
     public static func register(
         in catalog: inout ReactorCatalog, clock: any Clock<Duration> = ContinuousClock(),
         search: SearchReactor.Fetch? = nil
@@ -28,6 +29,12 @@ public enum ExampleCatalog {
             FruitReactor.name, summary: FruitReactor.summary, exampleActions: FruitReactor.exampleActions,
             schema: FruitReactor.schema
         ) { FruitReactor(clock: clock) }
+        let users = FakeUserService(clock: clock)
+        catalog.register(
+            ProfileReactor.name, summary: ProfileReactor.summary, exampleActions: ProfileReactor.exampleActions,
+            schema: ProfileReactor.schema, params: ProfileReactor.Params.self,
+            exampleParams: ProfileReactor.exampleParams
+        ) { context in ProfileReactor(context: context, users: users) }
         catalog.register(
             TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions,
             schema: TodoReactor.schema

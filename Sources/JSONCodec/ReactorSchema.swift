@@ -53,11 +53,14 @@ public struct ReactorSchema: Sendable, Hashable {
     public var actions: [Action]
     /// The state, as `GET /sessions/{id}` and the event stream send it and `PUT …/state` takes it.
     public var state: JSONSchema
+    /// The parameters its sessions take (`"params"` of `POST /sessions`); nil for a reactor that takes none.
+    public var params: JSONSchema?
 
-    /// A reactor's actions and state.
-    public init(actions: [Action], state: JSONSchema) {
+    /// A reactor's actions and state, and the parameters its sessions take, if any.
+    public init(actions: [Action], state: JSONSchema, params: JSONSchema? = nil) {
         self.actions = actions
         self.state = state
+        self.params = params
     }
 
     /// The action cases, by their `type`.

@@ -55,6 +55,20 @@ public protocol Reactor: Sendable {
     /// Where `mutate`, `reduce` and the transforms run (ReactorKit's `scheduler`): `.inline` on the thread that
     /// sends the action, or `.workers` on a pool that is never a server's event loop. Default: `.inline`.
     var scheduler: ReactorScheduler { get }
+
+    /// The version of the types this reactor stores (`State` and `Mutation`), written with every stored record.
+    /// Raise it when stored data can no longer be decoded as it is, and read older data in the two `migrate` hooks.
+    /// Default: 1. A host that keeps sessions uses these three; ReactorKit keeps nothing, so it has none of them.
+    static var storageVersion: Int { get }
+    /// A state stored by the earlier version `version` of this reactor, as today's `State`: read the stored JSON
+    /// with `decoder` (as an old type of yours, or member by member). Throw when it cannot be read (the session
+    /// then cannot be served, and says why). Default: nil, which decodes it as today's `State`, members it lacks
+    /// taken from `initialState`.
+    func migrate(state decoder: any Decoder, from version: Int) throws -> State?
+    /// A mutation stored by the earlier version `version`: the mutations that stand for it today, reduced in
+    /// its place (none drops it; the version it made keeps its number). Default: nil, which decodes it as
+    /// today's `Mutation`.
+    func migrate(mutation decoder: any Decoder, from version: Int) throws -> [Mutation]?
 }
 
 extension Reactor {
@@ -78,6 +92,12 @@ extension Reactor {
     @inlinable public static func acceptsFromOutside(_ action: Action) -> Bool { true }
     /// Inline: a reduce of microseconds costs no hand-off.
     @inlinable public var scheduler: ReactorScheduler { .inline }
+    /// Version 1: stored data is decoded as the types are now.
+    @inlinable public static var storageVersion: Int { 1 }
+    /// Nil: an older state is decoded as today's `State`.
+    @inlinable public func migrate(state decoder: any Decoder, from version: Int) throws -> State? { nil }
+    /// Nil: an older mutation is decoded as today's `Mutation`.
+    @inlinable public func migrate(mutation decoder: any Decoder, from version: Int) throws -> [Mutation]? { nil }
 }
 
 extension Reactor where Mutation == Action {

@@ -64,11 +64,15 @@ import Testing
         let decoder = JSONDecoder()
         for json in CounterReactor.exampleActions { _ = try decoder.decode(CounterReactor.Action.self, from: Data(json.utf8)) }
         for json in FruitReactor.exampleActions { _ = try decoder.decode(FruitReactor.Action.self, from: Data(json.utf8)) }
+        for json in ProfileReactor.exampleActions {
+            _ = try decoder.decode(ProfileReactor.Action.self, from: Data(json.utf8))
+        }
         for json in TodoReactor.exampleActions { _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8)) }
         for json in SearchReactor.exampleActions { _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8)) }
         var catalog = ReactorCatalog()
         ExampleCatalog.register(in: &catalog, search: SearchReactor.sampleFetch)
-        #expect(catalog.definitions.map(\.name) == ["counter", "fruit", "todo", "search"])
+        #expect(catalog.definitions.map(\.name) == ["counter", "fruit", "profile", "todo", "search"])
+        #expect(catalog.definitions.map(\.takesParams) == [false, false, true, false, false])
         #expect(catalog.definitions.allSatisfy { $0.schema != nil && !$0.exampleActions.isEmpty })
     }
 }

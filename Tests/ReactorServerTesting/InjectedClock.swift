@@ -42,6 +42,9 @@ public final class InjectedClock: ServiceClock {
     /// The wall-clock time the test world starts at (2026-09-21), for `"at"` timestamps.
     private static let wallOrigin: Int64 = 1_790_000_000_000_000_000
 
+    /// ``reactorClock``: what a reactor's `ReactorContext.clock` is on a test server.
+    public var clockForReactors: any Clock<Duration> { reactorClock }
+
     /// A clock at its origin with nothing scheduled.
     public init() {}
 

@@ -85,11 +85,12 @@ import Testing
         }
     }
 
-    /// A "counter" whose state no longer decodes what the old one journaled.
+    /// A "counter" whose state no longer decodes what the old one journaled: `value` changed type, which no
+    /// default fills in (a field merely added or removed would load).
     struct ChangedCounter: Reactor {
         enum Action: Codable, Sendable { case increase }
-        struct State: Codable, Sendable { var total: String }
-        let initialState = State(total: "")
+        struct State: Codable, Sendable { var value: String }
+        let initialState = State(value: "")
     }
 
     @Test func aJournalFromAChangedReactorTypeIsQuarantined() throws {

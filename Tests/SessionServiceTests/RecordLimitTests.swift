@@ -39,7 +39,7 @@ import Testing
                 let storage = try Self.storage(directory)
                 let snapshot = StoredSnapshot(id: "big", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8))
                 let log = try #require(storage.create(snapshot, accessTokenHash: nil))
-                let journal = SessionJournal(log: log, id: "big", reactor: "notes", snapshotEvery: 1000, logger: .disabled)
+                let journal = SessionJournal(log: log, id: "big", reactor: "notes", storageVersion: 1, snapshotEvery: 1000, logger: .disabled)
                 let ticket = ActionTicket()
                 ticket.done = true
                 journal.accepted(ticket, seq: 1, at: 7, stubbed: false, body: action)
@@ -49,7 +49,7 @@ import Testing
                 // with twice its size of dead records to free (256 MiB more here): the copy is made as that
                 // pass makes it, and compaction then deletes the segments of the originals.
                 let other = try #require(storage.create(StoredSnapshot(id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8)), accessTokenHash: nil))
-                for version in UInt64(1)...200 { _ = other.appendMutation(Array(#"{"type":"note","text":"x"}"#.utf8), version: version) }
+                for version in UInt64(1)...200 { _ = other.appendMutation(Array(#"{"type":"note","text":"x"}"#.utf8), version: version, storageVersion: 1) }
                 storage.flush()
                 let before = try JournalFiles.segmentNumbers(directory)
                 storage.copyForward([try #require(storage.key(for: "big"))])

@@ -22,15 +22,18 @@ import Testing
         marked.encode(into: &payload)
         #expect(try StoredSnapshot(version: marked.version, payload: payload) == marked)
         #expect(payload.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == marked.incarnation)
+        // Written before params and storage versions (a 4-byte empty blob and a u32): nothing else differs.
+        let unversioned = try StoredSnapshot(version: marked.version, payload: Array(payload.dropLast(8)))
+        #expect(unversioned == marked)
         // Written before recovery marks: the incarnation is there, nothing was recovered.
-        let unrecovered = try StoredSnapshot(version: marked.version, payload: Array(payload.dropLast(8)))
+        let unrecovered = try StoredSnapshot(version: marked.version, payload: Array(payload.dropLast(16)))
         #expect(unrecovered.incarnation == marked.incarnation && unrecovered.recoveredThrough == 0)
         // Written before incarnations: the payload ends after the pulse counts.
-        let older = Array(payload.dropLast(16))
+        let older = Array(payload.dropLast(24))
         #expect(try StoredSnapshot(version: marked.version, payload: older).incarnation == 0)
         #expect(older.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == 0)
         // Cut anywhere short of it, the walk finds none and reads nothing beyond the payload.
-        for length in 0..<(payload.count - 16) {
+        for length in 0..<(payload.count - 24) {
             #expect(Array(payload.prefix(length)).withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == 0, "\(length)")
         }
     }

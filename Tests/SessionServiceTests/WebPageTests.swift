@@ -20,8 +20,8 @@ import Testing
         try await Browser.run("page") { browser in
             try await browser.open(base + "/")
             try await browser.wait(
-                "the picker to list the five reactors",
-                until: "document.querySelectorAll('#reactor option').length === 5 && "
+                "the picker to list the six reactors",
+                until: "document.querySelectorAll('#reactor option').length === 6 && "
                     + "!document.getElementById('reactor').disabled")
             try await browser.wait("the icon to load as an image", until: "document.querySelector('header img').complete && document.querySelector('header img').naturalWidth > 0")
             try await browser.find("#reactor option[value=counter]").click()
@@ -66,6 +66,23 @@ import Testing
             }
             try await browser.wait("the fruit's name, without the spinner", until: "document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""fruitName": "cherries""#))
 
+            // profile: the create form offers its example params; the session runs for that user.
+            try await browser.find("#reactor option[value=profile]").click()
+            try await browser.wait("the params field with the example", until: "!document.getElementById('paramsField').hidden && document.getElementById('params').value === '{\"userID\":1}'")
+            #expect(try await browser.execute("document.getElementById('params').value = '{\"userID\":42}'; return true") as? Bool == true)
+            try await browser.find("#create").click()
+            try await browser.wait("a profile session of user 42, live", until: Self.live(version: 0) + " && " + Self.state(contains: #""userID": 42"#))
+            try await Self.button(browser, "follow").click()
+            try await waitFor("the user service to be asked on the clock", within: .seconds(20)) {
+                await clock.reactorClock.waitForSleepers(1)
+                await clock.advance(by: .milliseconds(300))
+            }
+            try await browser.wait("the profile followed, without the spinner", until: "document.getElementById('spinner').classList.contains('hidden') && " + Self.state(contains: #""isFollowing": true"#))
+            try await browser.screenshot("profile-followed")
+            #expect(try await browser.execute("document.getElementById('params').value = '{\"userID\":0}'; return true") as? Bool == true)
+            try await browser.find("#create").click()
+            try await browser.wait("the refusal naming the field", until: "document.getElementById('reactorInfo').textContent.includes('userID')")
+
             // The picker follows the open session, not the last choice.
             try await browser.find("#reactor option[value=todo]").click()
             try await browser.find("#sessionList a[href='?session=\(id)']").click()
@@ -95,8 +112,11 @@ import Testing
                 until: "document.getElementById('streamStatus').dataset.kind === 'gone' && document.getElementById('streamStatus').textContent.includes('does not exist') && "
                     + "document.querySelector('#sessionList .gone') !== null && document.getElementById('send').disabled")
             try await browser.screenshot("gone")
-            // The only failed loads: asking for the deleted session.
-            try await browser.expectNoConsoleErrors(expecting: ["/sessions/\(id) - Failed to load resource: the server responded with a status of 404"])
+            // The only failed loads: the refused profile params, and asking for the deleted session.
+            try await browser.expectNoConsoleErrors(expecting: [
+                "/sessions - Failed to load resource: the server responded with a status of 422",
+                "/sessions/\(id) - Failed to load resource: the server responded with a status of 404",
+            ])
             #expect(try await browser.execute("return document.body.innerText.includes('Failed to fetch')") as? Bool == false)
         }
     }

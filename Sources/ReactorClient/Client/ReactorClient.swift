@@ -54,8 +54,37 @@ public struct ReactorClient: Sendable {
     /// `POST /sessions`: a new session of the reactor the server hosts as `name`, decoded as `R`; `id` chooses
     /// its id (`[A-Za-z0-9_-]{1,64}`), else the server picks one. In `token` mode the handle holds its token.
     public func createSession<R: Reactor>(reactor name: String, as type: R.Type = R.self, id: String? = nil) async throws(ReactorClientError) -> RemoteSession<R> {
-        var body: JSONValue = ["reactor": .string(name)]
-        if let id { body = ["reactor": .string(name), "id": .string(id)] }
+        try await createSession(reactor: name, as: type, id: id, paramsJSON: nil)
+    }
+
+    /// `POST /sessions` with `"params"`: a session of a reactor that takes parameters (the `profile` example's
+    /// `ProfileReactor.Params(userID: 7)`), encoded as JSON. Parameters the server's reactor does not decode
+    /// fail with `.server(status: 422, code: .invalidParams, …)`, whose message names the field.
+    ///
+    /// ```swift
+    /// let profile = try await client.createSession(
+    ///     reactor: "profile", as: ProfileReactor.self, params: ProfileReactor.Params(userID: 7))
+    /// ```
+    public func createSession<R: Reactor, P: Encodable>(
+        reactor name: String, as type: R.Type = R.self, id: String? = nil, params: P
+    ) async throws(ReactorClientError) -> RemoteSession<R> {
+        let json: JSONValue
+        do {
+            json = try JSONValueEncoder().encodeValue(params)
+        } catch {
+            throw .encoding("the params do not encode as JSON: \(error)")
+        }
+        return try await createSession(reactor: name, as: type, id: id, paramsJSON: json)
+    }
+
+    /// `POST /sessions` with the body's members.
+    func createSession<R: Reactor>(
+        reactor name: String, as type: R.Type, id: String?, paramsJSON: JSONValue?
+    ) async throws(ReactorClientError) -> RemoteSession<R> {
+        var members: [(String, JSONValue)] = [("reactor", .string(name))]
+        if let id { members.append(("id", .string(id))) }
+        if let paramsJSON { members.append(("params", paramsJSON)) }
+        let body = JSONValue.object(JSONObject(members))
         let created = try await transport.json(transport.request("POST", ["sessions"], body: body.serialized(), bearer: bearerToken))
         return try RemoteSession(client: self, created: created)
     }

@@ -8,6 +8,8 @@ public enum ServerErrorCode: Sendable, Hashable {
     /// Sessions and actions: the codes of `POST /sessions`, `GET /sessions/{id}`, `POST …/actions`.
     case unknownReactor, unknownSession, sessionExists, invalidID, tooManySessions
     case invalidJSON, unknownAction, invalidAction, invalidRequest, invalidQuery, invalidSelect
+    /// `POST /sessions` with params its reactor does not decode (or takes none).
+    case invalidParams
     case bodyTooLarge, unsupportedMediaType, timeout, notFound, methodNotAllowed
     /// Limits: too many requests or new sessions from one address (429), too many streams (503).
     case rateLimited, tooManySubscribers
@@ -26,6 +28,7 @@ public enum ServerErrorCode: Sendable, Hashable {
         (.unknownReactor, "unknown_reactor"), (.unknownSession, "unknown_session"), (.sessionExists, "session_exists"),
         (.invalidID, "invalid_id"), (.tooManySessions, "too_many_sessions"), (.invalidJSON, "invalid_json"),
         (.unknownAction, "unknown_action"), (.invalidAction, "invalid_action"), (.invalidRequest, "invalid_request"),
+        (.invalidParams, "invalid_params"),
         (.invalidQuery, "invalid_query"), (.invalidSelect, "invalid_select"), (.bodyTooLarge, "body_too_large"),
         (.unsupportedMediaType, "unsupported_media_type"), (.timeout, "timeout"), (.notFound, "not_found"),
         (.methodNotAllowed, "method_not_allowed"), (.rateLimited, "rate_limited"), (.tooManySubscribers, "too_many_subscribers"),

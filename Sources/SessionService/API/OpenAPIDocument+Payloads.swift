@@ -30,7 +30,9 @@ extension OpenAPIDocument.Schemas {
             let reactor = JSONSchema.object([
                 "name": .enumeration(hosted.map(JSONValue.string)), "description": .string(), "initialState": .any,
                 "actions": JSONSchema.array(.any).described("Example actions, one per case, as the reactor's author wrote them."),
-            ])
+                "params": JSONSchema.object([:]).described(
+                    "Example parameters, for a reactor whose sessions take them."),
+            ], optional: ["params"])
             return .object(["reactors": .array(reactor)])
         case .session: return Self.ref("Session")
         case .createdSession: return Self.ref("CreatedSession")
@@ -62,13 +64,16 @@ extension OpenAPIDocument.Schemas {
                             + "null only for a crashed action the crash record could not keep."),
                     "stubbed": JSONSchema.boolean.described("Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
                     "interrupted": JSONSchema.constant(true).described("Present when the server stopped before the action's effects finished; it is never re-run."),
+                    "from": JSONSchema.constant("effect").described(
+                        "Present when one of the session's own effects sent the action (ReactorContext.send); left "
+                            + "out for a client's."),
                     "crashed": JSONSchema.constant(true).described(
                         "Present on the action that was running when the session's reactor crashed the server "
                             + "(it was never acknowledged); only while the session is quarantined."),
                     "timer": JSONSchema.string().described(
                         "Present when the session's own timer sent the action: the timer's name."),
                     "error": JSONSchema.object(["code": .string(), "message": .string()]).described("Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
-                ], optional: ["interrupted", "crashed", "error", "timer"])
+                ], optional: ["interrupted", "from", "crashed", "error", "timer"])
             return .object(["actions": .array(entry), "next": JSONSchema.unsigned().described("Present when more entries remain: pass it as the next since.")], optional: ["next"])
         case .timers:
             let timer = JSONSchema.object([
@@ -91,7 +96,10 @@ extension OpenAPIDocument.Schemas {
                 [
                     "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
                     "id": id,
-                ], optional: ["id"])
+                    "params": Self.ref("Params").described(
+                        "The session's parameters, for a reactor that takes them (422 invalid_params when they do not "
+                            + "decode); left out, or {}, for one that takes none. Kept for the session's life."),
+                ], optional: ["id", "params"])
         case .action: return Self.ref("Action")
         case .stubRequest: return .object(["enabled": .boolean])
         case .state: return state

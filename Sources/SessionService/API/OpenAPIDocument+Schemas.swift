@@ -37,16 +37,28 @@ extension OpenAPIDocument {
             schemas["Session"] = JSONSchema.object([
                 "id": Self.id, "reactor": .enumeration(names), "version": .unsigned(),
                 "state": Self.ref("State"),
-            ]).titled("Session", "A session: its id, its reactor, its version (0 at creation, +1 per state) and its current state.").json
+                "params": Self.ref("Params").described(
+                    "The parameters it was created with; present when its reactor takes them."),
+            ], optional: ["params"]).titled(
+                "Session",
+                "A session: its id, its reactor, its version (0 at creation, +1 per state), its current state and its "
+                    + "parameters.").json
             let token = JSONSchema.string(pattern: "^[A-Za-z0-9_-]{43}$").described("The session's capability token (256 random bits), shown only here.")
             schemas["CreatedSession"] = settings.access == .token ? JSONSchema.allOf([Self.ref("Session"), .object(["token": token])]).json : Self.ref("Session").json
             var actions: [JSONSchema] = []
             var states: [JSONSchema] = []
+            var params: [JSONSchema] = []
             for definition in definitions {
                 reactorSchemas(definition, into: &schemas)
                 actions.append(Self.ref("\(definition.name).Action"))
                 states.append(Self.ref("\(definition.name).State"))
+                if definition.takesParams { params.append(Self.ref("\(definition.name).Params")) }
             }
+            let none = "No reactor here takes parameters: leave params out (or send {})."
+            let some = "The parameters of a session's reactor (POST /sessions takes them as params; {} or left out "
+                + "for a reactor that takes none)."
+            schemas["Params"] = (params.isEmpty
+                ? JSONSchema.object([:]).described(none) : Self.union(params + [JSONSchema.object([:])], some)).json
             schemas["Action"] = Self.union(actions, "An action: a JSON object whose \"type\" names the case and whose other members are its payload (members the reactor does not read are ignored).").json
             schemas["State"] = Self.union(states, "A state of the session's reactor.").json
             schemas["Event"] = Self.event.json
@@ -61,6 +73,12 @@ extension OpenAPIDocument {
         /// A reactor's action (each case a schema, the `oneOf` told apart by `"type"`) and state.
         func reactorSchemas(_ definition: ReactorDefinition, into schemas: inout JSONObject) {
             let name = definition.name
+            if definition.takesParams {
+                let described = definition.schema?.params
+                    ?? JSONSchema.object([:]).described("Parameters the reactor did not describe: a JSON object.")
+                schemas["\(name).Params"] = described.titled(
+                    "\(name) params", "What POST /sessions takes as params for reactor \(name).").json
+            }
             guard let schema = definition.schema else {
                 schemas["\(name).Action"] = ReactorSchema.genericAction.json
                 schemas["\(name).State"] = ReactorSchema.genericState.json

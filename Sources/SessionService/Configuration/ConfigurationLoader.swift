@@ -9,6 +9,9 @@ public struct LaunchOptions: Sendable, Equatable {
         case help
         /// `--print-config`: print the effective configuration as JSON and exit 0.
         case printConfiguration
+        /// `verify` (the first argument): check that every stored session loads with the hosted reactors,
+        /// without serving; exit 0 only if every one does.
+        case verify
     }
 
     public var command: Command = .serve
@@ -43,6 +46,11 @@ public enum ConfigurationLoader {
         readFile: (String) throws -> [UInt8] = ConfigurationFile.read
     ) throws(ConfigurationError) -> LaunchOptions {
         var options = LaunchOptions()
+        var arguments = arguments
+        if arguments.first == "verify" {
+            options.command = .verify
+            arguments.removeFirst()
+        }
         let flags = try parseFlags(arguments)
         if flags.contains(where: { $0.flag == "--help" || $0.flag == "-h" }) {
             options.command = .help
@@ -143,6 +151,10 @@ public enum ConfigurationLoader {
             reactor-server: an HTTP/JSON state service hosting one reactor per session.
 
             Usage: reactor-server [flags]
+                   reactor-server verify [flags]   check that every stored session loads with this
+                                                   server's reactors (as stored or migrated), without
+                                                   serving or disturbing a running server; exit 0 only
+                                                   if every one does
 
             Flags:
               --port N            listen port (http.port; default 8080)

@@ -141,6 +141,13 @@ public struct ConfigurationSchema: Sendable {
             "storage.historyBytes", \.storage.historyBytes, 0...1 << 34,
             "Bytes of journal records (snapshots and state records) each session keeps for those versions; the oldest "
                 + "go first, a snapshot's worth at a time; 0: only the latest snapshot and what follows it."),
+        .integer(
+            "storage.checkAtStart", \.storage.checkAtStart, 0...1_000_000,
+            "Stored sessions read back at start, in the background, to check that their records decode with the "
+                + "reactors of this server (migrated or as stored; no reduce runs): the summary is logged and failures "
+                + "counted on /metrics "
+                + "(reactor_session_load_failures_total); a sample when more are stored; 0: none. "
+                + "`reactor-server verify` checks them all without serving."),
     ]
 
     /// The setting with this dotted key.

@@ -174,6 +174,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var historyVersions = 100
         /// Bytes of past snapshots and state records kept per session for time travel.
         public var historyBytes = 1 << 20
+        /// Stored sessions read back at start to check that they load (a sample when more are stored).
+        public var checkAtStart = 100
 
         /// Where the NATS backend keeps sessions, and how it shares them with other instances.
         public struct NATS: Sendable, Equatable {

@@ -16,6 +16,7 @@ extension APIError {
         case unauthorized, forbidden, originNotAllowed
         // Actions and states
         case unknownAction, invalidAction, invalidState, invalidBodyMember, stateTooLarge, stateNotEncodable
+        case invalidParams
         case refusedByReactor, timeout
         // Capacity, storage and the server itself
         case storageUnavailable, tooManySessions, sessionPassivated, tooManySubscribers, rateLimited
@@ -124,6 +125,12 @@ extension APIError {
                         + "integer outside its type's range or written inexactly); the message names the member.")
             case .invalidState:
                 Row(422, "invalid_state", "The body does not decode as the reactor's state.")
+            case .invalidParams:
+                Row(
+                    422, "invalid_params",
+                    "\"params\" do not decode as the reactor's parameters (a member missing or of the wrong type or "
+                        + "range; the message names it), are over 64 KiB as JSON, or were given to a reactor that "
+                        + "takes none.")
             case .invalidBodyMember:
                 Row(422, "invalid_request", "A member the body needs is missing or of the wrong type.")
             case .stateTooLarge:

@@ -26,6 +26,8 @@ public final class ServiceMetrics: Sendable {
     public let timerSessions = Gauge()
     /// Time one `reduce` call takes, by reactor, measured around the reactor's own function.
     private let reduceTimings = Mutex<[String: ReduceTiming]>([:])
+    /// Stored sessions found unable to load, by reactor.
+    public let loadFailures = SessionLoadFailures()
     private let requests = RequestCounters()
     /// The storage backend, which adds its own families (the NATS backend's latencies and take-overs).
     /// An object, not a closure: a closure stored as a `Mutex`'s value is wrapped in two more
@@ -112,6 +114,7 @@ public final class ServiceMetrics: Sendable {
         for timing in timings {
             text.histogramSamples("reactor_reduce_seconds", labels: ["reactor": timing.reactor], timing.histogram)
         }
+        loadFailures.render(into: &text)
         let heap = ProcessHeap.current()
         text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")
         text.sample("reactor_process_heap_bytes", labels: ["state": "in_use"], value: Int(clamping: heap.inUse))

@@ -72,7 +72,7 @@ public enum Route: String, Sendable, CaseIterable {
                     when: .creationRestricted),
                 .error(.rateLimited, when: .sessionRateLimit),
             ],
-            errors: [.invalidID, .unknownReactor, .sessionExists, .storageUnavailable, .tooManySessions]
+            errors: [.invalidID, .unknownReactor, .invalidParams, .sessionExists, .storageUnavailable, .tooManySessions]
                 + RouteDocumentation.onJSONObject)),
         Entry("GET", "/sessions/{id}", .getSession, .session(.read), RouteDocumentation(
             "A session's current version and state.", answers: [.success(200, .session, "The session.")],

@@ -66,7 +66,15 @@ public final class ReactorServer: Sendable {
     /// Binds and starts serving; returns the bound address (port 0 picks a free port).
     @discardableResult
     public func start() throws(IOError) -> SocketAddress {
-        try http.start()
+        let address = try http.start()
+        // Reads stored sessions back: never where requests wait.
+        if storage != nil, configuration.storage.checkAtStart > 0 {
+            let service = self.service
+            let thread = Thread { service.checkStoredSessions() }
+            thread.name = "reactor.storage.check"
+            thread.start()
+        }
+        return address
     }
 
     /// What a person starting the server needs to know, as plain lines: the URL to open (a terminal
@@ -196,18 +204,23 @@ public final class ReactorServer: Sendable {
     }
 
     /// Opens the configured storage backend, unless memory-only.
-    static func openStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> (any StorageBackend)? {
+    /// `readOnly`: to read what is stored beside a server that may run on it (`verify`).
+    static func openStorage(
+        _ configuration: ServerConfiguration, logger: Logger, readOnly: Bool = false
+    ) throws(ConfigurationError) -> (any StorageBackend)? {
         guard !configuration.storage.memoryOnly else { return nil }
         switch StorageKind(rawValue: configuration.storage.backend) {
-        case .file?: return try openFileJournal(configuration, logger: logger)
-        case .nats?: return try openNATSStorage(configuration, logger: logger)
+        case .file?: return try openFileJournal(configuration, logger: logger, readOnly: readOnly)
+        case .nats?: return try openNATSStorage(configuration, logger: logger, readOnly: readOnly)
         case nil: throw ConfigurationError("storage.backend: expected file or nats, got \(ConfigurationValue.quoted(configuration.storage.backend))")
         }
     }
 
     /// Connects to the NATS servers and waits until JetStream is ready (logging while it is not),
     /// with the streams and buckets the sessions need.
-    static func openNATSStorage(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> NATSStorage {
+    static func openNATSStorage(
+        _ configuration: ServerConfiguration, logger: Logger, readOnly: Bool = false
+    ) throws(ConfigurationError) -> NATSStorage {
         let settings = configuration.storage.nats
         let servers: [NATSServerAddress]
         do {
@@ -227,7 +240,13 @@ public final class ReactorServer: Sendable {
         options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
         options.trimAfterMessages = settings.trimAfterMessages
         options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
-        if FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
+        if readOnly {
+            // Never an instance's name: it claims nothing and puts no heartbeat, but its connection is named.
+            options.readOnly = true
+            options.instance = "verify-\(getpid())"
+            options.startTimeout = options.startTimeout ?? .seconds(10)
+        }
+        if !readOnly, FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
             logger.warning(
                 "storage.fsync=always applies to the file backend only: with NATS, JetStream acknowledges a record once a quorum wrote it, and syncs it to disk when nats-server's sync_interval says (set sync_interval: always in each node's jetstream block, nats-server 2.10 or later)",
                 ["servers": .string(servers.map(\.description).joined(separator: ","))])
@@ -249,7 +268,9 @@ public final class ReactorServer: Sendable {
     }
 
     /// Opens the data directory and recovers the journal's index.
-    static func openFileJournal(_ configuration: ServerConfiguration, logger: Logger) throws(ConfigurationError) -> FileJournal {
+    static func openFileJournal(
+        _ configuration: ServerConfiguration, logger: Logger, readOnly: Bool = false
+    ) throws(ConfigurationError) -> FileJournal {
         let settings = configuration.storage
         var options = FileJournal.Options(directory: settings.dataDir)
         options.fsync = FsyncPolicy(rawValue: settings.fsync) ?? .batch
@@ -258,6 +279,7 @@ public final class ReactorServer: Sendable {
         options.actionLogLimit = configuration.sessions.actionLogLimit
         options.actionLogBytes = configuration.sessions.actionLogBytes
         options.history = HistoryLimits(versions: UInt64(settings.historyVersions), bytes: settings.historyBytes)
+        options.readOnly = readOnly
         do {
             return try FileJournal(options: options, logger: logger)
         } catch {

@@ -44,6 +44,8 @@ public enum ReactorServerCommand {
         case .printConfiguration:
             writeStandardOutput(schema.json(for: options.configuration.redacted))
             return 0
+        case .verify:
+            return runVerify(options, catalog: makeCatalog)
         case .serve:
             break
         }

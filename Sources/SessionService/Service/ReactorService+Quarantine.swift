@@ -127,6 +127,7 @@ extension ReactorService {
         out.bool(entry.stubbed)
         if entry.interrupted { out.raw(",\"interrupted\":true") }
         if crashed { out.raw(",\"crashed\":true") }
+        if entry.origin == .effect { out.raw(",\"from\":\"effect\"") }
         if let timer = entry.timer {
             out.raw(",\"timer\":")
             out.string(timer)

@@ -6,7 +6,7 @@ import JSONCodec
 import Tokens
 
 extension ReactorService {
-    /// `POST /sessions` `{"reactor": "counter", "id": "optional"}` → 201.
+    /// `POST /sessions` `{"reactor": "counter", "id": "optional", "params": {…}}` → 201.
     func createSession(_ exchange: Exchange) {
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .string(let name)? = body["reactor"] else {
@@ -48,11 +48,21 @@ extension ReactorService {
         if let claims = exchange.claims, let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id) {
             return exchange.fail(APIError(.forbidden, refusal))
         }
+        let params: SessionParams
+        do throws(ParamsError) {
+            params = try definition.decodeParams(body["params"])
+        } catch {
+            return exchange.fail(APIError(
+                .invalidParams,
+                "\(error.message) (reactor \(JSONWriter.quoted(name)); /openapi.json describes its params)"))
+        }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let token = newToken()
         let session: any HostedSession
         do {
-            session = try store.insert(id: id, accessTokenHash: token?.hash) { accessTokenHash in definition.makeSession(id, context, accessTokenHash) }
+            session = try store.insert(id: id, accessTokenHash: token?.hash) { accessTokenHash in
+                definition.makeSession(id, context, accessTokenHash, params)
+            }
         } catch .exists {
             return exchange.fail(APIError(.sessionExists, "a session with id \(JSONWriter.quoted(id)) already exists"))
         } catch {
@@ -91,13 +101,19 @@ extension ReactorService {
         exchange.reply(204, body: [], contentType: nil)
     }
 
-    /// `{"id", "reactor", "version", "state"}`, and `"token"` when one was just issued.
+    /// `{"id", "reactor", "version", "state"}`, `"params"` when its reactor takes them, and `"token"` when one
+    /// was just issued.
     static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot, token: SessionToken? = nil) -> [UInt8] {
-        var out = JSONWriter(capacity: 128 + snapshot.state.count)
+        let params = session.params
+        var out = JSONWriter(capacity: 128 + snapshot.state.count + params.count)
         out.raw("{\"id\":")
         out.string(session.id)
         out.raw(",\"reactor\":")
         out.string(session.reactorName)
+        if !params.isEmpty {
+            out.raw(",\"params\":")
+            out.raw(params)
+        }
         out.raw(",")
         out.snapshotMembers(snapshot)
         if let token {
@@ -120,6 +136,10 @@ extension ReactorService {
             out.string(definition.summary)
             out.raw(",\"initialState\":")
             out.raw(definition.initialState)
+            if let example = definition.exampleParams {
+                out.raw(",\"params\":")
+                out.raw(example)
+            }
             out.raw(",\"actions\":[")
             var first = true
             for example in definition.exampleActions {

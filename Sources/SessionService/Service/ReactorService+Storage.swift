@@ -1,5 +1,6 @@
 import HTTPServer
 import JSONCodec
+import Logs
 
 // Persistence in the service: restoring sessions, passivation, compaction, time travel.
 extension ReactorService {
@@ -92,6 +93,14 @@ extension ReactorService {
 
     /// The state of session `id` at `version`, as clients would have seen it.
     func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
+        stateAndParams(id, at: version, storage: storage, shown: shown).map(\.state)
+    }
+
+    /// The state of session `id` at `version` (`shown`: as clients saw it, else the reducer's own) and the
+    /// session's parameters (JSON, empty for none), which a fork keeps.
+    func stateAndParams(
+        _ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool
+    ) -> Result<(state: [UInt8], params: [UInt8]), APIError> {
         guard let info = storage.storedSession(id) else { return .failure(APIError(store.absence(id))) }
         if let refusal = quarantineRefusal(id, info, version: version) { return .failure(refusal) }
         let notYet = APIError(
@@ -129,7 +138,8 @@ extension ReactorService {
             return .failure(APIError(.storageUnreadable(id: id, reason: error.reason)))
         }
         do throws(RestoreError) {
-            return .success(try definition.replay(id, history.base, history.states, shown))
+            let state = try definition.replay(id, history, shown)
+            return .success((state, history.params))
         } catch {
             return .failure(APIError(
                 .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
@@ -166,8 +176,9 @@ extension ReactorService {
         if let reason = storage.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         guard let info = storage.storedSession(id) else { return exchange.fail(store.absence(id)) }
         let state: [UInt8]
-        switch stateJSON(id, at: version, storage: storage, shown: false) {
-        case .success(let json): state = json
+        let params: [UInt8]
+        switch stateAndParams(id, at: version, storage: storage, shown: false) {
+        case .success(let found): (state, params) = found
         case .failure(let error): return exchange.fail(error)
         }
         // A fork is a new session: what it starts from must fit the limit its own states will be held to.
@@ -179,13 +190,19 @@ extension ReactorService {
                     + "(sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
-        let snapshot = StoredSnapshot(id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state)
+        // The fork keeps the source's parameters: it is the same session from here on, under another id. Replayed
+        // with today's reactor, its state is in the current storage version.
+        let snapshot = StoredSnapshot(
+            id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params,
+            storageVersion: definition.storageVersion)
         let token = newToken()
         let session: any HostedSession
         do {
             session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
                 guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
-                let journal = SessionJournal(log: log, id: newID, reactor: info.reactor, snapshotEvery: context.limits.snapshotEvery, logger: logger)
+                let journal = SessionJournal(
+                    log: log, id: newID, reactor: info.reactor, storageVersion: definition.storageVersion,
+                    snapshotEvery: context.limits.snapshotEvery, logger: logger, params: params)
                 let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
                 return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
             }
@@ -227,5 +244,47 @@ extension ReactorService {
             }
             out.raw("}")
         }
+    }
+}
+
+extension ReactorService {
+    /// At start, in the background: reads up to `storage.checkAtStart` stored sessions back without loading
+    /// them, decodes and migrates their records (no `reduce` runs: see ``StorageCheck/run``), logs per reactor
+    /// what `reactor-server verify` would print, and counts those that would not load on `/metrics`
+    /// (`reactor_session_load_failures_total`).
+    func checkStoredSessions() {
+        let limit = configuration.storage.checkAtStart
+        guard let storage = store.storage, limit > 0 else { return }
+        let metrics = context.metrics
+        let check = StorageCheck.run(storage: storage, catalog: catalog, limit: limit, reducing: false) { reactor, id in
+            metrics.loadFailures.note(reactor: reactor, session: id)
+        }
+        guard check.checked > 0 else { return }
+        for (name, tally) in check.tallies.sorted(by: { $0.key < $1.key }) {
+            var fields: LogFields = [
+                "reactor": .string(name), "as_stored": .int(tally.asStored), "migrated": .int(tally.migrated),
+                "failed": .int(tally.failed),
+            ]
+            if !tally.migrations.isEmpty {
+                let migrations = tally.migrations.map { "\($0.id): \($0.what)" }
+                fields.append("migrations", .string(migrations.joined(separator: "; ")))
+            }
+            if !tally.failures.isEmpty {
+                let reasons = tally.failures.map { "\($0.id): \($0.reason)" }
+                fields.append("reasons", .string(reasons.joined(separator: "; ")))
+                logger.error(
+                    "stored sessions would not load with this server's reactor; they answer 409 session_unavailable",
+                    fields)
+            } else {
+                logger.info("stored sessions load with this server's reactor", fields)
+            }
+        }
+        let checked = check.checked < check.stored
+            ? "a sample of \(check.checked) of the \(check.stored) stored sessions (storage.checkAtStart; "
+                + "reactor-server verify reads them all)"
+            : "all \(check.stored) stored sessions"
+        logger.notice("checked \(checked) at start", [
+            "as_stored": .int(check.asStored), "migrated": .int(check.migrated), "failed": .int(check.failed),
+        ])
     }
 }

@@ -28,6 +28,8 @@ public struct SubscriberInfo: Sendable, Equatable {
 public protocol HostedSession: AnyObject, Sendable {
     var id: String { get }
     var reactorName: String { get }
+    /// Its parameters as JSON, given at creation and kept for life; empty when its reactor takes none.
+    var params: [UInt8] { get }
 
     /// The latest version and state.
     func snapshot() -> EncodedSnapshot
@@ -100,6 +102,7 @@ public protocol HostedSession: AnyObject, Sendable {
 }
 
 extension HostedSession {
+    public var params: [UInt8] { [] }
     public func endMoved(_ reason: String) { end() }
     public var runningEffects: Int { 0 }
     public func stopAtShutdown() -> Int { 0 }

@@ -11,13 +11,23 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
+    /// The reactor's ``Reactors/Reactor/storageVersion``: what its stored records say wrote them.
+    public let storageVersion: Int
     /// Whether it was registered with middlewares of its own (which may refuse actions with their own codes).
     public let hasMiddlewares: Bool
     /// What its actions and states look like on the wire, as its author declared; nil when undeclared
     /// (the OpenAPI document then describes them generically).
     public let schema: ReactorSchema?
-    /// Starts a new session, stored with its access token's hash when there is one.
-    @usableFromInline let makeSession: @Sendable (_ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?) -> any HostedSession
+    /// Whether its sessions take parameters (`"params"` of `POST /sessions`).
+    public let takesParams: Bool
+    /// Parameters to show as an example (`GET /reactors`, the page's create form), as JSON; nil when none.
+    public let exampleParams: [UInt8]?
+    /// Checks `"params"` of `POST /sessions` (nil when left out) against the reactor's parameter type.
+    @usableFromInline let decodeParams: @Sendable (_ given: JSONValue?) throws(ParamsError) -> SessionParams
+    /// Starts a new session with its checked parameters, stored with its access token's hash when there is one.
+    @usableFromInline let makeSession: @Sendable (
+        _ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?, _ params: SessionParams
+    ) -> any HostedSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
@@ -27,24 +37,38 @@ public struct ReactorDefinition: Sendable {
     typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
     @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
-    /// The state (as shown to clients) after replaying journal records onto a snapshot's state.
+    /// The state (as shown to clients, or `shown` false: as `reduce` keeps it) that a snapshot's state and
+    /// the records after it lead to, for session `id` (with the parameters the history carries).
     @usableFromInline let replay: @Sendable (
-        _ id: String, _ base: [UInt8], _ records: [StoredState], _ shown: Bool
+        _ id: String, _ history: StoredVersionHistory, _ shown: Bool
     ) throws(RestoreError) -> [UInt8]
+    /// Whether stored session `id` loads, and what had to be made of it (`verify`, and without `reducing` the
+    /// check at start, which runs no `reduce`).
+    @usableFromInline let check: @Sendable (
+        _ id: String, _ history: StoredHistory, _ reducing: Bool
+    ) -> Result<LoadReport, RestoreError>
 
     @usableFromInline
     init(
-        name: String, summary: String, exampleActions: [String], initialState: [UInt8], schema: ReactorSchema?,
-        hasMiddlewares: Bool,
-        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?) -> any HostedSession,
+        name: String, summary: String, exampleActions: [String], initialState: [UInt8], storageVersion: Int,
+        schema: ReactorSchema?, hasMiddlewares: Bool, takesParams: Bool = false, exampleParams: [UInt8]? = nil,
+        decodeParams: @escaping @Sendable (JSONValue?) throws(ParamsError) -> SessionParams = SessionParams.none(for:),
+        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
+            -> any HostedSession,
         restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
-        replay: @escaping @Sendable (String, [UInt8], [StoredState], Bool) throws(RestoreError) -> [UInt8],
+        replay: @escaping @Sendable (String, StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
+        check: @escaping @Sendable (String, StoredHistory, Bool) -> Result<LoadReport, RestoreError>,
         sendAction: @escaping SendAction
     ) {
         self.name = name
+        self.takesParams = takesParams
+        self.exampleParams = exampleParams
+        self.decodeParams = decodeParams
         self.summary = summary
         self.exampleActions = exampleActions
         self.initialState = initialState
+        self.storageVersion = storageVersion
+        self.check = check
         self.hasMiddlewares = hasMiddlewares
         self.schema = schema
         self.makeSession = makeSession
@@ -114,10 +138,12 @@ public struct ReactorCatalog: Sendable {
         let undelivered = Pulses.undeliverable(in: R.State.self)
         precondition(undelivered.isEmpty, Self.undeliverableMessage(name, undelivered))
         let initialState = (try? JSONValueEncoder().encode(make().initialState)) ?? Array("null".utf8)
+        // Where members missing from stored states come from (StoredTypes).
+        let template = (try? JSONParser(maxDepth: .max, maxBytes: .max).parse(initialState)) ?? .null
         let definition = ReactorDefinition(
-            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState, schema: schema,
-            hasMiddlewares: middlewares != nil,
-            makeSession: { id, context, accessTokenHash in
+            name: name, summary: summary, exampleActions: exampleActions, initialState: initialState,
+            storageVersion: R.storageVersion, schema: schema, hasMiddlewares: middlewares != nil,
+            makeSession: { id, context, accessTokenHash, _ in
                 let tracer = SessionCallTracer(session: id, reactor: name)
                 let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 return Session(
@@ -129,11 +155,16 @@ public struct ReactorCatalog: Sendable {
                 let tracer = SessionCallTracer(session: id, reactor: name)
                 let own = middlewares.map { made in tracer.run(.middleware) { made(id) } } ?? []
                 return try Session.restore(
-                    id: id, name: name, reactor: make(), context: context, history: history, journal: journal,
-                    middlewares: own, tracer: tracer)
+                    id: id, name: name, reactor: make(), template: template, context: context, history: history,
+                    journal: journal, middlewares: own, tracer: tracer)
             },
-            replay: { id, base, records, shown throws(RestoreError) in
-                try Session<R>.replay(reactor: make(), id: id, name: name, base: base, records: records, shown: shown)
+            replay: { id, history, shown throws(RestoreError) in
+                try Session<R>.replay(
+                    reactor: make(), id: id, name: name, template: template, history: history, shown: shown)
+            },
+            check: { id, history, reducing in
+                Session<R>.check(
+                    reactor: make(), id: id, name: name, template: template, history: history, reducing: reducing)
             },
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)

@@ -9,7 +9,7 @@ extension Session {
     @usableFromInline
     static func createJournal(
         id: String, name: String, runtime: ReactorRuntime<InstrumentedReactor<R>>, context: SessionContext,
-        accessTokenHash: SessionTokenHash?, tracer: SessionCallTracer
+        accessTokenHash: SessionTokenHash?, params: [UInt8], tracer: SessionCallTracer
     ) -> SessionJournal? {
         guard let storage = context.storage else { return nil }
         let checkpoint = runtime.checkpoint
@@ -17,12 +17,16 @@ extension Session {
             let state = try tracer.run(.encodeState, version: checkpoint.version) {
                 try JSONValueEncoder().encode(checkpoint.state)
             }
-            let snapshot = StoredSnapshot(id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false, state: state, pulses: checkpoint.pulseCounts)
+            let snapshot = StoredSnapshot(
+                id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false,
+                state: state, pulses: checkpoint.pulseCounts, params: params, storageVersion: R.storageVersion)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
                 context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
                 return nil
             }
-            return SessionJournal(log: log, id: id, reactor: name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger)
+            return SessionJournal(
+                log: log, id: id, reactor: name, storageVersion: R.storageVersion,
+                snapshotEvery: context.limits.snapshotEvery, logger: context.logger, params: params)
         } catch {
             context.logger.error("the initial state does not encode as JSON; the session is not persisted", ["session": .string(id), "error": .string("\(error)")])
             return nil

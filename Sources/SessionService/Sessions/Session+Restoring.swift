@@ -6,22 +6,24 @@ import Reactors
 // How a session comes back from its stored history, and how a past version is rebuilt.
 extension Session {
     /// Rebuilds a session from its stored history: decodes the snapshot (with its pulse counts) and replays
-    /// the tail through the reactor's own `reduce`, as the runtime did. Throws the reason it cannot (the
-    /// session is then quarantined).
+    /// the tail through the reactor's own `reduce`, as the runtime did, migrating what an earlier version of
+    /// the reactor stored (``StoredTypes``). Throws the reason it cannot (the session is then quarantined).
     @inlinable
     static func restore(
-        id: String, name: String, reactor: R, context: SessionContext, history: StoredHistory, journal: SessionJournal,
-        middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil
+        id: String, name: String, reactor: R, template: JSONValue, context: SessionContext, history: StoredHistory,
+        journal: SessionJournal, middlewares: [any ReactorMiddleware<R>] = [], tracer: SessionCallTracer? = nil,
+        attachContext: ((ReactorContextHost<R>) -> Void)? = nil
     ) throws(RestoreError) -> Session {
         // Replaying the history runs the reactor's code: a crash in it is pinned on this session.
         let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
         let restored = try restoredParts(
-            name: name, reactor: reactor, history: history, journal: journal, tracer: tracer)
+            name: name, reactor: reactor, template: template, history: history, journal: journal, tracer: tracer)
         // Made here, where the reactor type is known: what the session builds for itself (its state limit)
         // is then specialized for it.
         let session = Session(
             id: id, name: name, reactor: reactor, context: context, restoring: restored.checkpoint, journal: journal,
-            actions: restored.actions, middlewares: middlewares, tracer: tracer)
+            actions: restored.actions, middlewares: middlewares, params: history.params, tracer: tracer,
+            attachContext: attachContext)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
         session.restoreTimers(history.timers, serial: history.timerSerial)
         if restored.recovered { session.storeRecoveredState() }
@@ -40,32 +42,71 @@ extension Session {
         journal?.requireSnapshot()
     }
 
-    /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
-    @usableFromInline
-    static func restoredParts(
-        name: String, reactor: R, history: StoredHistory, journal: SessionJournal, tracer: SessionCallTracer
-    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
-        let decoder = JSONValueDecoder.stored
+    /// The state and version a stored history's snapshot and state records lead to, read by `types`.
+    /// Replaying runs the reactor's code (migrations, `reduce`): each call is pinned on the session by `tracer`.
+    /// Without `reducing`, the records are only decoded (and migrated): `reduce` does not run.
+    static func storedState(
+        _ history: StoredHistory, types: inout StoredTypes<R>, tracer: SessionCallTracer, reducing: Bool = true
+    ) throws(RestoreError) -> (R.State, UInt64) {
+        let snapshot = history.snapshot
         var state: R.State
         do {
-            state = try tracer.run(.decodeState, version: history.snapshot.version) {
-                try decoder.decode(R.State.self, from: history.snapshot.state)
+            state = try tracer.run(.decodeState, version: snapshot.version) {
+                try types.state(snapshot.state, storageVersion: snapshot.storageVersion)
             }
         } catch {
-            throw RestoreError(reason: "its snapshot at version \(history.snapshot.version) does not decode as the state of reactor \(JSONWriter.quoted(name)): \(error)")
+            throw RestoreError(reason: types.reason(
+                "its snapshot at version \(snapshot.version)", storageVersion: snapshot.storageVersion, error))
         }
-        Pulses.restore(history.snapshot.pulses, into: &state)
-        var version = history.snapshot.version
+        Pulses.restore(snapshot.pulses, into: &state)
+        var version = snapshot.version
         for record in history.states {
             do {
                 let before = state
-                state = try tracer.run(.replay, version: record.version) {
-                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
+                if reducing {
+                    state = try tracer.run(.replay, version: record.version) { try types.replay(record, onto: before) }
+                } else {
+                    try tracer.run(.decodeState, version: record.version) { try types.decode(record) }
                 }
             } catch {
-                throw RestoreError(reason: "its stored \(record.kind == .mutation ? "mutation" : "forced state") of version \(record.version) does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
+                let kind = record.kind == .mutation ? "mutation" : "forced state"
+                let what = "its stored \(kind) of version \(record.version)"
+                throw RestoreError(reason: types.reason(what, storageVersion: record.storageVersion, error))
             }
             version = record.version
+        }
+        return (state, version)
+    }
+
+    /// Whether a stored history loads with this reactor, and what had to be made of it (`verify`); nothing is
+    /// run but decoding, migrations and, when `reducing`, `reduce`.
+    @usableFromInline
+    static func check(
+        reactor: R, id: String, name: String, template: JSONValue, history: StoredHistory, reducing: Bool
+    ) -> Result<LoadReport, RestoreError> {
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
+        let tracer = SessionCallTracer(session: id, reactor: name)
+        do throws(RestoreError) {
+            _ = try storedState(history, types: &types, tracer: tracer, reducing: reducing)
+            return .success(types.report)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// The checkpoint a stored history leads to, its action log and whether it was in stub mode.
+    @usableFromInline
+    static func restoredParts(
+        name: String, reactor: R, template: JSONValue, history: StoredHistory, journal: SessionJournal,
+        tracer: SessionCallTracer
+    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
+        var (state, version) = try storedState(history, types: &types, tracer: tracer)
+        if types.report.isMigrated {
+            journal.logger.notice(
+                "a stored session was migrated as it loaded; its next snapshot is in the reactor's current storage "
+                    + "version",
+                ["session": .string(journal.id), "reactor": .string(name), "migration": .string(types.report.summary)])
         }
         let interrupted = history.actions.filter(\.interrupted)
         journal.noteInterrupted(interrupted.map(\.seq))
@@ -127,36 +168,25 @@ extension Session {
         }
     }
 
-    /// `state` after one stored record: a mutation reduced, or a forced state (whose pulses count as assigned, as the runtime counts them).
-    static func replay(_ record: StoredState, onto state: R.State, reactor: R, decoder: JSONValueDecoder) throws -> R.State {
-        switch record.kind {
-        case .mutation:
-            return reactor.reduce(state: state, mutation: try decoder.decode(R.Mutation.self, from: record.json))
-        case .forced:
-            var forced = try decoder.decode(R.State.self, from: record.json)
-            Pulses.force(&forced, replacing: state)
-            return forced
-        }
-    }
-
-    /// The state (`shown`: as observers see it) as JSON, replayed from `base` (a snapshot's state) through
-    /// `records` for session `id` (time travel, forks): the reactor's code runs, pinned on that session.
+    /// The state (`shown`: as observers see it) as JSON, replayed from `history`'s base (a snapshot's state)
+    /// through its records for session `id` (time travel, forks), migrating what an earlier version of the
+    /// reactor stored: the reactor's code runs, pinned on that session.
     @usableFromInline
     static func replay(
-        reactor: R, id: String, name: String, base: [UInt8], records: [StoredState], shown: Bool
+        reactor: R, id: String, name: String, template: JSONValue, history: StoredVersionHistory, shown: Bool
     ) throws(RestoreError) -> [UInt8] {
-        let decoder = JSONValueDecoder.stored
+        var types = StoredTypes(reactor: reactor, name: name, template: template)
         let tracer = SessionCallTracer(session: id, reactor: name)
-        let version = (records.first?.version ?? 1) &- 1
+        let version = (history.states.first?.version ?? 1) &- 1
         do {
-            var state = try tracer.run(.decodeState, version: version) { try decoder.decode(R.State.self, from: base) }
-            for record in records {
-                let before = state
-                state = try tracer.run(.replay, version: record.version) {
-                    try replay(record, onto: before, reactor: reactor, decoder: decoder)
-                }
+            var state = try tracer.run(.decodeState, version: version) {
+                try types.state(history.base, storageVersion: history.baseStorageVersion)
             }
-            let last = records.last?.version ?? version
+            for record in history.states {
+                let before = state
+                state = try tracer.run(.replay, version: record.version) { try types.replay(record, onto: before) }
+            }
+            let last = history.states.last?.version ?? version
             if shown { state = tracer.run(.transformState, version: last) { reactor.transform(state: state) } }
             let result = state
             return try tracer.run(.encodeState, version: last) { try JSONValueEncoder().encode(result) }

@@ -40,6 +40,8 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let passivated = Atomic<Bool>(false)
     /// The pending timers its reactor scheduled (an empty table allocates nothing); see `Session+Timers.swift`.
     @usableFromInline let timers = Mutex(TimerTable())
+    /// Its parameters as JSON (`"params"` at creation, as its reactor's parameter type encoded them); empty: none.
+    @usableFromInline let params: [UInt8]
 
     @usableFromInline
     struct Shared {
@@ -61,10 +63,11 @@ final class Session<R: Reactor>: HostedSession {
     init(
         id: String, name: String, reactor: R, context: SessionContext, accessTokenHash: SessionTokenHash? = nil,
         restoring checkpoint: Checkpoint<R.State>? = nil, journal existing: SessionJournal? = nil,
-        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [],
-        tracer: SessionCallTracer? = nil
+        actions: [ActionLogEntry] = [], middlewares: [any ReactorMiddleware<R>] = [], params: [UInt8] = [],
+        tracer: SessionCallTracer? = nil, attachContext: ((ReactorContextHost<R>) -> Void)? = nil
     ) {
         self.id = id
+        self.params = params
         reactorName = name
         self.context = context
         let tracer = tracer ?? SessionCallTracer(session: id, reactor: name)
@@ -87,7 +90,8 @@ final class Session<R: Reactor>: HostedSession {
             session.publish(snapshot, pulses: pulses)
         }
         journal = existing ?? Self.createJournal(
-            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, tracer: tracer)
+            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, params: params,
+            tracer: tracer)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
@@ -96,6 +100,8 @@ final class Session<R: Reactor>: HostedSession {
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
         installTimerHandler()
+        // Before the flows start: a start element's effect may already read the state or send an action.
+        attachContext?(contextHost())
         runtime.start()
     }
 
@@ -150,6 +156,17 @@ final class Session<R: Reactor>: HostedSession {
             throw .invalidAction(error, reactor: reactorName)
         }
         if !outside { throw Self.refusedFromOutside(json, reactor: reactorName) }
+        return try accept(action, json: json, origin: .request, completion: completion, timer: timer)
+    }
+
+    /// Logs, journals and queues a decoded action whose log JSON is `json`; its seq. `timer` is the pending timer
+    /// that sends it (taken from the table as its accept is journaled, one step: 0, nothing sent, when it is
+    /// pending no more).
+    @inlinable
+    func accept(
+        _ action: R.Action, json: [UInt8], origin: ActionOrigin,
+        completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, timer: PendingTimer? = nil
+    ) throws(SessionError) -> UInt64 {
         if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
@@ -176,9 +193,11 @@ final class Session<R: Reactor>: HostedSession {
                     }
                     log.append(
                         ActionLogEntry(
-                            seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
+                            seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
+                            timer: timer?.name))
                     journal.accepted(
-                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, body: json, timer: timer?.name)
+                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json,
+                        timer: timer?.name)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -192,7 +211,8 @@ final class Session<R: Reactor>: HostedSession {
                 }
                 log.append(
                     ActionLogEntry(
-                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, timer: timer?.name))
+                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
+                        timer: timer?.name))
                 return receipt.seq
             } }
         } catch {

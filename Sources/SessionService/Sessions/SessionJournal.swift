@@ -10,6 +10,8 @@ final class SessionJournal: Sendable {
     let log: any SessionLog
     let id: String
     let reactor: String
+    /// The reactor's `storageVersion`, written with every state record and snapshot.
+    let storageVersion: Int
     /// Mutations between two snapshots (`storage.snapshotEvery`).
     let snapshotEvery: Int
     let logger: Logger
@@ -22,10 +24,17 @@ final class SessionJournal: Sendable {
     /// The seq up to which interrupted actions were recovered (see ``StoredSnapshot/recoveredThrough``),
     /// carried into every snapshot.
     let recoveredThrough = Atomic<UInt64>(0)
+    /// The session's parameters as JSON, written into every snapshot (empty: none).
+    let params: [UInt8]
 
     /// A journal over `log`; `changed` when records follow the session's latest snapshot.
-    init(log: any SessionLog, id: String, reactor: String, snapshotEvery: Int, logger: Logger, changed: Bool = false) {
+    init(
+        log: any SessionLog, id: String, reactor: String, storageVersion: Int, snapshotEvery: Int, logger: Logger,
+        changed: Bool = false, params: [UInt8] = []
+    ) {
         self.log = log
+        self.storageVersion = storageVersion
+        self.params = params
         self.id = id
         self.reactor = reactor
         self.snapshotEvery = snapshotEvery
@@ -52,7 +61,7 @@ final class SessionJournal: Sendable {
 
     /// Journals a reduced mutation; false when it is larger than a record (nothing written).
     func journal(mutation json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendMutation(json, version: version) else { return false }
+        guard log.appendMutation(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -61,7 +70,7 @@ final class SessionJournal: Sendable {
     /// Journals a state as version `version` (forced in stub mode, or standing in for a mutation too
     /// large for a record); false when it is larger than a record (nothing written).
     func journal(forced json: [UInt8], version: UInt64) -> Bool {
-        guard log.appendForcedState(json, version: version) else { return false }
+        guard log.appendForcedState(json, version: version, storageVersion: storageVersion) else { return false }
         sinceSnapshot.add(1, ordering: .relaxed)
         changedSinceSnapshot.store(true, ordering: .relaxed)
         return true
@@ -78,14 +87,18 @@ final class SessionJournal: Sendable {
 
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
     @usableFromInline
-    func accepted(_ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, body: [UInt8], timer: String? = nil) {
+    func accepted(
+        _ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, origin: ActionOrigin = .request, body: [UInt8],
+        timer: String? = nil
+    ) {
         actions.withLock { running in
             let completed = ticket.done
             if !completed {
                 ticket.seq = seq
                 running[seq] = ()
             }
-            log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, action: body, timer: timer)
+            log.appendAccept(
+                seq: seq, at: at, stubbed: stubbed, completed: completed, origin: origin, action: body, timer: timer)
             changedSinceSnapshot.store(true, ordering: .relaxed)
         }
     }
@@ -149,7 +162,8 @@ final class SessionJournal: Sendable {
             }
             var snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
-                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed))
+                pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params,
+                storageVersion: storageVersion)
             let appended = timers { pending, serial in
                 snapshot.timers = pending
                 snapshot.timerSerial = serial

@@ -87,7 +87,17 @@ public final class SessionStore: ResidentSessions {
     /// The session with this id, loaded from storage when needed; the caller holds `loading`.
     private func loadLocked(_ id: String, _ storage: any StorageBackend) -> (any HostedSession)? {
         if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
-        guard case .loaded(let history, let log) = storage.load(id) else { return nil }
+        let history: StoredHistory
+        let log: any SessionLog
+        switch storage.load(id) {
+        case .loaded(let found, let opened): (history, log) = (found, opened)
+        case .unavailable:
+            if let reactor = storage.storedSession(id)?.reactor {
+                context.metrics.loadFailures.note(reactor: reactor, session: id)
+            }
+            return nil
+        case .missing, .storageUnavailable: return nil
+        }
         switch restore(id, history, log) {
         case .success(let session):
             log.didLoad()
@@ -95,8 +105,13 @@ public final class SessionStore: ResidentSessions {
             _ = passive.withLock { $0.removeValue(forKey: id) }
             return session
         case .failure(let error):
-            storage.quarantine(id, reason: error.reason)
-            context.logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(error.reason)])
+            context.metrics.loadFailures.note(reactor: history.snapshot.reactor, session: id)
+            // Only here: its records are intact, and another version of its reactor (a rollback) reads them.
+            storage.quarantineHere(id, reason: error.reason)
+            log.release()
+            context.logger.error(
+                "a stored session cannot be loaded by this server's reactor; it is unavailable here until a restart",
+                ["session": .string(id), "reactor": .string(history.snapshot.reactor), "reason": .string(error.reason)])
             return nil
         }
     }
@@ -106,7 +121,10 @@ public final class SessionStore: ResidentSessions {
         guard let definition = catalog.definition(named: history.snapshot.reactor) else {
             return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
         }
-        let journal = SessionJournal(log: log, id: id, reactor: definition.name, snapshotEvery: context.limits.snapshotEvery, logger: context.logger, changed: history.hasTail)
+        let journal = SessionJournal(
+            log: log, id: id, reactor: definition.name, storageVersion: definition.storageVersion,
+            snapshotEvery: context.limits.snapshotEvery, logger: context.logger, changed: history.hasTail,
+            params: history.snapshot.params)
         do throws(RestoreError) {
             return .success(try definition.restoreSession(id, context, history, journal))
         } catch {

@@ -16,18 +16,20 @@ protocol SessionLog: AnyObject, Sendable {
     var lastPosition: UInt64 { get }
 
     /// An accepted action `seq`; `completed` when every mutation it made was already reduced (no
-    /// completion follows); `timer` names the timer that sent it (this record also removes that timer).
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?)
+    /// completion follows); `origin` says who sent it; `timer` names the timer that sent it (this record also
+    /// removes that timer).
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?)
     /// A change of the session's timers, numbered `serial` (one more than its previous timer record's).
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool
     /// The session's soonest pending timer is now `at` (nil: none); see the extension's default.
     func noteSoonestTimer(_ at: Int64?)
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
-    /// A reduced mutation (JSON) producing `version`.
-    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool
-    /// A state (JSON) that replaced the one before as `version`.
-    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool
+    /// A reduced mutation (JSON) producing `version`, written by the reactor's `storageVersion`.
+    func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool
+    /// A state (JSON) that replaced the one before as `version`, written by the reactor's `storageVersion`.
+    func appendForcedState(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool
     /// A snapshot: no record before it is needed to resume the session, but the action log's.
     func appendSnapshot(_ snapshot: StoredSnapshot) -> Bool
     /// The retained action log, so no older accept record is needed: `entries` calls its argument with

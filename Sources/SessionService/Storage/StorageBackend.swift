@@ -18,7 +18,7 @@ import Tokens
 /// ```swift
 /// let backend: any StorageBackend = try FileJournal(options: .init(directory: "data"), logger: logger)
 /// guard let log = backend.create(snapshot, accessTokenHash: nil) else { return }   // id taken
-/// log.appendMutation(json, version: 1)
+/// log.appendMutation(json, version: 1, storageVersion: 1)
 /// let position = backend.appendedPosition
 /// backend.whenDurable(position) { print("version 1 is durable") }
 /// ```
@@ -48,9 +48,15 @@ protocol StorageBackend: MetricsSource {
     func create(_ snapshot: StoredSnapshot, accessTokenHash: SessionTokenHash?) -> (any SessionLog)?
     /// Reads a stored session back for this process to run: its history and its log.
     func load(_ id: String) -> StorageLoad
+    /// Reads a stored session's history without running it (`verify`, the check at start): no claim is
+    /// taken, nothing is written or quarantined; why not, when it cannot be read.
+    func peek(_ id: String) -> Result<StoredHistory, StorageReadError>
     /// Quarantines a stored session: every request on it answers `reason` until it is deleted (or, a
     /// crash's quarantine, released).
     func quarantine(_ id: String, reason: String)
+    /// Quarantines a stored session in this process only (see the extension's default): this server's
+    /// reactor cannot read what is stored, which another version of it may (a rollback, a rolling deploy).
+    func quarantineHere(_ id: String, reason: String)
     /// Lets a quarantined session load again (an operator released it after deploying a fixed reactor).
     func liftQuarantine(_ id: String)
     /// The action log of a stored session, read without loading it or running any of its reactor's code
@@ -162,6 +168,8 @@ extension StorageBackend {
 
     /// No timers stored.
     func timerHints() -> [(id: String, at: Int64)] { [] }
+    /// The file journal's quarantine is this process's already: a restart reads the session again.
+    func quarantineHere(_ id: String, reason: String) { quarantine(id, reason: reason) }
 
     /// A local backend's loads read a file: quick enough to do where the request is.
     var waitsOnNetwork: Bool { false }

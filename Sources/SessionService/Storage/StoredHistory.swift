@@ -11,6 +11,39 @@ struct StoredState: Sendable, Equatable {
     var version: UInt64
     /// The mutation or the state, as JSON.
     var json: [UInt8]
+    /// The reactor's ``Reactors/Reactor/storageVersion`` that wrote it.
+    var storageVersion = 1
+}
+
+// A state record's payload is its JSON as it is when version 1 of its reactor wrote it (and in every record
+// written before versions existed); a later version puts a marker byte and the version (u32) first. JSON
+// never begins with that byte, so the two cannot be confused.
+extension StoredState {
+    /// The byte before the storage version of a record written by a version above 1.
+    static let versionMarker: UInt8 = 0x01
+    /// Bytes the marker and version take.
+    static let versionBytes = 5
+
+    /// Appends a record's payload: `json`, after the marker and version when `storageVersion` is not 1.
+    static func appendPayload(_ json: [UInt8], storageVersion: Int, into buffer: inout [UInt8]) {
+        if storageVersion != 1 {
+            buffer.append(versionMarker)
+            buffer.appendLittleEndian(UInt32(truncatingIfNeeded: storageVersion))
+        }
+        buffer.append(contentsOf: json)
+    }
+
+    /// The record read back from its payload.
+    init(kind: Kind, version: UInt64, payload: [UInt8]) {
+        self.kind = kind
+        self.version = version
+        guard payload.count >= Self.versionBytes, payload[0] == Self.versionMarker else {
+            json = payload
+            return
+        }
+        storageVersion = Int(payload.withUnsafeBytes { $0.loadLittleEndian(UInt32.self, at: 1) })
+        json = Array(payload[Self.versionBytes...])
+    }
 }
 
 /// A stored session read back: its latest snapshot and what followed it, checked and merged.
@@ -24,6 +57,9 @@ struct StoredHistory: Sendable {
     var lastSeq: UInt64
     /// Whether records follow the snapshot (the session cannot leave memory again without a new one).
     var hasTail: Bool
+
+    /// The session's parameters (JSON; empty for none), as its snapshot carries them.
+    @usableFromInline var params: [UInt8] { snapshot.params }
     /// The pending timers: the snapshot's, changed by the timer records after it, less those whose action
     /// was accepted after it (soonest first).
     @usableFromInline var timers: [PendingTimer] = []
@@ -32,9 +68,14 @@ struct StoredHistory: Sendable {
 }
 
 /// The records that rebuild one past version: a snapshot's state and the state records after it.
+@usableFromInline
 struct StoredVersionHistory: Sendable {
     var base: [UInt8]
     var states: [StoredState]
+    /// The session's parameters (``StoredSnapshot/params``), which a fork keeps.
+    @usableFromInline var params: [UInt8] = []
+    /// The storage version of the reactor that wrote `base`.
+    var baseStorageVersion = 1
 }
 
 /// A stored session as the admin listing shows it without loading it.

@@ -23,6 +23,12 @@ struct StoredSnapshot: Sendable, Equatable {
     /// Every interrupted action up to this seq was handed to the reactor's `recover(interrupted:state:)`
     /// and its mutations are in `state`: a later load does not recover it again.
     var recoveredThrough: UInt64
+    /// The session's parameters as JSON (`"params"` of `POST /sessions`, as its reactor's parameter type
+    /// encoded them); empty for a reactor without. Every snapshot carries them: they are the session's for life.
+    var params: [UInt8] = []
+    /// The reactor's ``Reactors/Reactor/storageVersion`` that wrote `state`; 1 in snapshots written before
+    /// versions existed.
+    var storageVersion = 1
     /// The session's pending timers when the snapshot was taken (records before it are not needed for them).
     var timers: [PendingTimer] = []
     /// The number of the session's latest timer record, so later ones are numbered above it.
@@ -30,8 +36,11 @@ struct StoredSnapshot: Sendable, Equatable {
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
-        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0
+        running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, params: [UInt8] = [],
+        storageVersion: Int = 1
     ) {
+        self.params = params
+        self.storageVersion = storageVersion
         self.id = id
         self.reactor = reactor
         self.version = version

@@ -18,6 +18,13 @@ public protocol ServiceClock: ServerClock {
     /// Runs `work` once, on some thread, after `delay`; the returned handle cancels it.
     @discardableResult
     func schedule(after delay: Duration, _ work: @escaping @Sendable () -> Void) -> ScheduledWork
+    /// The clock reactors sleep on (`ReactorContext.clock`): one that moves with this one.
+    var clockForReactors: any Clock<Duration> { get }
+}
+
+extension ServiceClock {
+    /// The continuous clock: the real service clock's time.
+    public var clockForReactors: any Clock<Duration> { ContinuousClock() }
 }
 
 /// A scheduled piece of work that can still be cancelled.

@@ -48,6 +48,9 @@ function describeReactor() {
   const reactor = reactors.find((candidate) => candidate.name === $("reactor").value);
   $("reactorInfo").className = "muted";
   $("reactorInfo").textContent = reactor ? (reactor.description ? reactor.description + " " : "") + "Initial state: " + JSON.stringify(reactor.initialState) : "";
+  const takesParams = Boolean(reactor && reactor.params);
+  $("paramsField").hidden = !takesParams;
+  $("params").value = takesParams ? JSON.stringify(reactor.params) : "";
 }
 
 function renderButtons() {
@@ -201,6 +204,13 @@ $("createForm").addEventListener("submit", async (event) => {
   const body = { reactor: $("reactor").value };
   const id = $("sessionId").value.trim();
   if (id) body.id = id;
+  if (!$("paramsField").hidden && $("params").value.trim()) {
+    try { body.params = JSON.parse($("params").value); } catch (error) {
+      $("reactorInfo").className = "error";
+      $("reactorInfo").textContent = "The params are not JSON: " + error.message;
+      return;
+    }
+  }
   $("reactorInfo").className = "muted";
   $("reactorInfo").textContent = "creating …";
   try {

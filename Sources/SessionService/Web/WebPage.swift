@@ -57,6 +57,11 @@ textarea:disabled { background: var(--soft); color: var(--muted); }
         <select id="reactor" disabled><option>loading …</option></select>
         <label class="block" for="sessionId">Id <span class="muted">(optional: the server picks one)</span></label>
         <input id="sessionId" size="22" autocomplete="off" spellcheck="false" pattern="[A-Za-z0-9_\-]{1,64}">
+        <div id="paramsField" hidden>
+          <label class="block" for="params">Params
+            <span class="muted">(JSON: this reactor's sessions take them)</span></label>
+          <input id="params" size="22" autocomplete="off" spellcheck="false">
+        </div>
         <div class="row"><button class="primary" id="create" type="submit" disabled>Create</button></div>
       </form>
       <p id="reactorInfo" class="muted" aria-live="polite">Loading the reactors …</p>

@@ -32,26 +32,7 @@ extension FileJournal {
                 if let writeFailure, options.fsync == .always || !Self.isWritten(entry, io, state) {
                     return .failure(.storage(writeFailure))
                 }
-                var reader = SegmentReader(storage: self)
-                defer { reader.close() }
-                do throws(JournalError) {
-                    let snapshot = try reader.read(entry.snapshot)
-                    var tail: [JournalRecord] = []
-                    tail.reserveCapacity(entry.tail.count)
-                    for record in entry.tail { tail.append(try reader.read(record.location)) }
-                    var actionLog: [JournalRecord] = []
-                    for chunk in entry.actionLog { actionLog.append(try reader.read(chunk)) }
-                    var accepts: [JournalRecord] = []
-                    accepts.reserveCapacity(entry.retainedAccepts.count)
-                    for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
-                    return .success(StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
-                } catch {
-                    switch error {
-                    // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
-                    case .io(let failure): return .failure(.storage("\(failure)"))
-                    default: return .failure(.corrupt(key: key, reason: "its journal cannot be read back: \(error)"))
-                    }
-                }
+                return readRecords(key: key, entry)
             }
         }
         switch read {
@@ -83,6 +64,49 @@ extension FileJournal {
                 logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
                 return .unavailable(failure.reason)
             }
+        }
+    }
+
+    /// Reads the records `entry` names back from the segments; the caller holds the state lock.
+    func readRecords(key: UInt32, _ entry: IndexEntry) -> Result<StoredRecords, LoadFailure> {
+        var reader = SegmentReader(storage: self)
+        defer { reader.close() }
+        do throws(JournalError) {
+            let snapshot = try reader.read(entry.snapshot)
+            var tail: [JournalRecord] = []
+            tail.reserveCapacity(entry.tail.count)
+            for record in entry.tail { tail.append(try reader.read(record.location)) }
+            var actionLog: [JournalRecord] = []
+            for chunk in entry.actionLog { actionLog.append(try reader.read(chunk)) }
+            var accepts: [JournalRecord] = []
+            accepts.reserveCapacity(entry.retainedAccepts.count)
+            for accept in entry.retainedAccepts { accepts.append(try reader.read(accept.location)) }
+            return .success(
+                StoredRecords(key: key, snapshot: snapshot, tail: tail, actionLog: actionLog, accepts: accepts))
+        } catch {
+            switch error {
+            // Descriptors run out, a disk read fails: it may pass, so nothing is quarantined.
+            case .io(let failure): return .failure(.storage("\(failure)"))
+            default: return .failure(.corrupt(key: key, reason: "its journal cannot be read back: \(error)"))
+            }
+        }
+    }
+
+    /// Reads a stored session's history without loading it: nothing is marked, written or quarantined.
+    func peek(_ id: String) -> Result<StoredHistory, StorageReadError> {
+        let read = state.withLock { state -> Result<StoredRecords, LoadFailure> in
+            guard let key = state.index.keys[id], let entry = state.index.entries[key] else {
+                return .failure(.missing)
+            }
+            if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
+            return readRecords(key: key, entry)
+        }
+        switch read {
+        case .success(let records):
+            return Self.history(records).mapError { StorageReadError(reason: $0.reason) }
+        case .failure(.missing): return .failure(StorageReadError(reason: "it is no longer stored"))
+        case .failure(.unavailable(let reason)), .failure(.corrupt(_, let reason)), .failure(.storage(let reason)):
+            return .failure(StorageReadError(reason: reason))
         }
     }
 

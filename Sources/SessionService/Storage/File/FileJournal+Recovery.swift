@@ -95,7 +95,12 @@ extension FileJournal {
                 return nil
             }
             recovered.segmentSizes[segment] = tornAt ?? data.count
-            if let tornAt {
+            if let tornAt, options.readOnly {
+                logger.info(
+                    "the newest journal segment ends inside a record (a server writing it now, or one that stopped "
+                        + "mid-write); reading up to it",
+                    ["path": .string(path), "kept_bytes": .int(tornAt)])
+            } else if let tornAt {
                 let fd = try Posix.open(path, O_WRONLY | O_CLOEXEC)
                 defer { Posix.close(fd) }
                 do { try Posix.ftruncate(fd, tornAt) } catch { throw error.about(path) }

@@ -74,7 +74,9 @@ extension FileJournal {
             states.append(state)
             next += 1
         }
-        return StoredVersionHistory(base: snapshot.state, states: states)
+        return StoredVersionHistory(
+            base: snapshot.state, states: states, params: snapshot.params,
+            baseStorageVersion: snapshot.storageVersion)
     }
 
     /// The oldest version of session `id` that can still be rebuilt.
@@ -108,7 +110,9 @@ extension FileJournal {
                 states.append(state)
             }
             guard base.number + UInt64(states.count) == version else { return nil }
-            return StoredVersionHistory(base: snapshot.state, states: states)
+            return StoredVersionHistory(
+                base: snapshot.state, states: states, params: snapshot.params,
+                baseStorageVersion: snapshot.storageVersion)
         } catch {
             return nil
         }

@@ -46,6 +46,9 @@ final class FileJournal: StorageBackend {
         var actionLogBytes = 4 << 20
         /// How much of each session's past is kept for time travel (`storage.historyVersions`, `storage.historyBytes`).
         var history = HistoryLimits()
+        /// Reads the journal as it is and never writes it (`reactor-server verify`, beside a server that may
+        /// be running on it): no lock taken, nothing created, cut back or erased, no background work.
+        var readOnly = false
 
         init(directory: String) { self.directory = directory }
     }
@@ -116,6 +119,18 @@ final class FileJournal: StorageBackend {
     init(options: Options, logger: Logger) throws(JournalError) {
         self.options = options
         self.logger = logger
+        if options.readOnly {
+            // The server that may run on it holds the lock and writes on; this reader takes what is there.
+            do throws(IOError) {
+                Posix.close(try Posix.open(options.directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC))
+            } catch {
+                throw .io(error)
+            }
+            lockFD = -1
+            state = Mutex(State())
+            try recover()
+            return
+        }
         let lockPath = options.directory + "/LOCK"
         let fd: Int32
         let locked: Bool
@@ -157,6 +172,7 @@ final class FileJournal: StorageBackend {
 
     /// Writes out everything, syncs it, and releases the data directory.
     func close() {
+        guard !options.readOnly else { return }
         let first = syncTimer.withLock { running -> Bool in
             defer { running = false }
             return running

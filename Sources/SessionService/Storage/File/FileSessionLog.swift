@@ -27,8 +27,11 @@ final class FileSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?) {
-        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action, timer: timer)
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
+    ) {
+        let accept = StoredAccept(
+            at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer)
         note(journal.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) })
     }
 
@@ -40,14 +43,23 @@ final class FileSessionLog: SessionLog {
         note(journal.append(kind: .complete, key: key, number: seq) { _ in })
     }
 
-    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        return note(journal.append(kind: .mutation, key: key, number: version) { $0.append(contentsOf: json) })
+    func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.mutation, json, version: version, storageVersion: storageVersion)
     }
 
-    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        return note(journal.append(kind: .forced, key: key, number: version) { $0.append(contentsOf: json) })
+    func appendForcedState(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.forced, json, version: version, storageVersion: storageVersion)
+    }
+
+    /// Appends a state record; false when it is larger than a record.
+    private func appendState(
+        _ kind: JournalRecord.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int
+    ) -> Bool {
+        let limit = JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes
+        guard json.count <= limit else { return false }
+        return note(journal.append(kind: kind, key: key, number: version) {
+            StoredState.appendPayload(json, storageVersion: storageVersion, into: &$0)
+        })
     }
 
     func appendSnapshot(_ snapshot: StoredSnapshot) -> Bool {

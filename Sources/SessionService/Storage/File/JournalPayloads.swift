@@ -2,9 +2,12 @@
 extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
-    /// the incarnation (u64), then `recoveredThrough` (u64). Newer sections come last: a payload that ends
-    /// before the pulse section has no counts (all 0), one that ends before the incarnation has none (0,
-    /// unknown), one that ends before `recoveredThrough` recovered nothing yet (0).
+    /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob), then the storage version
+    /// (u32), then the pending timers (``StoredTimers``, only once the session had one). Newer sections come last: a payload that ends before the pulse section has no counts (all 0), one
+    /// that ends before the incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered
+    /// nothing yet (0), one that ends before the params has none (a reactor without parameters, or written before
+    /// they existed), one that ends before the storage version was written by version 1, one that ends before the
+    /// timers has none.
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -23,6 +26,8 @@ extension StoredSnapshot {
         }
         buffer.appendLittleEndian(incarnation)
         buffer.appendLittleEndian(recoveredThrough)
+        buffer.appendBlob(params)
+        buffer.appendLittleEndian(UInt32(truncatingIfNeeded: storageVersion))
         // Only a session that ever had a timer carries the section.
         if !timers.isEmpty || timerSerial != 0 { StoredTimers.encode(timers, serial: timerSerial, into: &buffer) }
     }
@@ -52,6 +57,10 @@ extension StoredSnapshot {
         guard reader.offset < reader.bytes.count else { return }
         recoveredThrough = try reader.integer(UInt64.self)
         guard reader.offset < reader.bytes.count else { return }
+        params = try reader.blob()
+        guard reader.offset < reader.bytes.count else { return }
+        storageVersion = Int(try reader.integer(UInt32.self))
+        guard reader.offset < reader.bytes.count else { return }
         (timers, timerSerial) = try StoredTimers.decode(&reader)
     }
 
@@ -64,10 +73,11 @@ extension StoredSnapshot {
 
     /// The earliest `at` of the snapshot's timers (the start-up scan), nil when it has none.
     static func earliestTimer(payload: UnsafeRawBufferPointer) -> Int64? {
-        // The incarnation and recoveredThrough, then the timers' count and earliest time.
-        guard let offset = offsetAfterPulses(payload: payload).map({ $0 + 16 }), offset + 12 <= payload.count,
-            payload.loadLittleEndian(UInt32.self, at: offset) > 0
-        else { return nil }
+        // The incarnation and recoveredThrough, the params (a blob) and the storage version, then the timers'
+        // count and earliest time.
+        guard let afterPulses = offsetAfterPulses(payload: payload), afterPulses + 20 <= payload.count else { return nil }
+        let offset = afterPulses + 16 + 4 + Int(payload.loadLittleEndian(UInt32.self, at: afterPulses + 16)) + 4
+        guard offset + 12 <= payload.count, payload.loadLittleEndian(UInt32.self, at: offset) > 0 else { return nil }
         return payload.loadLittleEndian(Int64.self, at: offset + 4)
     }
 
@@ -126,22 +136,27 @@ struct StoredAccept: Sendable, Equatable {
     var stubbed: Bool
     /// The action's mutations were all reduced before the record was written (no completion record follows).
     var completed: Bool
+    /// Who sent it (flag 4: one of the session's own effects).
+    var origin: ActionOrigin = .request
     var body: [UInt8]
-    /// The timer whose action this is: its accept record is also the timer's removal (flag 4, then the
+    /// The timer whose action this is: its accept record is also the timer's removal (flag 8, then the
     /// name as a short string before the body).
     var timer: String?
 
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(at)
-        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (timer != nil ? 4 : 0))
+        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (origin == .effect ? 4 : 0) | (timer != nil ? 8 : 0))
         if let timer { buffer.appendShortString(timer) }
         buffer.append(contentsOf: body)
     }
 
-    init(at: Int64, stubbed: Bool, completed: Bool, body: [UInt8], timer: String? = nil) {
+    init(
+        at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin = .request, body: [UInt8], timer: String? = nil
+    ) {
         self.at = at
         self.stubbed = stubbed
         self.completed = completed
+        self.origin = origin
         self.body = body
         self.timer = timer
     }
@@ -152,13 +167,14 @@ struct StoredAccept: Sendable, Equatable {
         let flags = try reader.integer(UInt8.self)
         stubbed = flags & 1 != 0
         completed = flags & 2 != 0
-        timer = flags & 4 != 0 ? try reader.shortString() : nil
+        origin = flags & 4 != 0 ? .effect : .request
+        timer = flags & 8 != 0 ? try reader.shortString() : nil
         body = reader.rest()
     }
 
     /// The log entry it stands for.
     func entry(seq: UInt64) -> ActionLogEntry {
-        ActionLogEntry(seq: seq, at: at, action: body, stubbed: stubbed, timer: timer)
+        ActionLogEntry(seq: seq, at: at, action: body, stubbed: stubbed, origin: origin, timer: timer)
     }
 }
 
@@ -176,7 +192,9 @@ enum StoredActionLog {
         for entry in entries {
             buffer.appendLittleEndian(entry.seq)
             buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.timer != nil ? 4 : 0))
+            buffer.append(
+                (entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.origin == .effect ? 4 : 0)
+                    | (entry.timer != nil ? 8 : 0))
             buffer.appendBlob(entry.action)
             if let timer = entry.timer { buffer.appendShortString(timer) }
         }
@@ -193,11 +211,11 @@ enum StoredActionLog {
             let at = try reader.integer(Int64.self)
             let flags = try reader.integer(UInt8.self)
             let action = try reader.blob()
-            let timer = flags & 4 != 0 ? try reader.shortString() : nil
+            let timer = flags & 8 != 0 ? try reader.shortString() : nil
             entries.append(
                 ActionLogEntry(
                     seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0,
-                    timer: timer))
+                    origin: flags & 4 != 0 ? .effect : .request, timer: timer))
         }
         return entries
     }

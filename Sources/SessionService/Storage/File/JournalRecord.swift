@@ -101,8 +101,8 @@ struct JournalRecord: Sendable, Equatable {
     /// The record as a state record (a mutation or a forced state), nil for any other kind.
     var storedState: StoredState? {
         switch kind {
-        case .mutation: StoredState(kind: .mutation, version: number, json: payload)
-        case .forced: StoredState(kind: .forced, version: number, json: payload)
+        case .mutation: StoredState(kind: .mutation, version: number, payload: payload)
+        case .forced: StoredState(kind: .forced, version: number, payload: payload)
         default: nil
         }
     }

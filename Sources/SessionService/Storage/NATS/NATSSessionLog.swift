@@ -92,10 +92,14 @@ final class NATSSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, action: [UInt8], timer: String?) {
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
+    ) {
         var payload: [UInt8] = []
         payload.reserveCapacity(StoredAccept.headerBytes + action.count)
-        StoredAccept(at: at, stubbed: stubbed, completed: completed, body: action, timer: timer).encode(into: &payload)
+        let accept = StoredAccept(
+            at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer)
+        accept.encode(into: &payload)
         append(.accept, number: seq, payload)
     }
 
@@ -126,15 +130,28 @@ final class NATSSessionLog: SessionLog {
         append(.complete, number: seq, [])
     }
 
-    func appendMutation(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        append(.mutation, number: version, json)
-        return true
+    func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.mutation, json, version: version, storageVersion: storageVersion)
     }
 
-    func appendForcedState(_ json: [UInt8], version: UInt64) -> Bool {
-        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
-        append(.forced, number: version, json)
+    func appendForcedState(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        appendState(.forced, json, version: version, storageVersion: storageVersion)
+    }
+
+    /// Appends a state record; false when it is larger than a record. Version 1 sends the JSON as it is
+    /// (no copy); a later version's marker goes first, in a copy.
+    private func appendState(_ kind: RecordFrame.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+        guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes else {
+            return false
+        }
+        guard storageVersion != 1 else {
+            append(kind, number: version, json)
+            return true
+        }
+        var payload: [UInt8] = []
+        payload.reserveCapacity(StoredState.versionBytes + json.count)
+        StoredState.appendPayload(json, storageVersion: storageVersion, into: &payload)
+        append(kind, number: version, payload)
         return true
     }
 

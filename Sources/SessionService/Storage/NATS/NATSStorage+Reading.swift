@@ -68,6 +68,28 @@ extension NATSStorage {
         return records
     }
 
+    /// Reads session `id`'s subject back without claiming it or writing a fence: what its owner (if any)
+    /// has stored so far.
+    func peek(_ id: String) -> Result<StoredHistory, StorageReadError> {
+        guard let meta = catalog.withLock({ $0[id] }) else {
+            return .failure(StorageReadError(reason: "it is no longer stored"))
+        }
+        if let reason = meta.unavailable { return .failure(StorageReadError(reason: reason)) }
+        var replay = RecordReplay(limits: options.actionLogLimits)
+        switch readSubject(names.records(id), from: 1) {
+        case .failure(let error):
+            return .failure(StorageReadError(reason: "its records cannot be read from JetStream: \(error)"))
+        case .success(let messages):
+            for message in messages {
+                if case .failure(let damage) = replay.add(message) {
+                    replay = replay.damaged(damage)
+                    break
+                }
+            }
+        }
+        return replay.history().mapError { StorageReadError(reason: $0.reason) }
+    }
+
     func history(of id: String, upTo version: UInt64) throws(StorageReadError) -> StoredVersionHistory? {
         guard contains(id) else { return nil }
         return RecordReplay.versionHistory(try records(of: id), upTo: version)

@@ -250,12 +250,7 @@ extension NATSStorage {
     }
 
     func quarantine(_ id: String, reason: String) {
-        _ = releasing.withLock { $0.remove(id) }
-        catalog.withLock { catalog in
-            guard var meta = catalog[id] else { return }
-            meta.unavailable = reason
-            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
-        }
+        quarantineHere(id, reason: reason)
         // With the version the catalog knows: the entry's is as of the last release, behind when an instance died.
         let version = catalog.withLock { $0[id]?.version } ?? 0
         DispatchQueue.global().async { [self] in
@@ -263,6 +258,17 @@ extension NATSStorage {
                 meta.unavailable = reason
                 meta.version = max(meta.version, version)
             }
+        }
+    }
+
+    /// Marks the session unavailable in this instance's mirror of the sessions bucket only: other instances
+    /// (running another version of its reactor) and a restart of this one read it again.
+    func quarantineHere(_ id: String, reason: String) {
+        _ = releasing.withLock { $0.remove(id) }
+        catalog.withLock { catalog in
+            guard var meta = catalog[id] else { return }
+            meta.unavailable = reason
+            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
         }
     }
 

@@ -19,10 +19,13 @@ extension NATSStorage {
             throw NATSStorageError(description: "JetStream on \(servers) is not ready: \(error)")
         }
         maxMessageBytes.store(max(connection.serverInfo.maxPayload - 1024, 4096), ordering: .relaxed)
-        try createStreams(waiting: wait)
-        startHeartbeats()
-        guard lease.isValid || waitForLease(wait) else {
-            throw NATSStorageError(description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
+        if !options.readOnly {
+            try createStreams(waiting: wait)
+            startHeartbeats()
+            guard lease.isValid || waitForLease(wait) else {
+                throw NATSStorageError(
+                    description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
+            }
         }
         watcher.start()
         let started = ContinuousClock.now
@@ -34,6 +37,12 @@ extension NATSStorage {
                 logged = .now
             }
             usleep(5_000)
+        }
+        if options.readOnly {
+            logger.info(
+                "reading sessions on NATS JetStream without serving them",
+                ["servers": .string(servers), "sessions": .int(count)])
+            return
         }
         try serveHandOffs()
         claimsWatcher.start()

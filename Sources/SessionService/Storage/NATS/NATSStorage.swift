@@ -50,6 +50,9 @@ final class NATSStorage: StorageBackend {
         /// Messages on a resident session's subject after which upkeep asks it for a checkpoint and
         /// removes what came before.
         var trimAfterMessages = 2048
+        /// Reads what is stored and never writes (`reactor-server verify`, beside running instances): no
+        /// stream or bucket is created, no heartbeat put, nothing claimed, no hand-off served.
+        var readOnly = false
 
         init(servers: [NATSServerAddress], instance: String) {
             self.servers = servers
@@ -208,6 +211,11 @@ final class NATSStorage: StorageBackend {
     /// instances take the sessions over at once, and disconnects.
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if options.readOnly {
+            watcher.stop()
+            connection.close()
+            return
+        }
         let deadline = ContinuousClock.now + .seconds(5)
         while watermark.outstanding > 0, ContinuousClock.now < deadline {
             usleep(2_000)

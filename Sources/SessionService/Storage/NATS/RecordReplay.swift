@@ -137,9 +137,12 @@ struct RecordReplay {
         var next = base.number + 1
         while next <= version {
             guard let record = byVersion[next] else { return nil }
-            states.append(StoredState(kind: record.kind == .mutation ? .mutation : .forced, version: next, json: record.payload))
+            let kind: StoredState.Kind = record.kind == .mutation ? .mutation : .forced
+            states.append(StoredState(kind: kind, version: next, payload: record.payload))
             next += 1
         }
-        return StoredVersionHistory(base: snapshot.state, states: states)
+        return StoredVersionHistory(
+            base: snapshot.state, states: states, params: snapshot.params,
+            baseStorageVersion: snapshot.storageVersion)
     }
 }
