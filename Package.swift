@@ -61,6 +61,10 @@ let package = Package(
         .executableTarget(
             name: "reactor-server-traps", dependencies: ["SessionService", "Reactors", "Examples"],
             path: "Tests/TrapServer"),
+        // Test-only: the Swift snippets of the README and the DocC catalogs, compiled as shown (DocSnippetsTests).
+        .executableTarget(
+            name: "doc-snippets", dependencies: ["SessionService", "Reactors", "ReactorClient", "Examples"],
+            path: "Tests/DocSnippets"),
 
         // The in-repo test toolkit (Hummingbird's HummingbirdTesting is the model): the service live on
         // 127.0.0.1:0, one raw-socket client that also reads SSE, one process launcher, one injected

@@ -1,4 +1,4 @@
-// README.md's Swift client example, compiled here (ReadmeExampleTests keeps the two texts equal).
+// UsingTheClient.md's Swift client example (ReactorClient catalog), compiled here; ReadmeExampleTests keeps both equal.
 import Examples
 import Observation
 import ReactorClient

@@ -4,12 +4,14 @@ import Observation
 import ReactorClient
 import Testing
 
-/// The README's view model is the code in `ReadmeExample.swift`, and it works against a live server.
+/// The client article's view model (UsingTheClient.md) is the code in `ReadmeExample.swift`, and it works against a live server.
 @Suite struct ReadmeExampleTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
     @Test func theReadmeShowsTheCompiledExample() throws {
-        let readme = try String(contentsOf: Self.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(
+            contentsOf: Self.packageRoot.appendingPathComponent("Sources/ReactorClient/ReactorClient.docc/UsingTheClient.md"),
+            encoding: .utf8)
         let start = "<!-- swift-client-example:start -->\n```swift\n"
         let startRange = try #require(readme.range(of: start))
         let endRange = try #require(readme.range(of: "```\n<!-- swift-client-example:end -->"))
@@ -17,7 +19,7 @@ import Testing
         let file = Self.packageRoot.appendingPathComponent("Tests/ReactorClientTests/ReadmeExample.swift")
         // The file's first two lines say where it comes from and import the example reactors.
         let compiled = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).joined(separator: "\n")
-        #expect(shown == compiled, "README.md's Swift client example differs from \(file.path)")
+        #expect(shown == compiled, "UsingTheClient.md's Swift client example differs from \(file.path)")
     }
 
     @MainActor @Test func theViewModelFollowsALiveSession() async throws {

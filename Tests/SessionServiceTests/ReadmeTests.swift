@@ -4,22 +4,34 @@ import Testing
 
 @testable import SessionService
 
-/// The README documents what the code does: its configuration table and route table are checked
-/// against the schema and the router.
+/// The documentation says what the code does: the configuration and route tables of the SessionService catalog
+/// are checked against the schema and the router, and the README opens with the two commands.
 @Suite struct ReadmeTests {
     static var readme: String {
         get throws { try String(contentsOf: ConfigurationLoaderTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
     }
 
+    /// An article of the SessionService catalog.
+    static func article(_ name: String) throws -> String {
+        try String(
+            contentsOf: ConfigurationLoaderTests.packageRoot.appendingPathComponent(
+                "Sources/SessionService/SessionService.docc/\(name).md"),
+            encoding: .utf8)
+    }
+
     @Test func configurationReferenceMatchesTheSchema() throws {
         let table = ExampleCatalog.configurationSchema.markdownTable()
-        #expect(try Self.readme.contains(table), "replace the README's configuration table with:\n\(table)")
+        #expect(
+            try Self.article("Configuration").contains(table),
+            "replace the table of SessionService.docc/Configuration.md with:\n\(table)")
     }
 
     @Test func routeTableListsEveryRoute() throws {
-        let readme = try Self.readme
+        let api = try Self.article("HTTPAPI")
         for entry in Route.table {
-            #expect(readme.contains("| `\(entry.method) \(entry.pattern)` |"), "README route table lacks \(entry.method) \(entry.pattern)")
+            #expect(
+                api.contains("| `\(entry.method) \(entry.pattern)` |"),
+                "the route table of SessionService.docc/HTTPAPI.md lacks \(entry.method) \(entry.pattern)")
         }
     }
 

@@ -35,7 +35,7 @@ extension ReactorClient {
         /// it reconnect for a whole state. False asks for whole states (servers before patches ignore `delta`).
         public var statePatches = true
 
-        /// The defaults: 60 s requests, 60 s stream silence, ``ReconnectPolicy()``, header credentials.
+        /// The defaults: 60 s requests, 60 s stream silence, ``ReconnectPolicy`` (its defaults), header credentials.
         public init(urlSession: URLSession = Configuration.sharedURLSession, requestTimeout: Duration = .seconds(60),
                     streamIdleTimeout: Duration = .seconds(60), reconnect: ReconnectPolicy = ReconnectPolicy(),
                     eventLimits: ServerSentEventParser.Limits = .init(), streamCredentials: StreamCredentials = .authorizationHeader,

@@ -5,7 +5,7 @@ public struct LaunchOptions: Sendable, Equatable {
     /// What to do after loading.
     public enum Command: Sendable, Equatable {
         case serve
-        /// `--help`: print ``ConfigurationLoader/helpText`` and exit 0.
+        /// `--help`: print `ConfigurationLoader/helpText` and exit 0.
         case help
         /// `--print-config`: print the effective configuration as JSON and exit 0.
         case printConfiguration

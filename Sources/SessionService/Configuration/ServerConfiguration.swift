@@ -91,7 +91,7 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     /// Who may use sessions (API.md's "Access to sessions").
     public struct Auth: Sendable, Equatable {
-        /// `open`, `token` or `jwt` (see ``SessionAccessMode``).
+        /// `open`, `token` or `jwt` (see `SessionAccessMode`).
         public var sessions = "open"
         /// The reactors `POST /sessions` may create; empty for every hosted one.
         public var reactors: [String] = []

@@ -1,7 +1,7 @@
 /// What a row of ``Route/table`` says about its route for `/openapi.json`: a summary, the parameters it
 /// reads, the body it takes and every answer it gives. Path parameters come from the pattern; the answers
 /// every route can get (the HTTP server's own, rate limits, access checks) are added from the
-/// configuration when the document is built (``OpenAPIDocument``).
+/// configuration when the document is built (`OpenAPIDocument`).
 public struct RouteDocumentation: Sendable {
     /// One line: what the route does.
     public let summary: String
@@ -33,7 +33,7 @@ public struct RouteDocumentation: Sendable {
     public static let onJSONObject: [APIError.Kind] = [.invalidJSON, .bodyNotObject, .unsupportedMediaType]
 }
 
-/// A query or header parameter a route reads, with its exact schema (``OpenAPIDocument`` writes them).
+/// A query or header parameter a route reads, with its exact schema (`OpenAPIDocument` writes them).
 public enum RouteParameter: String, Sendable, CaseIterable {
     /// `?wait=true` on actions: answer once the action's mutations are reduced.
     case wait
@@ -61,7 +61,7 @@ public enum RouteParameter: String, Sendable, CaseIterable {
     case sessionTokens
 }
 
-/// A body a route takes or answers with; ``OpenAPIDocument`` gives each its media type and schema.
+/// A body a route takes or answers with; `OpenAPIDocument` gives each its media type and schema.
 public enum RoutePayload: String, Sendable {
     /// Answers: pages, health, metrics, this document, the reactor list.
     case html, svg, health, metrics, openAPI, reactors

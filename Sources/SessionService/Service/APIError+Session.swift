@@ -3,7 +3,7 @@ import Reactors
 
 /// The one place where what went wrong with a session becomes an HTTP answer: status, code, message.
 extension APIError {
-    /// The answer to a ``SessionError``.
+    /// The answer to a `SessionError`.
     init(_ error: SessionError) {
         switch error {
         case .unknown(let id):

@@ -7,7 +7,7 @@ import Tokens
 
 /// The HTTP face of the service: routes every request of API.md through its route's middleware chain
 /// (metrics, access log, CORS, admin auth) to the responder of the route. Plug it into an
-/// ``HTTPServer`` as its responder (``ReactorServer`` does that for you).
+/// `HTTPServer` as its responder (``ReactorServer`` does that for you).
 public final class ReactorService: HTTPResponder {
     public let catalog: ReactorCatalog
     public let store: SessionStore

@@ -24,7 +24,7 @@ public struct SubscriberInfo: Sendable, Equatable {
     public var select: String?
 }
 
-/// A session as the HTTP layer drives it, whatever its reactor type (``Session`` implements it).
+/// A session as the HTTP layer drives it, whatever its reactor type (`Session` implements it).
 public protocol HostedSession: AnyObject, Sendable {
     var id: String { get }
     var reactorName: String { get }
@@ -71,7 +71,7 @@ public protocol HostedSession: AnyObject, Sendable {
     /// How many effect tasks it runs now.
     var runningEffects: Int { get }
     /// At shutdown, once no request can reach it: stops the session, cancelling the effects still
-    /// running (see ``Session/stopAtShutdown()``); returns how many effect tasks were cut off.
+    /// running (see `Session/stopAtShutdown()`); returns how many effect tasks were cut off.
     func stopAtShutdown() -> Int
     /// Returns once none of its effect tasks runs any more (after ``stopAtShutdown()``).
     func waitForEffects() async

@@ -11,7 +11,7 @@ public struct ReactorDefinition: Sendable {
     public let exampleActions: [String]
     /// The initial state as JSON.
     public let initialState: [UInt8]
-    /// The reactor's ``Reactors/Reactor/storageVersion``: what its stored records say wrote them.
+    /// The reactor's `Reactor.storageVersion`: what its stored records say wrote them.
     public let storageVersion: Int
     /// Whether it was registered with middlewares of its own (which may refuse actions with their own codes).
     public let hasMiddlewares: Bool
@@ -116,7 +116,7 @@ public struct ReactorCatalog: Sendable {
     }
 
     /// Adds a reactor type whose actions are `Encodable`: the action log keeps each action encoded
-    /// again by code specialized for it (see ``decodeActionWithJSON(_:from:parser:encode:)``).
+    /// again by code specialized for it (see `decodeActionWithJSON(_:from:parser:encode:)`).
     @inlinable
     public mutating func register<R: Reactor>(
         _ name: String, summary: String = "", exampleActions: [String] = [], schema: ReactorSchema? = nil,

@@ -8,7 +8,7 @@ extension Session {
     /// At shutdown, after the HTTP server stopped (no request, and no state it could still show,
     /// reaches the session any more): stops the runtime, which cancels every effect still running and
     /// drops whatever mutation they emit from now on. Their actions' completions are not journaled
-    /// (a completion reporting `.stopped` never is, see ``SessionJournal/ended(_:_:)``), so after a
+    /// (a completion reporting `.stopped` never is, see `SessionJournal/ended(_:_:)`), so after a
     /// restart they read as interrupted, exactly as after a crash. Returns how many effect tasks ran.
     @usableFromInline
     func stopAtShutdown() -> Int {

@@ -14,7 +14,7 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline let reactorName: String
     @usableFromInline let runtime: ReactorRuntime<InstrumentedReactor<R>>
     @usableFromInline let context: SessionContext
-    /// Pins every call of this session's reactor code on it, for a crash record (see ``SessionCallTracer``).
+    /// Pins every call of this session's reactor code on it, for a crash record (see `SessionCallTracer`).
     @usableFromInline let tracer: SessionCallTracer
     /// Serializes accepting actions so the log is in `seq` order; never held while waiting.
     @usableFromInline let log: Mutex<ActionLog>

@@ -4,7 +4,7 @@ import Synchronization
 
 /// One resident session's journaling, whatever the backend: it orders the session's action records,
 /// keeps the unfinished actions (running ones, and retained ones a crash interrupted), and says when a
-/// snapshot is due; the records go to the session's ``SessionLog``.
+/// snapshot is due; the records go to the session's `SessionLog`.
 @usableFromInline
 final class SessionJournal: Sendable {
     let log: any SessionLog

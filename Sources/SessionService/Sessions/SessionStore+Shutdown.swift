@@ -1,7 +1,7 @@
 import Dispatch
 import Reactors
 
-/// What ``SessionStore/stopAtShutdown(grace:within:)`` did.
+/// What `SessionStore/stopAtShutdown(grace:within:)` did.
 struct ShutdownStop: Sendable, Equatable {
     /// Effect tasks still running when the sessions stopped: each was cancelled, and its action
     /// reads as interrupted after a restart.

@@ -1,5 +1,5 @@
 /// One session's records in a backend, held by the process that runs the session. Its
-/// ``SessionJournal`` appends in order; every append returns at once (the backend buffers it, or has
+/// `SessionJournal` appends in order; every append returns at once (the backend buffers it, or has
 /// it in flight), and output that shows it waits for ``lastPosition`` to be durable.
 ///
 /// The append methods that return `Bool` return false when the record is larger than the backend

@@ -1,14 +1,14 @@
 import Tokens
 
 /// Where sessions are kept durably: the catalog of stored sessions, each session's records and access
-/// token, past versions for time travel, and the watermark that output waits for. ``FileJournal`` is
+/// token, past versions for time travel, and the watermark that output waits for. `FileJournal` is
 /// the embedded backend (one append-only journal on the local disk).
 ///
-/// A session reaches its records through a ``SessionLog`` that ``create(_:accessTokenHash:)`` or
+/// A session reaches its records through a `SessionLog` that ``create(_:accessTokenHash:)`` or
 /// ``load(_:)`` hands out; while it holds one, it is the only writer of that session's records. A
 /// backend shared by several processes enforces that: `load` takes ownership of the session (a claim
-/// with a fencing token), ``SessionLog/release()`` gives it up, and the appends of an owner whose
-/// claim was taken over fail (its log then reports ``SessionLog/unavailableReason``) instead of
+/// with a fencing token), `SessionLog/release()` gives it up, and the appends of an owner whose
+/// claim was taken over fail (its log then reports `SessionLog/unavailableReason`) instead of
 /// landing after the new owner's.
 ///
 /// Appending never waits: records are buffered or in flight, and numbered by a position that grows

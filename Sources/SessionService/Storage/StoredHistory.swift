@@ -11,7 +11,7 @@ struct StoredState: Sendable, Equatable {
     var version: UInt64
     /// The mutation or the state, as JSON.
     var json: [UInt8]
-    /// The reactor's ``Reactors/Reactor/storageVersion`` that wrote it.
+    /// The reactor's `Reactor.storageVersion` that wrote it.
     var storageVersion = 1
 }
 

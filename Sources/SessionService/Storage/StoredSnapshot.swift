@@ -26,7 +26,7 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The session's parameters as JSON (`"params"` of `POST /sessions`, as its reactor's parameter type
     /// encoded them); empty for a reactor without. Every snapshot carries them: they are the session's for life.
     var params: [UInt8] = []
-    /// The reactor's ``Reactors/Reactor/storageVersion`` that wrote `state`; 1 in snapshots written before
+    /// The reactor's `Reactor.storageVersion` that wrote `state`; 1 in snapshots written before
     /// versions existed.
     var storageVersion = 1
     /// The session's pending timers when the snapshot was taken (records before it are not needed for them).

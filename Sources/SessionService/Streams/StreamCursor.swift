@@ -19,7 +19,7 @@ struct StreamCursor: Sendable, Equatable {
     private let suffixes: [[UInt8]]
 
     /// A cursor at the start of the stream of `sessions` (each from its current state), marked with their
-    /// incarnations (``SessionStore/incarnation(of:)``; none: unknown).
+    /// incarnations (`SessionStore/incarnation(of:)`; none: unknown).
     init(sessions: [String], incarnations: [UInt64] = []) {
         list = Self.name(of: sessions)
         positions = Array(repeating: nil, count: sessions.count)

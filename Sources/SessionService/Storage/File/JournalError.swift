@@ -1,8 +1,8 @@
 import Posix
 
-/// Why the journal could not do something. A failed system call (``io``) may pass (descriptors run
+/// Why the journal could not do something. A failed system call (`io`) may pass (descriptors run
 /// out, a disk fills up): it is never a reason to give up on a session. A record that is not what its
-/// frame or the index says (``corrupt``) does not heal: its session is quarantined.
+/// frame or the index says (`corrupt`) does not heal: its session is quarantined.
 public enum JournalError: Error, Sendable, CustomStringConvertible {
     /// A system call failed; the error names the call, the file and errno.
     case io(IOError)

@@ -15,7 +15,7 @@ import Glibc
 ///   the session in order (snapshots, mutations, forced states, accepted actions, completions,
 ///   action-log checkpoints, fences), in batches of ``RecordFrame``s, each publish carrying
 ///   `Nats-Expected-Last-Subject-Sequence` (the single-writer check) and a `Nats-Msg-Id` (safe retries);
-/// - the bucket `<prefix>-sessions`: each session's metadata (``SessionMeta``: reactor, version as of
+/// - the bucket `<prefix>-sessions`: each session's metadata (`SessionMeta`: reactor, version as of
 ///   its last release, access token hash, quarantine), mirrored in every instance's memory;
 /// - the bucket `<prefix>-claims`: which instance runs each session (``OwnershipClaim``);
 /// - the bucket `<prefix>-instances`: one heartbeat per live instance, gone `storage.nats.claimTTLSeconds`
