@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Where a reactor's own code runs when its session takes an action or an effect's mutation: ReactorKit's
 /// `scheduler` for a server. Either way a session runs one item at a time, in the order they were admitted,
 /// and every version follows the one before; only the thread differs.
@@ -20,8 +16,4 @@ public enum ReactorScheduler: Sendable, Equatable {
     /// On ``ReactorScheduler/workerPool``, threads that are never an event loop: the request is answered and the
     /// loop moves on while the reactor works. Costs a task hand-off per idle admission (a few microseconds).
     case workers
-
-    /// The threads `.workers` reactors run on: one per CPU, at least two, started when first used and apart
-    /// from the effects' pool, so slow reducers never delay effects.
-    public static let workerPool = EffectExecutor(threads: max(2, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN)))))
 }

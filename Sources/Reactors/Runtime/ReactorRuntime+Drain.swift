@@ -18,27 +18,25 @@ extension ReactorRuntime {
         switch admission {
         case .refused: return false
         case .queued: return true
-        case .drain(let drain):
-            begin(item, drain)
+        case .drain(var drain):
+            if runsOnWorkers { return onWorkers(item, drain) }
+            process(item, &drain)
+            self.drain(&drain)
             return true
         }
     }
 
-    /// Processes `item` and whatever is queued behind it, on this thread or, for a `.workers` reactor, on the
-    /// worker pool (this thread then returns at once); the caller owns the drain.
+    /// Processes `item` and whatever is queued behind it on the worker pool, for a `.workers` reactor: this
+    /// thread returns at once. The caller owns the drain. (The inline path stays at the call sites: passing the
+    /// drain state through a function costs a copy and its retains on every action.)
     @inlinable
-    func begin(_ item: WorkItem<R>, _ drain: DrainState<R>) {
-        if runsOnWorkers {
-            Task(executorPreference: ReactorScheduler.workerPool) {
-                var drain = drain
-                self.process(item, &drain)
-                self.drain(&drain)
-            }
-        } else {
+    func onWorkers(_ item: WorkItem<R>, _ drain: DrainState<R>) -> Bool {
+        Task(executorPreference: ReactorScheduler.workerPool) {
             var drain = drain
-            process(item, &drain)
+            self.process(item, &drain)
             self.drain(&drain)
         }
+        return true
     }
 
     /// How many items one caller drains before handing the rest to a task, so that a sender (an event loop)

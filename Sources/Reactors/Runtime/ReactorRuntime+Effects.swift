@@ -171,8 +171,14 @@ extension ReactorRuntime {
             core.isDraining = true
             return .drain(core.drainState())
         }
-        if case .drain(let drain) = admission {
-            begin(.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed), drain)
+        if case .drain(var drain) = admission {
+            let item = WorkItem<R>.action(action, seq: seq, completion: nil, isTransformed: true, isStubbed: isStubbed)
+            if runsOnWorkers {
+                _ = onWorkers(item, drain)
+            } else {
+                process(item, &drain)
+                self.drain(&drain)
+            }
         }
     }
 }

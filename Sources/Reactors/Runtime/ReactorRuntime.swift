@@ -119,10 +119,15 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 throw error
             case .queued:
                 return receipt
-            case .drain(let drain):
+            case .drain(var drain):
                 let item = WorkItem<R>.action(
                     action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed)
-                begin(item, drain)
+                if runsOnWorkers {
+                    _ = onWorkers(item, drain)
+                } else {
+                    process(item, &drain)
+                    self.drain(&drain)
+                }
                 return receipt
             }
         }
