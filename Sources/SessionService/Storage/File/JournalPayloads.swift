@@ -3,11 +3,11 @@ extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
     /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob), then the storage version
-    /// (u32), then the pending timers (``StoredTimers``, only once the session had one). Newer sections come last: a payload that ends before the pulse section has no counts (all 0), one
-    /// that ends before the incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered
-    /// nothing yet (0), one that ends before the params has none (a reactor without parameters, or written before
-    /// they existed), one that ends before the storage version was written by version 1, one that ends before the
-    /// timers has none.
+    /// (u32), then the pending timers (``StoredTimers``, only once the session had one). Newer sections come
+    /// last: a payload that ends before the pulse section has no counts (all 0), one that ends before the
+    /// incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered nothing yet (0), one
+    /// that ends before the params has none (a reactor without parameters, or written before they existed), one
+    /// that ends before the storage version was written by version 1, one that ends before the timers has none.
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
