@@ -65,7 +65,7 @@ import Testing
         for kind in HTTPRejection.Kind.allCases where kind != .notStored {
             #expect(codes.contains(APIError.Kind(kind).code), "\(name) lacks \(APIError.Kind(kind).code)")
         }
-        if !entry.route.showsNoSessionState {
+        if entry.needs.showsSessionState {
             #expect(codes.contains(APIError.Kind.storageUnavailable.code), "\(name) lacks storage_unavailable")
         }
         for answer in entry.documentation.answers where settings.allows(answer.condition) {

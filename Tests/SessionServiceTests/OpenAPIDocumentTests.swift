@@ -40,7 +40,7 @@ import Testing
         for entry in Route.table {
             let name = "\(entry.method) \(entry.pattern)"
             let operation = try #require(operations[name], "\(name) is not in /openapi.json")
-            #expect(operation["operationId"] as? String == entry.route.rawValue, "\(name)")
+            #expect(operation["operationId"] as? String == entry.route.name, "\(name)")
             #expect(!((operation["summary"] as? String) ?? "").isEmpty, "\(name) has no summary: document it in Route.table")
             let statuses = Set(((operation["responses"] as? [String: Any]) ?? [:]).keys)
             let successes = entry.documentation.answers.filter { $0.code == nil }

@@ -38,6 +38,19 @@ import Testing
         }
     }
 
+    /// What a row says it needs decides where it runs: a route that loads the path's session must have
+    /// one (its residency is asked by `{id}`), and only open routes may show no session at all.
+    @Test func whatEachRouteNeedsFitsItsPathAndAccess() {
+        for entry in Route.table where entry.needs == .session {
+            #expect(entry.pattern.contains("{id}"), "\(entry.method) \(entry.pattern) needs a session but has no {id}")
+        }
+        let noSession = Route.table.filter { $0.needs == .noSession }.map(\.route)
+        #expect(noSession == [.page, .favicon, .health, .metrics, .openAPI, .reactors, .adminConsole])
+        for entry in Route.table where entry.needs == .noSession {
+            #expect(entry.access == .open, "\(entry.method) \(entry.pattern) shows no session but is not open")
+        }
+    }
+
     @Test func adminRoutesAreExactlyThoseUnderAdmin() {
         // The console page is the one exception: it holds no secret and asks for the token itself.
         let openUnderAdmin = Route.table.filter { $0.pattern.hasPrefix("/admin/") && $0.access != .admin }.map { "\($0.method) \($0.pattern)" }

@@ -167,16 +167,20 @@ extension OpenAPIDocument.Schemas {
                     guard payload == .createdSession else { continue }
                     parameters["version"] = "$response.body#/version"
                 }
-                links[target.route.rawValue] = .members([("operationId", .string(target.route.rawValue)), ("parameters", .object(parameters))])
+                links[target.route.name] = .members([
+                    ("operationId", .string(target.route.name)), ("parameters", .object(parameters)),
+                ])
             }
         case .actionReduced?, .forcedState?:
-            links[Route.adminVersion.rawValue] = .members([
-                ("operationId", .string(Route.adminVersion.rawValue)),
+            links[Route.adminVersion.name] = .members([
+                ("operationId", .string(Route.adminVersion.name)),
                 ("parameters", .members([("id", "$request.path.id"), ("version", "$response.body#/version")])),
             ])
         case .stubFlag?:
             for target in [Route.adminState, .postAction] where !reactorBodies.contains(target) {
-                links[target.rawValue] = .members([("operationId", .string(target.rawValue)), ("parameters", .members([("id", "$request.path.id")]))])
+                links[target.name] = .members([
+                    ("operationId", .string(target.name)), ("parameters", .members([("id", "$request.path.id")])),
+                ])
             }
         default: break
         }

@@ -112,7 +112,7 @@ struct OpenAPIDocument: Sendable {
     func operation(_ entry: Route.Entry, _ schemas: Schemas) -> JSONValue {
         let documentation = entry.documentation
         var operation = JSONObject([
-            ("operationId", .string(entry.route.rawValue)),
+            ("operationId", .string(entry.route.name)),
             ("summary", .string(documentation.summary)),
             ("tags", [.string(entry.pattern.hasPrefix("/admin") ? "admin" : entry.pattern.hasPrefix("/sessions") ? "sessions" : "service")]),
         ])
@@ -135,7 +135,7 @@ struct OpenAPIDocument: Sendable {
         // A route whose answer shows sessions is held until what it shows is stored: if that fails (or never can
         // succeed, another instance having taken a session over), 503 storage_unavailable goes in its place
         // (HTTPRejection.Kind.notStored).
-        let held = entry.route.showsNoSessionState ? [] : [RouteAnswer.error(.storageUnavailable)]
+        let held = entry.needs.showsSessionState ? [RouteAnswer.error(.storageUnavailable)] : []
         let own = entry.documentation.answers.filter { settings.allows($0.condition) } + schemas.accessAnswers(entry.access)
             + held
         let general = Self.generalAnswers(settings)

@@ -173,9 +173,11 @@ public final class ReactorService: HTTPResponder {
             acting.append(ActionBytesMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, metrics: metrics))
         }
         let admin = AdminAuthMiddleware(authenticator: AdminAuthenticator(token: adminToken))
-        let routes = Route.allCases.map { route in
+        // Chains and metrics rows are indexed by the route's position: the table must follow the cases.
+        precondition(Route.table.map(\.route) == Route.allCases, "Route.table must list every Route once, in order")
+        let routes = Route.table.map { entry in
             var layers = outer
-            switch route.access {
+            switch entry.access {
             case .admin: layers.append(admin)
             case .createSession:
                 layers += creation
@@ -183,15 +185,19 @@ public final class ReactorService: HTTPResponder {
             case .session(let right):
                 if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
                 // After the access check: only those who may act spend their budget.
-                if route == .postAction { layers += acting }
+                if entry.route == .postAction { layers += acting }
             case .eachSession:
                 // Only the JWT itself is checked here; the route checks each session (tokens, rights).
                 if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
             case .open: break
             }
+            let needs = entry.needs
+            let responder = entry.responder
             // Unowned (unsafe): the chains live exactly as long as the service that holds them, and a
             // checked unowned read costs a runtime call per request.
-            return MiddlewareChain(layers) { [unowned(unsafe) self] exchange in self.respond(route, exchange) }
+            return MiddlewareChain(layers) { [unowned(unsafe) self] exchange in
+                self.respond(exchange, needs, responder)
+            }
         }
         let unrouted = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in self.answerUnrouted(exchange) }
         let preflight = MiddlewareChain(outer) { [unowned(unsafe) self] exchange in
@@ -215,93 +221,24 @@ public final class ReactorService: HTTPResponder {
         }
     }
 
-    /// The responder of each route (the compiler makes every route in ``Route/table`` have one).
-    func respond(_ route: Route, _ exchange: Exchange) {
-        if !exchange.onWorker, waitsOnStorage(route, exchange) {
-            // Answered from a worker thread: the writer takes the answer from any thread, and the
-            // connection puts it in order with the connection's other answers.
+    /// Runs a route's responder once what the route needs is at hand: off the event loop when it may wait on
+    /// storage over the network (a worker thread answers: the writer takes the answer from any thread, and the
+    /// connection puts it in order with the connection's other answers); without waiting for stored records
+    /// when it shows no session (`/metrics` must answer while storage fails, which is when an operator looks).
+    func respond(_ exchange: Exchange, _ needs: RouteNeeds, _ responder: @escaping Route.Responder) {
+        if storageWaitsOnNetwork, !exchange.onWorker,
+            needs.waitsOnStorage(sessionResident: store.isResident(exchange.id))
+        {
             exchange.onWorker = true
-            return Self.storageWork.async { self.respond(route, exchange) }
+            return Self.storageWork.async { self.respond(exchange, needs, responder) }
         }
-        let id = exchange.id
-        // These show no session's state: nothing stored need be durable first (and /metrics must
-        // answer while storage fails, which is when an operator looks).
-        if route.showsNoSessionState { exchange.dependsOn = 0 }
-        switch route {
-        case .page: servePage(WebPage.document, exchange)
-        case .favicon: exchange.reply(200, body: Favicon.svg, contentType: Favicon.contentType, headers: Favicon.headers)
-        case .adminConsole: servePage(AdminConsole.document, exchange)
-        case .health:
-            // Like every route that shows no session's state, it never waits for storage (above): a load
-            // balancer must hear at once that writes fail.
-            if !accepting.load(ordering: .relaxed) {
-                exchange.reply(503, json: Array(#"{"status":"shutting_down"}"#.utf8))
-            } else if let reason = store.storage?.unavailableReason {
-                // API.md: 503 while the server cannot accept work, so a load balancer looks elsewhere.
-                exchange.fail(.storageUnavailable(reason))
-            } else {
-                exchange.reply(200, json: Array(#"{"status":"ok"}"#.utf8))
-            }
-        case .metrics:
-            // Other instances' crash records arrive at any time (NATS): counted as of this scrape.
-            crashes.refreshGauge()
-            exchange.reply(200, body: Array(metrics.render().utf8), contentType: PrometheusText.contentType)
-        case .openAPI:
-            guard let reactor = exchange.request.queryValue("reactor") else { return exchange.reply(200, json: openAPIDocument) }
-            guard let document = openAPIDocuments[reactor] else { return exchange.fail(.unknownReactor(reactor, known: catalog.definitions.map(\.name))) }
-            exchange.reply(200, json: document)
-        case .reactors:
-            exchange.reply(200, json: reactorsDocument)
-        case .createSession: createSession(exchange)
-        case .getSession:
-            withSession(id, exchange) { session in
-                let snapshot = session.snapshot()
-                // It shows this session's state, so only its own records need be durable: read after
-                // the state, so the position covers the record of the version shown.
-                let position = session.storedPosition
-                if refusedAsUnstored(id, at: position, exchange) { return }
-                exchange.dependsOn = position
-                exchange.reply(200, json: Self.sessionJSON(session, snapshot))
-            }
-        case .deleteSession: deleteSession(id, exchange)
-        case .postAction: postAction(id, exchange)
-        case .events: subscribe(id, exchange)
-        case .multiplexedEvents: subscribeMany(exchange)
-        case .adminSessions: adminSessions(exchange)
-        case .adminActions: adminActions(id, exchange)
-        case .adminStub: adminStub(id, exchange)
-        case .adminState: adminState(id, exchange)
-        case .adminVersion: adminVersion(id, exchange)
-        case .adminFork: adminFork(id, exchange)
-        case .adminRelease: adminRelease(id, exchange)
-        case .adminSessionToken: replaceSessionToken(id, exchange)
-        case .adminTimers: adminTimers(id, exchange)
-        case .adminCancelTimer: adminCancelTimer(id, exchange)
-        }
+        if !needs.showsSessionState { exchange.dependsOn = 0 }
+        responder(self, exchange)
     }
 
     /// Where routes that wait on a storage backend over the network run (loading a session claims it
     /// and reads it back, a hand-off waits for the owner), so an event loop never waits on the network.
     static let storageWork = DispatchQueue(label: "reactor.storage.work", qos: .userInitiated, attributes: .concurrent)
-
-    /// Whether answering `exchange` may wait on network round trips to storage: a route on a session
-    /// not in memory here, or one that creates a session, with a backend over the network.
-    func waitsOnStorage(_ route: Route, _ exchange: Exchange) -> Bool {
-        guard storageWaitsOnNetwork else { return false }
-        switch route {
-        case .createSession, .adminFork, .multiplexedEvents, .deleteSession, .adminRelease: return true
-        case .getSession, .postAction, .events, .adminActions, .adminStub, .adminState, .adminVersion,
-            .adminSessionToken, .adminTimers, .adminCancelTimer:
-            return !store.isResident(exchange.id)
-        case .page, .favicon, .adminConsole, .health, .metrics, .openAPI, .reactors, .adminSessions: return false
-        }
-    }
-
-    /// Answers with a page rendered for this response (its own script nonce and policy).
-    func servePage(_ document: WebDocument, _ exchange: Exchange) {
-        let (body, headers) = document.render()
-        exchange.reply(200, body: body, contentType: WebDocument.contentType, headers: headers)
-    }
 
     /// Looks the session up (404 when unknown) and marks it active.
     func withSession(_ id: String, _ exchange: Exchange, _ body: (any HostedSession) -> Void) {

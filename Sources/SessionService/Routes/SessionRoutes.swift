@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServer
 import JSONCodec
 import Tokens
@@ -87,8 +84,23 @@ extension ReactorService {
         access.kind == .token ? SessionToken.generate() : nil
     }
 
+    /// `GET /sessions/{id}` → `{"id", "reactor", "version", "state"}`.
+    func getSession(_ exchange: Exchange) {
+        let id = exchange.id
+        withSession(id, exchange) { session in
+            let snapshot = session.snapshot()
+            // It shows this session's state, so only its own records need be durable: read after
+            // the state, so the position covers the record of the version shown.
+            let position = session.storedPosition
+            if refusedAsUnstored(id, at: position, exchange) { return }
+            exchange.dependsOn = position
+            exchange.reply(200, json: Self.sessionJSON(session, snapshot))
+        }
+    }
+
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
-    func deleteSession(_ id: String, _ exchange: Exchange) {
+    func deleteSession(_ exchange: Exchange) {
+        let id = exchange.id
         guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
         session.end()
         context.timers.note(id, at: nil)
@@ -122,99 +134,5 @@ extension ReactorService {
         }
         out.raw("}")
         return out.bytes
-    }
-
-    /// `GET /reactors`: every hosted reactor with its initial state and example actions.
-    static func reactorsJSON(_ catalog: ReactorCatalog) -> [UInt8] {
-        var out = JSONWriter(capacity: 1024)
-        out.raw("{\"reactors\":[")
-        for (index, definition) in catalog.definitions.enumerated() {
-            if index > 0 { out.raw(",") }
-            out.raw("{\"name\":")
-            out.string(definition.name)
-            out.raw(",\"description\":")
-            out.string(definition.summary)
-            out.raw(",\"initialState\":")
-            out.raw(definition.initialState)
-            if let example = definition.exampleParams {
-                out.raw(",\"params\":")
-                out.raw(example)
-            }
-            out.raw(",\"actions\":[")
-            var first = true
-            for example in definition.exampleActions {
-                // Examples are the registrant's text: include only those that are JSON.
-                guard let value = try? JSONParser().parse(Array(example.utf8)) else { continue }
-                if !first { out.raw(",") }
-                first = false
-                out.raw(value.serialized())
-            }
-            out.raw("]}")
-        }
-        out.raw("]}")
-        return out.bytes
-    }
-}
-
-extension Exchange {
-    /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
-    var hasJSONContentType: Bool {
-        request.headers.firstValue("Content-Type", satisfies: Self.isJSONMediaType)
-    }
-
-    /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.
-    static func isJSONMediaType(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let base = bytes.baseAddress else { return false }
-        // What nearly every client sends, compared in one go (the loop below costs ~13
-        // instructions a byte).
-        let usual: StaticString = "application/json"
-        if bytes.count == usual.utf8CodeUnitCount && memcmp(base, usual.utf8Start, usual.utf8CodeUnitCount) == 0 { return true }
-        var start = 0
-        var end = 0
-        while end < bytes.count && base[end] != UInt8(ascii: ";") { end += 1 }
-        while start < end, base[start] == UInt8(ascii: " ") || base[start] == UInt8(ascii: "\t") { start += 1 }
-        while end > start, base[end - 1] == UInt8(ascii: " ") || base[end - 1] == UInt8(ascii: "\t") { end -= 1 }
-        @inline(__always)
-        func matches(_ text: StaticString, at offset: Int) -> Bool {
-            let count = text.utf8CodeUnitCount
-            guard offset >= start, offset + count <= end else { return false }
-            let pattern = text.utf8Start
-            var i = 0
-            while i < count {
-                let byte = base[offset + i]
-                if (byte &- 65 < 26 ? byte | 0x20 : byte) != pattern[i] { return false }
-                i += 1
-            }
-            return true
-        }
-        if end - start == 16 { return matches("application/json", at: start) }
-        return matches("application/", at: start) && end - start > 17 && matches("+json", at: end - 5)
-    }
-
-    /// Checks the content type and returns the body, or answers 415 and returns nil.
-    func jsonBody() -> [UInt8]? {
-        guard hasJSONContentType else {
-            fail(.unsupportedMediaType(request.headers["Content-Type"]))
-            return nil
-        }
-        return request.body
-    }
-
-    /// The body parsed as a JSON object by `parser` (its limit is the body limit), or an error answer
-    /// (415, 400 `invalid_json`) and nil.
-    func jsonObject(parsingWith parser: JSONParser) -> JSONObject? {
-        guard let body = jsonBody() else { return nil }
-        let value: JSONValue
-        do {
-            value = try parser.parse(body)
-        } catch {
-            fail(.invalidJSON(error.message))
-            return nil
-        }
-        guard case .object(let object) = value else {
-            fail(APIError(.bodyNotObject, "the body must be a JSON object"))
-            return nil
-        }
-        return object
     }
 }

@@ -4,7 +4,8 @@ import JSONCodec
 extension ReactorService {
     /// `GET /sessions/{id}/events[?select=/pointer][&delta=json-patch]`: the SSE state stream of one session
     /// (`HEAD`: its head alone).
-    func subscribe(_ id: String, _ exchange: Exchange) {
+    func subscribe(_ exchange: Exchange) {
+        let id = exchange.id
         guard let session = streamedSession(id) else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         // Counted without a lock, so a burst of subscribers racing the limit may pass it by a few.

@@ -27,7 +27,8 @@ extension ReactorService {
             }
             exchange.route = route
             exchange.id = id ?? ""
-            respond(route, exchange)
+            let entry = Route.table[route.index]
+            respond(exchange, entry.needs, entry.responder)
         }
     }
 

@@ -41,7 +41,8 @@ extension ReactorService {
     }
 
     /// `GET /admin/sessions/{id}/timers`: the pending timers, soonest first.
-    func adminTimers(_ id: String, _ exchange: Exchange) {
+    func adminTimers(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         let timers = session.pendingTimers()
@@ -65,7 +66,8 @@ extension ReactorService {
     }
 
     /// `DELETE /admin/sessions/{id}/timers/{name}`: cancels one pending timer (journaled).
-    func adminCancelTimer(_ id: String, _ exchange: Exchange) {
+    func adminCancelTimer(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         let segments = exchange.request.pathSegments
         guard segments.count == 5 else { return exchange.fail(APIError(.unknownTimer, "the path names no timer")) }

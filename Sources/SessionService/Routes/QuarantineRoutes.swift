@@ -9,7 +9,8 @@ extension ReactorService {
     /// `POST /admin/sessions/{id}/release` → 200 `{"id", "reactor", "version", "state"}` when the session
     /// loads now (its crash records are deleted), 409 `session_unavailable` when it still cannot be served.
     /// A new crash while it loads quarantines it again from the next start.
-    func adminRelease(_ id: String, _ exchange: Exchange) {
+    func adminRelease(_ exchange: Exchange) {
+        let id = exchange.id
         guard let storage = store.storage else {
             return exchange.fail(
                 APIError(.memoryOnly, "nothing is quarantined in memory-only mode (storage.memoryOnly)"))

@@ -4,7 +4,8 @@ import Synchronization
 
 extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
-    func postAction(_ id: String, _ exchange: Exchange) {
+    func postAction(_ exchange: Exchange) {
+        let id = exchange.id
         guard let session = store.session(id), let sendAction = senders[session.reactorName] else { return exchange.fail(store.absence(id)) }
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }

@@ -94,7 +94,8 @@ extension ReactorService {
     }
 
     /// `GET /admin/sessions/{id}/actions?since=SEQ&limit=N`.
-    func adminActions(_ id: String, _ exchange: Exchange) {
+    func adminActions(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else {
             if quarantinedActionLog(id, exchange) { return }
@@ -124,7 +125,8 @@ extension ReactorService {
     }
 
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.
-    func adminStub(_ id: String, _ exchange: Exchange) {
+    func adminStub(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
@@ -140,7 +142,8 @@ extension ReactorService {
     }
 
     /// `PUT /admin/sessions/{id}/state` (stub mode only): forces a state, emitted as a new version.
-    func adminState(_ id: String, _ exchange: Exchange) {
+    func adminState(_ exchange: Exchange) {
+        let id = exchange.id
         if forwardToOwner(id, exchange) { return }
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
@@ -173,7 +176,8 @@ extension ReactorService {
 extension ReactorService {
     /// `POST /admin/sessions/{id}/token` → `{"token": "<new secret>"}`: replaces the session's capability
     /// token (token mode); the old one stops working at once.
-    func replaceSessionToken(_ id: String, _ exchange: Exchange) {
+    func replaceSessionToken(_ exchange: Exchange) {
+        let id = exchange.id
         guard access.kind == .token else {
             return exchange.fail(APIError(
                 .notTokenMode,
@@ -192,17 +196,27 @@ extension ReactorService {
     }
 }
 
-extension Exchange {
-    /// A non-negative integer query parameter in `range`, its default when absent, or nil after a 400.
-    func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
-        guard let text = request.queryValue(name) else { return value }
-        guard let number = UInt64(text), range.contains(number) else {
-            fail(APIError(
-                .invalidQuery,
-                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got "
-                    + "\(JSONWriter.quoted(text))"))
-            return nil
+extension ReactorService {
+    /// Admin listing entries of stored sessions that are not in memory: passivated, or quarantined.
+    func storedSessionsJSON(_ out: inout JSONWriter, first: Bool, skipping listed: Set<String> = []) {
+        guard let storage = store.storage else { return }
+        var first = first
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
+            if !first { out.raw(",") }
+            first = false
+            out.raw("{\"id\":")
+            out.string(info.id)
+            out.raw(",\"reactor\":")
+            out.string(info.reactor)
+            out.raw(",\"version\":")
+            out.integer(info.version)
+            out.raw(",\"subscribers\":0,\"stub\":false,\"resident\":false")
+            if let reason = info.unavailable {
+                out.raw(",\"unavailable\":")
+                out.string(reason)
+                crashJSON(info.id, storedVersion: info.version, into: &out)
+            }
+            out.raw("}")
         }
-        return number
     }
 }
