@@ -54,11 +54,19 @@ extension OpenAPIDocument {
                 states.append(Self.ref("\(definition.name).State"))
                 if definition.takesParams { params.append(Self.ref("\(definition.name).Params")) }
             }
-            let none = "No reactor here takes parameters: leave params out (or send {})."
-            let some = "The parameters of a session's reactor (POST /sessions takes them as params; {} or left out "
-                + "for a reactor that takes none)."
-            schemas["Params"] = (params.isEmpty
-                ? JSONSchema.object([:]).described(none) : Self.union(params + [JSONSchema.object([:])], some)).json
+            // What a reactor without parameters accepts: nothing, null or {} (anything else is 422 invalid_params).
+            let empty = JSONSchema.object([:]).adding("maxProperties", 0).orNull
+            let none = "No reactor here takes parameters: leave params out (or send {} or null)."
+            let some = "The parameters of a session's reactor (POST /sessions takes them as params; {}, null or left "
+                + "out for a reactor that takes none)."
+            if params.isEmpty {
+                schemas["Params"] = empty.described(none).json
+            } else if params.count == definitions.count {
+                // Every reactor described takes parameters (a document narrowed to one that does): only theirs.
+                schemas["Params"] = Self.union(params, some).json
+            } else {
+                schemas["Params"] = Self.union(params + [empty], some).json
+            }
             schemas["Action"] = Self.union(actions, "An action: a JSON object whose \"type\" names the case and whose other members are its payload (members the reactor does not read are ignored).").json
             schemas["State"] = Self.union(states, "A state of the session's reactor.").json
             schemas["Event"] = Self.event.json

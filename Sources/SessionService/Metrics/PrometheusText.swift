@@ -14,25 +14,19 @@ public struct PrometheusText {
 
     /// One sample line.
     public mutating func sample(_ name: String, labels: KeyValuePairs<String, String> = [:], value: Double) {
-        output += name
-        if !labels.isEmpty {
-            output += "{"
-            var first = true
-            for (key, labelValue) in labels {
-                if !first { output += "," }
-                first = false
-                output += "\(key)=\"\(Self.escapeLabel(labelValue))\""
-            }
-            output += "}"
-        }
-        output += " " + Self.format(value) + "\n"
+        sample(name, labels: labels.map { ($0.key, $0.value) }, value: value)
     }
 
     /// One sample line with labels in the given order.
     public mutating func sample(_ name: String, labels: [(String, String)], value: Double) {
         output += name
         if !labels.isEmpty {
-            output += "{" + labels.map { "\($0.0)=\"\(Self.escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+            output += "{"
+            for (index, (key, labelValue)) in labels.enumerated() {
+                if index > 0 { output += "," }
+                output += "\(key)=\"\(Self.escapeLabel(labelValue))\""
+            }
+            output += "}"
         }
         output += " " + Self.format(value) + "\n"
     }
