@@ -20,7 +20,7 @@ extension ReactorService {
     /// only the session's owner fires them; a session nobody runs is loaded (claimed) here, so the journal's
     /// fencing lets exactly one instance append the timer's action.
     func fireTimers(of id: String) {
-        if let peers = store.storage?.peers, !store.isResident(id), peers.owner(of: id) != nil {
+        if let peers, !store.isResident(id), peers.owner(of: id) != nil {
             context.timers.note(id, at: context.clock.wallNanoseconds() + Self.ownerRecheckNanoseconds)
             return
         }

@@ -127,8 +127,6 @@ protocol StorageBackend: MetricsSource {
     func timerHints() -> [(id: String, at: Int64)]
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
-    /// The other instances sharing this storage (see the extension's default).
-    var peers: (any ClusterPeers)? { get }
     /// Whether loading or creating a session waits on network round trips (see the extension's
     /// default): the service then does it on a worker thread, never on an event loop.
     var waitsOnNetwork: Bool { get }
@@ -163,11 +161,9 @@ extension StorageBackend {
     /// Never lost.
     func lossReason(_ position: UInt64) -> String? { nil }
 
-    /// The other instances sharing this storage; nil for a backend only this process uses.
-    var peers: (any ClusterPeers)? { nil }
-
     /// No timers stored.
     func timerHints() -> [(id: String, at: Int64)] { [] }
+
     /// The file journal's quarantine is this process's already: a restart reads the session again.
     func quarantineHere(_ id: String, reason: String) { quarantine(id, reason: reason) }
 
