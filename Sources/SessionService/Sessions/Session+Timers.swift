@@ -109,14 +109,17 @@ extension Session {
         }
     }
 
-    /// Puts back the timers a stored history holds (at load) and notes the soonest in the index.
+    /// Puts back the timers a stored history holds (at load) and notes the soonest in the index, and in storage:
+    /// in a cluster this instance now owns the session, and its entry must say what this one knows.
     @usableFromInline
     func restoreTimers(_ pending: [PendingTimer], serial: UInt64) {
-        timers.withLock { table in
+        let soonest = timers.withLock { table -> Int64? in
             for timer in pending { table.pending[timer.name] = timer }
             table.serial = max(table.serial, serial)
             context.timers.note(id, at: table.soonest)
+            return table.soonest
         }
+        journal?.log.noteLoadedTimers(soonest)
     }
 
     /// Calls `body` with the pending timers and the serial under their lock (a snapshot is appended in it).

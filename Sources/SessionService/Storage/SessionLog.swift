@@ -24,6 +24,8 @@ protocol SessionLog: AnyObject, Sendable {
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool
     /// The session's soonest pending timer is now `at` (nil: none); see the extension's default.
     func noteSoonestTimer(_ at: Int64?)
+    /// The session was just loaded with `at` as its soonest pending timer (nil: none); see the extension's default.
+    func noteLoadedTimers(_ at: Int64?)
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
     /// A reduced mutation (JSON) producing `version`, written by the reactor's `storageVersion`.
@@ -51,4 +53,6 @@ extension SessionLog {
     /// The session's soonest pending timer changed (nil: none left); a backend shared by several processes
     /// tells the others, so they fire it should this one be gone by then. The file journal needs nothing.
     func noteSoonestTimer(_ at: Int64?) {}
+    /// A backend shared by several processes writes what the new owner knows; the file journal needs nothing.
+    func noteLoadedTimers(_ at: Int64?) {}
 }

@@ -118,6 +118,11 @@ final class NATSSessionLog: SessionLog {
         storage.noteTimer(id, at: at, position: position)
     }
 
+    /// The new owner writes its soonest timer into the session's entry (``NATSStorage/noteLoadedTimers(_:at:)``).
+    func noteLoadedTimers(_ at: Int64?) {
+        storage.noteLoadedTimers(id, at: at)
+    }
+
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
         var payload: [UInt8] = []
         change.encode(into: &payload)
