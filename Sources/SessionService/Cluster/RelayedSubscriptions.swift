@@ -9,7 +9,7 @@ final class RelayedSubscriptions: Sendable {
 
     /// A subscription another instance holds here, by the subject its events go to.
     struct Held: @unchecked Sendable {
-        let session: any HostedSession
+        let session: any SessionStreamSource
         let subscriber: Subscriber
         let instance: String
 
@@ -41,7 +41,7 @@ final class RelayedSubscriptions: Sendable {
 
     /// Subscribes `instance`'s relay (its inbox `subject`) to `session` here; false when the session
     /// cannot take subscribers now (it ended or left memory).
-    func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
+    func hold(_ session: any SessionStreamSource, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
         let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
         let sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
         guard session.subscribe(subscriber, sink: sink) == .subscribed else { return false }

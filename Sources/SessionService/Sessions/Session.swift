@@ -9,7 +9,7 @@ import Tokens
 /// The hot paths (`send`, publishing a state) are `@inlinable` so they are specialized for the
 /// concrete reactor where it is registered; generic code across modules is many times slower.
 @usableFromInline
-final class Session<R: Reactor>: HostedSession {
+final class Session<R: Reactor>: PersistentSession {
     @usableFromInline let id: String
     @usableFromInline let reactorName: String
     @usableFromInline let runtime: ReactorRuntime<InstrumentedReactor<R>>

@@ -55,7 +55,7 @@ public enum SubscriberNotice: Sendable, Equatable {
     case closed
 }
 
-/// Whether ``HostedSession/subscribe(_:sink:)`` registered the subscriber; when not, its sink was not used.
+/// Whether ``SessionStreamSource/subscribe(_:sink:)`` registered the subscriber; when not, its sink was not used.
 public enum SubscribeOutcome: Sendable, Equatable {
     case subscribed
     /// The session has ended (deleted meanwhile).
