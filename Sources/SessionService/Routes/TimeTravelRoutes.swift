@@ -59,7 +59,7 @@ extension ReactorService {
         // On storage shared by instances the catalog's version of a session another instance ran may lag
         // behind its records (it is brought up to date when the session leaves that instance): the
         // records decide.
-        let shared = storage.peers != nil
+        let shared = peers != nil
         guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
             return .failure(APIError(

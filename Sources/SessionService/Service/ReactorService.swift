@@ -48,6 +48,9 @@ public final class ReactorService: HTTPResponder {
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
 
+    /// The other instances sharing the storage (a NATS backend's cluster); nil with a backend only this process uses.
+    let peers: (any ClusterPeers)?
+
     /// Who may use sessions (`auth.sessions`).
     public let access: SessionAccessMode
 
@@ -62,9 +65,11 @@ public final class ReactorService: HTTPResponder {
     /// A service for `catalog` with its sessions kept in `storage` (nil: memory only).
     init(
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
-        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?,
+        peers: (any ClusterPeers)? = nil
     ) {
         self.access = access
+        self.peers = peers
         self.catalog = catalog
         senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
@@ -106,7 +111,7 @@ public final class ReactorService: HTTPResponder {
         // Before any request can load a session: one that crashed the server must not run again by itself.
         crashes.quarantineAtStart()
         noteStoredSessions()
-        if let peers = storage?.peers { serveForwardedRequests(peers) }
+        if let peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
 

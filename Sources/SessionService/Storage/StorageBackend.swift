@@ -124,8 +124,6 @@ protocol StorageBackend: MetricsSource {
 
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
-    /// The other instances sharing this storage (see the extension's default).
-    var peers: (any ClusterPeers)? { get }
     /// Whether loading or creating a session waits on network round trips (see the extension's
     /// default): the service then does it on a worker thread, never on an event loop.
     var waitsOnNetwork: Bool { get }
@@ -159,9 +157,6 @@ extension StorageBackend {
 
     /// Never lost.
     func lossReason(_ position: UInt64) -> String? { nil }
-
-    /// The other instances sharing this storage; nil for a backend only this process uses.
-    var peers: (any ClusterPeers)? { nil }
 
     /// The file journal's quarantine is this process's already: a restart reads the session again.
     func quarantineHere(_ id: String, reason: String) { quarantine(id, reason: reason) }

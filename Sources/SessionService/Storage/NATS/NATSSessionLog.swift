@@ -366,6 +366,6 @@ final class NATSSessionLog: SessionLog {
     func giveUpClaim() {
         let (revision, stopped) = state.withLock { ($0.claimRevision, $0.stop != nil) }
         guard !stopped else { return }
-        try? storage.claimsBucket.delete(id, revision: revision) { _ in }
+        storage.claims.release(id, revision: revision)
     }
 }
