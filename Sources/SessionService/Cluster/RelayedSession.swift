@@ -47,9 +47,10 @@ final class RelayedSession: SessionStreamSource {
                 let now = context.clock.monotonicNanoseconds()
                 shared.withLock { $0.establishedAt = now }
             case .success(let answer):
-                end(.unavailable(code: "session_moved", message: "instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
+                end(.moved("instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
             case .failure(let error):
-                end(.unavailable(code: "session_moved", message: "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
+                end(.moved(
+                    "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
             }
         }
         return true

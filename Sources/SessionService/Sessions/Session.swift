@@ -281,7 +281,7 @@ final class Session<R: Reactor>: PersistentSession {
     @usableFromInline
     func endMoved(_ reason: String) {
         passivated.store(true, ordering: .releasing)
-        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
+        end(with: .moved("the session moved to another instance (\(reason)); reconnect to follow it"))
     }
 
     /// Stops the runtime and ends every subscription with `end`.
