@@ -52,7 +52,7 @@ extension ReactorService {
 
     /// The session a stream follows: the one here (loaded if need be), or, when another live instance
     /// runs it, a relay of its events from there, so watching a session does not move it.
-    func streamedSession(_ id: String) -> (any HostedSession)? {
+    func streamedSession(_ id: String) -> (any SessionStreamSource)? {
         if let storage = store.storage, let peers, !store.isResident(id), let owner = peers.owner(of: id),
             let reactor = storage.storedSession(id)?.reactor,
             let relayed = relays.session(id, owner: owner, reactor: reactor, context: context, peers: peers)

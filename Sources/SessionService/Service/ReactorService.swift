@@ -274,13 +274,12 @@ public final class ReactorService: HTTPResponder {
         let ttl = UInt64(configuration.sessions.idleTTLSeconds * 1e9)
         let now = context.clock.monotonicNanoseconds()
         guard now > ttl else { return }
-        let expired = store.removeIdle(before: now - ttl)
-        for session in expired {
-            session.end()
-            metrics.sessions.decrement()
-        }
-        if !expired.isEmpty {
-            logger.info("expired idle sessions", ["count": .int(expired.count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
+        let (resident, storedOnly) = store.removeIdle(before: now - ttl)
+        for session in resident { session.end() }
+        let count = resident.count + storedOnly
+        for _ in 0..<count { metrics.sessions.decrement() }
+        if count > 0 {
+            logger.info("expired idle sessions", ["count": .int(count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
         }
     }
 }

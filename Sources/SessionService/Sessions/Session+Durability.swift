@@ -134,7 +134,7 @@ extension Session {
             context.logger.notice("a session handed off without a final snapshot; the next instance replays its records since the last one", ["session": .string(id)])
         }
         let message = "the session moved to instance \(instance); reconnect to follow it"
-        SubscriberList.finish(subscribers, .unavailable(code: "session_moved", message: message))
+        SubscriberList.finish(subscribers, .moved(message))
         return true
     }
 

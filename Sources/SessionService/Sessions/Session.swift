@@ -9,7 +9,7 @@ import Tokens
 /// The hot paths (`send`, publishing a state) are `@inlinable` so they are specialized for the
 /// concrete reactor where it is registered; generic code across modules is many times slower.
 @usableFromInline
-final class Session<R: Reactor>: HostedSession {
+final class Session<R: Reactor>: PersistentSession {
     @usableFromInline let id: String
     @usableFromInline let reactorName: String
     @usableFromInline let runtime: ReactorRuntime<InstrumentedReactor<R>>
@@ -307,7 +307,7 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func endMoved(_ reason: String) {
         passivated.store(true, ordering: .releasing)
-        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
+        end(with: .moved("the session moved to another instance (\(reason)); reconnect to follow it"))
     }
 
     /// Stops the runtime and ends every subscription with `end`.
