@@ -73,6 +73,8 @@ final class RuntimeExtras<R: Reactor> {
     /// share bit 63 and are asked). A mask, not a second array: the drain state copies it on every action.
     @usableFromInline var vetters: UInt64 = 0
     var errorHandler: (@Sendable (any Error) -> Void)?
+    /// Where `schedule` / `cancelTimer` effects go (``ReactorRuntime/setTimerHandler(_:)``).
+    var timerHandler: (@Sendable (TimerRequest<R.Action>, UInt64?) -> Void)?
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
     var effects: [ObjectIdentifier: EffectToken] = [:]

@@ -63,7 +63,10 @@ extension ReactorService {
     }
 
     /// The routes another instance may forward: those that act on one resident session or read its past, and the list.
-    static let forwardable: Set<Route> = [.adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork]
+    static let forwardable: Set<Route> = [
+        .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork, .adminTimers,
+        .adminCancelTimer,
+    ]
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true
     /// when it did (the answer comes from there). Not resident here and run by nobody: false, and the

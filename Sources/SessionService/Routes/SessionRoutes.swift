@@ -103,6 +103,7 @@ extension ReactorService {
         let id = exchange.id
         guard let removal = store.remove(id) else { return exchange.fail(store.absence(id)) }
         if case .resident(let session) = removal { session.end() }
+        context.timers.note(id, at: nil)
         metrics.sessions.decrement()
         // A quarantined session's crash records go with it (an operator acted).
         crashes.forget(id)

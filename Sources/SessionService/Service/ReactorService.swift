@@ -111,6 +111,7 @@ public final class ReactorService: HTTPResponder {
         // Before any request can load a session: one that crashed the server must not run again by itself.
         crashes.quarantineAtStart()
         noteStoredSessions()
+        startTimers()
         if let peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
@@ -118,6 +119,7 @@ public final class ReactorService: HTTPResponder {
     /// Stops answering `/healthz` with 200 and stops expiring sessions (at shutdown).
     public func stop() {
         accepting.store(false, ordering: .relaxed)
+        context.timers.stop()
         sweep.withLock {
             $0?.cancel()
             $0 = nil

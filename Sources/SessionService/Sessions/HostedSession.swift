@@ -74,6 +74,10 @@ public protocol HostedSession: SessionStreamSource {
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
     /// Why the states of these accepted actions were refused (`state_too_large`, …), for those that were.
     func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection]
+    /// Its pending timers, soonest first.
+    func pendingTimers() -> [PendingTimer]
+    /// Cancels its pending timer `name`; false when none has that name.
+    func cancelTimer(_ name: String) -> Bool
 
     /// Ends the session here because another process took it over: effects stop, subscribers get
     /// `event: error` with code `session_moved` and their streams close.
@@ -101,4 +105,7 @@ public protocol PersistentSession: HostedSession {
     func writeSnapshot()
     /// Journals a snapshot and the retained action log, so none of its older records are needed (compaction).
     func writeCompactionCheckpoint()
+    /// Sends the action of every timer of it due now; returns how many fired. Throws `.passivated` or
+    /// `.ended` when it left memory meanwhile (look it up again).
+    func fireDueTimers() throws(SessionError) -> Int
 }

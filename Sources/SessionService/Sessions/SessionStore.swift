@@ -258,6 +258,12 @@ public final class SessionStore: ResidentSessions {
 
     /// Ends the streams of session `id` opened with a token other than its current one: its token was
     /// replaced, here or (the NATS backend's watcher says so) on another instance.
+    /// A session in memory here keeps the timer index itself; for any other the stored time is the one to know.
+    func timerChanged(_ id: String, at: Int64?) {
+        guard !isResident(id) else { return }
+        context.timers.note(id, at: at)
+    }
+
     func accessTokenReplaced(_ id: String) {
         let ended = revocableStreams.revoke(id, current: accessTokenHash(for: id), message: Self.tokenReplacedMessage)
         guard ended > 0 else { return }
