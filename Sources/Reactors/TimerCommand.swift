@@ -19,6 +19,14 @@ public enum TimerRequest<Action: Sendable>: Sendable {
     case cancel(name: String)
 }
 
+/// What keeps a hosted runtime's timers (a hosted session): it receives the `schedule` / `cancelTimer` effects
+/// with the seq of the action whose effect asked (``ReactorRuntime/setTimerHost(_:)``). Held weakly by the runtime,
+/// so a runtime needs no allocation of its own to know it.
+public protocol ReactorTimerHost<Action>: AnyObject, Sendable {
+    associatedtype Action: Sendable
+    func handleTimer(_ request: TimerRequest<Action>, seq: UInt64?)
+}
+
 /// Why a timer command could not be handed to a host.
 public struct TimerCommandError: Error, CustomStringConvertible {
     public let description: String

@@ -188,10 +188,22 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         core.withLock { $0.ensureExtras().timerHandler = handler }
     }
 
-    /// Hands a timer effect to the host's handler; without one, or with an action of another type, reports why.
+    /// Hands the runtime's timer effects to `host` (held weakly; it outlives the runtime's work, a hosted session
+    /// does). Takes the place of a handler set with ``setTimerHandler(_:)``.
+    public func setTimerHost(_ host: any ReactorTimerHost<R.Action>) {
+        core.withLock { $0.timerHost = host }
+    }
+
+    /// Hands a timer effect to the host (or the handler); without one, or with an action of another type, reports why.
     @usableFromInline
     func handleTimer(_ command: TimerCommand, seq: UInt64?) {
-        guard let handler = core.withLock({ $0.extras?.timerHandler }) else {
+        let (host, handler) = core.withLock { ($0.timerHost, $0.extras?.timerHandler) }
+        let deliver: (TimerRequest<R.Action>, UInt64?) -> Void
+        if let host {
+            deliver = { request, seq in host.handleTimer(request, seq: seq) }
+        } else if let handler {
+            deliver = handler
+        } else {
             return report(TimerCommandError(
                 description: "timer \"\(command.name)\" was not kept: this runtime has no timer handler (a hosted "
                     + "session has one; elsewhere call setTimerHandler)"))
@@ -203,9 +215,9 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                     description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), not the "
                         + "reactor's \(R.Action.self)"))
             }
-            handler(.schedule(name: name, delay: delay, action: action), seq)
+            deliver(.schedule(name: name, delay: delay, action: action), seq)
         case .cancel(let name):
-            handler(.cancel(name: name), seq)
+            deliver(.cancel(name: name), seq)
         }
     }
 

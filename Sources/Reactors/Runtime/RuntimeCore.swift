@@ -36,6 +36,9 @@ struct RuntimeCore<R: Reactor> {
     @usableFromInline var spare: ContiguousArray<WorkItem<R>> = []
     @usableFromInline var observers: ObserverList<R.State> = .empty
     @usableFromInline var extras: RuntimeExtras<R>?
+    /// Where `schedule` / `cancelTimer` effects go in a hosted runtime (``ReactorRuntime/setTimerHost(_:)``): in the
+    /// core, not the extras, so that an idle hosted session does not allocate them.
+    weak var timerHost: (any ReactorTimerHost<R.Action>)?
     /// True while one thread owns the drain; everyone else only enqueues.
     @usableFromInline var isDraining = false
     @usableFromInline var isStopped = false

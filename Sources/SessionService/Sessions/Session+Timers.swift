@@ -19,17 +19,19 @@ struct TimerTable: Sendable {
 
 // Durable timers: the reactor's `schedule` / `cancelTimer` effects, journaled with the action that made them,
 // fired as ordinary actions whose accept record is also the timer's removal.
-extension Session {
+extension Session: ReactorTimerHost {
     /// How long a due timer that could not be sent (storage down) waits before it is tried again.
     static var timerRetryNanoseconds: Int64 { 1_000_000_000 }
 
-    /// Hands the runtime's timer effects to this session (before the runtime starts).
+    /// Hands the runtime's timer effects to this session (before the runtime starts): the runtime holds it weakly
+    /// in its core, so an idle session allocates nothing for timers it never sets.
     @usableFromInline
     func installTimerHandler() {
-        runtime.setTimerHandler { [weak self] request, seq in self?.handleTimer(request, seq: seq) }
+        runtime.setTimerHost(self)
     }
 
     /// Keeps a `schedule` or `cancelTimer` effect of action `seq`.
+    @usableFromInline
     func handleTimer(_ request: TimerRequest<R.Action>, seq: UInt64?) {
         switch request {
         case .schedule(let name, let delay, let action):
