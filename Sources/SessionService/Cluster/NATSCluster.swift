@@ -128,7 +128,9 @@ final class NATSCluster: ClusterPeers {
         case "end"?:
             kind = .end
         case "error"?:
-            kind = .error(code: message.headers["Reactor-Code"] ?? "session_moved", message: message.headers["Reactor-Message"] ?? "")
+            kind = .error(
+                code: message.headers["Reactor-Code"] ?? SubscriptionEnd.movedCode,
+                message: message.headers["Reactor-Message"] ?? "")
         default:
             return nil
         }

@@ -52,7 +52,7 @@ extension ReactorService {
 
     /// The session a stream follows: the one here (loaded if need be), or, when another live instance
     /// runs it, a relay of its events from there, so watching a session does not move it.
-    func streamedSession(_ id: String) -> (any HostedSession)? {
+    func streamedSession(_ id: String) -> (any SessionStreamSource)? {
         if let storage = store.storage, let peers, !store.isResident(id), let owner = peers.owner(of: id),
             let reactor = storage.storedSession(id)?.reactor,
             let relayed = relays.session(id, owner: owner, reactor: reactor, context: context, peers: peers)
@@ -63,7 +63,10 @@ extension ReactorService {
     }
 
     /// The routes another instance may forward: those that act on one resident session or read its past, and the list.
-    static let forwardable: Set<Route> = [.adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork]
+    static let forwardable: Set<Route> = [
+        .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork, .adminTimers,
+        .adminCancelTimer,
+    ]
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true
     /// when it did (the answer comes from there). Not resident here and run by nobody: false, and the

@@ -147,19 +147,22 @@ extension ReactorService {
             id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params,
             storageVersion: definition.storageVersion)
         let token = newToken()
-        let session: any HostedSession
+        let session: any PersistentSession
         do {
             session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
-                guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
+                guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return nil }
                 let journal = SessionJournal(
                     log: log, id: newID, reactor: info.reactor, storageVersion: definition.storageVersion,
                     snapshotEvery: context.limits.snapshotEvery, logger: logger, params: params)
                 let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
-                return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
+                return try? definition.restoreSession(newID, context, history, journal)
             }
         } catch .exists {
             return exchange.fail(APIError(
                 .sessionExists, "a session with id \(JSONWriter.quoted(newID)) already exists"))
+        } catch .notStored {
+            return exchange.fail(.storageUnavailable(
+                storage.unavailableReason ?? "the fork could not be stored or started; the server's log says why"))
         } catch {
             return exchange.fail(APIError(
                 .tooManySessions, "the server holds its limit of \(store.limit) sessions (sessions.limit)"))

@@ -112,6 +112,7 @@ public final class ReactorService: HTTPResponder {
         // Before any request can load a session: one that crashed the server must not run again by itself.
         crashes.quarantineAtStart()
         noteStoredSessions()
+        startTimers()
         if let peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
@@ -119,6 +120,7 @@ public final class ReactorService: HTTPResponder {
     /// Stops answering `/healthz` with 200 and stops expiring sessions (at shutdown).
     public func stop() {
         accepting.store(false, ordering: .relaxed)
+        context.timers.stop()
         sweep.withLock {
             $0?.cancel()
             $0 = nil
@@ -273,13 +275,12 @@ public final class ReactorService: HTTPResponder {
         let ttl = UInt64(configuration.sessions.idleTTLSeconds * 1e9)
         let now = context.clock.monotonicNanoseconds()
         guard now > ttl else { return }
-        let expired = store.removeIdle(before: now - ttl)
-        for session in expired {
-            session.end()
-            metrics.sessions.decrement()
-        }
-        if !expired.isEmpty {
-            logger.info("expired idle sessions", ["count": .int(expired.count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
+        let (resident, storedOnly) = store.removeIdle(before: now - ttl)
+        for session in resident { session.end() }
+        let count = resident.count + storedOnly
+        for _ in 0..<count { metrics.sessions.decrement() }
+        if count > 0 {
+            logger.info("expired idle sessions", ["count": .int(count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
         }
     }
 }

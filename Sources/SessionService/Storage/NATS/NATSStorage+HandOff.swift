@@ -94,6 +94,10 @@ extension NATSStorage {
                 return .refused("its last records are not stored yet")
             }
         }
+        // The next owner's writes of the entry come after this one's last timer time.
+        guard waitForTimerWrites(id, limit: handOffBudget / 4) else {
+            return .refused("its timer time is not written yet")
+        }
         if let reason = claims.giveUp(id) { return .refused(reason) }
         return .released
     }

@@ -20,6 +20,8 @@ extension NATSStorage {
             if let meta = catalog.withLock({ $0[id] }), meta.version < version {
                 _ = updateMeta(id) { $0.version = max($0.version, version) }
             }
+            // Its last timer time is written first: a later owner's writes then come after it.
+            _ = waitForTimerWrites(id, limit: options.requestTimeout)
             giveUpClaim(id, revision: revision)
         }
     }

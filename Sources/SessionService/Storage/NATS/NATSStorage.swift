@@ -100,6 +100,9 @@ final class NATSStorage: StorageBackend {
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
     /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
     let silentOwners = Mutex<[String: Int64]>([:])
+    /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
+    let timerWrites = Mutex<[String: TimerWrite]>([:])
+    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
@@ -191,6 +194,7 @@ final class NATSStorage: StorageBackend {
     func attach(_ resident: any ResidentSessions) {
         self.resident.withLock { $0 = resident }
         catalog.onTokenReplaced { id in resident.accessTokenReplaced(id) }
+        catalog.onTimerChanged { id, at in resident.timerChanged(id, at: at) }
     }
 
     func maintain(_ resident: any ResidentSessions) {
