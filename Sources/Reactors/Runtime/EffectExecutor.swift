@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The threads every reactor's effects run on: a small pool of this module's own, preferred by each
@@ -36,12 +36,14 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
         for _ in 0..<max(1, threads) {
             var thread = pthread_t()
             let context = Unmanaged.passRetained(self).toOpaque()
-            pthread_create(&thread, nil, { raw in
-                let executor = Unmanaged<EffectExecutor>.fromOpaque(raw!).takeRetainedValue()
-                if executor.yielding { EffectExecutor.yieldToOrdinaryThreads() }
-                executor.run()
-                return nil
-            }, context)
+            pthread_create(
+                &thread, nil,
+                { raw in
+                    let executor = Unmanaged<EffectExecutor>.fromOpaque(raw!).takeRetainedValue()
+                    if executor.yielding { EffectExecutor.yieldToOrdinaryThreads() }
+                    executor.run()
+                    return nil
+                }, context)
             pthread_detach(thread)
         }
     }
@@ -50,11 +52,11 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
     /// which needs no privilege; where a sandbox refuses it, to the lowest priority an ordinary thread has (nice 19).
     private static func yieldToOrdinaryThreads() {
         #if canImport(Glibc)
-        var parameters = sched_param()
-        if sched_setscheduler(0, 5, &parameters) != 0 {
-            // Per thread on Linux: `who` 0 is the calling thread, not the whole process.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
-        }
+            var parameters = sched_param()
+            if sched_setscheduler(0, 5, &parameters) != 0 {
+                // Per thread on Linux: `who` 0 is the calling thread, not the whole process.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            }
         #endif
     }
 
