@@ -13,8 +13,10 @@ import Testing
         let shown = String(readme[startRange.upperBound..<endRange.lowerBound])
         let file = Self.packageRoot.appendingPathComponent("Tests/ExamplesTests/ReadmeTesterExample.swift")
         // The file's first two lines say where it comes from.
-        let compiled = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-            .dropFirst(2).joined(separator: "\n")
+        let compiled = try String(contentsOf: file, encoding: .utf8).split(
+            separator: "\n", omittingEmptySubsequences: false
+        )
+        .dropFirst(2).joined(separator: "\n")
         #expect(shown == compiled, "README.md's ReactorTester example differs from \(file.path)")
     }
 }

@@ -8,7 +8,9 @@ enum ResponseEncoder {
     /// the body, so an application can never break the framing; HEAD keeps an application's
     /// value), `Connection: close` when closing, blank line, and unless `isHead` the body, which
     /// is returned apart (`separateBody`) when it is large.
-    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (head: [UInt8], separateBody: [UInt8]?) {
+    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (
+        head: [UInt8], separateBody: [UInt8]?
+    ) {
         let sendsBody = !isHead && !response.status.forbidsBody
         let inline = sendsBody && response.body.count <= inlineBodyLimit
         var out: [UInt8] = []
@@ -36,7 +38,9 @@ enum ResponseEncoder {
 
     /// Appends an application's header fields, dropping those the server decides (`Content-Length`
     /// unless `isHead`, `Transfer-Encoding`, `Connection`) and noting `Date` and a kept length.
-    static func appendFields(_ headers: HTTPHeaders, isHead: Bool, hasDate: inout Bool, hasLength: inout Bool, to out: inout [UInt8]) {
+    static func appendFields(
+        _ headers: HTTPHeaders, isHead: Bool, hasDate: inout Bool, hasLength: inout Bool, to out: inout [UInt8]
+    ) {
         for (name, value) in headers {
             switch name.utf8.count {
             case 14 where HTTPHeaders.same(name, "Content-Length"):
@@ -137,9 +141,12 @@ enum ResponseEncoder {
             out.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var rest = value.magnitude
         withUnsafeMutableBytes(of: &digits) { buffer in

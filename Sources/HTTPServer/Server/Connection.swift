@@ -1,7 +1,8 @@
-import Posix
 import Logs
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One accepted socket: its descriptor, buffers and syscalls. What happens on it is decided by its
@@ -116,7 +117,8 @@ final class Connection: @unchecked Sendable {
             case .processed(0):
                 return peerClosed()
             case .processed(let count):
-                ingest(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+                ingest(
+                    UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
                 if count < buffer.count && !peerFinished {
                     // A short read emptied the socket; edge-triggered epoll reports new data.
                     unreadInput = false
@@ -136,7 +138,9 @@ final class Connection: @unchecked Sendable {
 
     func logInputHeld() {
         if loop.logger.isEnabled(.trace) {
-            loop.logger.trace("input held: the peer is not reading what it is owed", ["queued_bytes": .int(output.byteCount), "peer": .string(peer?.description ?? "?")])
+            loop.logger.trace(
+                "input held: the peer is not reading what it is owed",
+                ["queued_bytes": .int(output.byteCount), "peer": .string(peer?.description ?? "?")])
         }
     }
 
@@ -217,14 +221,20 @@ final class Connection: @unchecked Sendable {
                 }
                 return offset
             case .request(let request):
-                let outcome = StateMachine.ParseOutcome.request(keepAlive: request.keepAlive, isHead: request.method == .HEAD)
+                let outcome = StateMachine.ParseOutcome.request(
+                    keepAlive: request.keepAlive, isHead: request.method == .HEAD)
                 guard case .dispatch(let number) = machine.parsed(outcome, at: loop.now) else { return offset }
                 dispatch(request, number: number)
                 if machine.state == .reading, output.byteCount > StateMachine.outputHighWater { logInputHeld() }
             case .rejected(let rejection):
                 _ = machine.parsed(.rejected, at: loop.now)
                 if loop.logger.isEnabled(.debug) {
-                    loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+                    loop.logger.debug(
+                        "request rejected",
+                        [
+                            "status": .int(rejection.status.code), "reason": .string(rejection.message),
+                            "peer": .string(peer?.description ?? "?"),
+                        ])
                 }
                 queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false, dependingOn: 0)
                 return offset
@@ -244,9 +254,14 @@ final class Connection: @unchecked Sendable {
     /// Queues the answer to request `number`, written once `position` is durable (nil: everything
     /// appended so far), or replaced by a 503 when `refusable` and storing it fails; drops answers to
     /// anything but the current request.
-    func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false) {
+    func complete(
+        _ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false
+    ) {
         let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
-        guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
+        guard
+            case .write(let keepAlive, let isHead) = machine.answered(
+                number: number, closeRequested: closeRequested, at: loop.now)
+        else { return }
         queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
             if keepAlive { resume() }
@@ -305,7 +320,10 @@ final class Connection: @unchecked Sendable {
         if machine.streamFinished() { markDirty() }
     }
 
-    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil, refusable: Bool = false) {
+    func queue(
+        _ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil,
+        refusable: Bool = false
+    ) {
         let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
         queue(head, dependingOn: position, refusable: refusable)
         if let body { queue(body, dependingOn: position, refusable: refusable) }
@@ -315,7 +333,12 @@ final class Connection: @unchecked Sendable {
     func queue(_ refusal: StateMachine.Refusal, isHead: Bool) {
         let rejection = refusal.rejection(loop.timeouts)
         if loop.logger.isEnabled(.debug) {
-            loop.logger.debug("request refused", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+            loop.logger.debug(
+                "request refused",
+                [
+                    "status": .int(rejection.status.code), "reason": .string(rejection.message),
+                    "peer": .string(peer?.description ?? "?"),
+                ])
         }
         // The server's own answers show nothing stored: they wait for nothing but earlier output.
         queue(loop.responder.response(for: rejection), keepAlive: false, isHead: isHead, dependingOn: 0)

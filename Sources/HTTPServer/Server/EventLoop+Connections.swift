@@ -1,8 +1,9 @@
-import Posix
 import CLinux
 import Logs
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Connections of a loop: accepting (with back-off when out of descriptors), timers, shutdown.
@@ -20,7 +21,8 @@ extension EventLoop {
 
     /// (Re)arms a connection's timer entry.
     func schedule(_ connection: Connection, at deadline: Duration, stamp: UInt64) {
-        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, slot: connection.slot, generation: connection.generation))
+        timers.push(
+            TimerHeap.Entry(deadline: deadline, stamp: stamp, slot: connection.slot, generation: connection.generation))
     }
 
     func acceptConnections() {
@@ -56,7 +58,8 @@ extension EventLoop {
                 slot = connections.count
                 connections.append(nil)
             }
-            let connection = Connection(fd: fd, slot: slot, peer: SocketAddress(address), admission: admission, loop: self)
+            let connection = Connection(
+                fd: fd, slot: slot, peer: SocketAddress(address), admission: admission, loop: self)
             do {
                 try epoll.add(fd, [.readable, .writable, .readHangUp, .edgeTriggered], token: connection.token)
             } catch {
@@ -98,9 +101,11 @@ extension EventLoop {
             reserveFD = Self.openReserve()
         }
         if acceptBackoff == .zero {
-            logger.warning("out of descriptors or memory: new connections are closed at once until some close", [
-                "error": .string(error.description), "connections": .int(limiter.count), "shed": .int(shed),
-            ])
+            logger.warning(
+                "out of descriptors or memory: new connections are closed at once until some close",
+                [
+                    "error": .string(error.description), "connections": .int(limiter.count), "shed": .int(shed),
+                ])
         }
         acceptBackoff = min(max(acceptBackoff * 2, .milliseconds(10)), .milliseconds(100))
         acceptPausedUntil = now + acceptBackoff

@@ -68,13 +68,15 @@ public struct Router: Sendable {
         case (2, "GET"), (2, "HEAD"): route = .getSession
         case (2, "DELETE"): route = .deleteSession
         case (3, "POST") where equals(path, ranges.2, "actions"): route = .postAction
-        case (3, "GET") where equals(path, ranges.2, "events"), (3, "HEAD") where equals(path, ranges.2, "events"): route = .events
+        case (3, "GET") where equals(path, ranges.2, "events"), (3, "HEAD") where equals(path, ranges.2, "events"):
+            route = .events
         default: return nil
         }
         return .route(route, id: decode(path[ranges.1]))
     }
 
-    static func equals(_ path: Slice<UnsafeBufferPointer<UInt8>>, _ range: Range<Int>, _ literal: StaticString) -> Bool {
+    static func equals(_ path: Slice<UnsafeBufferPointer<UInt8>>, _ range: Range<Int>, _ literal: StaticString) -> Bool
+    {
         guard range.count == literal.utf8CodeUnitCount else { return false }
         let bytes = literal.utf8Start
         for offset in 0..<range.count where path[range.lowerBound + offset] != bytes[offset] { return false }
@@ -129,6 +131,7 @@ public struct Router: Sendable {
 
     /// Percent-decodes the id segment; most ids have no escapes and are copied as they are.
     static func decode(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        segment.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(bytes: segment, plusIsSpace: false) : String(decoding: segment, as: UTF8.self)
+        segment.contains(UInt8(ascii: "%"))
+            ? PercentDecoding.decode(bytes: segment, plusIsSpace: false) : String(decoding: segment, as: UTF8.self)
     }
 }
