@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
 // NewVersions.md's worked example of a storage version 2, compiled as shown.
 import Reactors
 

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
 // HostingReactors.md's scheduler example.
 import Reactors
 

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
 // README.md's ReactorTester example, compiled and run here (ReadmeTesterExampleTests keeps the two texts equal).
 
 import Examples
