@@ -16,13 +16,11 @@ func registerWithPointsLimit(_ catalog: inout ReactorCatalog) {
         }
 
         func didReduce(mutation: ScoreboardReactor.Action, state: ScoreboardReactor.State, version: UInt64) {
-            print("\(sessionID) v\(version): \(state.home)-\(state.away)")  // or your analytics
+            print("\(sessionID) v\(version): \(state.home)-\(state.away)")   // or your analytics
         }
     }
 
-    catalog.register("scoreboard", middlewares: { sessionID in [PointsLimit(sessionID: sessionID)] }) {
-        ScoreboardReactor()
-    }
+    catalog.register("scoreboard", middlewares: { sessionID in [PointsLimit(sessionID: sessionID)] }) { ScoreboardReactor() }
     // POST /sessions/game/actions {"type":"score","team":"home","points":5}
     //   → 422 {"error":{"code":"too_many_points","message":"a score is 1 to 3 points, not 5"}}
 }

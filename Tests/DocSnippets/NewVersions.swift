@@ -4,8 +4,8 @@
 import Reactors
 
 struct ScoreboardV2: Reactor {
-    enum Action: Codable, Sendable { case score(points: Int), rename(name: String) }  // the wire: unchanged
-    enum Mutation: Codable, Sendable { case addPoints(Int), setName(String) }  // stored: its own
+    enum Action: Codable, Sendable { case score(points: Int), rename(name: String) }   // the wire: unchanged
+    enum Mutation: Codable, Sendable { case addPoints(Int), setName(String) }        // stored: its own
     struct State: Codable, Sendable {
         struct Points: Codable, Sendable { var value = 0 }
         var home = Points()
@@ -24,10 +24,7 @@ struct ScoreboardV2: Reactor {
     func reduce(state: State, mutation: Mutation) -> State { /* … */ state }
 
     // What version 1 stored: its State and its mutations (then the actions themselves).
-    struct StateV1: Decodable {
-        var home: Int
-        var name: String
-    }
+    struct StateV1: Decodable { var home: Int; var name: String }
     enum MutationV1: Decodable { case score(points: Int), rename(name: String) }
 
     func migrate(state decoder: any Decoder, from version: Int) throws -> State? {

@@ -7,13 +7,9 @@ import SessionService
 
 func registerTally(_ catalog: inout ReactorCatalog) {
     struct TallyReactor: Reactor {
-        struct Params: Codable, Sendable { var label: String }  // POST /sessions {"reactor":"tally","params":{"label":"desk"}}
+        struct Params: Codable, Sendable { var label: String }      // POST /sessions {"reactor":"tally","params":{"label":"desk"}}
         enum Action: Codable, Sendable { case check, bump, record(seen: Int) }
-        struct State: Codable, Sendable {
-            var label: String
-            var count = 0
-            var seen: Int?
-        }
+        struct State: Codable, Sendable { var label: String; var count = 0; var seen: Int? }
 
         let context: ReactorContext<TallyReactor, Params>
         var initialState: State { State(label: context.params.label) }
@@ -22,9 +18,9 @@ func registerTally(_ catalog: inout ReactorCatalog) {
             guard case .check = action else { return .just(action) }
             return .run { [context] _ in
                 try await context.clock.sleep(for: .seconds(1))
-                let count = context.currentState.count  // the state now, not when `check` arrived
-                context.logger.info("checked", ["count": "\(count)"])  // logged with "session": its id
-                try await context.send(.record(seen: count))  // queued, journaled, logged "from": "effect"
+                let count = context.currentState.count          // the state now, not when `check` arrived
+                context.logger.info("checked", ["count": "\(count)"])   // logged with "session": its id
+                try await context.send(.record(seen: count))    // queued, journaled, logged "from": "effect"
             }
         }
         func reduce(state: State, mutation: Action) -> State {

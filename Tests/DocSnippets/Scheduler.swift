@@ -10,7 +10,7 @@ struct ReportReactor: Reactor {
         var median = 0.0
     }
     let initialState = State()
-    var scheduler: ReactorScheduler { .workers }  // reduce sorts every value: milliseconds for a large report
+    var scheduler: ReactorScheduler { .workers }   // reduce sorts every value: milliseconds for a large report
 
     func reduce(state: State, mutation: Action) -> State {
         var state = state

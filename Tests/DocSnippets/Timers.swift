@@ -5,9 +5,9 @@ import Reactors
 
 struct CartReactor: Reactor {
     enum Action: Codable, Sendable {
-        case add(item: String)  // {"type":"add","item":"tea"}: the cart expires 30 minutes after its last change
+        case add(item: String)   // {"type":"add","item":"tea"}: the cart expires 30 minutes after its last change
         case checkOut
-        case expire  // sent only by the cart's timer
+        case expire              // sent only by the cart's timer
     }
     struct State: Codable, Sendable {
         var items: [String] = []
@@ -17,13 +17,13 @@ struct CartReactor: Reactor {
     let initialState = State()
 
     static func acceptsFromOutside(_ action: Action) -> Bool {
-        if case .expire = action { return false }  // a client sending it gets 422 unknown_action
+        if case .expire = action { return false }   // a client sending it gets 422 unknown_action
         return true
     }
 
     func mutate(action: Action) -> Effect<Mutation> {
         switch action {
-        case .add(let item):  // scheduling "expiry" again replaces its timer
+        case .add(let item):   // scheduling "expiry" again replaces its timer
             return .concat(.just(.add(item)), .schedule("expiry", after: .seconds(30 * 60), Action.expire))
         case .checkOut:
             return .concat(.just(.empty(expired: false)), .cancelTimer("expiry"))

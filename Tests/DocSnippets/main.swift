@@ -2,12 +2,12 @@
 // (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // README.md's "Write and host your own reactor" example, compiled as it is shown (DocSnippetsTests holds the docs
 // to the files of this target). Built, never run: it would listen on port 8080.
-import Foundation  // exit, ProcessInfo
-import Reactors  // the Reactor protocol
+import Foundation      // exit, ProcessInfo
+import Reactors        // the Reactor protocol
 import SessionService  // ReactorCatalog, ServerConfiguration, ReactorServerCommand
 
 struct ScoreboardReactor: Reactor {
-    enum Action: Codable, Sendable {  // {"type":"score","team":"home","points":3}, {"type":"reset"}
+    enum Action: Codable, Sendable {          // {"type":"score","team":"home","points":3}, {"type":"reset"}
         case score(team: String, points: Int)
         case reset
     }
@@ -31,9 +31,7 @@ struct ScoreboardReactor: Reactor {
 
 // In your executable (a package that depends on this one, products Reactors and SessionService):
 var catalog = ReactorCatalog()
-catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"reset"}"#]) {
-    ScoreboardReactor()
-}
+catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"reset"}"#]) { ScoreboardReactor() }
 var configuration = ServerConfiguration()
 configuration.http.port = 8080
 exit(ReactorServerCommand.serve(catalog: catalog, configuration: configuration))
