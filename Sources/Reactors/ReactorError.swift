@@ -9,6 +9,9 @@ public enum ReactorError: Error, Sendable, Equatable {
     case stateRefused(ActionRejection)
     /// `forceState` was called while stub mode is off.
     case stubDisabled
+    /// The reactor is busy and `limit` items already wait for it (the runtime's `queueLimit`): the action was
+    /// not taken (no seq); send it again once the reactor has caught up.
+    case busy(limit: Int)
 }
 
 /// A middleware's reason for refusing an action or a state, shaped like an API error (`code` is snake_case).
@@ -38,6 +41,7 @@ extension ReactorError: CustomStringConvertible {
         case .rejected(let rejection): "the action was rejected (\(rejection))"
         case .stateRefused(let rejection): "a state the action produced was refused (\(rejection))"
         case .stubDisabled: "a state can only be forced while stub mode is enabled"
+        case .busy(let limit): "the reactor is busy and \(limit) items already wait for it; the action was not taken"
         }
     }
 }

@@ -14,6 +14,7 @@ public enum ReactorScheduler: Sendable, Equatable {
     /// connection of that loop by as much.
     case inline
     /// On ``ReactorScheduler/workerPool``, threads that are never an event loop: the request is answered and the
-    /// loop moves on while the reactor works. Costs a task hand-off per idle admission (a few microseconds).
+    /// loop moves on while the reactor works. Costs a task hand-off per idle admission (a few microseconds). The
+    /// pool's threads yield to every ordinary thread (`SCHED_IDLE`), so the reactor gets the CPU the loops leave.
     case workers
 }

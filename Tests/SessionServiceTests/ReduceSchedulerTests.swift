@@ -59,6 +59,43 @@ private struct BusyReducer: Reactor {
         }
     }
 
+    /// A `.workers` session whose reduce is held takes `sessions.maxQueuedActions` actions behind the one it is
+    /// reducing; the next gets 503 session_busy with Retry-After, is neither logged nor given a seq, and is counted
+    /// on `/metrics`; once the reactor catches up, actions are accepted again with the next seq.
+    @Test func aBusyWorkersSessionRefusesActionsBeyondItsQueueWith503() async throws {
+        let hold = DispatchSemaphore(value: 0)
+        let server = try TestServer {
+            $0.sessions.maxQueuedActions = 2
+        } catalog: {
+            $0.register("held") { BusyReducer(hold: hold, spinMilliseconds: 0, scheduler: .workers) }
+        }
+        let id = try server.createSession("held")
+        for seq in 1...3 {
+            let accepted = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"work"}"#)
+            #expect(accepted.status == 202)
+            #expect(try accepted.json()["seq"] as? Int == seq, "one being reduced, two waiting")
+        }
+        let refused = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"work"}"#)
+        #expect(refused.status == 503)
+        #expect(refused.errorCode == "session_busy")
+        #expect(refused.header("Retry-After") == "1")
+        #expect(refused.errorMessage?.contains("sessions.maxQueuedActions") == true, "\(refused.text)")
+        let waiting = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"work"}"#)
+        #expect(waiting.status == 503, "waiting for the answer changes nothing")
+        let metrics = try server.request("GET", "/metrics").text
+        #expect(metrics.contains("reactor_actions_refused_busy_total 2"), "\(metrics)")
+        for _ in 1...4 { hold.signal() }
+        try await eventually("the three taken actions to be reduced") {
+            try server.request("GET", "/sessions/\(id)").json()["version"] as? Int == 3
+        }
+        let next = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"work"}"#)
+        #expect(next.status == 200)
+        #expect(try next.json()["seq"] as? Int == 4, "the refused actions took no seq")
+        #expect(try next.json()["version"] as? Int == 4)
+        let log = try server.request("GET", "/admin/sessions/\(id)/actions", headers: server.admin).json()
+        #expect((log["actions"] as? [[String: Any]])?.compactMap { $0["seq"] as? Int } == [1, 2, 3, 4])
+    }
+
     /// A reduce over `log.slowReduceMilliseconds` logs its reactor, session and duration (once a second per
     /// reactor at most), and `reactor_reduce_seconds` counts by reactor.
     @Test(arguments: [ReactorScheduler.inline, .workers])

@@ -11,8 +11,9 @@ public enum ServerErrorCode: Sendable, Hashable {
     /// `POST /sessions` with params its reactor does not decode (or takes none).
     case invalidParams
     case bodyTooLarge, unsupportedMediaType, timeout, notFound, methodNotAllowed
-    /// Limits: too many requests or new sessions from one address (429), too many streams (503).
-    case rateLimited, tooManySubscribers
+    /// Limits: too many requests or new sessions from one address (429), too many streams (503), too many
+    /// actions waiting for a session's busy reactor (503).
+    case rateLimited, tooManySubscribers, sessionBusy
     /// Access (`auth.sessions` token and jwt modes, the admin token).
     case unauthorized, forbidden
     /// Admin: stub mode, forced states, time travel and forks.
@@ -33,6 +34,7 @@ public enum ServerErrorCode: Sendable, Hashable {
         (.unsupportedMediaType, "unsupported_media_type"), (.timeout, "timeout"), (.notFound, "not_found"),
         (.methodNotAllowed, "method_not_allowed"), (.rateLimited, "rate_limited"),
         (.tooManySubscribers, "too_many_subscribers"),
+        (.sessionBusy, "session_busy"),
         (.unauthorized, "unauthorized"),
         (.forbidden, "forbidden"), (.stubDisabled, "stub_disabled"), (.invalidState, "invalid_state"),
         (.invalidVersion, "invalid_version"), (.unknownVersion, "unknown_version"), (.versionGone, "version_gone"),

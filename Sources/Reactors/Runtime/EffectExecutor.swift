@@ -24,10 +24,15 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
 
     private let queue = Mutex(Queue())
     private let waiting = Semaphore()
+    /// Its threads run only on CPU time no ordinary thread wants (see ``init(threads:yielding:)``).
+    private let yielding: Bool
 
     /// Starts `threads` threads that run jobs in the order they were enqueued. They live as long as
-    /// the process (the pool is meant to be created once).
-    public init(threads: Int) {
+    /// the process (the pool is meant to be created once). `yielding` threads run under Linux's `SCHED_IDLE`:
+    /// the kernel gives them a CPU only when no ordinary thread (an event loop, say) wants it, and takes it back
+    /// the moment one wakes.
+    public init(threads: Int, yielding: Bool = false) {
+        self.yielding = yielding
         for _ in 0..<max(1, threads) {
             var thread = pthread_t()
             let context = Unmanaged.passRetained(self).toOpaque()
@@ -35,11 +40,24 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
                 &thread, nil,
                 { raw in
                     let executor = Unmanaged<EffectExecutor>.fromOpaque(raw!).takeRetainedValue()
+                    if executor.yielding { EffectExecutor.yieldToOrdinaryThreads() }
                     executor.run()
                     return nil
                 }, context)
             pthread_detach(thread)
         }
+    }
+
+    /// Moves the calling thread to `SCHED_IDLE` (5 in <linux/sched.h>; Glibc declares it only with _GNU_SOURCE),
+    /// which needs no privilege; where a sandbox refuses it, to the lowest priority an ordinary thread has (nice 19).
+    private static func yieldToOrdinaryThreads() {
+        #if canImport(Glibc)
+            var parameters = sched_param()
+            if sched_setscheduler(0, 5, &parameters) != 0 {
+                // Per thread on Linux: `who` 0 is the calling thread, not the whole process.
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 19)
+            }
+        #endif
     }
 
     public func enqueue(_ job: consuming ExecutorJob) {

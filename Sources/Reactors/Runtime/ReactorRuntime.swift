@@ -25,18 +25,22 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     @usableFromInline let tracer: (any ReactorCallTracer)?
     /// The reactor's ``ReactorScheduler`` is `.workers`: its work never runs on the sender's thread.
     @usableFromInline let runsOnWorkers: Bool
+    /// Most items that may wait for the draining thread before `send` refuses an action (`.busy`).
+    @usableFromInline let queueLimit: Int
 
     /// Starts the reactor from its initial state, or from `checkpoint` (state, version and seq continue from there).
     /// With `start` false its flows wait for `start()` (their `startWith` elements, merged sources), so a
     /// host can add middlewares, and a debug handler, that must see everything the reactor does. `tracer` is
-    /// told whenever the reactor's own code runs.
+    /// told whenever the reactor's own code runs. `queueLimit` (0: none) bounds the work waiting while the
+    /// reactor is busy: `send` throws ``ReactorError/busy(limit:)`` when that many items already wait.
     public init(
         _ reactor: R, restoring checkpoint: Checkpoint<R.State>? = nil, start: Bool = true,
-        tracer: (any ReactorCallTracer)? = nil
+        tracer: (any ReactorCallTracer)? = nil, queueLimit: Int = 0
     ) {
         self.reactor = reactor
         self.tracer = tracer
         runsOnWorkers = reactor.scheduler == .workers
+        self.queueLimit = queueLimit > 0 ? queueLimit : .max
         let state = checkpoint?.state ?? reactor.initialState
         let version = checkpoint?.version ?? 0
         let shown = Self.traced(tracer, .transformState, seq: 0, version: version) { reactor.transform(state: state) }
@@ -85,7 +89,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     /// Middlewares' `intercept` runs first, on this thread, with the current state; a rejection throws
     /// `.rejected` and takes no seq. `completion` fires once every mutation the action produced, including
     /// those of its async effects, has been reduced, with the snapshot then (or `.stateRefused` when a
-    /// middleware refused a state it produced); at once when stubbed.
+    /// middleware refused a state it produced); at once when stubbed. With `queueLimit` items already waiting
+    /// for a busy reactor, it throws `.busy` and takes no seq.
     @inlinable @discardableResult
     public func send(_ action: R.Action, completion: Completion? = nil) throws(ReactorError) -> UInt64 {
         try submit(action, completion: completion).seq
@@ -102,6 +107,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 if !intercepted, !core.isStubbed, let extras = core.extras, !extras.interceptors.isEmpty {
                     return nil
                 }
+                if core.isDraining, core.queue.count >= queueLimit { return .refused(.busy(limit: queueLimit)) }
                 core.lastSeq &+= 1
                 receipt = ActionReceipt(seq: core.lastSeq, isStubbed: core.isStubbed)
                 if core.isDraining {

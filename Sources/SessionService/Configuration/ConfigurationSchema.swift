@@ -113,6 +113,11 @@ public struct ConfigurationSchema: Sendable {
         .integer(
             "sessions.stubRecordLimit", \.sessions.stubRecordLimit, 0...1_000_000,
             "Actions recorded per session while stub mode is on."),
+        .integer(
+            "sessions.maxQueuedActions", \.sessions.maxQueuedActions, 0...10_000_000,
+            "Actions (with its effects' mutations) one session may hold waiting while its reactor is busy, such as a "
+                + "slow reduce on the worker pool; more get 503 session_busy with Retry-After and are not taken; "
+                + "0: no limit."),
         .seconds(
             "sessions.passivateAfterSeconds", \.sessions.passivateAfterSeconds, 0...31_536_000,
             "Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never."),

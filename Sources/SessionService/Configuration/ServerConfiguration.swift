@@ -73,6 +73,8 @@ public struct ServerConfiguration: Sendable, Equatable {
         public var waitTimeoutSeconds = 30.0
         /// Actions recorded per session while stub mode is on.
         public var stubRecordLimit = 1_000
+        /// Actions one session may hold waiting for its busy reactor before more get 503 (0: no limit).
+        public var maxQueuedActions = 1_000
         /// Sessions idle this long leave memory (snapshot first) and load back on their next request; 0 never.
         public var passivateAfterSeconds = 600.0
         /// Most sessions in memory at once; beyond it the least recently used leave (with storage).

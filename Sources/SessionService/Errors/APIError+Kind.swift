@@ -19,7 +19,7 @@ extension APIError {
         case invalidParams
         case refusedByReactor, timeout
         // Capacity, storage and the server itself
-        case storageUnavailable, tooManySessions, sessionPassivated, tooManySubscribers, rateLimited
+        case storageUnavailable, tooManySessions, sessionPassivated, sessionBusy, tooManySubscribers, rateLimited
         case tooManyConnections, shuttingDown, responseTimeout, internalError
         // What the HTTP server refuses by itself
         case badRequest, requestTimeout, uriTooLong, headersTooLarge, notImplemented, httpVersionNotSupported
@@ -165,6 +165,13 @@ extension APIError {
                 Row(
                     503, "session_passivated",
                     "The session left memory twice while the request was in progress; retry.")
+            case .sessionBusy:
+                Row(
+                    503, "session_busy",
+                    "The session's reactor is busy (a slow reduce, typically on the worker pool) and "
+                        + "sessions.maxQueuedActions actions already wait for it; the action was not taken (no seq), "
+                        + "send it again later.",
+                    headers: [("Retry-After", "Seconds to wait before sending it again.")])
             case .tooManySubscribers:
                 Row(
                     503, "too_many_subscribers",

@@ -16,6 +16,8 @@ public final class ServiceMetrics: Sendable {
     public let subscribersRefusedPerAddress = Counter()
     /// Actions refused because their client address spent `limits.actionBytesPerMinute`.
     public let actionsRefusedForBytes = Counter()
+    /// Actions refused (503 session_busy) because `sessions.maxQueuedActions` already waited for their reactor.
+    public let actionsRefusedBusy = Counter()
     /// Answers acknowledging a change replaced by 503 because their records could not be stored.
     public let answersNotStored = Counter()
     /// Event streams ended (`unauthorized`) because their token was replaced, or their JWT expired.
@@ -108,6 +110,10 @@ public final class ServiceMetrics: Sendable {
         text.sample(
             "reactor_limit_refusals_total", labels: ["limit": "limits.actionBytesPerMinute"],
             value: actionsRefusedForBytes.value)
+        text.family(
+            "reactor_actions_refused_busy_total", type: "counter",
+            help: "Actions refused with 503 session_busy: sessions.maxQueuedActions already waited for their reactor.")
+        text.sample("reactor_actions_refused_busy_total", value: actionsRefusedBusy.value)
         text.family(
             "reactor_answers_not_stored_total", type: "counter",
             help:

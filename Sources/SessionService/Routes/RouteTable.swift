@@ -128,7 +128,7 @@ extension Route {
                 ],
                 errors: [
                     .invalidJSON, .invalidQuery, .actionTooLarge, .unsupportedMediaType, .unknownAction, .invalidAction,
-                    .stateTooLarge, .stateNotEncodable, .sessionPassivated, .timeout,
+                    .stateTooLarge, .stateNotEncodable, .sessionPassivated, .sessionBusy, .timeout,
                 ] + RouteDocumentation.onSession)
         ) { $0.postAction($1) },
         Entry(

@@ -57,6 +57,12 @@ extension APIError {
                 .stubDisabled,
                 "states can be forced only in stub mode, and stub mode was switched off while this request was in "
                     + "progress")
+        case .busy(let limit):
+            self.init(
+                .sessionBusy,
+                "the session's reactor is busy: \(limit) actions already wait for it (sessions.maxQueuedActions); "
+                    + "this one was not taken, send it again after Retry-After",
+                headers: [("Retry-After", "1")])
         case .failed(let detail):
             self = .internal(detail)
         }

@@ -80,6 +80,7 @@ public final class ReactorService: HTTPResponder {
         limits.actionLogLimit = configuration.sessions.actionLogLimit
         limits.actionLogBytes = configuration.sessions.actionLogBytes
         limits.stubRecordLimit = configuration.sessions.stubRecordLimit
+        limits.maxQueuedActions = configuration.sessions.maxQueuedActions
         limits.pulseBuffer = configuration.sse.pulseBuffer
         limits.maxStateBytes = configuration.sessions.maxStateBytes
         limits.maxBodyBytes = configuration.http.maxBodyBytes

@@ -76,7 +76,7 @@ final class Session<R: Reactor>: PersistentSession {
         // and merged sources do.
         runtime = ReactorRuntime(
             InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, start: false,
-            tracer: tracer)
+            tracer: tracer, queueLimit: context.limits.maxQueuedActions)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
         if runtime.stubRecordLimit != context.limits.stubRecordLimit {
             runtime.stubRecordLimit = context.limits.stubRecordLimit
@@ -230,6 +230,7 @@ final class Session<R: Reactor>: PersistentSession {
             }
         } catch {
             if case .stopped = error, passivated.load(ordering: .acquiring) { throw .passivated }
+            if case .busy = error { context.metrics.actionsRefusedBusy.increment() }
             throw .reactor(error)
         }
         context.metrics.actionsAccepted.increment()

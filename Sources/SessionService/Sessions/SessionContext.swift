@@ -9,6 +9,8 @@ public final class SessionContext: Sendable {
         /// Bytes of action JSON kept in one session's action log (`sessions.actionLogBytes`).
         public var actionLogBytes = 4 << 20
         public var stubRecordLimit = 1_000
+        /// Work items one session's runtime holds waiting before it refuses actions (`sessions.maxQueuedActions`).
+        public var maxQueuedActions = 1_000
         /// Pulses held for a subscriber that is behind before its stream is closed with `event: error`.
         public var pulseBuffer = 256
         /// The largest state, as JSON bytes, a session may commit (`sessions.maxStateBytes`).

@@ -30,6 +30,8 @@ public enum SessionError: Error, Sendable {
     case refused(ActionRejection)
     /// A state was to be forced, but stub mode was switched off after the service checked it.
     case stubDisabled
+    /// The session's reactor is busy and `limit` actions wait for it (`sessions.maxQueuedActions`).
+    case busy(limit: Int)
     /// Anything else: a bug, whose cause is in the message.
     case failed(String)
 
@@ -44,6 +46,8 @@ public enum SessionError: Error, Sendable {
             return .ended
         case .stubDisabled:
             return .stubDisabled
+        case .busy(let limit):
+            return .busy(limit: limit)
         }
     }
 }
