@@ -9,10 +9,16 @@ enum ResponseEncoder {
     /// value), `Connection: close` when closing, blank line, and unless `isHead` the body, which
     /// is returned apart (`separateBody`) when it is large.
     static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (head: [UInt8], separateBody: [UInt8]?) {
+        var out: [UInt8] = []
+        let body = encode(response, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
+        return (out, body)
+    }
+
+    /// `encode`, appending the head (and an inline body) to `out`; returns the separate body, if any.
+    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool, into out: inout [UInt8]) -> [UInt8]? {
         let sendsBody = !isHead && !response.status.forbidsBody
         let inline = sendsBody && response.body.count <= inlineBodyLimit
-        var out: [UInt8] = []
-        out.reserveCapacity(128 + response.headers.count * 40 + (inline ? response.body.count : 0))
+        out.reserveCapacity(out.count + 128 + response.headers.count * 40 + (inline ? response.body.count : 0))
         appendStatusLine(response.status, to: &out)
         var hasDate = false
         var hasLength = false
@@ -31,7 +37,7 @@ enum ResponseEncoder {
         if !keepAlive { appendLiteral("Connection: close\r\n", to: &out) }
         appendLiteral("\r\n", to: &out)
         if inline { out.append(contentsOf: response.body) }
-        return (out, sendsBody && !inline ? response.body : nil)
+        return sendsBody && !inline ? response.body : nil
     }
 
     /// Appends an application's header fields, dropping those the server decides (`Content-Length`

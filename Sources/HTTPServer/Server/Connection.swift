@@ -245,7 +245,9 @@ final class Connection: @unchecked Sendable {
     /// appended so far), or replaced by a 503 when `refusable` and storing it fails; drops answers to
     /// anything but the current request.
     func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false) {
-        let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
+        // Constant headers (most answers) hold no `Connection` field: no search by name.
+        let closeRequested = !response.headers.hasWireForm
+            && (response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false)
         guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
         queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
@@ -306,8 +308,15 @@ final class Connection: @unchecked Sendable {
     }
 
     func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil, refusable: Bool = false) {
-        let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
-        queue(head, dependingOn: position, refusable: refusable)
+        if output.isEmpty { machine.wrote(at: loop.now) }
+        var body: [UInt8]?
+        let date = loop.dateLine
+        // Encoded straight into the output queue (into the previous answer's buffer, when nothing waits).
+        let count = output.appendEncoded { out in
+            body = ResponseEncoder.encode(response, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
+        }
+        hold(count, dependingOn: position, refusable: refusable)
+        markDirty()
         if let body { queue(body, dependingOn: position, refusable: refusable) }
     }
 
