@@ -16,8 +16,13 @@ public struct HTTPRequest: Sendable {
         set {
             hasPeer = newValue != nil
             peerAddress = newValue ?? SocketAddress(host: "", port: 0)
+            peerNumber = nil
         }
     }
+    /// The client's address as a number, when the server read it from the socket (nil for requests
+    /// built by hand): per-client limits need not parse `peer`'s text on every request.
+    public var peerIP: IPAddress? { hasPeer ? peerNumber : nil }
+    private var peerNumber: IPAddress?
     // Stored without an Optional: with an optional field the compiler built every request in a
     // temporary and copied it out (an outlined copy and destroy of the whole struct, ~350
     // instructions per parsed request).
@@ -39,6 +44,12 @@ public struct HTTPRequest: Sendable {
         self.hasPeer = peer != nil
         self.peerAddress = peer ?? SocketAddress(host: "", port: 0)
         self.keepAlive = keepAlive
+    }
+
+    /// Sets the client's address, text and number together (the server, for a request it parsed).
+    mutating func setPeer(_ peer: SocketAddress?, ip: IPAddress?) {
+        self.peer = peer
+        peerNumber = ip
     }
 
     /// The path part of the target, still percent-encoded (`/sessions/a%20b`); absolute-form
