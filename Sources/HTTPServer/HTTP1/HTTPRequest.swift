@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A parsed request, body included. Path, segments and query are derived from `target` on access.
 public struct HTTPRequest: Sendable {
     /// The request method.
@@ -129,7 +133,12 @@ public struct HTTPRequest: Sendable {
     /// Whether the target holds `byte`, searched over contiguous bytes (the generic search of a
     /// `UTF8View` costs several hundred instructions for a short target, on every request).
     func targetContains(_ byte: UInt8) -> Bool {
-        target.utf8.withContiguousStorageIfAvailable { $0.contains(byte) } ?? target.utf8.contains(byte)
+        var target = target
+        // memchr: a byte loop over the buffer cost ~150 instructions for a 20-byte target.
+        return target.withUTF8 { bytes in
+            guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
+            return memchr(base, Int32(byte), bytes.count) != nil
+        }
     }
 }
 
