@@ -15,7 +15,9 @@ enum ResponseEncoder {
     }
 
     /// `encode`, appending the head (and an inline body) to `out`; returns the separate body, if any.
-    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool, into out: inout [UInt8]) -> [UInt8]? {
+    static func encode(
+        _ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool, into out: inout [UInt8]
+    ) -> [UInt8]? {
         let sendsBody = !isHead && !response.status.forbidsBody
         let inline = sendsBody && response.body.count <= inlineBodyLimit
         out.reserveCapacity(out.count + 128 + response.headers.count * 40 + (inline ? response.body.count : 0))

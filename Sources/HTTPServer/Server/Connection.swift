@@ -54,7 +54,10 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var scheduledAt: Duration? = nil
     @exclusivity(unchecked) var stamp: UInt64 = 0
 
-    init(fd: Int32, slot: Int, peer: SocketAddress?, peerIP: IPAddress?, admission: ConnectionLimiter.Admission, loop: EventLoop) {
+    init(
+        fd: Int32, slot: Int, peer: SocketAddress?, peerIP: IPAddress?, admission: ConnectionLimiter.Admission,
+        loop: EventLoop
+    ) {
         self.fd = fd
         self.slot = slot
         self.peer = peer

@@ -57,7 +57,8 @@ extension EventLoop {
                 slot = connections.count
                 connections.append(nil)
             }
-            let connection = Connection(fd: fd, slot: slot, peer: SocketAddress(address), peerIP: peerIP, admission: admission, loop: self)
+            let connection = Connection(
+                fd: fd, slot: slot, peer: SocketAddress(address), peerIP: peerIP, admission: admission, loop: self)
             do {
                 try epoll.add(fd, [.readable, .writable, .readHangUp, .edgeTriggered], token: connection.token)
             } catch {
