@@ -59,7 +59,7 @@ let package = Package(
         .executableTarget(name: "http-bench-server", dependencies: ["HTTPServer", "Logs"]),
         // Test-only: the server's command line hosting reactors that crash on purpose (crash quarantine tests).
         .executableTarget(
-            name: "reactor-server-traps", dependencies: ["SessionService", "Reactors", "Examples"],
+            name: "reactor-server-traps", dependencies: ["SessionService", "Reactors", "HostedExamples"],
             path: "Tests/TrapServer"),
         // Test-only: the Swift snippets of the README and the DocC catalogs, compiled as shown (DocSnippetsTests).
         .executableTarget(

@@ -2,7 +2,8 @@ import Examples
 import SessionService
 
 /// The example reactors as a server hosts them, registered here once for `reactor-server` and every test
-/// server: counter, fruit, profile, todo, and search when it is given an upstream; with the search example's settings
+/// server: counter, fruit, profile, todo, reminders, and search when it is given an upstream; with the search
+/// example's settings
 /// (``SearchSettings``), which the examples add to the server's own.
 ///
 /// ```swift
@@ -38,6 +39,10 @@ public enum ExampleCatalog {
             TodoReactor.name, summary: TodoReactor.summary, exampleActions: TodoReactor.exampleActions,
             schema: TodoReactor.schema
         ) { TodoReactor() }
+        catalog.register(
+            RemindersReactor.name, summary: RemindersReactor.summary, exampleActions: RemindersReactor.exampleActions,
+            schema: RemindersReactor.schema
+        ) { RemindersReactor() }
         if let search {
             catalog.register(
                 SearchReactor.name, summary: SearchReactor.summary, exampleActions: SearchReactor.exampleActions,

@@ -27,6 +27,8 @@ public struct Effect<Mutation: Sendable>: Sendable {
         indirect case delay(Effect, Duration, any Clock<Duration>)
         indirect case cancellable(Effect, EffectID, cancelInFlight: Bool)
         case cancel(EffectID)
+        // Rare, and its command (a name, a delay, an action) would widen every effect: boxed too.
+        indirect case timer(TimerCommand)
     }
 
     @usableFromInline let kind: Kind
@@ -81,6 +83,18 @@ public struct Effect<Mutation: Sendable>: Sendable {
         Effect(.cancel(EffectID(id)), isSynchronous: true)
     }
 
+    /// Schedules `action` (one of the reactor's own actions) to be sent to this reactor after `delay`, under
+    /// `name`; scheduling a name again replaces its timer. A host keeps timers durably (a hosted session
+    /// fires them after a passivation or a restart); a runtime without a timer handler reports an error.
+    @inlinable public static func schedule(_ name: String, after delay: Duration, _ action: some Sendable) -> Effect {
+        Effect(.timer(.schedule(name: name, delay: delay, action: action)), isSynchronous: true)
+    }
+
+    /// Cancels the timer named `name`, if one is pending.
+    @inlinable public static func cancelTimer(_ name: String) -> Effect {
+        Effect(.timer(.cancel(name: name)), isSynchronous: true)
+    }
+
     /// Transforms every mutation this effect produces.
     @inlinable public func map<T: Sendable>(_ transform: @escaping @Sendable (Mutation) -> T) -> Effect<T> {
         switch kind {
@@ -94,6 +108,7 @@ public struct Effect<Mutation: Sendable>: Sendable {
         case .cancellable(let effect, let id, let cancelInFlight):
             Effect<T>(.cancellable(effect.map(transform), id, cancelInFlight: cancelInFlight), isSynchronous: isSynchronous)
         case .cancel(let id): Effect<T>(.cancel(id), isSynchronous: true)
+        case .timer(let command): Effect<T>(.timer(command), isSynchronous: true)
         }
     }
 }

@@ -48,6 +48,10 @@ public protocol Reactor: Sendable {
     /// (transformed) state then: the mutations that put the state right, such as a spinner turned off. The
     /// action itself is never run again. ReactorKit has no restarts, so it has no such hook. Default: none.
     func recover(interrupted action: Action, state: State) -> [Mutation]
+    /// Whether `action` may come from outside the reactor (an HTTP client); false for an action only its own
+    /// timers send (`Effect.schedule`), such as a reminder falling due: a client sending one is refused
+    /// (422 `unknown_action` on a hosted session). Default: true.
+    static func acceptsFromOutside(_ action: Action) -> Bool
     /// Where `mutate`, `reduce` and the transforms run (ReactorKit's `scheduler`): `.inline` on the thread that
     /// sends the action, or `.workers` on a pool that is never a server's event loop. Default: `.inline`.
     var scheduler: ReactorScheduler { get }
@@ -84,6 +88,8 @@ extension Reactor {
     @inlinable public func effectDidFail(_ error: any Error) {}
     /// No mutations: the state stays as the cut-off effects left it.
     @inlinable public func recover(interrupted action: Action, state: State) -> [Mutation] { [] }
+    /// Every action may come from a client.
+    @inlinable public static func acceptsFromOutside(_ action: Action) -> Bool { true }
     /// Inline: a reduce of microseconds costs no hand-off.
     @inlinable public var scheduler: ReactorScheduler { .inline }
     /// Version 1: stored data is decoded as the types are now.

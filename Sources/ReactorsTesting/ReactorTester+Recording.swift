@@ -40,6 +40,8 @@ struct ScheduledAction<R: Reactor>: Sendable {
     var time: TestClock.Instant
     /// Scheduling order, for actions due at the same instant.
     var order: UInt64
+    /// The name of the reactor's timer (`Effect.schedule`) that sends it; nil for one the test scheduled.
+    var timer: String? = nil
 }
 
 /// What the tester knows of its runtime, filled by its observer, its middleware and the test's own calls.
@@ -72,6 +74,25 @@ final class TesterRecording<R: Reactor>: Sendable {
     init(_ book: TesterBook<R>, clock: TestClock?) {
         self.book = Mutex(book)
         self.clock = clock
+    }
+
+    /// Keeps the reactor's timer effects as actions scheduled on the test clock: a name scheduled again replaces
+    /// its timer, a cancelled one is dropped. Without a clock they never fall due (``ReactorTester/pendingTimers``).
+    func timer(_ request: TimerRequest<R.Action>) {
+        book.withLock { book in
+            switch request {
+            case .schedule(let name, let delay, let action):
+                book.scheduled.removeAll { $0.timer == name }
+                book.nextOrder += 1
+                let now = clock?.now ?? TestClock.Instant(offset: .zero)
+                book.scheduled.append(
+                    ScheduledAction(action: action, time: now.advanced(by: delay), order: book.nextOrder, timer: name))
+                book.scheduled.sort { ($0.time, $0.order) < ($1.time, $1.order) }
+            case .cancel(let name):
+                book.scheduled.removeAll { $0.timer == name }
+            }
+        }
+        changes.bump()
     }
 
     /// Files a state the runtime emitted (the first event of an observation repeats the current one: ignored).

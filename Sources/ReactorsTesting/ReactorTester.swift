@@ -47,6 +47,7 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
             TesterBook(lastVersion: snapshot.version, state: snapshot.state, exhaustivity: exhaustivity), clock: clock)
         self.recording = recording
         runtime.addMiddleware(MutationRecorder(recording: recording))
+        runtime.setTimerHandler { [weak recording] request, _ in recording?.timer(request) }
         observation = runtime.observe { event in recording.record(event) }
         clockWatch = clock?.watch { recording.changes.bump() }
     }
@@ -55,6 +56,14 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         if let clockWatch { clock?.unwatch(clockWatch) }
         observation.cancel()
         runtime.stop()
+    }
+
+    /// The reactor's pending timers (`Effect.schedule`), soonest first: their names and when they fall due on the
+    /// test clock. The clock sends each one's action as it passes its time (`advance`, `run`, `receive(timeout:)`).
+    public var pendingTimers: [(name: String, at: Duration)] {
+        recording.book.withLock { book in
+            book.scheduled.compactMap { item in item.timer.map { ($0, item.time.offset) } }
+        }
     }
 
     /// The state the next assertion starts from: the last one an assertion took (TCA's `store.state`).

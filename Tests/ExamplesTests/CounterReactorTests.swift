@@ -69,10 +69,13 @@ import Testing
         }
         for json in TodoReactor.exampleActions { _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8)) }
         for json in SearchReactor.exampleActions { _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8)) }
+        for json in RemindersReactor.exampleActions {
+            _ = try decoder.decode(RemindersReactor.Action.self, from: Data(json.utf8))
+        }
         var catalog = ReactorCatalog()
         ExampleCatalog.register(in: &catalog, search: SearchReactor.sampleFetch)
-        #expect(catalog.definitions.map(\.name) == ["counter", "fruit", "profile", "todo", "search"])
-        #expect(catalog.definitions.map(\.takesParams) == [false, false, true, false, false])
+        #expect(catalog.definitions.map(\.name) == ["counter", "fruit", "profile", "todo", "reminders", "search"])
+        #expect(catalog.definitions.map(\.takesParams) == [false, false, true, false, false, false])
         #expect(catalog.definitions.allSatisfy { $0.schema != nil && !$0.exampleActions.isEmpty })
     }
 }

@@ -5,7 +5,7 @@ import ReactorsTesting
 import Testing
 
 /// ``MultiplexedEvents`` against a live server's `GET /events?sessions=…`: several sessions over one connection,
-/// parts that end alone, a server restart resumed from the one cursor, and the tokens of `token` mode.
+/// parts that end alone, a server restart resumed from the one cursor, the tokens of `token` mode and a `jwt` mode JWT.
 @Suite struct MultiplexedEventsLiveTests {
     @Test func severalSessionsShareOneConnectionAndEndOneByOne() async throws {
         let server = try LiveServer()
@@ -82,6 +82,31 @@ import Testing
         #expect(recorder.elements.map(describe) == [
             "connecting", "connected", "theirs: end unauthorized", #"mine: state 0 {"value":0}"#, "ghost: end unauthorized",
             #"mine: state 1 {"value":1}"#,
+        ])
+    }
+
+    /// In `jwt` mode the client's JWT opens the stream, as `Authorization: Bearer` or as `access_token=`, and the
+    /// server checks it for each part: a session outside the JWT's list ends alone, the others go on.
+    @Test(arguments: [false, true])
+    func jwtModeTheClientsJWTOpensTheSessionsItNamesAndEndsTheOthers(inQuery: Bool) async throws {
+        let server = try LiveServer {
+            $0.auth.sessions = "jwt"
+            $0.auth.jwt.secret = AccessLiveTests.secret
+            $0.storage.memoryOnly = true
+        }
+        let maker = server.client(bearerToken: try AccessLiveTests.jwt(sessions: ["*"], rights: [.create, .act]))
+        let game = try await maker.createSession(reactor: "counter", as: CounterReactor.self, id: "game-1")
+        _ = try await maker.createSession(reactor: "counter", as: CounterReactor.self, id: "other")
+        let player = server.client(bearerToken: try AccessLiveTests.jwt(sessions: ["game-*"], rights: [.read])) {
+            if inQuery { $0.streamCredentials = .accessTokenParameter }
+        }
+        let recorder = SequenceRecorder(player.events(for: [SessionAccess(id: "other"), SessionAccess(id: "game-1")]))
+        try await recorder.wait("every part's start") { $0.count == 4 }
+        _ = try await game.sendAndWait(.increase)
+        try await recorder.wait("game-1's next state") { $0.count == 5 }
+        #expect(recorder.elements.map(describe) == [
+            "connecting", "connected", "other: end unauthorized", #"game-1: state 0 {"value":0}"#,
+            #"game-1: state 1 {"value":1}"#,
         ])
     }
 }

@@ -113,7 +113,7 @@ import Testing
     @Test func reactorsListsWhatTheServerHosts() async throws {
         let server = try LiveServer()
         let reactors = try await server.client().reactors()
-        #expect(reactors.map(\.name) == ["counter", "fruit", "profile", "todo"])
+        #expect(reactors.map(\.name) == ["counter", "fruit", "profile", "todo", "reminders"])
         #expect(reactors[0].initialState == ["value": 0])
         #expect(reactors[0].json["actions"]?.arrayValue?.count == 2)
     }

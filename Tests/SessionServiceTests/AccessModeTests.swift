@@ -106,10 +106,16 @@ import Tokens
         }
     }
 
-    /// A token from the test's backend, valid for an hour of the server's (manual) clock.
-    static func jwt(_ server: TestServer, sessions: [String], rights: [SessionRight], secret: String = secret, expiresIn: Int64 = 3600) throws -> [(String, String)] {
+    /// A token from the test's backend, valid for an hour of the server's (manual) clock; with `notBefore`, not
+    /// before that many seconds from now.
+    static func jwt(
+        _ server: TestServer, sessions: [String], rights: [SessionRight], secret: String = secret,
+        expiresIn: Int64 = 3600, notBefore: Int64? = nil
+    ) throws -> [(String, String)] {
         let now = server.clock.wallNanoseconds() / 1_000_000_000
-        let token = JWTSigner(secret: try JWTSecret(bytes: Array(secret.utf8))).sign(sessions: sessions, rights: rights, expiresAt: now + expiresIn)
+        let signer = JWTSigner(secret: try JWTSecret(bytes: Array(secret.utf8)))
+        let token = signer.sign(
+            sessions: sessions, rights: rights, expiresAt: now + expiresIn, notBefore: notBefore.map { now + $0 })
         return [("Authorization", "Bearer \(token)")]
     }
 
@@ -144,6 +150,59 @@ import Tokens
             #expect(try Self.error(refused).code == "unauthorized")
         }
         #expect(try server.request("GET", "/sessions/game-1", headers: try Self.jwt(server, sessions: ["*"], rights: [.read], expiresIn: -30)).status == 200, "within the leeway")
+    }
+
+    /// `nbf` is enforced by the server's own clock: a JWT not valid yet is refused (401, saying for how long) until
+    /// the server's time reaches its `nbf` less the leeway, and from then on it opens the session.
+    @Test func jwtModeRefusesATokenUntilItsNotBeforeByTheServersClock() async throws {
+        let server = try Self.jwtServer {
+            $0.auth.jwt.leewaySeconds = 60
+            $0.sessions.idleTTLSeconds = 0
+        }
+        let creator = try Self.jwt(server, sessions: ["later"], rights: [.create])
+        let body = #"{"reactor":"counter","id":"later"}"#
+        let created = try server.request("POST", "/sessions", headers: creator, body: body)
+        #expect(created.status == 201)
+        let early = try Self.jwt(server, sessions: ["later"], rights: [.read], notBefore: 600)
+        let refused = try server.request("GET", "/sessions/later", headers: early)
+        #expect(refused.status == 401)
+        let (code, message) = try Self.error(refused)
+        #expect(code == "unauthorized" && message?.contains("nbf") == true, "\(refused.text)")
+        // 10 s short of nbf less the leeway: still refused; 10 s past it: served.
+        await server.clock.advance(by: .seconds(530))
+        #expect(try server.request("GET", "/sessions/later", headers: early).status == 401, "before nbf - leeway")
+        await server.clock.advance(by: .seconds(20))
+        let served = try server.request("GET", "/sessions/later", headers: early)
+        #expect(served.status == 200, "after nbf - leeway: \(served.status) \(served.text)")
+    }
+
+    /// `DELETE /sessions/{id}` needs the delete right on that session: without it (or on another session) 403 and
+    /// the session stays; with it 204, its stream (opened with a read-only JWT) ends, and it is gone.
+    @Test func jwtModeDeletesASessionOnlyWithTheDeleteRight() throws {
+        let server = try Self.jwtServer()
+        let owner = try Self.jwt(server, sessions: ["game-*"], rights: [.create, .read, .act])
+        let body = #"{"reactor":"counter","id":"game-1"}"#
+        let created = try server.request("POST", "/sessions", headers: owner, body: body)
+        #expect(created.status == 201)
+        let reader = try Self.jwt(server, sessions: ["game-1"], rights: [.read])
+        let bearer = try #require(reader.first?.1.split(separator: " ").last)
+        let stream = try server.subscribe("/sessions/game-1/events?access_token=\(bearer)")
+        #expect(try stream.nextEvent().id == "0")
+
+        let withoutRight = try server.request("DELETE", "/sessions/game-1", headers: owner)
+        #expect(withoutRight.status == 403, "\(withoutRight.text)")
+        #expect(try Self.error(withoutRight).code == "forbidden")
+        let elsewhere = try Self.jwt(server, sessions: ["game-2"], rights: [.delete])
+        let onAnother = try server.request("DELETE", "/sessions/game-1", headers: elsewhere)
+        #expect(onAnother.status == 403, "a delete right on game-2: \(onAnother.status)")
+        #expect(try server.request("GET", "/sessions/game-1", headers: reader).status == 200, "refused deletes left it")
+
+        let deleter = try Self.jwt(server, sessions: ["game-*"], rights: [.delete])
+        let deleted = try server.request("DELETE", "/sessions/game-1", headers: deleter)
+        #expect(deleted.status == 204, "\(deleted.status) \(deleted.text)")
+        let end = try stream.nextEvent()
+        #expect(end.event == "end", "\(end)")
+        #expect(try server.request("GET", "/sessions/game-1", headers: reader).status == 404)
     }
 
     @Test func onlyTheListedReactorsMayBeCreated() throws {

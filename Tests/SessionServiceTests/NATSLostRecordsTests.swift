@@ -14,11 +14,15 @@ import Glibc
 struct NATSLostRecordsTests {
     @Test func anOwnerWhoseRecordsWereFencedOffRefusesWhatShowsThemAndServesOn() async throws {
         try await NATSServerProcess.with { nats in
-            // Instance a reaches NATS through a relay the test can stall; b directly.
+            // Instance a reaches NATS through a relay the test can stall; b directly. a waits a minute for a
+            // publish's answer, so its stalled records reach JetStream once the relay resumes (rather than
+            // timing out first and being dropped by a's own lease check): what refuses them is the fence.
             let relay = try PausableTCPRelay(upstreamPort: nats.port)
             defer { relay.stop() }
             let prefix = "l" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await NATSFailoverTests.instance("a", servers: "nats://127.0.0.1:\(relay.port)", prefix: prefix, replicas: 1, claimTTL: 2)
+            let a = try await NATSFailoverTests.instance(
+                "a", servers: "nats://127.0.0.1:\(relay.port)", prefix: prefix, replicas: 1, claimTTL: 2,
+                extra: ["--set", "storage.nats.timeoutSeconds=60"])
             defer { a.process.signal(SIGKILL) }
             let b = try await NATSFailoverTests.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: 2)
             defer { b.process.signal(SIGKILL) }
@@ -78,6 +82,13 @@ struct NATSLostRecordsTests {
             let metrics = try a.client().request("GET", "/metrics").text
             let lost = metrics.split(separator: "\n").first { $0.hasPrefix("reactor_storage_lost_records_total ") }
             #expect(lost.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 > 0 } == true, "\(lost ?? "no lost-records counter")")
+            // JetStream itself refused them (Nats-Expected-Last-Subject-Sequence behind b's fence).
+            let fenced = metrics.split(separator: "\n").first {
+                $0.hasPrefix("reactor_storage_fencing_rejections_total ")
+            }
+            let refusedByFence = fenced.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 > 0 } == true
+            let said = a.standardError.suffix(3000)
+            #expect(refusedByFence, "a's records were not refused by the fence: \(fenced ?? "no fencing counter"); \(said)")
 
             // What is stored is what b serves: version 1, one action.
             let stored = try b.client().request("GET", "/sessions/s").json()

@@ -90,7 +90,8 @@ import Testing
         #expect(["counter.Action", "fruit.Action", "todo.Action"].allSatisfy { wholeSchemas[$0] != nil })
         let newSession = try #require(try Self.operations(whole)["POST /sessions"]?["requestBody"] as? [String: Any])
         let body = try #require(((newSession["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any])
-        #expect(((body["properties"] as? [String: Any])?["reactor"] as? [String: Any])?["enum"] as? [String] == ["counter", "fruit", "profile", "todo"])
+        let reactors = ((body["properties"] as? [String: Any])?["reactor"] as? [String: Any])?["enum"] as? [String]
+        #expect(reactors == ["counter", "fruit", "profile", "todo", "reminders"])
 
         let unknown = try server.request("GET", "/openapi.json?reactor=nope")
         #expect(unknown.status == 404)

@@ -13,7 +13,7 @@ import Testing
         #expect(response.status == 200)
         #expect(response.header("Content-Type") == "application/json; charset=utf-8")
         let reactors = try #require(try response.json()["reactors"] as? [[String: Any]])
-        #expect(reactors.map { $0["name"] as? String } == ["counter", "fruit", "profile", "todo"])
+        #expect(reactors.map { $0["name"] as? String } == ["counter", "fruit", "profile", "todo", "reminders"])
         let counter = try #require(reactors.first)
         #expect((counter["initialState"] as? [String: Any])?["value"] as? Int == 0)
         #expect((counter["actions"] as? [[String: Any]])?.first?["type"] as? String == "increase")

@@ -224,7 +224,10 @@ import Testing
                 sessions: [id, "gone"], incarnations: [0, 0], resumingFrom: nil, select: nil, selectText: nil)
             stream.subscribe(0, to: session, hold: holds[0]) { nil }
             #expect(quota.held(by: Self.loopback) == 1, "a session that left memory and is not found again")
-            stream.subscribe(1, to: StoredOnlySession(id: "gone"), hold: holds[1]) { nil }
+            let other = try server.createSession("counter")
+            let ended = try #require(store.session(other))
+            ended.end()
+            stream.subscribe(1, to: ended, hold: holds[1]) { nil }
             #expect(quota.held(by: Self.loopback) == 0, "a session that ended")
         }
     }

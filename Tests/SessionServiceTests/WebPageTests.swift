@@ -19,7 +19,10 @@ import Testing
         let clock = server.clock
         try await Browser.run("page") { browser in
             try await browser.open(base + "/")
-            try await browser.wait("the picker to list the five reactors", until: "document.querySelectorAll('#reactor option').length === 5 && !document.getElementById('reactor').disabled")
+            try await browser.wait(
+                "the picker to list the six reactors",
+                until: "document.querySelectorAll('#reactor option').length === 6 && "
+                    + "!document.getElementById('reactor').disabled")
             try await browser.wait("the icon to load as an image", until: "document.querySelector('header img').complete && document.querySelector('header img').naturalWidth > 0")
             try await browser.find("#reactor option[value=counter]").click()
             try await browser.find("#create").click()

@@ -1,5 +1,5 @@
-import Examples
 import Foundation
+import HostedExamples
 import Reactors
 import SessionService
 
@@ -190,11 +190,12 @@ if let path = environment["TRAP_SERVER_WHEN"] {
 exit(
     ReactorServerCommand.run(arguments: CommandLine.arguments, environment: environment) { _ in
         var catalog = ReactorCatalog()
+        // The examples as reactor-server hosts them (the tests' bystander sessions are counters), then the traps.
+        ExampleCatalog.register(in: &catalog)
         catalog.register("trap", summary: "Crashes on purpose.") { TrapReactor(trapAt: trapAt) }
         catalog.register("trap-workers", summary: "Crashes on purpose, on the worker pool.") {
             TrapReactor(trapAt: trapAt, scheduler: .workers)
         }
-        catalog.register(CounterReactor.name, summary: CounterReactor.summary) { CounterReactor() }
         let heavy = environment["HEAVY_MS"].flatMap(Int.init) ?? 20
         catalog.register("heavy-inline", summary: "Spends HEAVY_MS of CPU per reduce, inline.") {
             HeavyReactor(milliseconds: heavy, scheduler: .inline)

@@ -217,6 +217,8 @@ extension ReactorRuntime {
             run(effect, id: newID, tracker: tracker, &drain)
         case .cancel(let cancelled):
             cancelEffects(id: cancelled)
+        case .timer(let command):
+            handleTimer(command, seq: drain.seq)
         }
     }
 

@@ -69,6 +69,8 @@ extension ReactorRuntime {
             }
         case .cancel(let id):
             cancelEffects(id: id)
+        case .timer(let command):
+            handleTimer(command, seq: token.seq)
         }
     }
 

@@ -192,6 +192,45 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         }
     }
 
+    /// Receives the `schedule` / `cancelTimer` effects of the reactor with the seq of the action whose effect
+    /// asked (nil outside an action); a host keeps the timers and sends their actions back when due.
+    public func setTimerHandler(_ handler: @escaping @Sendable (TimerRequest<R.Action>, UInt64?) -> Void) {
+        core.withLock { $0.ensureExtras().timerHandler = handler }
+    }
+
+    /// Hands the runtime's timer effects to `host` (held weakly; it outlives the runtime's work, a hosted session
+    /// does). Takes the place of a handler set with ``setTimerHandler(_:)``.
+    public func setTimerHost(_ host: any ReactorTimerHost<R.Action>) {
+        core.withLock { $0.timerHost = host }
+    }
+
+    /// Hands a timer effect to the host (or the handler); without one, or with an action of another type, reports why.
+    @usableFromInline
+    func handleTimer(_ command: TimerCommand, seq: UInt64?) {
+        let (host, handler) = core.withLock { ($0.timerHost, $0.extras?.timerHandler) }
+        let deliver: (TimerRequest<R.Action>, UInt64?) -> Void
+        if let host {
+            deliver = { request, seq in host.handleTimer(request, seq: seq) }
+        } else if let handler {
+            deliver = handler
+        } else {
+            return report(TimerCommandError(
+                description: "timer \"\(command.name)\" was not kept: this runtime has no timer handler (a hosted "
+                    + "session has one; elsewhere call setTimerHandler)"))
+        }
+        switch command {
+        case .schedule(let name, let delay, let action):
+            guard let action = action as? R.Action else {
+                return report(TimerCommandError(
+                    description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), not the "
+                        + "reactor's \(R.Action.self)"))
+            }
+            deliver(.schedule(name: name, delay: delay, action: action), seq)
+        case .cancel(let name):
+            deliver(.cancel(name: name), seq)
+        }
+    }
+
     /// Receives errors thrown by effects and merged sources (the runtime lives on).
     public func setErrorHandler(_ handler: @escaping @Sendable (any Error) -> Void) {
         core.withLock { $0.ensureExtras().errorHandler = handler }

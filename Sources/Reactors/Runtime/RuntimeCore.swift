@@ -36,6 +36,9 @@ struct RuntimeCore<R: Reactor> {
     @usableFromInline var spare: ContiguousArray<WorkItem<R>> = []
     @usableFromInline var observers: ObserverList<R.State> = .empty
     @usableFromInline var extras: RuntimeExtras<R>?
+    /// Where `schedule` / `cancelTimer` effects go in a hosted runtime (``ReactorRuntime/setTimerHost(_:)``): in the
+    /// core, not the extras, so that an idle hosted session does not allocate them.
+    weak var timerHost: (any ReactorTimerHost<R.Action>)?
     /// True while one thread owns the drain; everyone else only enqueues.
     @usableFromInline var isDraining = false
     @usableFromInline var isStopped = false
@@ -73,6 +76,8 @@ final class RuntimeExtras<R: Reactor> {
     /// share bit 63 and are asked). A mask, not a second array: the drain state copies it on every action.
     @usableFromInline var vetters: UInt64 = 0
     var errorHandler: (@Sendable (any Error) -> Void)?
+    /// Where `schedule` / `cancelTimer` effects go (``ReactorRuntime/setTimerHandler(_:)``).
+    var timerHandler: (@Sendable (TimerRequest<R.Action>, UInt64?) -> Void)?
     var stubbedActions: [R.Action] = []
     var stubRecordLimit = 1_000
     var effects: [ObjectIdentifier: EffectToken] = [:]

@@ -70,9 +70,18 @@ extension OpenAPIDocument.Schemas {
                     "crashed": JSONSchema.constant(true).described(
                         "Present on the action that was running when the session's reactor crashed the server "
                             + "(it was never acknowledged); only while the session is quarantined."),
+                    "timer": JSONSchema.string().described(
+                        "Present when the session's own timer sent the action: the timer's name."),
                     "error": JSONSchema.object(["code": .string(), "message": .string()]).described("Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
-                ], optional: ["interrupted", "from", "crashed", "error"])
+                ], optional: ["interrupted", "from", "crashed", "error", "timer"])
             return .object(["actions": .array(entry), "next": JSONSchema.unsigned().described("Present when more entries remain: pass it as the next since.")], optional: ["next"])
+        case .timers:
+            let timer = JSONSchema.object([
+                "name": .string(),
+                "at": JSONSchema.string().adding("format", "date-time").described("When it falls due (RFC 3339, UTC)."),
+                "action": Self.ref("Action").described("The action it sends to the session."),
+            ])
+            return .object(["timers": .array(timer)])
         case .stubFlag: return .object(["stub": .boolean])
         case .forcedState: return .object(["version": version, "state": state])
         case .stateAtVersion: return .object(["id": Self.id, "version": version, "state": state])

@@ -7,7 +7,7 @@ import Synchronization
 /// on joining, `select`, slow subscribers skipping states). It takes no actions: only streams use it.
 /// When its owner ends the subscription (the session was deleted, moved, or left memory), every local
 /// subscriber gets the same end and reconnects (EventSource does so by itself) to wherever it runs.
-final class RelayedSession: HostedSession {
+final class RelayedSession: SessionStreamSource {
     let id: String
     let reactorName: String
     let owner: String
@@ -47,9 +47,10 @@ final class RelayedSession: HostedSession {
                 let now = context.clock.monotonicNanoseconds()
                 shared.withLock { $0.establishedAt = now }
             case .success(let answer):
-                end(.unavailable(code: "session_moved", message: "instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
+                end(.moved("instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
             case .failure(let error):
-                end(.unavailable(code: "session_moved", message: "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
+                end(.moved(
+                    "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
             }
         }
         return true
@@ -111,7 +112,7 @@ final class RelayedSession: HostedSession {
     /// The subject its events come to, while it listens.
     var inboxSubject: String? { shared.withLock { $0.inbox?.subject } }
 
-    // MARK: HostedSession (streams only)
+    // MARK: SessionStreamSource
 
     func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome {
         shared.withLock { shared in
@@ -136,17 +137,11 @@ final class RelayedSession: HostedSession {
         shared.withLock { shared in shared.latest.map { EncodedSnapshot(version: $0.version, state: $0.json) } ?? EncodedSnapshot(version: 0, state: Array("null".utf8)) }
     }
 
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
-        throw .storageUnavailable("instance \(owner) runs session \(id)")
-    }
-
-    var isStubEnabled: Bool { false }
-    func setStub(enabled: Bool) {}
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void) {
-        reply(.failure(.storageUnavailable("instance \(owner) runs session \(id)")))
-    }
-    func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) { ([], nil) }
     var lastActive: UInt64 { 0 }
     func touch(at nanoseconds: UInt64) {}
     func end() { end(.deleted) }
+    /// Never passivated: it ends when its owner lets the session go, and a request looks the session up again.
+    var isPassivated: Bool { false }
+    /// Its states are stored by the instance that runs the session.
+    var storedPosition: UInt64 { 0 }
 }

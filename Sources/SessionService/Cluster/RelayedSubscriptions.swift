@@ -9,7 +9,7 @@ final class RelayedSubscriptions: Sendable {
 
     /// A subscription another instance holds here, by the subject its events go to.
     struct Held: @unchecked Sendable {
-        let session: any HostedSession
+        let session: any SessionStreamSource
         let subscriber: Subscriber
         let instance: String
 
@@ -41,7 +41,7 @@ final class RelayedSubscriptions: Sendable {
 
     /// Subscribes `instance`'s relay (its inbox `subject`) to `session` here; false when the session
     /// cannot take subscribers now (it ended or left memory).
-    func hold(_ session: any HostedSession, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
+    func hold(_ session: any SessionStreamSource, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
         let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
         let sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
         guard session.subscribe(subscriber, sink: sink) == .subscribed else { return false }
@@ -73,14 +73,15 @@ final class RelayedSubscriptions: Sendable {
         let goneOwners = Set(Set(all.map(\.owner)).filter { !peers.isAlive($0) })
         for session in all where isResident(session.id) || goneOwners.contains(session.owner) {
             let inbox = session.inboxSubject
-            session.end(.unavailable(code: "session_moved", message: "instance \(session.owner) no longer runs the session; reconnect to follow it"))
+            session.end(.moved("instance \(session.owner) no longer runs the session; reconnect to follow it"))
             if let inbox, !goneOwners.contains(session.owner) { unsubscribe(session, inbox, peers) }
         }
         let unwatched = relayed.withLock { relayed in relayed.values.filter(\.isUnwatched) }
         for session in unwatched {
             let inbox = session.inboxSubject
             // Nobody watches it; one who joined in the instant since is sent to reconnect, not told it ended.
-            session.end(.unavailable(code: "session_moved", message: "this instance stopped relaying the session as this stream joined; reconnect to follow it"))
+            session.end(
+                .moved("this instance stopped relaying the session as this stream joined; reconnect to follow it"))
             unsubscribe(session, inbox ?? "", peers)
         }
         let holders = held.withLock { held in Set(held.values.map(\.instance)) }
@@ -111,7 +112,8 @@ final class RelayedSubscriptions: Sendable {
                 guard case .success(let answer) = result, answer.status == 200 else { return }
                 let lost = Set(answer.body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) })
                 for session in sessions where lost.contains(session.inboxSubject ?? "") {
-                    session.end(.unavailable(code: "session_moved", message: "instance \(owner) no longer sends this session's events; reconnect to follow it"))
+                    session.end(
+                        .moved("instance \(owner) no longer sends this session's events; reconnect to follow it"))
                 }
             }
         }

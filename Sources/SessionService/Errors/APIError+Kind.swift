@@ -10,7 +10,7 @@ extension APIError {
         case invalidVersion
         case unsupportedMediaType, actionTooLarge, bodyTooLarge
         // What the request names
-        case notFound, methodNotAllowed, unknownReactor, unknownSession, unknownVersion
+        case notFound, methodNotAllowed, unknownReactor, unknownSession, unknownVersion, unknownTimer
         case sessionExists, sessionUnavailable, stubDisabled, memoryOnly, notTokenMode, versionGone
         // Access
         case unauthorized, forbidden, originNotAllowed
@@ -74,6 +74,10 @@ extension APIError {
                     "No session has this id (or it was deleted while the request was in progress).")
             case .unknownVersion:
                 Row(404, "unknown_version", "The session has not reached this version yet.")
+            case .unknownTimer:
+                Row(
+                    404, "unknown_timer",
+                    "The session has no pending timer with this name (it fired, or was cancelled).")
             case .sessionExists:
                 Row(409, "session_exists", "A session with this id exists already.")
             case .sessionUnavailable:

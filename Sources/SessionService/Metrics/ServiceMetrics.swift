@@ -21,6 +21,9 @@ public final class ServiceMetrics: Sendable {
     /// Event streams ended (`unauthorized`) because their token was replaced, or their JWT expired.
     public let streamsEndedTokenReplaced = Counter()
     public let streamsEndedJWTExpired = Counter()
+    /// Timers whose action was sent (`Effect.schedule`), and sessions with a pending timer (in memory or not).
+    public let timersFired = Counter()
+    public let timerSessions = Gauge()
     /// Time one `reduce` call takes, by reactor, measured around the reactor's own function.
     private let reduceTimings = Mutex<[String: ReduceTiming]>([:])
     /// Stored sessions found unable to load, by reactor.
@@ -72,6 +75,11 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_sessions_quarantined", value: sessionsQuarantined.value)
         text.family("reactor_actions_accepted_total", type: "counter", help: "Actions accepted (202 or 200 with wait).")
         text.sample("reactor_actions_accepted_total", value: actionsAccepted.value)
+        text.family(
+            "reactor_timers_fired_total", type: "counter", help: "Timers whose action was sent to their session.")
+        text.sample("reactor_timers_fired_total", value: timersFired.value)
+        text.family("reactor_timer_sessions", type: "gauge", help: "Sessions with a pending timer, in memory or not.")
+        text.sample("reactor_timer_sessions", value: timerSessions.value)
         text.family("reactor_states_emitted_total", type: "counter", help: "New state versions produced by reducers or forced by stub mode.")
         text.sample("reactor_states_emitted_total", value: statesEmitted.value)
         text.family("reactor_subscriber_drops_total", type: "counter", help: "States skipped for subscribers too slow to read them (they get the latest later).")

@@ -7,12 +7,11 @@ import Tokens
 /// status through the chain the exchange ran in.
 final class Exchange: Sendable {
     let request: HTTPRequest
-    /// The client's connection; nil for a request another instance forwarded (``forwardedReply``).
+    /// The client's connection; nil for a request another instance forwarded (``forwarded``).
     let writer: HTTPResponseWriter?
-    /// Where the answer goes when another instance forwarded the request (it checked access).
-    let forwardedReply: (@Sendable (ForwardedResponse) -> Void)?
-    /// The storage a forwarded answer waits for, as a connection's answer waits for the output barrier.
-    let forwardedDurability: (any StorageBackend)?
+    /// Where the answer goes when another instance forwarded the request (it checked access): back to that
+    /// instance, through the same call a connection's writer answers with.
+    let forwarded: (any ExchangeReplyChannel)?
     let method: String
     /// Set once routed; unrouted requests count under "unmatched".
     nonisolated(unsafe) var route: Route?
@@ -40,18 +39,16 @@ final class Exchange: Sendable {
     init(request: consuming HTTPRequest, writer: HTTPResponseWriter) {
         self.request = request
         self.writer = writer
-        forwardedReply = nil
-        forwardedDurability = nil
+        forwarded = nil
         method = request.methodName
     }
 
-    /// A request another instance forwarded: its answer goes back to that instance once what it shows
-    /// is durable in `storage`.
-    init(forwarded request: HTTPRequest, storage: (any StorageBackend)?, reply: @escaping @Sendable (ForwardedResponse) -> Void) {
+    /// A request another instance forwarded: its answer goes back through `channel` (which holds it until
+    /// what it shows is durable, as the output barrier holds a connection's answer).
+    init(forwarded request: HTTPRequest, channel: any ExchangeReplyChannel) {
         self.request = request
         writer = nil
-        forwardedReply = reply
-        forwardedDurability = storage
+        forwarded = channel
         method = request.methodName
     }
 
@@ -67,7 +64,7 @@ final class Exchange: Sendable {
     }
 
     /// Whether another instance forwarded this request (it is never forwarded again).
-    var isForwarded: Bool { forwardedReply != nil }
+    var isForwarded: Bool { forwarded != nil }
 
     /// Answers with a JSON body, ended by a newline so a terminal does not run it into the prompt.
     func reply(_ status: Int, json: [UInt8], headers: [(String, String)] = []) {
@@ -83,12 +80,6 @@ final class Exchange: Sendable {
     }
 
     func reply(_ status: Int, body: [UInt8], contentType: String?, headers extra: [(String, String)] = []) {
-        guard let writer else {
-            var fields = extra.map { ForwardedHeader(name: $0.0, value: $0.1) }
-            if let contentType { fields.append(ForwardedHeader(name: "Content-Type", value: contentType)) }
-            replyForwarded(ForwardedResponse(status: status, headers: fields, body: body))
-            return finished(status)
-        }
         let headers: HTTPHeaders
         if extra.isEmpty, answerHeaders.isEmpty, contentType == Self.jsonContentType {
             // Most answers: shared headers, no array to build per request.
@@ -104,31 +95,12 @@ final class Exchange: Sendable {
         // A success acknowledging a change is refused (503) should its records fail to be stored.
         let verb = request.method
         let acknowledgesChange = status < 300 && verb != .GET && verb != .HEAD && verb != .OPTIONS
-        writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
-        finished(status)
-    }
-
-    /// Sends a forwarded request's answer once the records it shows are durable here (as the output
-    /// barrier holds a connection's answer); a 503 instead when they can never be stored, or when
-    /// storing fails meanwhile.
-    private func replyForwarded(_ response: ForwardedResponse) {
-        guard let reply = forwardedReply else { return }
-        guard let storage = forwardedDurability, dependsOn != 0 else { return reply(response) }
-        let exact = dependsOn != nil
-        let position = dependsOn ?? storage.appendedPosition
-        storage.whenDurable(position) {
-            // Woken on the storage's thread, possibly with its locks held: answered from another.
-            DispatchQueue.global().async {
-                let lost = exact ? storage.lossReason(position) : nil
-                guard let reason = lost ?? (storage.isDurable(position) ? nil : storage.unavailableReason ?? "its records were not stored") else {
-                    return reply(response)
-                }
-                let message = lost.map { "this answer showed records that can never be stored (\($0)); nothing it acknowledged took effect, ask again" }
-                let error = message.map { APIError(.storageUnavailable, $0) }
-                    ?? APIError(SessionError.storageUnavailable(reason))
-                reply(ForwardedResponse(status: error.status, headers: error.headers.map { ForwardedHeader(name: $0.0, value: $0.1) } + [ForwardedHeader(name: "Content-Type", value: Self.jsonContentType)], body: error.body + [UInt8(ascii: "\n")]))
-            }
+        if let writer {
+            writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
+        } else {
+            forwarded?.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
         }
+        finished(status)
     }
 
     /// The headers of an event stream opened for this exchange: `Cache-Control` and what middleware added.
@@ -145,3 +117,12 @@ final class Exchange: Sendable {
         chain?.answered(self, status: status)
     }
 }
+
+/// Where an exchange's answer goes: the client's connection (`HTTPResponseWriter`) or, for a request another
+/// instance forwarded, back to that instance (`ForwardedReply`). Both hold an answer until the records it shows
+/// (`position`) are stored, and refuse one acknowledging a change (503) should they never be.
+protocol ExchangeReplyChannel: Sendable {
+    func respond(status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool)
+}
+
+extension HTTPResponseWriter: ExchangeReplyChannel {}

@@ -15,7 +15,7 @@ extension ReactorService {
                 "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
         }
         let local = scope != nil
-        guard !local, !exchange.isForwarded, let peers = store.storage?.peers else {
+        guard !local, !exchange.isForwarded, let peers else {
             return replySessions(exchange, remote: [], remoteIDs: [], unreachable: [], includeStored: !local)
         }
         gatherRemoteSessions(peers) { [self] entries, ids, unreachable in
@@ -26,7 +26,7 @@ extension ReactorService {
     /// The session list: the resident sessions, `remote` entries from other instances, then (with
     /// `includeStored`) stored sessions resident nowhere that answered.
     func replySessions(_ exchange: Exchange, remote: [[UInt8]], remoteIDs: Set<String>, unreachable: [String], includeStored: Bool) {
-        let instance = store.storage?.peers?.instanceName
+        let instance = peers?.instanceName
         // While storage cannot store records, the listing must not wait for them: each session whose
         // newest changes are not stored is marked instead.
         let failing = store.storage?.unavailableReason != nil

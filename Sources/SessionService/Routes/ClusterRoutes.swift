@@ -21,7 +21,7 @@ extension ReactorService {
             }
             let headers = HTTPHeaders(pairs: request.contentType.map { [("Content-Type", $0)] } ?? [])
             let forwarded = HTTPRequest(method: HTTPMethod(rawValue: request.method), target: request.target, headers: headers, body: request.body)
-            let exchange = Exchange(forwarded: forwarded, storage: store.storage, reply: reply)
+            let exchange = Exchange(forwarded: forwarded, channel: ForwardedReply(storage: store.storage, reply: reply))
             guard case .route(let route, let id) = router.match(method: exchange.method, target: request.target), Self.forwardable.contains(route) else {
                 return exchange.fail(.notFound(exchange.request.path))
             }
@@ -52,8 +52,8 @@ extension ReactorService {
 
     /// The session a stream follows: the one here (loaded if need be), or, when another live instance
     /// runs it, a relay of its events from there, so watching a session does not move it.
-    func streamedSession(_ id: String) -> (any HostedSession)? {
-        if let storage = store.storage, let peers = storage.peers, !store.isResident(id), let owner = peers.owner(of: id),
+    func streamedSession(_ id: String) -> (any SessionStreamSource)? {
+        if let storage = store.storage, let peers, !store.isResident(id), let owner = peers.owner(of: id),
             let reactor = storage.storedSession(id)?.reactor,
             let relayed = relays.session(id, owner: owner, reactor: reactor, context: context, peers: peers)
         {
@@ -63,7 +63,10 @@ extension ReactorService {
     }
 
     /// The routes another instance may forward: those that act on one resident session or read its past, and the list.
-    static let forwardable: Set<Route> = [.adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork]
+    static let forwardable: Set<Route> = [
+        .adminSessions, .adminActions, .adminStub, .adminState, .adminVersion, .adminFork, .adminTimers,
+        .adminCancelTimer,
+    ]
 
     /// Sends the exchange to the instance that runs session `id`, when another live one does; true
     /// when it did (the answer comes from there). Not resident here and run by nobody: false, and the
@@ -72,7 +75,7 @@ extension ReactorService {
     /// `orElse`, when given, answers instead when the owner does not (a route that can be answered from the
     /// stored records alone: an owner that just died should not make it fail).
     func forwardToOwner(_ id: String, _ exchange: Exchange, orElse fallback: (@Sendable () -> Void)? = nil) -> Bool {
-        guard !exchange.isForwarded, let peers = store.storage?.peers, !store.isResident(id), let owner = peers.owner(of: id) else { return false }
+        guard !exchange.isForwarded, let peers, !store.isResident(id), let owner = peers.owner(of: id) else { return false }
         guard store.storage?.storedSession(id)?.unavailable == nil else { return false }
         // The answer shows nothing this instance stored.
         exchange.dependsOn = 0

@@ -147,7 +147,7 @@ extension ReactorService {
 /// How one part of a multiplexed stream starts.
 enum PartStart {
     /// Subscribe it to this session.
-    case subscribe(any HostedSession)
+    case subscribe(any SessionStreamSource)
     /// End it at once with this reason.
     case end(String)
     /// End it at once with an error (the session cannot be read right now).

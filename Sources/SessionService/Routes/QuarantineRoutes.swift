@@ -129,6 +129,10 @@ extension ReactorService {
         if entry.interrupted { out.raw(",\"interrupted\":true") }
         if crashed { out.raw(",\"crashed\":true") }
         if entry.origin == .effect { out.raw(",\"from\":\"effect\"") }
+        if let timer = entry.timer {
+            out.raw(",\"timer\":")
+            out.string(timer)
+        }
         if let refusal {
             out.raw(",\"error\":{\"code\":")
             out.string(refusal.code)

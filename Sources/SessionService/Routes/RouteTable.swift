@@ -1,6 +1,6 @@
 /// The routing table: every route in one row, with its responder. Adding a route is a case of ``Route``
 /// (its name), one row here and one function in the file of its group (`Routes/SessionRoutes.swift`,
-/// `ActionRoutes`, `EventRoutes`, `AdminRoutes`, `TimeTravelRoutes`, `OperationRoutes`).
+/// `ActionRoutes`, `EventRoutes`, `AdminRoutes`, `TimeTravelRoutes`, `OperationRoutes`, `TimerRoutes`).
 extension Route {
     /// Answers a request of the route for the service: one function of `Routes/`, called once the route's
     /// middleware let the request through and what the route needs (``RouteNeeds``) is at hand.
@@ -186,5 +186,14 @@ extension Route {
                 + "(a new crash quarantines it again).",
             answers: [.success(200, .session, "It loads: its version and state."), .error(.memoryOnly, when: .memoryOnly)],
             errors: RouteDocumentation.onSession)) { $0.adminRelease($1) },
+        Entry("GET", "/admin/sessions/{id}/timers", .adminTimers, .admin, .session, RouteDocumentation(
+            "The session's pending timers (its reactor's Effect.schedule), soonest first: each fires once, as an "
+                + "ordinary action marked \"timer\" in the action log, also after a passivation, a restart or kill -9.",
+            answers: [.success(200, .timers, "The pending timers.")],
+            errors: RouteDocumentation.onSession)) { $0.adminTimers($1) },
+        Entry("DELETE", "/admin/sessions/{id}/timers/{name}", .adminCancelTimer, .admin, .session, RouteDocumentation(
+            "Cancel a pending timer of the session (journaled: it does not fire after a restart either).",
+            answers: [.success(204, .empty, "Cancelled.")],
+            errors: [.unknownTimer] + RouteDocumentation.onSession)) { $0.adminCancelTimer($1) },
     ]
 }

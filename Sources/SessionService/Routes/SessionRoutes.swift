@@ -55,7 +55,7 @@ extension ReactorService {
         }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let token = newToken()
-        let session: any HostedSession
+        let session: any PersistentSession
         do {
             session = try store.insert(id: id, accessTokenHash: token?.hash) { accessTokenHash in
                 definition.makeSession(id, context, accessTokenHash, params)
@@ -101,8 +101,9 @@ extension ReactorService {
     /// `DELETE /sessions/{id}` → 204; subscribers get `event: end`.
     func deleteSession(_ exchange: Exchange) {
         let id = exchange.id
-        guard let session = store.remove(id) else { return exchange.fail(store.absence(id)) }
-        session.end()
+        guard let removal = store.remove(id) else { return exchange.fail(store.absence(id)) }
+        if case .resident(let session) = removal { session.end() }
+        context.timers.note(id, at: nil)
         metrics.sessions.decrement()
         // A quarantined session's crash records go with it (an operator acted).
         crashes.forget(id)

@@ -59,7 +59,7 @@ extension ReactorService {
         // On storage shared by instances the catalog's version of a session another instance ran may lag
         // behind its records (it is brought up to date when the session leaves that instance): the
         // records decide.
-        let shared = storage.peers != nil
+        let shared = peers != nil
         guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
             return .failure(APIError(
@@ -147,19 +147,22 @@ extension ReactorService {
             id: newID, reactor: info.reactor, version: version, lastSeq: 0, stub: false, state: state, params: params,
             storageVersion: definition.storageVersion)
         let token = newToken()
-        let session: any HostedSession
+        let session: any PersistentSession
         do {
             session = try store.insert(id: newID, accessTokenHash: token?.hash) { accessTokenHash in
-                guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return StoredOnlySession(id: newID) }
+                guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else { return nil }
                 let journal = SessionJournal(
                     log: log, id: newID, reactor: info.reactor, storageVersion: definition.storageVersion,
                     snapshotEvery: context.limits.snapshotEvery, logger: logger, params: params)
                 let history = StoredHistory(snapshot: snapshot, states: [], actions: [], lastSeq: 0, hasTail: false)
-                return (try? definition.restoreSession(newID, context, history, journal)) ?? StoredOnlySession(id: newID)
+                return try? definition.restoreSession(newID, context, history, journal)
             }
         } catch .exists {
             return exchange.fail(APIError(
                 .sessionExists, "a session with id \(JSONWriter.quoted(newID)) already exists"))
+        } catch .notStored {
+            return exchange.fail(.storageUnavailable(
+                storage.unavailableReason ?? "the fork could not be stored or started; the server's log says why"))
         } catch {
             return exchange.fail(APIError(
                 .tooManySessions, "the server holds its limit of \(store.limit) sessions (sessions.limit)"))

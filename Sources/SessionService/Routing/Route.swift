@@ -5,7 +5,7 @@ public enum Route: Int, Sendable, CaseIterable {
     case page, favicon, health, metrics, openAPI, reactors
     case createSession, getSession, deleteSession, postAction, events, multiplexedEvents
     case adminConsole, adminSessions, adminActions, adminStub, adminState, adminVersion, adminFork, adminSessionToken
-    case adminRelease
+    case adminRelease, adminTimers, adminCancelTimer
 
     enum Segment: Sendable, Equatable {
         case literal([UInt8])

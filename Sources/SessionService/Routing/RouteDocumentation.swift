@@ -68,7 +68,7 @@ public enum RoutePayload: String, Sendable {
     /// Answers of the session routes.
     case session, createdSession, actionAccepted, actionReduced, eventStream, sessionsEventStream
     /// Answers of the admin routes.
-    case adminSessions, actionLog, stubFlag, forcedState, stateAtVersion, sessionToken
+    case adminSessions, actionLog, stubFlag, forcedState, stateAtVersion, sessionToken, timers
     /// No body (204).
     case empty
     /// Request bodies: a new session, an action, the stub flag, a forced state, a fork.

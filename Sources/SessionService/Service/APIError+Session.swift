@@ -30,6 +30,11 @@ extension APIError {
                     + "retry later")
         case .invalidAction(let decoding, let reactor):
             self = Self.action(decoding, reactor: reactor)
+        case .internalAction(let type, let reactor):
+            self.init(
+                .unknownAction,
+                "action \(JSONWriter.quoted(type)) of reactor \(JSONWriter.quoted(reactor)) is sent only by the "
+                    + "session's own timers; clients cannot send it (GET /reactors lists the actions they can)")
         case .actionTooLarge(let bytes, let limit):
             self.init(
                 .actionTooLarge,

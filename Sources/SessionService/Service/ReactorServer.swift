@@ -52,7 +52,7 @@ public final class ReactorServer: Sendable {
         let access = try SessionAccessMode.from(configuration.auth)
         service = ReactorService(
             catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
-            logger: logger.labeled("service"), storage: storage)
+            logger: logger.labeled("service"), storage: storage, peers: (storage as? NATSStorage).map(NATSCluster.init))
         var http = Self.httpConfiguration(configuration)
         if let storage {
             // Whatever a response or event is about to show is stored first (the file journal:

@@ -25,7 +25,7 @@ extension ReactorService {
         for session in store.all() where session.isSnapshotDue { session.writeSnapshot() }
         storage.maintain(store)
         crashes.refreshGauge()
-        if let peers = storage.peers {
+        if let peers {
             relays.sweep(peers) { [store] in store.isResident($0) }
             // Relays confirmed a second or more ago: one set up since is still on its way to being fed.
             relays.verify(peers, confirmedBefore: now > 1_000_000_000 ? now - 1_000_000_000 : 0)

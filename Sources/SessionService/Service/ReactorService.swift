@@ -48,6 +48,9 @@ public final class ReactorService: HTTPResponder {
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
 
+    /// The other instances sharing the storage (a NATS backend's cluster); nil with a backend only this process uses.
+    let peers: (any ClusterPeers)?
+
     /// Who may use sessions (`auth.sessions`).
     public let access: SessionAccessMode
 
@@ -62,9 +65,11 @@ public final class ReactorService: HTTPResponder {
     /// A service for `catalog` with its sessions kept in `storage` (nil: memory only).
     init(
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
-        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger, storage: (any StorageBackend)?,
+        peers: (any ClusterPeers)? = nil
     ) {
         self.access = access
+        self.peers = peers
         self.catalog = catalog
         senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
@@ -106,13 +111,15 @@ public final class ReactorService: HTTPResponder {
         // Before any request can load a session: one that crashed the server must not run again by itself.
         crashes.quarantineAtStart()
         noteStoredSessions()
-        if let peers = storage?.peers { serveForwardedRequests(peers) }
+        startTimers()
+        if let peers { serveForwardedRequests(peers) }
         scheduleIdleSweep()
     }
 
     /// Stops answering `/healthz` with 200 and stops expiring sessions (at shutdown).
     public func stop() {
         accepting.store(false, ordering: .relaxed)
+        context.timers.stop()
         sweep.withLock {
             $0?.cancel()
             $0 = nil
@@ -267,13 +274,12 @@ public final class ReactorService: HTTPResponder {
         let ttl = UInt64(configuration.sessions.idleTTLSeconds * 1e9)
         let now = context.clock.monotonicNanoseconds()
         guard now > ttl else { return }
-        let expired = store.removeIdle(before: now - ttl)
-        for session in expired {
-            session.end()
-            metrics.sessions.decrement()
-        }
-        if !expired.isEmpty {
-            logger.info("expired idle sessions", ["count": .int(expired.count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
+        let (resident, storedOnly) = store.removeIdle(before: now - ttl)
+        for session in resident { session.end() }
+        let count = resident.count + storedOnly
+        for _ in 0..<count { metrics.sessions.decrement() }
+        if count > 0 {
+            logger.info("expired idle sessions", ["count": .int(count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
         }
     }
 }

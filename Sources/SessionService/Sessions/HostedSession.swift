@@ -24,19 +24,14 @@ public struct SubscriberInfo: Sendable, Equatable {
     public var select: String?
 }
 
-/// A session as the HTTP layer drives it, whatever its reactor type (`Session` implements it).
-public protocol HostedSession: AnyObject, Sendable {
+/// What an event stream follows: a session's states and pulses, whether it runs here (`Session`) or on another
+/// instance and is relayed from there (`RelayedSession`).
+public protocol SessionStreamSource: AnyObject, Sendable {
     var id: String { get }
     var reactorName: String { get }
-    /// Its parameters as JSON, given at creation and kept for life; empty when its reactor takes none.
-    var params: [UInt8] { get }
 
     /// The latest version and state.
     func snapshot() -> EncodedSnapshot
-
-    /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
-    /// mutation the action produced has been reduced (or the session ended).
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
 
     /// Registers `subscriber` with `sink`: the sink gets the latest state unless the subscriber has it,
     /// then every new state and pulse. The sink is set under the session's lock, where the notices of
@@ -46,6 +41,30 @@ public protocol HostedSession: AnyObject, Sendable {
     func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome
     /// What the subscriber's transport reports: it drained after an overflow, or it closed.
     func handle(_ notice: SubscriberNotice, for subscriber: Subscriber)
+    func subscriberInfo() -> [SubscriberInfo]
+    var subscriberCount: Int { get }
+
+    /// Monotonic nanoseconds of the last request or subscriber activity (idle expiry).
+    var lastActive: UInt64 { get }
+    func touch(at nanoseconds: UInt64)
+    /// Ends the session: cancels effects and ends every subscription (``SubscriptionEnd/deleted``).
+    func end()
+    /// Whether it left memory (passivated); a request still holding it looks the session up again.
+    var isPassivated: Bool { get }
+    /// The storage position of its newest record: an answer showing its state waits for it to be durable
+    /// (0: nothing of it is stored here).
+    var storedPosition: UInt64 { get }
+}
+
+/// A session this instance runs, as the HTTP layer drives it whatever its reactor type: actions, stub mode, the
+/// action log, its effects.
+public protocol HostedSession: SessionStreamSource {
+    /// Its parameters as JSON, given at creation and kept for life; empty when its reactor takes none.
+    var params: [UInt8] { get }
+
+    /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
+    /// mutation the action produced has been reduced (or the session ended).
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
 
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)
@@ -55,19 +74,14 @@ public protocol HostedSession: AnyObject, Sendable {
     func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?)
     /// Why the states of these accepted actions were refused (`state_too_large`, …), for those that were.
     func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection]
-    func subscriberInfo() -> [SubscriberInfo]
-    var subscriberCount: Int { get }
+    /// Its pending timers, soonest first.
+    func pendingTimers() -> [PendingTimer]
+    /// Cancels its pending timer `name`; false when none has that name.
+    func cancelTimer(_ name: String) -> Bool
 
-    /// Monotonic nanoseconds of the last request or subscriber activity (idle expiry).
-    var lastActive: UInt64 { get }
-    func touch(at nanoseconds: UInt64)
-
-    /// Ends the session: cancels effects and ends every subscription (``SubscriptionEnd/deleted``).
-    func end()
     /// Ends the session here because another process took it over: effects stop, subscribers get
     /// `event: error` with code `session_moved` and their streams close.
     func endMoved(_ reason: String)
-
     /// How many effect tasks it runs now.
     var runningEffects: Int { get }
     /// At shutdown, once no request can reach it: stops the session, cancelling the effects still
@@ -75,7 +89,11 @@ public protocol HostedSession: AnyObject, Sendable {
     func stopAtShutdown() -> Int
     /// Returns once none of its effect tasks runs any more (after ``stopAtShutdown()``).
     func waitForEffects() async
+}
 
+/// A hosted session as the store keeps it: one that can be stored, leave memory and come back, or move to
+/// another instance (every session the store holds; without storage these do nothing).
+public protocol PersistentSession: HostedSession {
     /// Leaves memory after journaling a snapshot; false when it must stay resident.
     func passivate() -> Bool
     /// Leaves memory for another process after journaling a snapshot, ending its subscriptions with
@@ -87,24 +105,7 @@ public protocol HostedSession: AnyObject, Sendable {
     func writeSnapshot()
     /// Journals a snapshot and the retained action log, so none of its older records are needed (compaction).
     func writeCompactionCheckpoint()
-    /// Whether it left memory (passivated); a request still holding it looks the session up again.
-    var isPassivated: Bool { get }
-    /// The storage position of its newest record: an answer showing its state waits for it to be durable.
-    var storedPosition: UInt64 { get }
-}
-
-extension HostedSession {
-    public var params: [UInt8] { [] }
-    public func endMoved(_ reason: String) { end() }
-    public var runningEffects: Int { 0 }
-    public func stopAtShutdown() -> Int { 0 }
-    public func waitForEffects() async {}
-    public func passivate() -> Bool { false }
-    public func handOff(to instance: String) -> Bool { false }
-    public var isSnapshotDue: Bool { false }
-    public func writeSnapshot() {}
-    public func writeCompactionCheckpoint() {}
-    public var isPassivated: Bool { false }
-    public var storedPosition: UInt64 { 0 }
-    public func refusedActions(_ seqs: [UInt64]) -> [UInt64: ActionRejection] { [:] }
+    /// Sends the action of every timer of it due now; returns how many fired. Throws `.passivated` or
+    /// `.ended` when it left memory meanwhile (look it up again).
+    func fireDueTimers() throws(SessionError) -> Int
 }

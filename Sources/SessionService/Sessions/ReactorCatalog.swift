@@ -27,7 +27,7 @@ public struct ReactorDefinition: Sendable {
     /// Starts a new session with its checked parameters, stored with its access token's hash when there is one.
     @usableFromInline let makeSession: @Sendable (
         _ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?, _ params: SessionParams
-    ) -> any HostedSession
+    ) -> any PersistentSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
@@ -36,7 +36,7 @@ public struct ReactorDefinition: Sendable {
     @usableFromInline
     typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
-    @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any HostedSession
+    @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any PersistentSession
     /// The state (as shown to clients, or `shown` false: as `reduce` keeps it) that a snapshot's state and
     /// the records after it lead to, for session `id` (with the parameters the history carries).
     @usableFromInline let replay: @Sendable (
@@ -54,8 +54,8 @@ public struct ReactorDefinition: Sendable {
         schema: ReactorSchema?, hasMiddlewares: Bool, takesParams: Bool = false, exampleParams: [UInt8]? = nil,
         decodeParams: @escaping @Sendable (JSONValue?) throws(ParamsError) -> SessionParams = SessionParams.none(for:),
         makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
-            -> any HostedSession,
-        restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any HostedSession,
+            -> any PersistentSession,
+        restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any PersistentSession,
         replay: @escaping @Sendable (String, StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
         check: @escaping @Sendable (String, StoredHistory, Bool) -> Result<LoadReport, RestoreError>,
         sendAction: @escaping SendAction

@@ -68,7 +68,10 @@ extension Session {
         do {
             // Usually the JSON the state-size check made when the state was reduced.
             let state = try json(of: checkpoint.state, version: checkpoint.version)
-            if journal.snapshot(version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state, pulses: checkpoint.pulseCounts, oldestRetained: log.oldestSeq) {
+            let stored = journal.snapshot(
+                version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: runtime.isStubEnabled, state: state,
+                pulses: checkpoint.pulseCounts, oldestRetained: log.oldestSeq, timers: withTimersForSnapshot)
+            if stored {
                 if passivating { journal.release() }
                 return true
             }
@@ -131,7 +134,7 @@ extension Session {
             context.logger.notice("a session handed off without a final snapshot; the next instance replays its records since the last one", ["session": .string(id)])
         }
         let message = "the session moved to instance \(instance); reconnect to follow it"
-        SubscriberList.finish(subscribers, .unavailable(code: "session_moved", message: message))
+        SubscriberList.finish(subscribers, .moved(message))
         return true
     }
 

@@ -25,6 +25,7 @@ extension Session {
             actions: restored.actions, middlewares: middlewares, params: history.params, tracer: tracer,
             attachContext: attachContext)
         if restored.isStubbed { session.runtime.isStubEnabled = true }
+        session.restoreTimers(history.timers, serial: history.timerSerial)
         if restored.recovered { session.storeRecoveredState() }
         return session
     }

@@ -9,7 +9,7 @@ import Tokens
 /// The hot paths (`send`, publishing a state) are `@inlinable` so they are specialized for the
 /// concrete reactor where it is registered; generic code across modules is many times slower.
 @usableFromInline
-final class Session<R: Reactor>: HostedSession {
+final class Session<R: Reactor>: PersistentSession {
     @usableFromInline let id: String
     @usableFromInline let reactorName: String
     @usableFromInline let runtime: ReactorRuntime<InstrumentedReactor<R>>
@@ -38,6 +38,8 @@ final class Session<R: Reactor>: HostedSession {
     /// Set (under the shared lock) when the session leaves memory; requests that still hold it retry
     /// on the session loaded back.
     @usableFromInline let passivated = Atomic<Bool>(false)
+    /// The pending timers its reactor scheduled (an empty table allocates nothing); see `Session+Timers.swift`.
+    @usableFromInline let timers = Mutex(TimerTable())
     /// Its parameters as JSON (`"params"` at creation, as its reactor's parameter type encoded them); empty: none.
     @usableFromInline let params: [UInt8]
 
@@ -97,6 +99,7 @@ final class Session<R: Reactor>: HostedSession {
         // What merged sources and start elements emit is reduced without an action: the limit must be there first.
         if runtime.hasMergedSources || runtime.hasStartElements { ensureStateLimit() }
         if runtime.hasDebugStages { runtime.setDebugHandler(Self.debugHandler(context.logger, sessionID: id)) }
+        installTimerHandler()
         // Before the flows start: a start element's effect may already read the state or send an action.
         attachContext?(contextHost())
         runtime.start()
@@ -125,27 +128,44 @@ final class Session<R: Reactor>: HostedSession {
     /// (specialized where the reactor was registered; without it the type is asked at run time).
     @inlinable
     func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(SessionError) -> UInt64 {
+        try send(actionBody: actionBody, completion: completion, encodeAction: encodeAction, timer: nil)
+    }
+
+    /// Decodes, logs, journals and queues an action; `timer` is the pending timer that sends it (taken from
+    /// the table as its accept is journaled, one step: 0 is returned, nothing sent, when it is pending no more).
+    @inlinable
+    func send(
+        actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?,
+        encodeAction: ((R.Action) throws -> [UInt8])?, timer: PendingTimer?
+    ) throws(SessionError) -> UInt64 {
         if let reason = journal?.unavailableReason { throw .storageUnavailable(reason) }
         let action: R.Action
         // What the log and the journal keep: the action as it decoded, not the body as sent.
         let json: [UInt8]
+        // Whether the reactor takes the action from a client (`acceptsFromOutside`), asked in the same pinned call.
+        var outside = true
         do {
             // The reactor's own Decodable (and Encodable, for the log) runs here: pinned on this session.
             (action, json) = try tracer.run(.decodeAction, action: actionBody) { () throws(ActionDecodingError) in
-                try decodeActionWithJSON(
+                let decoded = try decodeActionWithJSON(
                     R.Action.self, from: actionBody, parser: context.limits.bodyParser, encode: encodeAction)
+                if timer == nil { outside = R.acceptsFromOutside(decoded.action) }
+                return decoded
             }
         } catch {
             throw .invalidAction(error, reactor: reactorName)
         }
-        return try accept(action, json: json, origin: .request, completion: completion)
+        if !outside { throw Self.refusedFromOutside(json, reactor: reactorName) }
+        return try accept(action, json: json, origin: .request, completion: completion, timer: timer)
     }
 
-    /// Logs, journals and queues a decoded action whose log JSON is `json`; its seq.
+    /// Logs, journals and queues a decoded action whose log JSON is `json`; its seq. `timer` is the pending timer
+    /// that sends it (taken from the table as its accept is journaled, one step: 0, nothing sent, when it is
+    /// pending no more).
     @inlinable
     func accept(
         _ action: R.Action, json: [UInt8], origin: ActionOrigin,
-        completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?
+        completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, timer: PendingTimer? = nil
     ) throws(SessionError) -> UInt64 {
         if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
         let at = context.clock.wallNanoseconds()
@@ -154,6 +174,7 @@ final class Session<R: Reactor>: HostedSession {
             // When the runtime runs the action inline on this thread, a crash in it keeps its JSON.
             seq = try SessionCallTracer.sending(json) { () throws(ReactorError) -> UInt64 in
             try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
+                if let timer, !takeTimer(timer) { return 0 }
                 ensureStateLimit()
                 // The receipt says whether stub mode took the action, decided by the runtime as it admitted
                 // it: the log records what really happens to it, however long it waits in the queue.
@@ -170,10 +191,13 @@ final class Session<R: Reactor>: HostedSession {
                         // No caller waits: no weak reference to take and load on every action.
                         receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
                     }
-                    log.append(ActionLogEntry(
-                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin))
+                    log.append(
+                        ActionLogEntry(
+                            seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
+                            timer: timer?.name))
                     journal.accepted(
-                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json)
+                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json,
+                        timer: timer?.name)
                     if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
@@ -185,8 +209,10 @@ final class Session<R: Reactor>: HostedSession {
                 } else {
                     receipt = try runtime.submit(action)
                 }
-                log.append(ActionLogEntry(
-                    seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin))
+                log.append(
+                    ActionLogEntry(
+                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
+                        timer: timer?.name))
                 return receipt.seq
             } }
         } catch {
@@ -281,7 +307,7 @@ final class Session<R: Reactor>: HostedSession {
     @usableFromInline
     func endMoved(_ reason: String) {
         passivated.store(true, ordering: .releasing)
-        end(with: .unavailable(code: "session_moved", message: "the session moved to another instance (\(reason)); reconnect to follow it"))
+        end(with: .moved("the session moved to another instance (\(reason)); reconnect to follow it"))
     }
 
     /// Stops the runtime and ends every subscription with `end`.

@@ -33,6 +33,8 @@ public final class SessionContext: Sendable {
     public let logger: Logger
     /// Where sessions are stored; nil in memory-only mode.
     let storage: (any StorageBackend)?
+    /// When each session's next timer falls due, in memory or not: what loads a session whose timer is due.
+    let timers: TimerIndex
 
     /// A context for sessions stored in `storage` (nil: memory only).
     init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: (any StorageBackend)? = nil) {
@@ -41,5 +43,6 @@ public final class SessionContext: Sendable {
         self.clock = clock
         self.logger = logger
         self.storage = storage
+        timers = TimerIndex(clock: clock, sessions: metrics.timerSessions)
     }
 }

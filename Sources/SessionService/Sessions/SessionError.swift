@@ -19,6 +19,8 @@ public enum SessionError: Error, Sendable {
     case storageUnreadable(id: String, reason: String?)
     /// The action body does not decode as an action of the session's reactor.
     case invalidAction(ActionDecodingError, reactor: String)
+    /// The action is one only the reactor's own timers send (its `acceptsFromOutside(_:)` is false).
+    case internalAction(type: String, reactor: String)
     /// The action, as it decoded, is larger than one stored record holds.
     case actionTooLarge(bytes: Int, limit: Int)
     /// A forced state does not decode as the reactor's state.

@@ -88,7 +88,8 @@ final class SessionJournal: Sendable {
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
     @usableFromInline
     func accepted(
-        _ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, origin: ActionOrigin = .request, body: [UInt8]
+        _ ticket: ActionTicket, seq: UInt64, at: Int64, stubbed: Bool, origin: ActionOrigin = .request, body: [UInt8],
+        timer: String? = nil
     ) {
         actions.withLock { running in
             let completed = ticket.done
@@ -96,7 +97,8 @@ final class SessionJournal: Sendable {
                 ticket.seq = seq
                 running[seq] = ()
             }
-            log.appendAccept(seq: seq, at: at, stubbed: stubbed, completed: completed, origin: origin, action: body)
+            log.appendAccept(
+                seq: seq, at: at, stubbed: stubbed, completed: completed, origin: origin, action: body, timer: timer)
             changedSinceSnapshot.store(true, ordering: .relaxed)
         }
     }
@@ -128,6 +130,13 @@ final class SessionJournal: Sendable {
         }
     }
 
+    /// Journals a change of the session's timers numbered `serial`; false when it is larger than a record.
+    func journal(timer change: TimerChange, serial: UInt64) -> Bool {
+        guard log.appendTimer(change, serial: serial) else { return false }
+        changedSinceSnapshot.store(true, ordering: .relaxed)
+        return true
+    }
+
     /// Notes the retained actions a crash interrupted, so later snapshots keep saying so.
     func noteInterrupted(_ seqs: [UInt64]) {
         actions.withLock { running in
@@ -140,16 +149,27 @@ final class SessionJournal: Sendable {
     /// than `oldestRetained` are forgotten. False when the snapshot is larger than a record: nothing
     /// was written, and the session must stay in memory (its records since the previous snapshot
     /// still describe it).
-    func snapshot(version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:], oldestRetained: UInt64?) -> Bool {
+    ///
+    /// `timers` calls its argument with the pending timers and the timer serial while holding the timers'
+    /// lock, so no timer record lands between reading them and appending the snapshot.
+    func snapshot(
+        version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], pulses: [String: UInt64] = [:],
+        oldestRetained: UInt64?, timers: (([PendingTimer], UInt64) -> Bool) -> Bool = { $0([], 0) }
+    ) -> Bool {
         actions.withLock { running in
             if let oldestRetained, running.keys.contains(where: { $0 < oldestRetained }) {
                 running = running.filter { $0.key >= oldestRetained }
             }
-            let snapshot = StoredSnapshot(
+            var snapshot = StoredSnapshot(
                 id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
                 pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params,
                 storageVersion: storageVersion)
-            guard log.appendSnapshot(snapshot) else {
+            let appended = timers { pending, serial in
+                snapshot.timers = pending
+                snapshot.timerSerial = serial
+                return log.appendSnapshot(snapshot)
+            }
+            guard appended else {
                 changedSinceSnapshot.store(true, ordering: .relaxed)
                 return false
             }

@@ -25,7 +25,7 @@ extension SessionStore {
             if !busy.isEmpty { _ = waitForEffects(of: busy, until: grace, onClock: true) }
         }
         var cutOff = 0
-        var stopped: [any HostedSession] = []
+        var stopped: [any PersistentSession] = []
         for session in all() {
             let running = session.stopAtShutdown()
             if running > 0 {
@@ -39,7 +39,7 @@ extension SessionStore {
 
     /// Blocks until none of `sessions` runs an effect, or `limit` passed (on the service's clock when
     /// `onClock`, which a test moves by hand, else on the real one); true when they all ended.
-    private func waitForEffects(of sessions: [any HostedSession], until limit: Duration, onClock: Bool) -> Bool {
+    private func waitForEffects(of sessions: [any PersistentSession], until limit: Duration, onClock: Bool) -> Bool {
         let woken = DispatchSemaphore(value: 0)
         // On the effects' own threads: the caller blocks one, and the shared pool may be busy too.
         let waiting = Task(executorPreference: EffectExecutor.shared) {

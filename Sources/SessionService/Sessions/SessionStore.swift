@@ -6,7 +6,7 @@ import Tokens
 /// not touched since a restart) are loaded back on their first lookup (rebuilt by their reactor in the
 /// catalog), and at most `maxResident` stay in memory (the least recently used leave first).
 public final class SessionStore: ResidentSessions {
-    private let sessions = Mutex<[String: any HostedSession]>([:])
+    private let sessions = Mutex<[String: any PersistentSession]>([:])
     /// Serializes loads, creations and deletions, so a session is never loaded twice.
     private let loading = Mutex<Void>(())
     /// Monotonic time of last activity of sessions that are stored but not resident (idle expiry).
@@ -55,7 +55,7 @@ public final class SessionStore: ResidentSessions {
     }
 
     /// Another process asks for the session: it leaves memory here with a final snapshot (see
-    /// ``HostedSession/handOff(to:)``). Never waits for the loading lock: a load holding it may itself
+    /// ``PersistentSession/handOff(to:)``). Never waits for the loading lock: a load holding it may itself
     /// be waiting on another process's hand-off, so a busy store answers "ask again".
     func handOff(_ id: String, to instance: String) -> HandOffOutcome {
         let outcome = loading.withLockIfAvailable { _ -> HandOffOutcome in
@@ -72,10 +72,12 @@ public final class SessionStore: ResidentSessions {
     public enum InsertError: Error, Sendable {
         case exists
         case full
+        /// `make` could not store the new session (storage refused it; the reason is logged where it did).
+        case notStored
     }
 
     /// The session with this id, loading it from storage when it is not resident.
-    public func session(_ id: String) -> (any HostedSession)? {
+    public func session(_ id: String) -> (any PersistentSession)? {
         // A session leaving memory right now is passed over: under the loading lock it is gone.
         if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
         guard let storage else { return nil }
@@ -85,7 +87,7 @@ public final class SessionStore: ResidentSessions {
     }
 
     /// The session with this id, loaded from storage when needed; the caller holds `loading`.
-    private func loadLocked(_ id: String, _ storage: any StorageBackend) -> (any HostedSession)? {
+    private func loadLocked(_ id: String, _ storage: any StorageBackend) -> (any PersistentSession)? {
         if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
         let history: StoredHistory
         let log: any SessionLog
@@ -117,7 +119,7 @@ public final class SessionStore: ResidentSessions {
     }
 
     /// Rebuilds a session from its stored history with the reactor it was stored under.
-    private func restore(_ id: String, _ history: StoredHistory, _ log: any SessionLog) -> Result<any HostedSession, RestoreError> {
+    private func restore(_ id: String, _ history: StoredHistory, _ log: any SessionLog) -> Result<any PersistentSession, RestoreError> {
         guard let definition = catalog.definition(named: history.snapshot.reactor) else {
             return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
         }
@@ -134,7 +136,7 @@ public final class SessionStore: ResidentSessions {
 
     /// Runs `body` on the session with this id (loading it) while no passivation can take it out of
     /// memory; nil when there is no such session.
-    func withSessionHeld<T>(_ id: String, _ body: (any HostedSession) throws(SessionError) -> T) throws(SessionError) -> T? {
+    func withSessionHeld<T>(_ id: String, _ body: (any PersistentSession) throws(SessionError) -> T) throws(SessionError) -> T? {
         guard let storage else { return try sessions.withLock { $0[id] }.map(body) }
         let result = try loading.withLock { _ throws(SessionError) -> T? in
             guard let session = loadLocked(id, storage) else { return nil }
@@ -154,15 +156,18 @@ public final class SessionStore: ResidentSessions {
         return .storageUnreadable(id: id, reason: storage.readFailure(id))
     }
 
-    /// Adds a session built by `make` under `id`, unless the id is taken or the limit is reached.
+    /// Adds a session built by `make` under `id`, unless the id is taken, the limit is reached or `make` could
+    /// not store it (nil).
     /// `make` gets the access token's hash to store with the session (with storage); without storage
     /// the store keeps it in memory and `make` gets nil.
-    func insert(id: String, accessTokenHash: SessionTokenHash? = nil, _ make: (SessionTokenHash?) -> any HostedSession) throws(InsertError) -> any HostedSession {
-        let session = try loading.withLock { _ throws(InsertError) -> any HostedSession in
-            try sessions.withLock { (sessions: inout [String: any HostedSession]) throws(InsertError) -> any HostedSession in
+    func insert(
+        id: String, accessTokenHash: SessionTokenHash? = nil, _ make: (SessionTokenHash?) -> (any PersistentSession)?
+    ) throws(InsertError) -> any PersistentSession {
+        let session = try loading.withLock { _ throws(InsertError) -> any PersistentSession in
+            try sessions.withLock { (sessions: inout [String: any PersistentSession]) throws(InsertError) -> any PersistentSession in
                 guard sessions[id] == nil, !(storage?.contains(id) ?? false) else { throw .exists }
                 guard (storage?.count ?? sessions.count) < limit else { throw .full }
-                let session = make(storage == nil ? nil : accessTokenHash)
+                guard let session = make(storage == nil ? nil : accessTokenHash) else { throw .notStored }
                 sessions[id] = session
                 return session
             }
@@ -184,23 +189,31 @@ public final class SessionStore: ResidentSessions {
     /// With storage, a new session leaves memory at once unless something already runs in it: its
     /// first snapshot is journaled, and it is loaded back on first use, so a session nobody uses costs
     /// only its index entry.
-    func settle(_ session: any HostedSession) {
+    func settle(_ session: any PersistentSession) {
         guard storage != nil else { return }
         _ = passivate([session])
     }
 
-    /// Removes and returns the session (the caller ends it outside the lock); its stored history is deleted.
-    /// A stored session that is not resident (or quarantined) is loaded or deleted from storage as needed.
-    public func remove(_ id: String) -> (any HostedSession)? {
+    /// What removing a session came to.
+    public enum Removal {
+        /// It was in memory: the caller ends it (outside the store's locks).
+        case resident(any PersistentSession)
+        /// It was only stored (passivated, quarantined): its stored history is deleted, nothing runs to end.
+        case storedOnly
+    }
+
+    /// Removes the session; its stored history is deleted. Nil when there is no such session (or storage
+    /// refuses to delete it).
+    public func remove(_ id: String) -> Removal? {
         _ = tokenHashes.withLock { $0.removeValue(forKey: id) }
         _ = incarnations.withLock { $0.removeValue(forKey: id) }
-        return loading.withLock { _ -> (any HostedSession)? in
+        return loading.withLock { _ -> Removal? in
             let session = sessions.withLock { $0.removeValue(forKey: id) }
             if let storage, storage.delete(id) {
                 _ = passive.withLock { $0.removeValue(forKey: id) }
-                return session ?? StoredOnlySession(id: id)
+                return session.map(Removal.resident) ?? .storedOnly
             }
-            return session
+            return session.map(Removal.resident)
         }
     }
 
@@ -245,6 +258,12 @@ public final class SessionStore: ResidentSessions {
 
     /// Ends the streams of session `id` opened with a token other than its current one: its token was
     /// replaced, here or (the NATS backend's watcher says so) on another instance.
+    /// A session in memory here keeps the timer index itself; for any other the stored time is the one to know.
+    func timerChanged(_ id: String, at: Int64?) {
+        guard !isResident(id) else { return }
+        context.timers.note(id, at: at)
+    }
+
     func accessTokenReplaced(_ id: String) {
         let ended = revocableStreams.revoke(id, current: accessTokenHash(for: id), message: Self.tokenReplacedMessage)
         guard ended > 0 else { return }
@@ -264,13 +283,13 @@ public final class SessionStore: ResidentSessions {
     public var residentCount: Int { sessions.withLock { $0.count } }
 
     /// All resident sessions, sorted by id (admin listing).
-    public func all() -> [any HostedSession] {
+    public func all() -> [any PersistentSession] {
         sessions.withLock { Array($0.values) }.sorted { $0.id < $1.id }
     }
 
-    /// Removes sessions without subscribers whose last activity is before `cutoff`; returns them.
-    /// Stored sessions that are not resident expire too (their stored history is deleted here).
-    public func removeIdle(before cutoff: UInt64) -> [any HostedSession] {
+    /// Removes sessions without subscribers whose last activity is before `cutoff`: returns those that were in
+    /// memory (the caller ends them) and how many were only stored (their stored history is deleted here).
+    public func removeIdle(before cutoff: UInt64) -> (resident: [any PersistentSession], storedOnly: Int) {
         let idle = sessions.withLock { sessions in
             let idle = sessions.values.filter { $0.lastActive < cutoff && $0.subscriberCount == 0 }
             for session in idle { sessions.removeValue(forKey: session.id) }
@@ -282,7 +301,7 @@ public final class SessionStore: ResidentSessions {
         incarnations.withLock { incarnations in
             for session in idle { incarnations.removeValue(forKey: session.id) }
         }
-        guard let storage else { return idle }
+        guard let storage else { return (idle, 0) }
         let expired = passive.withLock { passive in
             // A quarantined session waits for an operator, however long: expiring it would lose what crashed it.
             let expired = passive.filter { $0.value < cutoff && storage.storedSession($0.key)?.unavailable == nil }
@@ -298,7 +317,7 @@ public final class SessionStore: ResidentSessions {
                 storage.delete(id)
             }
         }
-        return idle + expired.map { StoredOnlySession(id: $0) }
+        return (idle, expired.count)
     }
 
     /// Notes stored sessions that are not resident (after a restart) as active `now`, for idle expiry.
@@ -332,7 +351,7 @@ public final class SessionStore: ResidentSessions {
         _ = passivate(Array(victims))
     }
 
-    private func passivate(_ candidates: [any HostedSession]) -> Int {
+    private func passivate(_ candidates: [any PersistentSession]) -> Int {
         var count = 0
         for session in candidates {
             let left = loading.withLock { _ -> Bool in
@@ -345,24 +364,4 @@ public final class SessionStore: ResidentSessions {
         }
         return count
     }
-}
-
-/// A stored session removed without being loaded (deleted or expired while passivated).
-final class StoredOnlySession: HostedSession {
-    let id: String
-    init(id: String) { self.id = id }
-    var reactorName: String { "" }
-    func snapshot() -> EncodedSnapshot { EncodedSnapshot(version: 0, state: Array("null".utf8)) }
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 { throw .ended }
-    func subscribe(_ subscriber: Subscriber, sink: any SubscriberSink) -> SubscribeOutcome { .ended }
-    func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {}
-    var isStubEnabled: Bool { false }
-    func setStub(enabled: Bool) {}
-    func forceState(json: [UInt8], reply: @escaping @Sendable (Result<EncodedSnapshot, SessionError>) -> Void) { reply(.failure(.ended)) }
-    func actionLog(since: UInt64, limit: Int) -> (entries: [ActionLogEntry], next: UInt64?) { ([], nil) }
-    func subscriberInfo() -> [SubscriberInfo] { [] }
-    var subscriberCount: Int { 0 }
-    var lastActive: UInt64 { 0 }
-    func touch(at nanoseconds: UInt64) {}
-    func end() {}
 }

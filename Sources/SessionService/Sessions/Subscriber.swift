@@ -1,7 +1,7 @@
 import JSONCodec
 
 /// One subscription to a session and how far it has got: made by a transport, handed with its sink to
-/// ``HostedSession/subscribe(_:sink:)``, and from then on touched only under that session's lock.
+/// ``SessionStreamSource/subscribe(_:sink:)``, and from then on touched only under that session's lock.
 ///
 /// ```swift
 /// let subscriber = Subscriber(lastEventID: 12, select: nil, selectText: nil)

@@ -45,6 +45,13 @@ public enum SubscriptionEnd: Sendable, Equatable {
     case unavailable(code: String, message: String)
     /// The subscriber's transport fell too far behind: more pulses waited than `sse.pulseBuffer`.
     case tooSlow(message: String)
+
+    /// API.md's `session_moved`, the one place the code is spelled.
+    public static let movedCode = "session_moved"
+
+    /// The session runs elsewhere now (taken over, handed off, or no longer relayed here): `message` says why;
+    /// reconnecting follows it.
+    public static func moved(_ message: String) -> SubscriptionEnd { .unavailable(code: movedCode, message: message) }
 }
 
 /// What a transport reports about one subscription, from its own thread with no lock held.
@@ -55,7 +62,7 @@ public enum SubscriberNotice: Sendable, Equatable {
     case closed
 }
 
-/// Whether ``HostedSession/subscribe(_:sink:)`` registered the subscriber; when not, its sink was not used.
+/// Whether ``SessionStreamSource/subscribe(_:sink:)`` registered the subscriber; when not, its sink was not used.
 public enum SubscribeOutcome: Sendable, Equatable {
     case subscribed
     /// The session has ended (deleted meanwhile).

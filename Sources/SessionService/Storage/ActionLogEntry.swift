@@ -11,11 +11,13 @@ public struct ActionLogEntry: Sendable, Equatable {
     public var interrupted: Bool
     /// Who sent it: a client's request, or one of the session's own effects (`ReactorContext.send`).
     public var origin: ActionOrigin
+    /// The timer that sent it (`"timer"` in the admin action log), nil for an action a client or an effect sent.
+    public var timer: String?
 
     @inlinable
     public init(
         seq: UInt64, at: Int64, action: [UInt8], stubbed: Bool, interrupted: Bool = false,
-        origin: ActionOrigin = .request
+        origin: ActionOrigin = .request, timer: String? = nil
     ) {
         self.seq = seq
         self.at = at
@@ -23,6 +25,7 @@ public struct ActionLogEntry: Sendable, Equatable {
         self.stubbed = stubbed
         self.interrupted = interrupted
         self.origin = origin
+        self.timer = timer
     }
 }
 

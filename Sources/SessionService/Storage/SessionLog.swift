@@ -16,8 +16,16 @@ protocol SessionLog: AnyObject, Sendable {
     var lastPosition: UInt64 { get }
 
     /// An accepted action `seq`; `completed` when every mutation it made was already reduced (no
-    /// completion follows); `origin` says who sent it.
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8])
+    /// completion follows); `origin` says who sent it; `timer` names the timer that sent it (this record also
+    /// removes that timer).
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?)
+    /// A change of the session's timers, numbered `serial` (one more than its previous timer record's).
+    func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool
+    /// The session's soonest pending timer is now `at` (nil: none); see the extension's default.
+    func noteSoonestTimer(_ at: Int64?)
+    /// The session was just loaded with `at` as its soonest pending timer (nil: none); see the extension's default.
+    func noteLoadedTimers(_ at: Int64?)
     /// Every mutation of action `seq` has been reduced.
     func appendCompletion(seq: UInt64)
     /// A reduced mutation (JSON) producing `version`, written by the reactor's `storageVersion`.
@@ -39,4 +47,12 @@ protocol SessionLog: AnyObject, Sendable {
 extension SessionLog {
     /// Nothing to note.
     func didLoad() {}
+}
+
+extension SessionLog {
+    /// The session's soonest pending timer changed (nil: none left); a backend shared by several processes
+    /// tells the others, so they fire it should this one be gone by then. The file journal needs nothing.
+    func noteSoonestTimer(_ at: Int64?) {}
+    /// A backend shared by several processes writes what the new owner knows; the file journal needs nothing.
+    func noteLoadedTimers(_ at: Int64?) {}
 }

@@ -122,10 +122,11 @@ protocol StorageBackend: MetricsSource {
 
     // MARK: Upkeep
 
+    /// When each stored session's soonest pending timer may fall due (start-up: the timer index is built from
+    /// it). A time may be early, never late: a session loaded at it finds what is really due.
+    func timerHints() -> [(id: String, at: Int64)]
     /// Hands the backend the sessions in memory (see the extension's default).
     func attach(_ resident: any ResidentSessions)
-    /// The other instances sharing this storage (see the extension's default).
-    var peers: (any ClusterPeers)? { get }
     /// Whether loading or creating a session waits on network round trips (see the extension's
     /// default): the service then does it on a worker thread, never on an event loop.
     var waitsOnNetwork: Bool { get }
@@ -160,8 +161,8 @@ extension StorageBackend {
     /// Never lost.
     func lossReason(_ position: UInt64) -> String? { nil }
 
-    /// The other instances sharing this storage; nil for a backend only this process uses.
-    var peers: (any ClusterPeers)? { nil }
+    /// No timers stored.
+    func timerHints() -> [(id: String, at: Int64)] { [] }
 
     /// The file journal's quarantine is this process's already: a restart reads the session again.
     func quarantineHere(_ id: String, reason: String) { quarantine(id, reason: reason) }
@@ -191,6 +192,8 @@ protocol ResidentSessions: Sendable {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome
     /// Another process replaced session `id`'s access token: the streams opened here with the old one end.
     func accessTokenReplaced(_ id: String)
+    /// Storage says session `id`'s soonest timer is now due at `at` (nil: none), as some instance wrote it.
+    func timerChanged(_ id: String, at: Int64?)
     /// The ids of the sessions in memory (not leaving it).
     func residentIDs() -> [String]
 }
@@ -202,6 +205,8 @@ extension ResidentSessions {
     func handOff(_ id: String, to instance: String) -> HandOffOutcome { .notResident }
     /// No streams to end.
     func accessTokenReplaced(_ id: String) {}
+    /// No timers to fire.
+    func timerChanged(_ id: String, at: Int64?) {}
     /// None.
     func residentIDs() -> [String] { [] }
 }

@@ -60,6 +60,11 @@ struct StoredHistory: Sendable {
 
     /// The session's parameters (JSON; empty for none), as its snapshot carries them.
     @usableFromInline var params: [UInt8] { snapshot.params }
+    /// The pending timers: the snapshot's, changed by the timer records after it, less those whose action
+    /// was accepted after it (soonest first).
+    @usableFromInline var timers: [PendingTimer] = []
+    /// The number of the session's latest timer record.
+    @usableFromInline var timerSerial: UInt64 = 0
 }
 
 /// The records that rebuild one past version: a snapshot's state and the state records after it.

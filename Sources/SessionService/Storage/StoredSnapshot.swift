@@ -29,6 +29,10 @@ struct StoredSnapshot: Sendable, Equatable {
     /// The reactor's `Reactor.storageVersion` that wrote `state`; 1 in snapshots written before
     /// versions existed.
     var storageVersion = 1
+    /// The session's pending timers when the snapshot was taken (records before it are not needed for them).
+    var timers: [PendingTimer] = []
+    /// The number of the session's latest timer record, so later ones are numbered above it.
+    var timerSerial: UInt64 = 0
 
     init(
         id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],

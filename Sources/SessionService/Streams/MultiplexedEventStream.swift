@@ -31,7 +31,7 @@ final class MultiplexedEventStream: RevocableStream {
         var sse: ServerSentEventStream?
         var cursor: StreamCursor
         /// Per part: its session and subscriber while subscribed.
-        var subscriptions: [(session: any HostedSession, subscriber: Subscriber)?]
+        var subscriptions: [(session: any SessionStreamSource, subscriber: Subscriber)?]
         /// Per part: not ended yet.
         var live: [Bool]
         var liveCount: Int
@@ -68,7 +68,7 @@ final class MultiplexedEventStream: RevocableStream {
     /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted. `hold`
     /// counts the part against its client address until it has left its session (or, never taken in, now).
     func subscribe(
-        _ index: Int, to session: any HostedSession, hold: AddressQuota.Hold? = nil, lookup: () -> (any HostedSession)?
+        _ index: Int, to session: any SessionStreamSource, hold: AddressQuota.Hold? = nil, lookup: () -> (any SessionStreamSource)?
     ) {
         let subscriber = Subscriber(
             lastEventID: resumingFrom[index], select: select, selectText: selectText, patches: patches, hold: hold)
@@ -117,8 +117,8 @@ final class MultiplexedEventStream: RevocableStream {
     /// that opened it stopped being valid. Its subscriber leaves the session; after the last part, the
     /// response closes.
     func revoke(_ id: String?, message: String) {
-        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
-            var leaving: [(session: any HostedSession, subscriber: Subscriber)] = []
+        let leaving = state.withLock { state -> [(session: any SessionStreamSource, subscriber: Subscriber)] in
+            var leaving: [(session: any SessionStreamSource, subscriber: Subscriber)] = []
             for index in sessions.indices where id == nil || sessions[index] == id {
                 guard !state.closed, state.live[index] else { continue }
                 if let subscription = state.subscriptions[index] { leaving.append(subscription) }
@@ -194,7 +194,7 @@ final class MultiplexedEventStream: RevocableStream {
     /// Ends part `index` as its session says; a part too slow to read ends the whole stream, whose other
     /// parts then leave their sessions from another thread (this one holds a session's lock).
     func finish(_ index: Int, _ end: SubscriptionEnd) {
-        let leaving = state.withLock { state -> [(session: any HostedSession, subscriber: Subscriber)] in
+        let leaving = state.withLock { state -> [(session: any SessionStreamSource, subscriber: Subscriber)] in
             guard state.live[index], !state.closed else { return [] }
             let session = sessions[index]
             switch end {
@@ -241,7 +241,7 @@ final class MultiplexedEventStream: RevocableStream {
 
     /// Marks the stream closed and lets go of the response and the subscriptions (which refer back to
     /// this stream); returns the subscriptions still live.
-    private func close(_ state: inout State) -> [(session: any HostedSession, subscriber: Subscriber)] {
+    private func close(_ state: inout State) -> [(session: any SessionStreamSource, subscriber: Subscriber)] {
         let live = state.subscriptions.compactMap { $0 }
         state.closed = true
         state.sse = nil

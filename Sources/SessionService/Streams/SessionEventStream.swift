@@ -12,7 +12,7 @@ import Synchronization
 /// stream?.revoke(nil, message: "the session's token was replaced")   // `event: error` unauthorized, then closed
 /// ```
 final class SessionEventStream: RevocableStream {
-    private weak let session: (any HostedSession)?
+    private weak let session: (any SessionStreamSource)?
     private let subscriber: Subscriber
     /// The response, held weakly: it holds this stream (its notice handler), not the other way round.
     private let response = Mutex(WeakResponse())
@@ -21,7 +21,7 @@ final class SessionEventStream: RevocableStream {
         weak var stream: ServerSentEventStream?
     }
 
-    private init(session: any HostedSession, subscriber: Subscriber) {
+    private init(session: any SessionStreamSource, subscriber: Subscriber) {
         self.session = session
         self.subscriber = subscriber
     }
@@ -31,7 +31,7 @@ final class SessionEventStream: RevocableStream {
     /// `hold` counts the subscriber against its client address until it has left the session.
     @discardableResult
     static func open(
-        _ session: any HostedSession, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?,
+        _ session: any SessionStreamSource, writer: HTTPResponseWriter, headers: HTTPHeaders, lastEventID: UInt64?,
         select: JSONPointer?, selectText: String?, patches: Bool = false, hold: AddressQuota.Hold? = nil
     ) -> SessionEventStream? {
         let subscriber = Subscriber(

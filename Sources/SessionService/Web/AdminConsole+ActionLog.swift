@@ -18,6 +18,7 @@ async function loadLog() {
       if (page.next === undefined) break;
       logSince = page.next;
     }
+    loadTimers();
     $("logNote").className = "muted";
     $("logNote").textContent = logCount + (logCount === 1 ? " action" : " actions") + "; updated " + clockTime() + ".";
   } catch (error) {
@@ -37,7 +38,8 @@ function appendLog(entries) {
   for (const entry of entries) {
     const at = node("td", new Date(entry.at).toLocaleTimeString());
     at.title = entry.at;
-    const note = entry.crashed ? "crashed" : entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted" : "";
+    const note = entry.crashed ? "crashed" : entry.stubbed ? "stubbed" : entry.interrupted ? "interrupted"
+      : entry.timer !== undefined ? "timer " + entry.timer : "";
     const line = node("tr", undefined, entry.crashed ? "crashed" : undefined);
     const noteCell = node("td", note, entry.crashed ? "error" : note ? "stubbed" : "");
     line.append(node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), noteCell);

@@ -54,7 +54,10 @@ function select(id) {
   $("liveVersion").textContent = "";
   $("liveState").textContent = "—";
   $("actionLog").tBodies[0].replaceChildren();
-  for (const result of ["actionResult", "stubResult", "forkResult", "logNote"]) $(result).textContent = "";
+  $("timers").tBodies[0].replaceChildren();
+  for (const result of ["actionResult", "stubResult", "forkResult", "logNote", "timersNote"]) {
+    $(result).textContent = "";
+  }
   $("actionEditor").value = "";
   $("stateEditor").value = "";
   setStub(row.stub);

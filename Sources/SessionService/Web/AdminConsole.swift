@@ -156,13 +156,23 @@ td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
         </div>
         <p id="logNote" class="muted"></p>
       </section>
+      <section class="card half" aria-labelledby="timersHeading">
+        <h3 id="timersHeading">Pending timers</h3>
+        <table id="timers" aria-labelledby="timersHeading">
+          <thead><tr>
+            <th scope="col">name</th><th scope="col">due at</th><th scope="col">action</th><th scope="col"></th>
+          </tr></thead>
+          <tbody></tbody>
+        </table>
+        <p id="timersNote" class="muted" aria-live="polite"></p>
+      </section>
     </div>
   </section>
 </main>
 <script nonce="__NONCE__">
 """# + [
-        WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timeTravelScript,
-        quarantineScript,
+        WebScript.common, listStreamScript, script, sessionListScript, sessionScript, actionLogScript, timersScript,
+        timeTravelScript, quarantineScript,
     ].joined(separator: "\n") + #"""
 
 // Everything is defined: connect (when this tab holds a token).

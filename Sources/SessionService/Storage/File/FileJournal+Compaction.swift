@@ -209,7 +209,7 @@ extension FileJournal {
                 guard let accept = try? StoredAccept(payload: record.payload) else {
                     throw JournalError.corrupt(path: segmentPath(location.segment), offset: Int(location.offset), reason: "holds an accepted action that does not decode")
                 }
-                try chunks.add(ActionLogEntry(seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed), emit: emit)
+                try chunks.add(accept.entry(seq: record.number), emit: emit)
             }
             if let last = try chunks.finish(emit: emit) { try copy(.actionLogEnd, last) { _ in } }
         } catch is CopyStopped {

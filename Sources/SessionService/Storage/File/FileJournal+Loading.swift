@@ -153,12 +153,13 @@ extension FileJournal {
         }
         var running = Set(snapshot.running)
         var lastSeq = snapshot.lastSeq
+        var timers = Dictionary(snapshot.timers.map { ($0.name, $0) }, uniquingKeysWith: { _, last in last })
+        var timerSerial = snapshot.timerSerial
         for record in records.accepts where bySeq[record.number] == nil {
             guard let accept = try? StoredAccept(payload: record.payload) else {
                 return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
             }
-            bySeq[record.number] = ActionLogEntry(
-                seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed, origin: accept.origin)
+            bySeq[record.number] = accept.entry(seq: record.number)
             lastSeq = max(lastSeq, record.number)
         }
         for record in tail {
@@ -168,13 +169,23 @@ extension FileJournal {
                     return .failure(.unavailable("the accepted action \(record.number) is malformed in the journal"))
                 }
                 if bySeq[record.number] == nil {
-                    bySeq[record.number] = ActionLogEntry(
-                seq: record.number, at: accept.at, action: accept.body, stubbed: accept.stubbed, origin: accept.origin)
+                    bySeq[record.number] = accept.entry(seq: record.number)
                 }
                 if !accept.completed { running.insert(record.number) }
                 lastSeq = max(lastSeq, record.number)
+                // The accept of a timer's action is the timer's removal: it fired, once.
+                if let timer = accept.timer { timers[timer] = nil }
             case .complete:
                 running.remove(record.number)
+            case .timer:
+                guard let change = try? TimerChange(payload: record.payload) else {
+                    return .failure(.unavailable("the timer record \(record.number) is malformed in the journal"))
+                }
+                switch change {
+                case .schedule(let timer): timers[timer.name] = timer
+                case .cancel(let name): timers[name] = nil
+                }
+                timerSerial = max(timerSerial, record.number)
             default:
                 break
             }
@@ -183,7 +194,11 @@ extension FileJournal {
         for index in actions.indices where running.contains(actions[index].seq) {
             actions[index].interrupted = true
         }
-        return .success(StoredHistory(snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty))
+        var history = StoredHistory(
+            snapshot: snapshot, states: states, actions: actions, lastSeq: lastSeq, hasTail: !tail.isEmpty)
+        history.timers = timers.values.sorted { ($0.at, $0.name) < ($1.at, $1.name) }
+        history.timerSerial = timerSerial
+        return .success(history)
     }
 
     /// Whether every record `entry`'s load reads lies in what was written; the caller holds both locks,

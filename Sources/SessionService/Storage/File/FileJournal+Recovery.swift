@@ -56,6 +56,15 @@ extension FileJournal {
                         if record.kind == .snapshot, let entry = recovered.index.entries[record.key] {
                             entry.unavailable = nil
                             if entry.incarnation == 0 { entry.incarnation = StoredSnapshot.incarnation(payload: payload) }
+                            // Its latest snapshot holds every timer before it.
+                            if entry.snapshot == location {
+                                entry.timerHint = StoredSnapshot.earliestTimer(payload: payload)
+                            }
+                        }
+                        if record.kind == .timer, let entry = recovered.index.entries[record.key],
+                            let at = TimerChange.scheduledAt(payload: payload)
+                        {
+                            entry.timerHint = min(entry.timerHint ?? at, at)
                         }
                         switch record.kind {
                         case .padding: break

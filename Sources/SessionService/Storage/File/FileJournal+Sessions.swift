@@ -23,6 +23,18 @@ extension FileJournal {
         state.withLock { state in state.index.entries.values.map(\.info) }
     }
 
+    /// The start-up scan's timer hints of the sessions it found (nil once they were handed out: the sessions
+    /// keep the service's index up to date themselves from then on).
+    func timerHints() -> [(id: String, at: Int64)] {
+        state.withLock { state in
+            state.index.entries.values.compactMap { entry in
+                defer { entry.timerHint = nil }
+                guard entry.unavailable == nil, let at = entry.timerHint else { return nil }
+                return (entry.id, at)
+            }
+        }
+    }
+
     func storedSession(_ id: String) -> StoredSessionInfo? {
         state.withLock { state in state.index.keys[id].flatMap { state.index.entries[$0] }?.info }
     }

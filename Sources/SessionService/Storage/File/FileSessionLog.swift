@@ -27,9 +27,16 @@ final class FileSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8]) {
-        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, origin: origin, body: action)
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
+    ) {
+        let accept = StoredAccept(
+            at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer)
         note(journal.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) })
+    }
+
+    func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
+        note(journal.append(kind: .timer, key: key, number: serial) { change.encode(into: &$0) })
     }
 
     func appendCompletion(seq: UInt64) {

@@ -39,6 +39,9 @@ final class IndexEntry: @unchecked Sendable {
     var resident: Bool
     /// Why the session cannot be served (quarantine), nil when fine.
     var unavailable: String?
+    /// At start-up: no later than its soonest pending timer (its latest snapshot's, or one scheduled since),
+    /// nil when it has none; the service's timer index takes it from here (see ``FileJournal/timerHints()``).
+    var timerHint: Int64?
     /// The accept records of the retained action log (the newest within `sessions.actionLogLimit` and
     /// `sessions.actionLogBytes`), oldest first from `acceptsStart`; kept whether or not the session is
     /// resident, since snapshots do not hold the log.
@@ -161,6 +164,8 @@ final class IndexEntry: @unchecked Sendable {
         case .actionLogFirst, .actionLogNext, .actionLogEnd:
             // Gathered by the index until the checkpoint is complete.
             return false
+        case .timer:
+            repeated = tail.contains { $0.kind == .timer && $0.number == number }
         default:
             break
         }
@@ -331,5 +336,5 @@ struct ActionLogLimits: Sendable {
 
 extension JournalRecord.Kind {
     /// Records of the action log (positional), as opposed to state records (by version).
-    var isAction: Bool { self == .accept || self == .complete }
+    var isAction: Bool { self == .accept || self == .complete || self == .timer }
 }

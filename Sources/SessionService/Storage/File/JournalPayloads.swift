@@ -3,10 +3,11 @@ extension StoredSnapshot {
     /// Layout: lastSeq u64, stub u8, id and reactor (short strings), state (blob), running (u32 count, u64
     /// each), the legacy action log, the pulse counts (u32 count, each a short-string name and a u64), then
     /// the incarnation (u64), then `recoveredThrough` (u64), then the params (blob), then the storage version
-    /// (u32). Newer sections come last: a payload that ends before the pulse section has no counts (all 0), one
-    /// that ends before the incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered
-    /// nothing yet (0), one that ends before the params has none (a reactor without parameters, or written before
-    /// they existed), one that ends before the storage version was written by version 1.
+    /// (u32), then the pending timers (``StoredTimers``, only once the session had one). Newer sections come
+    /// last: a payload that ends before the pulse section has no counts (all 0), one that ends before the
+    /// incarnation has none (0, unknown), one that ends before `recoveredThrough` recovered nothing yet (0), one
+    /// that ends before the params has none (a reactor without parameters, or written before they existed), one
+    /// that ends before the storage version was written by version 1, one that ends before the timers has none.
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(lastSeq)
         buffer.append(stub ? 1 : 0)
@@ -27,6 +28,8 @@ extension StoredSnapshot {
         buffer.appendLittleEndian(recoveredThrough)
         buffer.appendBlob(params)
         buffer.appendLittleEndian(UInt32(truncatingIfNeeded: storageVersion))
+        // Only a session that ever had a timer carries the section.
+        if !timers.isEmpty || timerSerial != 0 { StoredTimers.encode(timers, serial: timerSerial, into: &buffer) }
     }
 
     init(version: UInt64, payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -57,11 +60,29 @@ extension StoredSnapshot {
         params = try reader.blob()
         guard reader.offset < reader.bytes.count else { return }
         storageVersion = Int(try reader.integer(UInt32.self))
+        guard reader.offset < reader.bytes.count else { return }
+        (timers, timerSerial) = try StoredTimers.decode(&reader)
     }
 
     /// Only the incarnation, found by stepping over the sections before it (the start-up scan); 0 when the
     /// payload has none or is too short to hold one where it should be.
     static func incarnation(payload: UnsafeRawBufferPointer) -> UInt64 {
+        guard let offset = offsetAfterPulses(payload: payload), offset + 8 <= payload.count else { return 0 }
+        return payload.loadLittleEndian(UInt64.self, at: offset)
+    }
+
+    /// The earliest `at` of the snapshot's timers (the start-up scan), nil when it has none.
+    static func earliestTimer(payload: UnsafeRawBufferPointer) -> Int64? {
+        // The incarnation and recoveredThrough, the params (a blob) and the storage version, then the timers'
+        // count and earliest time.
+        guard let afterPulses = offsetAfterPulses(payload: payload), afterPulses + 20 <= payload.count else { return nil }
+        let offset = afterPulses + 16 + 4 + Int(payload.loadLittleEndian(UInt32.self, at: afterPulses + 16)) + 4
+        guard offset + 12 <= payload.count, payload.loadLittleEndian(UInt32.self, at: offset) > 0 else { return nil }
+        return payload.loadLittleEndian(Int64.self, at: offset + 4)
+    }
+
+    /// Where the section after the pulse counts begins, found by stepping over the ones before it.
+    static func offsetAfterPulses(payload: UnsafeRawBufferPointer) -> Int? {
         var offset = 9  // lastSeq and stub
         func take(_ count: Int) -> Bool {
             offset += count
@@ -77,16 +98,15 @@ extension StoredSnapshot {
         guard let id = length(UInt8.self), take(id), let reactor = length(UInt8.self), take(reactor),
             let state = length(UInt32.self), take(state), let running = length(UInt32.self), take(running * 8),
             let actions = length(UInt32.self)
-        else { return 0 }
+        else { return nil }
         for _ in 0..<actions {
-            guard take(17), let action = length(UInt32.self), take(action) else { return 0 }
+            guard take(17), let action = length(UInt32.self), take(action) else { return nil }
         }
-        guard let pulses = length(UInt32.self) else { return 0 }
+        guard let pulses = length(UInt32.self) else { return nil }
         for _ in 0..<pulses {
-            guard let name = length(UInt8.self), take(name + 8) else { return 0 }
+            guard let name = length(UInt8.self), take(name + 8) else { return nil }
         }
-        guard offset + 8 <= payload.count else { return 0 }
-        return payload.loadLittleEndian(UInt64.self, at: offset)
+        return offset
     }
 
     /// Only the id and reactor, read from the front of a snapshot payload (the start-up scan).
@@ -119,19 +139,26 @@ struct StoredAccept: Sendable, Equatable {
     /// Who sent it (flag 4: one of the session's own effects).
     var origin: ActionOrigin = .request
     var body: [UInt8]
+    /// The timer whose action this is: its accept record is also the timer's removal (flag 8, then the
+    /// name as a short string before the body).
+    var timer: String?
 
     func encode(into buffer: inout [UInt8]) {
         buffer.appendLittleEndian(at)
-        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (origin == .effect ? 4 : 0))
+        buffer.append((stubbed ? 1 : 0) | (completed ? 2 : 0) | (origin == .effect ? 4 : 0) | (timer != nil ? 8 : 0))
+        if let timer { buffer.appendShortString(timer) }
         buffer.append(contentsOf: body)
     }
 
-    init(at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin = .request, body: [UInt8]) {
+    init(
+        at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin = .request, body: [UInt8], timer: String? = nil
+    ) {
         self.at = at
         self.stubbed = stubbed
         self.completed = completed
         self.origin = origin
         self.body = body
+        self.timer = timer
     }
 
     init(payload: [UInt8]) throws(PayloadReader.PayloadError) {
@@ -141,7 +168,13 @@ struct StoredAccept: Sendable, Equatable {
         stubbed = flags & 1 != 0
         completed = flags & 2 != 0
         origin = flags & 4 != 0 ? .effect : .request
+        timer = flags & 8 != 0 ? try reader.shortString() : nil
         body = reader.rest()
+    }
+
+    /// The log entry it stands for.
+    func entry(seq: UInt64) -> ActionLogEntry {
+        ActionLogEntry(seq: seq, at: at, action: body, stubbed: stubbed, origin: origin, timer: timer)
     }
 }
 
@@ -159,8 +192,11 @@ enum StoredActionLog {
         for entry in entries {
             buffer.appendLittleEndian(entry.seq)
             buffer.appendLittleEndian(entry.at)
-            buffer.append((entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.origin == .effect ? 4 : 0))
+            buffer.append(
+                (entry.stubbed ? 1 : 0) | (entry.interrupted ? 2 : 0) | (entry.origin == .effect ? 4 : 0)
+                    | (entry.timer != nil ? 8 : 0))
             buffer.appendBlob(entry.action)
+            if let timer = entry.timer { buffer.appendShortString(timer) }
         }
     }
 
@@ -175,9 +211,11 @@ enum StoredActionLog {
             let at = try reader.integer(Int64.self)
             let flags = try reader.integer(UInt8.self)
             let action = try reader.blob()
-            entries.append(ActionLogEntry(
-                seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0,
-                origin: flags & 4 != 0 ? .effect : .request))
+            let timer = flags & 8 != 0 ? try reader.shortString() : nil
+            entries.append(
+                ActionLogEntry(
+                    seq: seq, at: at, action: action, stubbed: flags & 1 != 0, interrupted: flags & 2 != 0,
+                    origin: flags & 4 != 0 ? .effect : .request, timer: timer))
         }
         return entries
     }

@@ -35,6 +35,9 @@ struct JournalRecord: Sendable, Equatable {
         /// The hash of the session's access token (`auth.sessions=token`) as its stored text, 64
         /// hexadecimal digits; the latest replaces earlier ones. `number` is 0.
         case accessToken = 12
+        /// A change of the session's timers (``TimerChange``); `number` is the session's timer serial, which
+        /// tells a compaction copy from a new record. The next snapshot holds the timers, like the actions.
+        case timer = 13
     }
 
     /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what

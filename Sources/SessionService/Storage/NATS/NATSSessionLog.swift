@@ -92,12 +92,43 @@ final class NATSSessionLog: SessionLog {
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
-    func appendAccept(seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8]) {
+    func appendAccept(
+        seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
+    ) {
         var payload: [UInt8] = []
         payload.reserveCapacity(StoredAccept.headerBytes + action.count)
-        let accept = StoredAccept(at: at, stubbed: stubbed, completed: completed, origin: origin, body: action)
+        let accept = StoredAccept(
+            at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer)
         accept.encode(into: &payload)
         append(.accept, number: seq, payload)
+    }
+
+    /// A sooner timer than the session's bucket entry names is part of what the change's output acknowledges:
+    /// it gets a position of its own, resolved once the entry says so.
+    func noteSoonestTimer(_ at: Int64?) {
+        guard storage.timerIsSooner(id, at: at) else { return storage.noteTimer(id, at: at) }
+        let position = storage.watermark.allocate()
+        var current = last.load(ordering: .relaxed)
+        while current < position {
+            let (exchanged, original) = last.compareExchange(
+                expected: current, desired: position, ordering: .acquiringAndReleasing)
+            if exchanged { break }
+            current = original
+        }
+        storage.noteTimer(id, at: at, position: position)
+    }
+
+    /// The new owner writes its soonest timer into the session's entry (``NATSStorage/noteLoadedTimers(_:at:)``).
+    func noteLoadedTimers(_ at: Int64?) {
+        storage.noteLoadedTimers(id, at: at)
+    }
+
+    func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
+        var payload: [UInt8] = []
+        change.encode(into: &payload)
+        guard payload.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes else { return false }
+        append(.timer, number: serial, payload)
+        return true
     }
 
     func appendCompletion(seq: UInt64) {
@@ -366,6 +397,6 @@ final class NATSSessionLog: SessionLog {
     func giveUpClaim() {
         let (revision, stopped) = state.withLock { ($0.claimRevision, $0.stop != nil) }
         guard !stopped else { return }
-        try? storage.claimsBucket.delete(id, revision: revision) { _ in }
+        storage.claims.release(id, revision: revision)
     }
 }

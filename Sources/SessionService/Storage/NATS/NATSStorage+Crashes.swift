@@ -99,13 +99,7 @@ extension NATSStorage {
     /// quarantined as one it died loading.
     func markLoaded(_ log: NATSSessionLog) {
         let revision = log.state.withLock { $0.claimRevision }
-        let claim = ownClaim.json
-        let id = log.id
-        let claimsBucket = self.claimsBucket
-        let result = waitFor("the update of session \(id)'s claim after its load") { completion in
-            try claimsBucket.update(id, value: claim, revision: revision, completion: completion)
-        }
-        switch result {
+        switch claims.renew(log.id, revision: revision) {
         case .success(let next):
             log.state.withLock { if $0.claimRevision == revision { $0.claimRevision = next } }
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
@@ -115,7 +109,7 @@ extension NATSStorage {
             logger.warning(
                 "a loaded session's claim still says it is loading; if this instance dies before it is renewed, "
                     + "the next one quarantines the session",
-                ["session": .string(id), "error": .string(error.description)])
+                ["session": .string(log.id), "error": .string(error.description)])
         }
     }
 

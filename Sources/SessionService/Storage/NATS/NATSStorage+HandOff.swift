@@ -94,21 +94,12 @@ extension NATSStorage {
                 return .refused("its last records are not stored yet")
             }
         }
-        for _ in 0..<3 {
-            switch consistentEntry(claimsBucket, id) {
-            case .failure(let error):
-                return .refused("its claim cannot be read: \(error)")
-            case .success(let entry):
-                guard let entry, entry.operation == .put, OwnershipClaim(json: entry.value) == ownClaim else { return .released }
-                switch waitFor("the deletion of session \(id)'s claim", { completion in try claimsBucket.delete(id, revision: entry.revision, completion: completion) }) {
-                case .success: return .released
-                // Changed meanwhile (the released log gave it up first): look again.
-                case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
-                case .failure(let error): return .refused("its claim cannot be given up: \(error)")
-                }
-            }
+        // The next owner's writes of the entry come after this one's last timer time.
+        guard waitForTimerWrites(id, limit: handOffBudget / 4) else {
+            return .refused("its timer time is not written yet")
         }
-        return .refused("its claim keeps changing")
+        if let reason = claims.giveUp(id) { return .refused(reason) }
+        return .released
     }
 
     func answer(_ replyTo: String, _ reply: HandOffReply) {

@@ -100,3 +100,17 @@ extension NATSStorage {
         return records.filter { $0.kind == .snapshot }.map(\.number).min()
     }
 }
+
+// Waiting for JetStream: the storage protocol's calls that return results.
+extension NATSStorage {
+    /// The latest entry of `key`, read from the bucket's leader.
+    func consistentEntry(_ bucket: KeyValue, _ key: String) -> Result<KeyValueEntry?, NATSError> {
+        waitFor("a read of \(key) in the bucket \(bucket.bucket)") { completion in try bucket.consistentEntry(key, completion: completion) }
+    }
+
+    /// Waits for a JetStream call of this backend (its request timeout, and a margin); `what` names
+    /// the call in a timeout's error.
+    func waitFor<T: Sendable>(_ what: @autoclosure () -> String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+        Blocking.call(what(), timeout: options.requestTimeout, start)
+    }
+}

@@ -52,10 +52,8 @@ extension NATSStorage {
             logger.error("a session's entry cannot be written to the sessions bucket", ["session": .string(id), "error": .string(error.description)])
             return nil
         }
-        let claim = ownClaim
-        let claimsBucket = self.claimsBucket
         let revision: UInt64
-        switch waitFor("a put of session \(id)'s claim", { completion in try claimsBucket.put(id, value: claim.json, completion: completion) }) {
+        switch claims.create(id) {
         case .success(let value):
             revision = value
         case .failure(let error):
@@ -85,7 +83,7 @@ extension NATSStorage {
         var askedOwner = false
         var goneOwner: String?
         claiming: while true {
-            switch takeClaim(id, ownerGone: goneOwner, loading: true) {
+            switch claims.take(id, ownerGone: goneOwner, loading: true) {
             case .failed(let error):
                 return transientFailure(id, "its claim cannot be read or written: \(error)")
             case .owned(let owner):
@@ -183,7 +181,7 @@ extension NATSStorage {
         var replay = RecordReplay(limits: options.actionLogLimits)
         var next: UInt64 = 1
         var fence: [UInt8] = []
-        RecordFrame.append(kind: .fence, number: 0, continues: false, body: ownClaim.json[...], to: &fence)
+        RecordFrame.append(kind: .fence, number: 0, continues: false, body: claims.own.json[...], to: &fence)
         for _ in 0..<8 {
             switch readSubject(subject, from: next) {
             case .failure(let error): return .failure(error)
@@ -206,7 +204,7 @@ extension NATSStorage {
 
     /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
     func giveUpClaim(_ id: String, revision: UInt64) {
-        try? claimsBucket.delete(id, revision: revision) { _ in }
+        claims.release(id, revision: revision)
     }
 
     // MARK: Deleting
@@ -218,7 +216,7 @@ extension NATSStorage {
         var claimRevision: UInt64?
         let open = logs.withLock { $0[id] }
         if open == nil {
-            switch takeClaim(id) {
+            switch claims.take(id) {
             case .taken(let revision, _): claimRevision = revision
             case .owned(let owner):
                 logger.warning("a session runs on another instance and is not deleted here", ["session": .string(id), "instance": .string(owner)])

@@ -45,7 +45,7 @@ extension NATSStorage {
             return
         }
         try serveHandOffs()
-        claimsWatcher.start()
+        claims.watcher.start()
         try followCrashes(waiting: wait)
         logger.notice("storage on NATS JetStream ready", [
             "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
@@ -123,12 +123,7 @@ extension NATSStorage {
     /// Puts this instance's heartbeat; after a lapse, checks every claim before writing again.
     func heartbeat() {
         let sent = OwnershipLease.now()
-        let beat = OwnershipClaim(instance: options.instance, incarnation: incarnation).json
-        let instancesBucket = self.instancesBucket
-        let instance = options.instance
-        let result = Blocking.call("the heartbeat (a put of \(instance) in the bucket \(instancesBucket.bucket))", timeout: lease.interval * 2) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
-            try instancesBucket.put(instance, value: beat, completion: completion)
-        }
+        let result = claims.beat(timeout: lease.interval * 2)
         guard lease.isRunning else { return }
         switch result {
         case .success:
@@ -152,27 +147,20 @@ extension NATSStorage {
         let open = logs.withLock { Array($0.values) }
         guard !open.isEmpty else { return true }
         logger.notice("the claim lease lapsed; checking the claims of the sessions in memory", ["sessions": .int(open.count)])
-        let claim = OwnershipClaim(instance: options.instance, incarnation: incarnation)
         for log in open {
             let (revision, stopped) = log.state.withLock { ($0.claimRevision, $0.stop != nil) }
             if stopped { continue }
-            let claimsBucket = self.claimsBucket
             let id = log.id
-            let renewed = Blocking.call("the renewal of session \(id)'s claim", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
-                try claimsBucket.update(id, value: claim.json, revision: revision, completion: completion)
-            }
-            switch renewed {
+            switch claims.renew(id, revision: revision) {
             case .success(let next):
                 log.state.withLock { $0.claimRevision = next }
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-                let current = Blocking.call("a read of session \(id)'s claim", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
-                    try claimsBucket.consistentEntry(id, completion: completion)
-                }
-                if case .success(let entry?) = current, entry.operation == .put, OwnershipClaim(json: entry.value) == claim {
-                    log.state.withLock { $0.claimRevision = entry.revision }
+                let current = claims.read(id)
+                if case .success(let found?) = current, found.claim == claims.own {
+                    log.state.withLock { $0.claimRevision = found.revision }
                 } else {
                     var owner: String?
-                    if case .success(let entry?) = current, entry.operation == .put { owner = OwnershipClaim(json: entry.value)?.instance }
+                    if case .success(let found?) = current { owner = found.claim.instance }
                     log.stop(because: "session \(id) was taken over by instance \(owner ?? "another instance") while this one was not heard from", fenced: true)
                 }
             case .failure(let error):

@@ -20,6 +20,8 @@ extension NATSStorage {
             if let meta = catalog.withLock({ $0[id] }), meta.version < version {
                 _ = updateMeta(id) { $0.version = max($0.version, version) }
             }
+            // Its last timer time is written first: a later owner's writes then come after it.
+            _ = waitForTimerWrites(id, limit: options.requestTimeout)
             giveUpClaim(id, revision: revision)
         }
     }
@@ -49,10 +51,9 @@ extension NATSStorage {
     /// memory as a session taken over does (its streams get `session_moved` and follow it).
     func dropSessionsClaimedElsewhere(_ resident: any ResidentSessions) {
         for id in resident.residentIDs() {
-            guard let mirrored = claimHolders.holder(of: id), mirrored != options.instance else { continue }
-            guard case .success(let entry?) = consistentEntry(claimsBucket, id), entry.operation == .put,
-                let claim = OwnershipClaim(json: entry.value), claim.instance != options.instance || claim.incarnation != incarnation
-            else { continue }
+            guard let mirrored = claims.mirror.holder(of: id), mirrored != options.instance else { continue }
+            guard case .success(let found?) = claims.read(id), found.claim != claims.own else { continue }
+            let claim = found.claim
             let reason = "instance \(claim.instance) claims the session"
             if let log = logs.withLock({ $0[id] }) {
                 log.stop(because: reason, fenced: true)

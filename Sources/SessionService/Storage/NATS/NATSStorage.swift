@@ -66,8 +66,6 @@ final class NATSStorage: StorageBackend {
     let connection: NATSConnection
     let jetStream: JetStream
     let sessionsBucket: KeyValue
-    let claimsBucket: KeyValue
-    let instancesBucket: KeyValue
     /// This process's identity among the instance's starts: claims name it with the instance.
     let incarnation: String
     let watermark = DurabilityWatermark()
@@ -87,9 +85,8 @@ final class NATSStorage: StorageBackend {
     /// Retries and timers.
     let queue = DispatchQueue(label: "reactor.storage.nats")
     let watcher: OrderedConsumer
-    /// Which instance claims each session, as the claims bucket says (mirrored by ``claimsWatcher``).
-    let claimHolders = ClaimMirror()
-    let claimsWatcher: OrderedConsumer
+    /// Who runs each session, and which instances are alive.
+    let claims: NATSClaims
     /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
     let crashRecords = CrashMirror()
     let crashesWatcher: OrderedConsumer
@@ -103,6 +100,9 @@ final class NATSStorage: StorageBackend {
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
     /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
     let silentOwners = Mutex<[String: Int64]>([:])
+    /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
+    let timerWrites = Mutex<[String: TimerWrite]>([:])
+    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
@@ -122,16 +122,13 @@ final class NATSStorage: StorageBackend {
         connection = NATSConnection(options: natsOptions)
         jetStream = JetStream(connection: connection, timeout: options.requestTimeout)
         sessionsBucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
-        claimsBucket = KeyValue(jetStream: jetStream, bucket: names.claimsBucket)
-        instancesBucket = KeyValue(jetStream: jetStream, bucket: names.instancesBucket)
+        claims = NATSClaims(
+            jetStream: jetStream, names: names, own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
+            timeout: options.requestTimeout)
         lease = OwnershipLease(ttl: options.claimTTL)
         let catalog = self.catalog
         watcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>", start: .lastPerSubject) { message in
             catalog.apply(message)
-        }
-        let claimHolders = self.claimHolders
-        claimsWatcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>", start: .lastPerSubject) { message in
-            claimHolders.apply(message)
         }
         let crashRecords = self.crashRecords
         let crashSubjectPrefix = names.crashSubjectPrefix
@@ -145,7 +142,7 @@ final class NATSStorage: StorageBackend {
             try setUp()
         } catch {
             watcher.stop()
-            claimsWatcher.stop()
+            claims.watcher.stop()
             crashesWatcher.stop()
             connection.close()
             throw error
@@ -166,6 +163,9 @@ final class NATSStorage: StorageBackend {
         let servers = options.servers.map(\.description).joined(separator: ",")
         return "JetStream cannot be reached: no connection to \(servers) (\(connection.status)); \(reason)"
     }
+
+    /// Loading a session claims it, reads its subject and writes a fence: JetStream round trips.
+    var waitsOnNetwork: Bool { true }
 
     // MARK: Durability
 
@@ -194,6 +194,7 @@ final class NATSStorage: StorageBackend {
     func attach(_ resident: any ResidentSessions) {
         self.resident.withLock { $0 = resident }
         catalog.onTokenReplaced { id in resident.accessTokenReplaced(id) }
+        catalog.onTimerChanged { id, at in resident.timerChanged(id, at: at) }
     }
 
     func maintain(_ resident: any ResidentSessions) {
@@ -223,11 +224,9 @@ final class NATSStorage: StorageBackend {
         heartbeatWake.signal()
         let open = logs.withLock { logs in Array(logs.values) }
         for log in open { log.giveUpClaim() }
-        _ = Blocking.call("the deletion of this instance's heartbeat", timeout: options.requestTimeout) { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
-            try instancesBucket.delete(options.instance, completion: completion)
-        }
+        claims.stopBeating()
         watcher.stop()
-        claimsWatcher.stop()
+        claims.watcher.stop()
         crashesWatcher.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)

@@ -18,6 +18,7 @@ struct RecordFrame: Sendable, Equatable {
         case actionLogFirst = 8
         case actionLogNext = 9
         case actionLogEnd = 10
+        case timer = 13
         /// A new owner's first record (``FenceRecord``): from here on only it appends.
         case fence = 100
 

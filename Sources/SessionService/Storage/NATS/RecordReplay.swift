@@ -51,7 +51,9 @@ struct RecordReplay {
             if let snapshot, record.number < snapshot.number { return }
             snapshot = record
             version = max(version, record.number)
-            tail.removeAll { $0.kind == .accept || $0.kind == .complete || $0.number <= record.number }
+            tail.removeAll {
+                $0.kind == .accept || $0.kind == .complete || $0.kind == .timer || $0.number <= record.number
+            }
         case .mutation, .forced:
             guard record.number > (snapshot?.number ?? 0) || snapshot == nil else { return }
             if record.number <= version, let same = tail.lastIndex(where: { $0.kind == record.kind && $0.number == record.number }) {
@@ -65,6 +67,9 @@ struct RecordReplay {
             tail.append(record)
         case .complete:
             tail.append(record)
+        case .timer:
+            // A record read again (a publish retried) keeps its first place.
+            if !tail.contains(where: { $0.kind == .timer && $0.number == record.number }) { tail.append(record) }
         case .actionLogFirst:
             chunks = [record]
         case .actionLogNext:

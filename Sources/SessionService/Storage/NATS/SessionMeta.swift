@@ -4,7 +4,9 @@ import NATS
 import Tokens
 
 /// A session's entry in the sessions bucket (key: its id), as JSON:
-/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why","incarnation":"<16 hex digits>"}`.
+/// `{"reactor":"counter","version":12,"token":"<64 hex digits>","unavailable":"why","incarnation":"<16 hex digits>",`
+/// `"timer":"<decimal wall nanoseconds>"}`. The timer is when the session's soonest pending timer falls due, as its
+/// owner last wrote it: what tells every instance to fire it if the owner is gone by then.
 /// The version is the one it had when it last left an instance's memory (the instance running it knows the
 /// current one); the token is its access token's hash, never the token; the incarnation is drawn when the
 /// session is created and tells it from an earlier session with the same id (absent in older entries: 0).
@@ -14,6 +16,8 @@ struct SessionMeta: Sendable, Equatable {
     var tokenHash: SessionTokenHash?
     var unavailable: String?
     var incarnation: UInt64 = 0
+    /// When its soonest pending timer falls due (wall nanoseconds); nil when it has none.
+    var timer: Int64?
 
     var json: [UInt8] {
         var fields: [(String, JSONValue)] = [("reactor", .string(reactor)), ("version", .number(.uint(version)))]
@@ -21,6 +25,7 @@ struct SessionMeta: Sendable, Equatable {
         if let unavailable { fields.append(("unavailable", .string(unavailable))) }
         // Text: a JSON number need not hold 64 bits exactly everywhere.
         if incarnation != 0 { fields.append(("incarnation", .string(String(incarnation, radix: 16)))) }
+        if let timer { fields.append(("timer", .string(String(timer)))) }
         return JSONValue.object(JSONObject(fields)).serialized()
     }
 
@@ -41,6 +46,7 @@ struct SessionMeta: Sendable, Equatable {
         tokenHash = value["token"]?.stringValue.flatMap { SessionTokenHash(storedText: $0) }
         unavailable = value["unavailable"]?.stringValue
         incarnation = value["incarnation"]?.stringValue.flatMap { UInt64($0, radix: 16) } ?? 0
+        timer = value["timer"]?.stringValue.flatMap { Int64($0) }
     }
 }
 
@@ -110,6 +116,8 @@ final class CatalogMirror: Sendable {
     private let catalog = Mutex(SessionCatalog())
     /// Told the id of a session whose access token the watcher saw replaced (by any instance).
     private let tokenListener = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Told a session's soonest timer when the watcher saw it change (written by any instance).
+    private let timerListener = Mutex<(@Sendable (String, Int64?) -> Void)?>(nil)
 
     func withLock<T: Sendable>(_ body: (inout SessionCatalog) -> T) -> T {
         catalog.withLock { body(&$0) }
@@ -117,8 +125,22 @@ final class CatalogMirror: Sendable {
 
     /// Applies a message of the bucket's watcher; a replaced token is told to the listener, outside the lock.
     func apply(_ message: StoredMessage) {
-        guard let replaced = catalog.withLock({ $0.apply(message) }) else { return }
+        let (replaced, timer) = catalog.withLock { catalog -> (String?, (String, Int64?)?) in
+            guard let dot = message.subject.utf8.lastIndex(of: UInt8(ascii: ".")) else { return (nil, nil) }
+            let id = String(message.subject[message.subject.utf8.index(after: dot)...])
+            let before = catalog[id]?.timer
+            let replaced = catalog.apply(message)
+            let after = catalog[id]?.timer
+            return (replaced, before != after ? (id, after) : nil)
+        }
+        if let timer { timerListener.withLock { $0 }?(timer.0, timer.1) }
+        guard let replaced else { return }
         tokenListener.withLock { $0 }?(replaced)
+    }
+
+    /// Sets what is told of timer times changed in the bucket (the service's timer index).
+    func onTimerChanged(_ listener: @escaping @Sendable (String, Int64?) -> Void) {
+        timerListener.withLock { $0 = listener }
     }
 
     /// Sets what is told of tokens replaced (the sessions in memory end the streams opened with the old one).

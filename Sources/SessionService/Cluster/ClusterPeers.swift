@@ -1,9 +1,9 @@
-/// The other instances sharing a storage backend (the NATS backend's cluster): who runs a session,
+/// The other instances sharing a storage backend (the NATS backend's cluster, ``NATSCluster``): who runs a session,
 /// and requests sent to the instance that does, so admin routes served anywhere act on the session
 /// where it runs instead of moving it. A backend on one machine (the file journal) has none.
 ///
 /// ```swift
-/// if let peers = storage.peers, let owner = peers.owner(of: "demo") {
+/// if let peers = service.peers, let owner = peers.owner(of: "demo") {
 ///     peers.forward(ForwardedRequest(method: "GET", target: "/admin/sessions/demo/actions", contentType: nil, body: []), to: owner) { print($0) }
 /// }
 /// ```

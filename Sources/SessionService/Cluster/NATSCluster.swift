@@ -1,27 +1,27 @@
 import Dispatch
+import Logs
 import NATS
-import Synchronization
 
-// The cluster as the service sees it: who runs a session, which instances run any, and requests
-// sent on to them (`<prefix>.forward.<instance>`: the method and target in headers, the body as
-// payload; the answer's status and headers in headers, its body as payload).
-extension NATSStorage: ClusterPeers {
-    var peers: (any ClusterPeers)? { self }
+/// The cluster of instances sharing a NATS backend, as the service sees it: who runs a session (the storage's
+/// claims), which instances run any, requests sent on to them (`<prefix>.forward.<instance>`: the method and
+/// target in headers, the body as payload; the answer's status and headers in headers, its body as payload), and
+/// relayed subscriptions. Built beside the storage on the same connection; the storage knows nothing of it.
+final class NATSCluster: ClusterPeers {
+    let storage: NATSStorage
+    private var connection: NATSConnection { storage.connection }
+    private var names: NATSStorageNames { storage.names }
+    private var options: NATSStorage.Options { storage.options }
+    private var logger: Logger { storage.logger }
 
-    /// Loading a session claims it, reads its subject and writes a fence: JetStream round trips.
-    var waitsOnNetwork: Bool { true }
+    init(storage: NATSStorage) {
+        self.storage = storage
+    }
 
     var instanceName: String { options.instance }
 
-    func owner(of id: String) -> String? {
-        guard case .success(let entry?) = consistentEntry(claimsBucket, id), entry.operation == .put,
-            let holder = OwnershipClaim(json: entry.value), holder.instance != options.instance,
-            case .success(true) = isLive(holder)
-        else { return nil }
-        return holder.instance
-    }
+    func owner(of id: String) -> String? { storage.claims.liveOwner(of: id) }
 
-    func hostingInstances() -> [String] { claimHolders.instances }
+    func hostingInstances() -> [String] { storage.claims.mirror.instances }
 
     func forward(_ request: ForwardedRequest, to instance: String, completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void) {
         var headers: NATSHeaders = ["Reactor-Method": request.method, "Reactor-Target": request.target]
@@ -71,15 +71,11 @@ extension NATSStorage: ClusterPeers {
             logger.error("cannot listen for requests forwarded by other instances; admin routes reach this instance's sessions only here", ["error": .string("\(error)")])
         }
     }
-}
 
-// Relayed subscriptions: `<prefix>.relay.<instance>.<token>`, one per session streamed from elsewhere;
-// the event's kind and numbers in headers, its JSON as payload.
-extension NATSStorage {
-    func isAlive(_ instance: String) -> Bool {
-        guard case .success(let beat?) = consistentEntry(instancesBucket, instance) else { return false }
-        return beat.operation == .put
-    }
+    func isAlive(_ instance: String) -> Bool { storage.claims.isAlive(instance) }
+
+    // MARK: Relayed subscriptions: `<prefix>.relay.<instance>.<token>`, one per session streamed from elsewhere;
+    // the event's kind and numbers in headers, its JSON as payload.
 
     func openRelayInbox(_ handler: @escaping @Sendable (RelayedEvent) -> Void) -> RelayInbox? {
         let subject = names.relay(options.instance, OrderedConsumer.randomToken())
@@ -132,29 +128,12 @@ extension NATSStorage {
         case "end"?:
             kind = .end
         case "error"?:
-            kind = .error(code: message.headers["Reactor-Code"] ?? "session_moved", message: message.headers["Reactor-Message"] ?? "")
+            kind = .error(
+                code: message.headers["Reactor-Code"] ?? SubscriptionEnd.movedCode,
+                message: message.headers["Reactor-Message"] ?? "")
         default:
             return nil
         }
         return RelayedEvent(kind: kind, json: message.payload)
     }
-}
-
-/// Which instance claims each session, as the claims bucket's watcher delivers its entries.
-final class ClaimMirror: Sendable {
-    private let holders = Mutex<[String: String]>([:])
-
-    /// Notes one claims-bucket entry (a claim put, or given up).
-    func apply(_ message: StoredMessage) {
-        guard let dot = message.subject.utf8.lastIndex(of: UInt8(ascii: ".")) else { return }
-        let id = String(message.subject[message.subject.utf8.index(after: dot)...])
-        let holder = message.headers["KV-Operation"] == nil ? OwnershipClaim(json: message.payload)?.instance : nil
-        holders.withLock { $0[id] = holder }
-    }
-
-    /// Every instance that claims a session, in order.
-    var instances: [String] { Array(Set(holders.withLock { $0.values })).sorted() }
-
-    /// The instance that claims session `id` as far as the mirror has heard (it may lag); nil when none or unknown.
-    func holder(of id: String) -> String? { holders.withLock { $0[id] ?? nil } }
 }
