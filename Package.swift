@@ -45,7 +45,9 @@ let package = Package(
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors", "JSONCodec"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
-        .target(name: "SessionService", dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
+        .target(
+            name: "SessionService",
+            dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
         // The examples as a server hosts them, registered once (reactor-server and every test server), with
         // the settings they add to the server's (search.*).
         .target(name: "HostedExamples", dependencies: ["Examples", "SessionService", "JSONCodec"]),
@@ -86,7 +88,8 @@ let package = Package(
                 "Examples", "HostedExamples", "SessionService", "Reactors", "ReactorsTesting", "ReactorServerTesting",
                 "JSONCodec",
             ]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "Posix", "CLinux", "Logs", "ReactorServerTesting"]),
         .testTarget(name: "JSONCodecTests", dependencies: ["JSONCodec"]),
         .testTarget(name: "TokensTests", dependencies: ["Tokens", "JSONCodec"], exclude: ["make-jwt-fixtures.py"]),
         .testTarget(name: "NATSTests", dependencies: ["NATS", "Posix", "Logs", "JSONCodec", "ReactorServerTesting"]),

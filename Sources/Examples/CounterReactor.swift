@@ -50,7 +50,10 @@ public struct CounterReactor: Reactor {
     public static let exampleActions = [#"{"type":"increase"}"#, #"{"type":"decrease"}"#]
     /// Its actions and state on the wire, for the OpenAPI document.
     public static let schema = ReactorSchema(
-        actions: [.action("increase", "Add one (at Int.max the value stays)."), .action("decrease", "Subtract one (at Int.min the value stays).")],
+        actions: [
+            .action("increase", "Add one (at Int.max the value stays)."),
+            .action("decrease", "Subtract one (at Int.min the value stays)."),
+        ],
         state: .object(["value": JSONSchema.int.described("The current count.")]).titled("CounterState"))
 
     /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(FoundationNetworking)
-import FoundationNetworking
+    import FoundationNetworking
 #endif
 
 /// The upstream of the `search` example: GitHub's repository search (or anything with its shape) over
@@ -42,11 +42,18 @@ public struct GitHubSearchClient: Sendable {
     /// (as ReactorKit's GitHubSearch example pages).
     @Sendable public func search(query: String, page: Int) async throws -> (items: [String], nextPage: Int?) {
         guard query.utf8.count <= Self.maxQueryBytes else {
-            throw Failure(description: "the query is \(query.utf8.count) bytes long; at most \(Self.maxQueryBytes) are sent to the search upstream")
+            throw Failure(
+                description:
+                    "the query is \(query.utf8.count) bytes long; at most \(Self.maxQueryBytes) are sent to the search upstream"
+            )
         }
         var components = URLComponents(string: baseURL + "/search/repositories")
-        components?.queryItems = [URLQueryItem(name: "q", value: query), URLQueryItem(name: "page", value: String(page))]
-        guard let url = components?.url else { throw Failure(description: "search.baseURL \(baseURL) does not make a valid URL") }
+        components?.queryItems = [
+            URLQueryItem(name: "q", value: query), URLQueryItem(name: "page", value: String(page)),
+        ]
+        guard let url = components?.url else {
+            throw Failure(description: "search.baseURL \(baseURL) does not make a valid URL")
+        }
         var request = URLRequest(url: url, timeoutInterval: timeout)
         request.setValue("application/vnd.github+json", forHTTPHeaderField: "Accept")
         request.setValue("reactor-server-search-example", forHTTPHeaderField: "User-Agent")
@@ -70,7 +77,8 @@ public struct GitHubSearchClient: Sendable {
         do {
             decoded = try JSONDecoder().decode(Page.self, from: data)
         } catch {
-            throw Failure(description: "GET \(url.absoluteString) did not return {\"items\": [{\"full_name\": …}]}: \(error)")
+            throw Failure(
+                description: "GET \(url.absoluteString) did not return {\"items\": [{\"full_name\": …}]}: \(error)")
         }
         let items = decoded.items.map(\.full_name)
         return (items, items.isEmpty ? nil : page + 1)
@@ -78,24 +86,34 @@ public struct GitHubSearchClient: Sendable {
 
     /// One request with a deadline for the whole exchange (URLRequest's own timeout only bounds
     /// silences), cancelled with the calling task.
-    static func fetch(_ request: URLRequest, within seconds: Double, timeout: Double) async throws -> (Data, URLResponse) {
+    static func fetch(_ request: URLRequest, within seconds: Double, timeout: Double) async throws -> (
+        Data, URLResponse
+    ) {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+            try await withCheckedThrowingContinuation {
+                (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let finished = OnceFlag()
                 let task = URLSession.shared.dataTask(with: request) { data, response, error in
                     guard finished.claim() else { return }
                     if let data, let response {
                         continuation.resume(returning: (data, response))
                     } else {
-                        continuation.resume(throwing: error.map { $0 as any Error } ?? Failure(description: "GET \(request.url?.absoluteString ?? "?") failed without an error"))
+                        continuation.resume(
+                            throwing: error.map { $0 as any Error }
+                                ?? Failure(
+                                    description: "GET \(request.url?.absoluteString ?? "?") failed without an error"))
                     }
                 }
                 box.set(task)
                 DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
                     guard finished.claim() else { return }
                     task.cancel()
-                    continuation.resume(throwing: Failure(description: "GET \(request.url?.absoluteString ?? "?") did not finish within \(timeout) s (search.timeoutSeconds)"))
+                    continuation.resume(
+                        throwing: Failure(
+                            description:
+                                "GET \(request.url?.absoluteString ?? "?") did not finish within \(timeout) s (search.timeoutSeconds)"
+                        ))
                 }
                 task.resume()
             }

@@ -25,7 +25,8 @@ public struct SearchReactor: Reactor {
         public init(from decoder: any Decoder) throws {
             let (type, container) = try decoder.actionContainer()
             switch type {
-            case "updateQuery": self = .updateQuery(try container.decodeIfPresent(String.self, forKey: WireKey("query")))
+            case "updateQuery":
+                self = .updateQuery(try container.decodeIfPresent(String.self, forKey: WireKey("query")))
             case "loadNextPage": self = .loadNextPage
             default: throw container.unknownType(type, expected: Self.types)
             }
@@ -71,7 +72,10 @@ public struct SearchReactor: Reactor {
         public var error: String?
 
         /// A screen with the given query and results.
-        public init(query: String? = nil, items: [String] = [], nextPage: Int? = nil, isLoading: Bool = false, error: String? = nil) {
+        public init(
+            query: String? = nil, items: [String] = [], nextPage: Int? = nil, isLoading: Bool = false,
+            error: String? = nil
+        ) {
             self.query = query
             self.items = items
             self.nextPage = nextPage
@@ -83,23 +87,31 @@ public struct SearchReactor: Reactor {
     /// `search`: the name the service hosts this reactor under.
     public static let name = "search"
     /// One line for the browser page.
-    public static let summary = "Search repositories as you type; a new query cancels the one in flight (ReactorKit's GitHubSearch)."
+    public static let summary =
+        "Search repositories as you type; a new query cancels the one in flight (ReactorKit's GitHubSearch)."
     /// One JSON text per action case, for buttons.
     public static let exampleActions = [#"{"type":"updateQuery","query":"swift"}"#, #"{"type":"loadNextPage"}"#]
     /// Its actions and state on the wire, for the OpenAPI document. Optional state members are left out
     /// when nil (synthesized `Codable`), and may be left out of a forced state.
     public static let schema = ReactorSchema(
         actions: [
-            .action("updateQuery", "Search for this text, cancelling the search in flight (null, empty or left out clears the results).", ["query": JSONSchema.string().orNull], optional: ["query"]),
-            .action("loadNextPage", "Append the next page of the current query, if there is one and nothing is loading."),
+            .action(
+                "updateQuery",
+                "Search for this text, cancelling the search in flight (null, empty or left out clears the results).",
+                ["query": JSONSchema.string().orNull], optional: ["query"]),
+            .action(
+                "loadNextPage", "Append the next page of the current query, if there is one and nothing is loading."),
         ],
         state: .object(
             [
-                "query": JSONSchema.string().orNull.described("The text searched for; left out before the first query."),
+                "query": JSONSchema.string().orNull.described(
+                    "The text searched for; left out before the first query."),
                 "items": JSONSchema.array(.string()).described("The results so far, page after page."),
-                "nextPage": JSONSchema.int.orNull.described("The page loadNextPage fetches; left out when there is none."),
+                "nextPage": JSONSchema.int.orNull.described(
+                    "The page loadNextPage fetches; left out when there is none."),
                 "isLoading": JSONSchema.boolean.described("True while a page is being fetched."),
-                "error": JSONSchema.string().orNull.described("Why the latest search of the query failed; left out after a success or a new query."),
+                "error": JSONSchema.string().orNull.described(
+                    "Why the latest search of the query failed; left out after a success or a new query."),
             ],
             optional: ["query", "nextPage", "error"]
         ).titled("SearchState"))
@@ -118,11 +130,15 @@ public struct SearchReactor: Reactor {
         switch action {
         case .updateQuery(let query):
             guard let query, !query.isEmpty else {
-                return Effect.concat([.just(.setQuery(query)), .just(.setResults(query: query ?? "", items: [], nextPage: nil))])
-                    .cancellable(id: SearchID(), cancelInFlight: true)
-            }
-            return Effect.concat([.just(.setQuery(query)), .just(.setLoading(true)), search(query, page: 1, append: false)])
+                return Effect.concat([
+                    .just(.setQuery(query)), .just(.setResults(query: query ?? "", items: [], nextPage: nil)),
+                ])
                 .cancellable(id: SearchID(), cancelInFlight: true)
+            }
+            return Effect.concat([
+                .just(.setQuery(query)), .just(.setLoading(true)), search(query, page: 1, append: false),
+            ])
+            .cancellable(id: SearchID(), cancelInFlight: true)
         case .loadNextPage:
             guard !state.isLoading, let query = state.query, let page = state.nextPage else { return .none }
             return Effect.concat([.just(.setLoading(true)), search(query, page: page, append: true)])
@@ -143,11 +159,14 @@ public struct SearchReactor: Reactor {
         .run { [fetch] emit in
             do {
                 let result = try await fetch(query, page)
-                await emit(append
-                    ? .appendResults(query: query, items: result.items, nextPage: result.nextPage)
-                    : .setResults(query: query, items: result.items, nextPage: result.nextPage))
+                await emit(
+                    append
+                        ? .appendResults(query: query, items: result.items, nextPage: result.nextPage)
+                        : .setResults(query: query, items: result.items, nextPage: result.nextPage))
             } catch {
-                if !(error is CancellationError) && !Task.isCancelled { await emit(.failed(query: query, message: "\(error)")) }
+                if !(error is CancellationError) && !Task.isCancelled {
+                    await emit(.failed(query: query, message: "\(error)"))
+                }
                 throw error
             }
         }

@@ -105,7 +105,8 @@ public struct TodoReactor: Reactor {
         state: .object([
             "items": .array(.object(["id": .int, "title": .string(), "done": .boolean]).titled("TodoItem")),
             "nextID": JSONSchema.int.described("The id the next added item gets."),
-            "alert": JSONSchema.string().orNull.described("A pulse: why the last request was refused, sent on every assignment."),
+            "alert": JSONSchema.string().orNull.described(
+                "A pulse: why the last request was refused, sent on every assignment."),
         ]).titled("TodoState"))
 
     /// The state a new session starts with (computed: a stored copy would cost every session 8+ bytes).

@@ -44,7 +44,9 @@ public final class UpstreamLimiter: Sendable {
 
     /// Runs `body` once a turn is free; throws ``Busy`` when the queue is full or no turn came within
     /// `maxWait` seconds, `CancellationError` when cancelled while waiting.
-    public func run<T: Sendable>(waitingAtMost maxWait: Double = .infinity, _ body: () async throws -> T) async throws -> T {
+    public func run<T: Sendable>(waitingAtMost maxWait: Double = .infinity, _ body: () async throws -> T) async throws
+        -> T
+    {
         try await acquire(maxWait: maxWait)
         defer { release() }
         return try await body()
@@ -76,7 +78,11 @@ public final class UpstreamLimiter: Sendable {
                 if cancelled { return continuation.resume(throwing: CancellationError()) }
                 if maxWait.isFinite {
                     DispatchQueue.global().asyncAfter(deadline: .now() + maxWait) { [self] in
-                        remove(id)?.continuation.resume(throwing: Busy(description: "the upstream is busy: no turn came within \(maxWait) s (\(concurrency) calls in flight)"))
+                        remove(id)?.continuation.resume(
+                            throwing: Busy(
+                                description:
+                                    "the upstream is busy: no turn came within \(maxWait) s (\(concurrency) calls in flight)"
+                            ))
                     }
                 }
             }

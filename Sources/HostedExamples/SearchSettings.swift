@@ -42,7 +42,8 @@ public struct SearchSettings: ConfigurationSection {
 
     /// Nil for an http(s) URL, else what is wrong with it.
     static func checkHTTPURL(_ url: String) -> String? {
-        let valid = (url.hasPrefix("http://") || url.hasPrefix("https://")) && url.count > 8
+        let valid =
+            (url.hasPrefix("http://") || url.hasPrefix("https://")) && url.count > 8
             && !url.contains(where: { $0.isWhitespace })
         return valid ? nil : "expected an http:// or https:// URL, got \(JSONWriter.quoted(url))"
     }

@@ -13,7 +13,9 @@ import Synchronization
 /// do { let action = try decodeAction(Counter.Action.self, from: body) }
 /// catch { respond(422, code: error.code, message: error.message) }
 /// ```
-public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()
+) throws(ActionDecodingError) -> A {
     let value: JSONValue
     do {
         value = try parser.parse(bytes)
@@ -28,11 +30,15 @@ public func decodeAction<A: Decodable>(_ type: A.Type, from bytes: some Collecti
 /// Chosen over the general overload when `A: Sendable`, so the hot path (`{"type":"increase"}`) skips
 /// parsing and decoding after the first time. Assumes decoding is deterministic, as synthesized `Codable` is.
 @inlinable
-public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()) throws(ActionDecodingError) -> A {
+public func decodeAction<A: Decodable & Sendable>(
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser()
+) throws(ActionDecodingError) -> A {
     // Inlinable so the cache hit is specialized where it is called: unspecialized, reaching the
     // bytes and casting the cached value cost more than the rest of the lookup.
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
-        BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
+        BareAction.nameRange(in: buffer).flatMap {
+            BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0]))
+        }
     }
     if let recent = recent ?? nil, let cached = recent.value(as: A.self) {
         return cached
@@ -50,10 +56,13 @@ public func decodeAction<A: Decodable & Sendable>(_ type: A.Type, from bytes: so
 /// `Encodable`; without it the type is asked at run time, which costs a conformance lookup per action).
 @inlinable
 public func decodeActionWithJSON<A: Decodable & Sendable>(
-    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser(), encode: ((A) throws -> [UInt8])? = nil
+    _ type: A.Type, from bytes: some Collection<UInt8>, parser: JSONParser = JSONParser(),
+    encode: ((A) throws -> [UInt8])? = nil
 ) throws(ActionDecodingError) -> (action: A, json: [UInt8]) {
     let recent = bytes.withContiguousStorageIfAvailable { buffer in
-        BareAction.nameRange(in: buffer).flatMap { BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0])) }
+        BareAction.nameRange(in: buffer).flatMap {
+            BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0]))
+        }
     }
     if let recent = recent ?? nil, let cached = recent.value(as: A.self) {
         return (cached, recent.json)
@@ -101,7 +110,11 @@ func canonicalJSON<A>(of action: A, parsed value: JSONValue, encode: ((A) throws
         // The writer puts "type" first for every action it writes in the wire shape; anything else
         // gets the full check.
         if json.starts(with: #"{"type":""#.utf8) { return json }
-        if case .object(let object)? = try? JSONParser(maxDepth: .max, maxBytes: .max).parse(json), case .string? = object["type"] { return json }
+        if case .object(let object)? = try? JSONParser(maxDepth: .max, maxBytes: .max).parse(json),
+            case .string? = object["type"]
+        {
+            return json
+        }
         return value.serialized()
     }
     if let encodable = action as? any Encodable, let json = try? encodeAction(encodable) { return json }
@@ -139,7 +152,8 @@ public func encodeAction<A: Encodable>(_ action: A) throws -> [UInt8] {
             action,
             EncodingError.Context(
                 codingPath: [],
-                debugDescription: "\(A.self) encodes as \(CodingPathFormat.describe(value)), not an object with a string \"type\""))
+                debugDescription:
+                    "\(A.self) encodes as \(CodingPathFormat.describe(value)), not an object with a string \"type\""))
     }
     return value.serialized()
 }

@@ -88,7 +88,9 @@ enum CodingPathFormat {
         case .bool(let bool): return bool ? "true" : "false"
         case .number(let number): return number.description
         case .string(let string):
-            if string.count > 40 { return JSONValue.string(String(string.prefix(40))).serializedString().dropLast() + "…\"" }
+            if string.count > 40 {
+                return JSONValue.string(String(string.prefix(40))).serializedString().dropLast() + "…\""
+            }
             return JSONValue.string(string).serializedString()
         case .array: return "an array"
         case .object: return "an object"

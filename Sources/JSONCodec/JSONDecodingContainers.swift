@@ -37,7 +37,8 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         // Synthesized enum decoding asks for exactly one key; when that fails, remember why in wire
         // terms so the error can say `unknown case "x"` instead of "Invalid number of keys found".
         if keys.count != 1, Key(stringValue: "type") == nil {
-            decoder.rootDecoder.enumMismatch = JSONDecoderImpl.EnumMismatch(path: codingPath, typeMember: object["type"])
+            decoder.rootDecoder.enumMismatch = JSONDecoderImpl.EnumMismatch(
+                path: codingPath, typeMember: object["type"])
         }
         return keys
     }
@@ -49,7 +50,8 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func member(_ key: Key) throws -> JSONValue {
         guard let value = object[key.stringValue] else {
             throw DecodingError.keyNotFound(
-                key, DecodingError.Context(codingPath: codingPath, debugDescription: "missing field \"\(key.stringValue)\""))
+                key,
+                DecodingError.Context(codingPath: codingPath, debugDescription: "missing field \"\(key.stringValue)\""))
         }
         return value
     }
@@ -57,10 +59,18 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     func child(_ key: Key) -> CodingPathNode { CodingPathNode(parent: path, key: key) }
 
     func decodeNil(forKey key: Key) throws -> Bool { try member(key).isNull }
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try decoder.unboxBool(try member(key), at: CodingPathRef(path, key)) }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try decoder.unboxString(try member(key), at: CodingPathRef(path, key)) }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try decoder.unboxDouble(try member(key), at: CodingPathRef(path, key)) }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try decoder.unboxFloat(try member(key), at: CodingPathRef(path, key)) }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+        try decoder.unboxBool(try member(key), at: CodingPathRef(path, key))
+    }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String {
+        try decoder.unboxString(try member(key), at: CodingPathRef(path, key))
+    }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+        try decoder.unboxDouble(try member(key), at: CodingPathRef(path, key))
+    }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+        try decoder.unboxFloat(try member(key), at: CodingPathRef(path, key))
+    }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -92,15 +102,18 @@ struct JSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
         }
         let value = try member(key)
         guard case .object(let nested) = value else {
-            throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, at: CodingPathRef(path, key))
+            throw decoder.typeMismatch(
+                JSONObject.self, expected: "an object", found: value, at: CodingPathRef(path, key))
         }
-        return KeyedDecodingContainer(JSONKeyedDecodingContainer<NestedKey>(object: nested, decoder: decoder, path: child(key)))
+        return KeyedDecodingContainer(
+            JSONKeyedDecodingContainer<NestedKey>(object: nested, decoder: decoder, path: child(key)))
     }
 
     func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
         let value = try member(key)
         guard case .array(let array) = value else {
-            throw decoder.typeMismatch([JSONValue].self, expected: "an array", found: value, at: CodingPathRef(path, key))
+            throw decoder.typeMismatch(
+                [JSONValue].self, expected: "an array", found: value, at: CodingPathRef(path, key))
         }
         return JSONUnkeyedDecodingContainer(array: array, decoder: decoder, path: child(key))
     }
@@ -160,7 +173,10 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     }
 
     mutating func decodeNil() throws -> Bool {
-        guard !isAtEnd else { _ = try next(JSONValue.self); return false }
+        guard !isAtEnd else {
+            _ = try next(JSONValue.self)
+            return false
+        }
         if array[currentIndex].isNull {
             currentIndex += 1
             return true
@@ -173,12 +189,15 @@ struct JSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return try decoder.unbox(value, as: T.self, at: CodingPathRef(node))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         let (value, node) = try next(JSONObject.self)
         guard case .object(let object) = value else {
             throw decoder.typeMismatch(JSONObject.self, expected: "an object", found: value, at: CodingPathRef(node))
         }
-        return KeyedDecodingContainer(JSONKeyedDecodingContainer<NestedKey>(object: object, decoder: decoder, path: node))
+        return KeyedDecodingContainer(
+            JSONKeyedDecodingContainer<NestedKey>(object: object, decoder: decoder, path: node))
     }
 
     mutating func nestedUnkeyedContainer() throws -> any UnkeyedDecodingContainer {

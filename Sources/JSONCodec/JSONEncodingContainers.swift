@@ -13,7 +13,8 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
             value,
             EncodingError.Context(
                 codingPath: codingPath + [key],
-                debugDescription: "an enum case's value labelled \"type\" collides with the member that names the case"))
+                debugDescription: "an enum case's value labelled \"type\" collides with the member that names the case")
+        )
     }
 
     mutating func encodeNil(forKey key: Key) throws {
@@ -24,13 +25,17 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
     mutating func encode(_ value: Bool, forKey key: Key) throws { try set(.bool(value), key) }
     mutating func encode(_ value: String, forKey key: Key) throws { try set(.string(value), key) }
     mutating func encode(_ value: Double, forKey key: Key) throws { try set(try float(value, key), key) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try set(try float(JSONEncoderImpl.widen(value), key), key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try set(try float(JSONEncoderImpl.widen(value), key), key)
+    }
     mutating func encode(_ value: Int, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int8, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int16, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int32, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: Int64, forKey key: Key) throws { try set(.number(.int(value)), key) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try set(JSONEncoderImpl.boxUnsigned(UInt64(value)), key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        try set(JSONEncoderImpl.boxUnsigned(UInt64(value)), key)
+    }
     mutating func encode(_ value: UInt8, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: UInt16, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
     mutating func encode(_ value: UInt32, forKey key: Key) throws { try set(.number(.int(Int64(value))), key) }
@@ -64,7 +69,8 @@ struct JSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoco
         builder.set(key.stringValue, .object(nested))
         let child = JSONEncoderImpl(parent: encoder, key: key, userInfo: encoder.userInfoStorage)
         child.slot = .object(nested)
-        return KeyedEncodingContainer(JSONKeyedEncodingContainer<NestedKey>(builder: nested, encoder: child, isEnumPayload: false))
+        return KeyedEncodingContainer(
+            JSONKeyedEncodingContainer<NestedKey>(builder: nested, encoder: child, isEnumPayload: false))
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
@@ -109,12 +115,15 @@ struct JSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         JSONEncoderImpl(parent: encoder, key: IndexKey(count), userInfo: encoder.userInfoStorage)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         let child = childEncoder()
         let nested = ObjectBuilder()
         child.slot = .object(nested)
         builder.slots.append(.object(nested))
-        return KeyedEncodingContainer(JSONKeyedEncodingContainer<NestedKey>(builder: nested, encoder: child, isEnumPayload: false))
+        return KeyedEncodingContainer(
+            JSONKeyedEncodingContainer<NestedKey>(builder: nested, encoder: child, isEnumPayload: false))
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {

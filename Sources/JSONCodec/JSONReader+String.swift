@@ -64,7 +64,8 @@ extension JSONReader {
         let backslash = position
         position += 1
         guard position < bytes.count else {
-            throw failure(.unexpectedEnd, at: position, "unexpected end of input at byte \(position): unfinished escape")
+            throw failure(
+                .unexpectedEnd, at: position, "unexpected end of input at byte \(position): unfinished escape")
         }
         let byte = bytes[position]
         position += 1
@@ -85,7 +86,8 @@ extension JSONReader {
                 else {
                     throw failure(
                         .invalidSurrogate, at: backslash,
-                        "unpaired high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) at byte \(backslash): expected a \\uDC00–\\uDFFF escape after it")
+                        "unpaired high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) at byte \(backslash): expected a \\uDC00–\\uDFFF escape after it"
+                    )
                 }
                 let lowEscape = position
                 position += 2
@@ -93,7 +95,8 @@ extension JSONReader {
                 guard (0xDC00...0xDFFF).contains(low) else {
                     throw failure(
                         .invalidSurrogate, at: lowEscape,
-                        "expected a low surrogate \\uDC00–\\uDFFF at byte \(lowEscape) to pair with the one at byte \(backslash)")
+                        "expected a low surrogate \\uDC00–\\uDFFF at byte \(lowEscape) to pair with the one at byte \(backslash)"
+                    )
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
             } else if (0xDC00...0xDFFF).contains(scalar) {
@@ -106,7 +109,8 @@ extension JSONReader {
             position -= 1
             throw failure(
                 .invalidEscape, at: position,
-                "invalid escape \\\(JSONParseError.describe(byte: byte)) at byte \(backslash): expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u")
+                "invalid escape \\\(JSONParseError.describe(byte: byte)) at byte \(backslash): expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u"
+            )
         }
     }
 
@@ -114,7 +118,9 @@ extension JSONReader {
         var result: UInt16 = 0
         for _ in 0..<4 {
             guard position < bytes.count else {
-                throw failure(.unexpectedEnd, at: position, "unexpected end of input at byte \(position): expected 4 hex digits after \\u")
+                throw failure(
+                    .unexpectedEnd, at: position,
+                    "unexpected end of input at byte \(position): expected 4 hex digits after \\u")
             }
             let byte = bytes[position]
             let digit: UInt8
@@ -125,7 +131,8 @@ extension JSONReader {
             default:
                 throw failure(
                     .invalidEscape, at: position,
-                    "unexpected \(JSONParseError.describe(byte: byte)) at byte \(position): expected 4 hex digits after \\u")
+                    "unexpected \(JSONParseError.describe(byte: byte)) at byte \(position): expected 4 hex digits after \\u"
+                )
             }
             result = result << 4 | UInt16(digit)
             position += 1
@@ -141,18 +148,27 @@ extension JSONReader {
         var high: UInt8 = 0xBF
         switch lead {
         case 0xC2...0xDF: length = 2
-        case 0xE0: length = 3; low = 0xA0
+        case 0xE0:
+            length = 3
+            low = 0xA0
         case 0xE1...0xEC, 0xEE...0xEF: length = 3
-        case 0xED: length = 3; high = 0x9F
-        case 0xF0: length = 4; low = 0x90
+        case 0xED:
+            length = 3
+            high = 0x9F
+        case 0xF0:
+            length = 4
+            low = 0x90
         case 0xF1...0xF3: length = 4
-        case 0xF4: length = 4; high = 0x8F
+        case 0xF4:
+            length = 4
+            high = 0x8F
         default: throw invalidUTF8(at: position)
         }
         for offset in 1..<length {
             let at = position + offset
             guard at < bytes.count else {
-                throw failure(.unexpectedEnd, at: at, "unexpected end of input at byte \(at): incomplete UTF-8 sequence")
+                throw failure(
+                    .unexpectedEnd, at: at, "unexpected end of input at byte \(at): incomplete UTF-8 sequence")
             }
             let byte = bytes[at]
             if offset == 1 {

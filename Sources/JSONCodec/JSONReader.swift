@@ -36,7 +36,9 @@ struct JSONReader {
         }
         return JSONParseError(
             offset: position, reason: reason,
-            message: "unexpected \(JSONParseError.describe(byte: bytes[position])) at byte \(position): expected \(expected)")
+            message:
+                "unexpected \(JSONParseError.describe(byte: bytes[position])) at byte \(position): expected \(expected)"
+        )
     }
 
     func failure(_ reason: JSONParseError.Reason, at offset: Int, _ message: String) -> JSONParseError {
@@ -61,9 +63,15 @@ struct JSONReader {
         case UInt8(ascii: "{"): return .object(try readObject())
         case UInt8(ascii: "["): return .array(try readArray())
         case UInt8(ascii: "\""): return .string(try readString())
-        case UInt8(ascii: "t"): try readLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try readLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try readLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try readLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try readLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try readLiteral("null")
+            return .null
         case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try readNumber())
         default: throw unexpected(.unexpectedByte, expected: "a value")
         }

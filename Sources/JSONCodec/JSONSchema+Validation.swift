@@ -24,7 +24,9 @@ private struct Validator {
         "$defs", "externalDocs", "xml",
     ]
 
-    func check(_ value: JSONValue, against schema: JSONValue, at path: String, into violations: inout [String], depth: Int) {
+    func check(
+        _ value: JSONValue, against schema: JSONValue, at path: String, into violations: inout [String], depth: Int
+    ) {
         guard depth < 64 else { return violations.append("\(path): schema nests too deeply (a $ref cycle?)") }
         switch schema {
         case .bool(true): return
@@ -33,7 +35,8 @@ private struct Validator {
         default: return violations.append("\(path): the schema is neither an object nor a boolean")
         }
         guard let keywords = schema.objectValue else { return }
-        for (keyword, argument) in zip(keywords.keys, keywords.values) where !Self.annotations.contains(keyword) && !keyword.hasPrefix("x-") {
+        for (keyword, argument) in zip(keywords.keys, keywords.values)
+        where !Self.annotations.contains(keyword) && !keyword.hasPrefix("x-") {
             checkKeyword(keyword, argument, keywords, value, path, &violations, depth)
         }
     }
@@ -47,16 +50,23 @@ private struct Validator {
         case "type":
             let types = argument.arrayValue?.compactMap(\.stringValue) ?? argument.stringValue.map { [$0] } ?? []
             if !types.contains(where: { Self.has(value, type: $0) }) {
-                violations.append("\(here): expected \(types.joined(separator: " or ")), got \(value.serializedString().prefix(60))")
+                violations.append(
+                    "\(here): expected \(types.joined(separator: " or ")), got \(value.serializedString().prefix(60))")
             }
         case "enum":
-            if !(argument.arrayValue ?? []).contains(value) { violations.append("\(here): \(value.serializedString().prefix(60)) is not one of \(argument)") }
+            if !(argument.arrayValue ?? []).contains(value) {
+                violations.append("\(here): \(value.serializedString().prefix(60)) is not one of \(argument)")
+            }
         case "const":
-            if value != argument { violations.append("\(here): expected \(argument), got \(value.serializedString().prefix(60))") }
+            if value != argument {
+                violations.append("\(here): expected \(argument), got \(value.serializedString().prefix(60))")
+            }
         case "properties":
             guard let object = value.objectValue, let properties = argument.objectValue else { return }
             for (name, subschema) in zip(properties.keys, properties.values) {
-                if let member = object[name] { check(member, against: subschema, at: path + "/" + name, into: &violations, depth: depth + 1) }
+                if let member = object[name] {
+                    check(member, against: subschema, at: path + "/" + name, into: &violations, depth: depth + 1)
+                }
             }
         case "required":
             guard let object = value.objectValue else { return }
@@ -75,24 +85,34 @@ private struct Validator {
             }
         case "minItems", "maxItems":
             guard let count = value.arrayValue?.count, let bound = argument.numberValue?.int64Value else { return }
-            if keyword == "minItems" ? count < bound : count > bound { violations.append("\(here): \(count) elements breaks \(keyword) \(bound)") }
+            if keyword == "minItems" ? count < bound : count > bound {
+                violations.append("\(here): \(count) elements breaks \(keyword) \(bound)")
+            }
         case "minLength", "maxLength":
-            guard let length = value.stringValue?.unicodeScalars.count, let bound = argument.numberValue?.int64Value else { return }
-            if keyword == "minLength" ? length < bound : length > bound { violations.append("\(here): length \(length) breaks \(keyword) \(bound)") }
+            guard let length = value.stringValue?.unicodeScalars.count, let bound = argument.numberValue?.int64Value
+            else { return }
+            if keyword == "minLength" ? length < bound : length > bound {
+                violations.append("\(here): length \(length) breaks \(keyword) \(bound)")
+            }
         case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
             guard let number = value.numberValue, let bound = argument.numberValue else { return }
             let order = Self.compare(number, bound)
-            let fits = switch keyword {
-            case "minimum": order >= 0
-            case "maximum": order <= 0
-            case "exclusiveMinimum": order > 0
-            default: order < 0
-            }
+            let fits =
+                switch keyword {
+                case "minimum": order >= 0
+                case "maximum": order <= 0
+                case "exclusiveMinimum": order > 0
+                default: order < 0
+                }
             if !fits { violations.append("\(here): \(value) breaks \(keyword) \(argument)") }
         case "pattern":
             guard let string = value.stringValue, let pattern = argument.stringValue else { return }
-            guard let regex = try? Regex(pattern) else { return violations.append("\(here): the pattern \(pattern) does not compile") }
-            if (try? regex.firstMatch(in: string)) == nil { violations.append("\(here): \"\(string.prefix(60))\" does not match \(pattern)") }
+            guard let regex = try? Regex(pattern) else {
+                return violations.append("\(here): the pattern \(pattern) does not compile")
+            }
+            if (try? regex.firstMatch(in: string)) == nil {
+                violations.append("\(here): \"\(string.prefix(60))\" does not match \(pattern)")
+            }
         case "oneOf", "anyOf", "allOf":
             let branches = argument.arrayValue ?? []
             let failures = branches.map { branch -> [String] in
@@ -103,9 +123,13 @@ private struct Validator {
             let matched = failures.filter(\.isEmpty).count
             switch keyword {
             case "oneOf" where matched != 1:
-                violations.append("\(here): matches \(matched) of the oneOf branches, not exactly one" + (matched == 0 ? " (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))" : ""))
+                violations.append(
+                    "\(here): matches \(matched) of the oneOf branches, not exactly one"
+                        + (matched == 0 ? " (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))" : ""))
             case "anyOf" where matched == 0:
-                violations.append("\(here): matches none of the anyOf branches (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))")
+                violations.append(
+                    "\(here): matches none of the anyOf branches (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))"
+                )
             case "allOf":
                 violations += failures.flatMap { $0 }
             default: break
@@ -127,7 +151,9 @@ private struct Validator {
     /// Whether `value` is of the JSON Schema type `type` (an integer is any number without a fraction).
     static func has(_ value: JSONValue, type: String) -> Bool {
         switch (type, value) {
-        case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string), ("array", .array), ("object", .object): true
+        case ("null", .null), ("boolean", .bool), ("number", .number), ("string", .string), ("array", .array),
+            ("object", .object):
+            true
         case ("integer", .number(let number)):
             switch number {
             case .int, .uint: true

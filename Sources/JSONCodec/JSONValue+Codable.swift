@@ -7,7 +7,9 @@ extension JSONValue: Codable {
         }
         if let object = try? decoder.container(keyedBy: AnyKey.self) {
             var members: [(String, JSONValue)] = []
-            for key in object.allKeys { members.append((key.stringValue, try object.decode(JSONValue.self, forKey: key))) }
+            for key in object.allKeys {
+                members.append((key.stringValue, try object.decode(JSONValue.self, forKey: key)))
+            }
             self = .object(JSONObject(members))
             return
         }
@@ -69,7 +71,8 @@ extension JSONObject: Codable {
     public init(from decoder: any Decoder) throws {
         guard case .object(let object) = try JSONValue(from: decoder) else {
             throw DecodingError.typeMismatch(
-                JSONObject.self, DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "expected an object"))
+                JSONObject.self,
+                DecodingError.Context(codingPath: decoder.codingPath, debugDescription: "expected an object"))
         }
         self = object
     }

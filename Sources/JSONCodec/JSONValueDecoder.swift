@@ -93,9 +93,15 @@ final class JSONDecoderImpl: Decoder, SingleValueDecodingContainer {
     func decode(_ type: Int64.Type) throws -> Int64 { try unboxInteger(value, as: Int64.self, at: CodingPathRef(path)) }
     func decode(_ type: UInt.Type) throws -> UInt { try unboxInteger(value, as: UInt.self, at: CodingPathRef(path)) }
     func decode(_ type: UInt8.Type) throws -> UInt8 { try unboxInteger(value, as: UInt8.self, at: CodingPathRef(path)) }
-    func decode(_ type: UInt16.Type) throws -> UInt16 { try unboxInteger(value, as: UInt16.self, at: CodingPathRef(path)) }
-    func decode(_ type: UInt32.Type) throws -> UInt32 { try unboxInteger(value, as: UInt32.self, at: CodingPathRef(path)) }
-    func decode(_ type: UInt64.Type) throws -> UInt64 { try unboxInteger(value, as: UInt64.self, at: CodingPathRef(path)) }
+    func decode(_ type: UInt16.Type) throws -> UInt16 {
+        try unboxInteger(value, as: UInt16.self, at: CodingPathRef(path))
+    }
+    func decode(_ type: UInt32.Type) throws -> UInt32 {
+        try unboxInteger(value, as: UInt32.self, at: CodingPathRef(path))
+    }
+    func decode(_ type: UInt64.Type) throws -> UInt64 {
+        try unboxInteger(value, as: UInt64.self, at: CodingPathRef(path))
+    }
     func decode<T: Decodable>(_ type: T.Type) throws -> T { try unbox(value, as: T.self, at: CodingPathRef(path)) }
 
     // MARK: Unboxing
@@ -163,16 +169,23 @@ final class JSONDecoderImpl: Decoder, SingleValueDecodingContainer {
             // beyond 64 bits such as -9223372036854775809, a fraction, an exponent) may have been rounded
             // into range. Integers that large are taken only as plain integer literals, read exactly.
             if exact != nil, double.magnitude >= 9_007_199_254_740_992 {
-                throw typeMismatch(I.self, expected: "an integer in \(I.self)'s range (\(I.min)...\(I.max)) written exactly (from 2^53 on, as a plain integer without fraction or exponent)", found: value, at: path)
+                throw typeMismatch(
+                    I.self,
+                    expected:
+                        "an integer in \(I.self)'s range (\(I.min)...\(I.max)) written exactly (from 2^53 on, as a plain integer without fraction or exponent)",
+                    found: value, at: path)
             }
         }
         guard let exact else {
-            throw typeMismatch(I.self, expected: "an integer in \(I.self)'s range (\(I.min)...\(I.max))", found: value, at: path)
+            throw typeMismatch(
+                I.self, expected: "an integer in \(I.self)'s range (\(I.min)...\(I.max))", found: value, at: path)
         }
         return exact
     }
 
-    func typeMismatch(_ type: Any.Type, expected: String, found value: JSONValue, at path: CodingPathRef) -> DecodingError {
+    func typeMismatch(_ type: Any.Type, expected: String, found value: JSONValue, at path: CodingPathRef)
+        -> DecodingError
+    {
         let context = DecodingError.Context(
             codingPath: CodingPathNode.keys(path.node),
             debugDescription: "expected \(expected), found \(CodingPathFormat.describe(value))")

@@ -136,11 +136,13 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
         if case .object(let builder) = slot {
-            return KeyedEncodingContainer(JSONKeyedEncodingContainer<Key>(builder: builder, encoder: self, isEnumPayload: false))
+            return KeyedEncodingContainer(
+                JSONKeyedEncodingContainer<Key>(builder: builder, encoder: self, isEnumPayload: false))
         }
         let builder = ObjectBuilder()
         slot = .object(builder)
-        return KeyedEncodingContainer(JSONKeyedEncodingContainer<Key>(builder: builder, encoder: self, isEnumPayload: false))
+        return KeyedEncodingContainer(
+            JSONKeyedEncodingContainer<Key>(builder: builder, encoder: self, isEnumPayload: false))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {

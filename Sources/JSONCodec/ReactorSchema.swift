@@ -30,9 +30,12 @@ public struct ReactorSchema: Sendable, Hashable {
 
         /// An action case named `type`, with payload members in order; all are required but those in `optional`.
         public static func action(
-            _ type: String, _ summary: String = "", _ payload: KeyValuePairs<String, JSONSchema> = [:], optional: Set<String> = []
+            _ type: String, _ summary: String = "", _ payload: KeyValuePairs<String, JSONSchema> = [:],
+            optional: Set<String> = []
         ) -> Action {
-            Action(type: type, summary: summary, payload: payload.map { Member(name: $0.key, schema: $0.value) }, optional: optional)
+            Action(
+                type: type, summary: summary, payload: payload.map { Member(name: $0.key, schema: $0.value) },
+                optional: optional)
         }
 
         /// The whole action object: `"type"` fixed to this case, the payload members, other members
@@ -74,9 +77,12 @@ public struct ReactorSchema: Sendable, Hashable {
     }
 
     /// The schema of an action of a reactor that declares none: an object naming its case in `"type"`.
-    public static let genericAction = JSONSchema.object(["type": JSONSchema.string().described("The action case; the other members are its payload.")])
-        .titled("Action", "An action whose cases the reactor did not declare: an object whose \"type\" names the case.")
+    public static let genericAction = JSONSchema.object([
+        "type": JSONSchema.string().described("The action case; the other members are its payload.")
+    ])
+    .titled("Action", "An action whose cases the reactor did not declare: an object whose \"type\" names the case.")
 
     /// The schema of a state a reactor does not describe: any JSON value.
-    public static let genericState = JSONSchema.any.titled("State", "A state the reactor did not describe: any JSON value.")
+    public static let genericState = JSONSchema.any.titled(
+        "State", "A state the reactor did not describe: any JSON value.")
 }

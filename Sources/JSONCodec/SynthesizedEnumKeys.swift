@@ -12,7 +12,8 @@ enum SynthesizedEnumKeys {
         let id = ObjectIdentifier(Nested.self)
         if let known = memo.withLock({ $0[id] }) { return known }
         let nestedName = String(describing: Nested.self)
-        let result = String(describing: Outer.self) == "CodingKeys" && nestedName != "CodingKeys"
+        let result =
+            String(describing: Outer.self) == "CodingKeys" && nestedName != "CodingKeys"
             && nestedName.hasSuffix("CodingKeys")
         memo.withLock { $0[id] = result }
         return result

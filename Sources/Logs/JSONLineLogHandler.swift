@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Posix
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Writes one bounded JSON object per line (``LogLine``), with one `write(2)` per record so lines
 /// from different threads never interleave.

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A value-type logger: a label, a minimum level, fields carried by every record, and a handler.
@@ -44,7 +44,9 @@ public struct Logger: Sendable {
 
     public func isEnabled(_ level: LogLevel) -> Bool { level >= self.level }
 
-    public func log(_ level: LogLevel, _ message: @autoclosure () -> String, _ fields: @autoclosure () -> LogFields = [:]) {
+    public func log(
+        _ level: LogLevel, _ message: @autoclosure () -> String, _ fields: @autoclosure () -> LogFields = [:]
+    ) {
         guard level >= self.level else { return }
         var all = self.fields
         all.append(contentsOf: fields())

@@ -1,6 +1,7 @@
 import CLinux
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A resolved socket address, in the kernel's form, ready for `connect`.
@@ -26,14 +27,16 @@ extension Posix {
         let status = getaddrinfo(host, String(port), &hints, &list)
         guard status == 0 else {
             let code = status == EAI_SYSTEM ? errno : 0
-            throw IOError(call: "getaddrinfo", errno: code, path: host, reason: status == EAI_SYSTEM ? nil : String(cString: gai_strerror(status)))
+            throw IOError(
+                call: "getaddrinfo", errno: code, path: host,
+                reason: status == EAI_SYSTEM ? nil : String(cString: gai_strerror(status)))
         }
         defer { freeaddrinfo(list) }
         var addresses: [ResolvedAddress] = []
         var entry = list
         while let current = entry {
             let info = current.pointee
-            if (info.ai_family == AF_INET || info.ai_family == AF_INET6), let address = info.ai_addr {
+            if info.ai_family == AF_INET || info.ai_family == AF_INET6, let address = info.ai_addr {
                 var storage = sockaddr_storage()
                 withUnsafeMutableBytes(of: &storage) { target in
                     target.copyMemory(from: UnsafeRawBufferPointer(start: address, count: Int(info.ai_addrlen)))

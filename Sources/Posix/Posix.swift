@@ -1,6 +1,7 @@
 import CLinux
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The outcome of a non-blocking system call: done with a value, or it would have blocked.
@@ -21,7 +22,9 @@ public enum IOResult<T> {
 public enum Posix {
     /// Runs `body` until it stops failing with `EINTR`; `-1` results become `.wouldBlock` or an `IOError`.
     @inlinable @inline(__always)
-    public static func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(IOError) -> IOResult<T> {
+    public static func syscall<T: FixedWidthInteger>(_ name: StaticString, _ body: () -> T) throws(IOError) -> IOResult<
+        T
+    > {
         while true {
             let result = body()
             if result != -1 { return .processed(result) }
@@ -63,7 +66,8 @@ public enum Posix {
 
     /// `writev(2)` without `SIGPIPE` (via `sendmsg` with `MSG_NOSIGNAL`).
     @inlinable
-    public static func writev(_ fd: Int32, _ iov: UnsafePointer<iovec>, _ count: Int32) throws(IOError) -> IOResult<Int> {
+    public static func writev(_ fd: Int32, _ iov: UnsafePointer<iovec>, _ count: Int32) throws(IOError) -> IOResult<Int>
+    {
         try syscall("writev") { CLinux_writev_nosignal(fd, iov, count) }
     }
 
@@ -138,15 +142,21 @@ public enum Posix {
     public static func pwriteAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, offset: Int) throws(IOError) {
         var done = 0
         while done < bytes.count {
-            done += try blocking("pwrite") { Glibc.pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done)) }
+            done += try blocking("pwrite") {
+                Glibc.pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
+            }
         }
     }
 
     /// Reads into `buffer` from `offset` until it is full or the file ends; returns how many bytes were read.
-    public static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int) throws(IOError) -> Int {
+    public static func preadFully(_ fd: Int32, _ buffer: UnsafeMutableRawBufferPointer, offset: Int) throws(IOError)
+        -> Int
+    {
         var done = 0
         while done < buffer.count {
-            let got = try blocking("pread") { Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done)) }
+            let got = try blocking("pread") {
+                Glibc.pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset + done))
+            }
             if got == 0 { break }
             done += got
         }

@@ -63,7 +63,9 @@ public struct Effect<Mutation: Sendable>: Sendable {
     @inlinable public static func merge(_ effects: Effect...) -> Effect { merge(effects) }
 
     /// Runs async work in its own task; `await emit(m)` returns once `m` is reduced. Throwing ends only this effect.
-    @inlinable public static func run(_ operation: @escaping @Sendable (Emitter<Mutation>) async throws -> Void) -> Effect {
+    @inlinable public static func run(_ operation: @escaping @Sendable (Emitter<Mutation>) async throws -> Void)
+        -> Effect
+    {
         Effect(.run(operation), isSynchronous: false)
     }
 
@@ -106,7 +108,8 @@ public struct Effect<Mutation: Sendable>: Sendable {
             .run { emit in try await operation(Emitter { await emit(transform($0)) }) }
         case .delay(let effect, let duration, let clock): effect.map(transform).delay(for: duration, clock: clock)
         case .cancellable(let effect, let id, let cancelInFlight):
-            Effect<T>(.cancellable(effect.map(transform), id, cancelInFlight: cancelInFlight), isSynchronous: isSynchronous)
+            Effect<T>(
+                .cancellable(effect.map(transform), id, cancelInFlight: cancelInFlight), isSynchronous: isSynchronous)
         case .cancel(let id): Effect<T>(.cancel(id), isSynchronous: true)
         case .timer(let command): Effect<T>(.timer(command), isSynchronous: true)
         }

@@ -19,9 +19,10 @@ extension Flow {
     public func throttle(
         for interval: Duration, clock: some Clock<Duration> = ContinuousClock(), latest: Bool = true
     ) -> Flow {
-        appending(.step { environment in
-            ThrottleStep(interval: interval, clock: clock, latest: latest, environment: environment)
-        })
+        appending(
+            .step { environment in
+                ThrottleStep(interval: interval, clock: clock, latest: latest, environment: environment)
+            })
     }
 }
 

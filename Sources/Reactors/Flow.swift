@@ -17,7 +17,8 @@
 /// stream they are called on).
 public struct Flow<Element: Sendable>: Sendable {
     /// Feeds every element of one merged source to `yield`.
-    @usableFromInline typealias Source = @Sendable (_ yield: @escaping @Sendable (Element) async -> Void) async throws -> Void
+    @usableFromInline typealias Source =
+        @Sendable (_ yield: @escaping @Sendable (Element) async -> Void) async throws -> Void
 
     /// Applied to each of the reactor's own elements before any stage; `nil` drops the element.
     @usableFromInline var transform: (@Sendable (Element) -> Element?)?

@@ -54,9 +54,10 @@ struct FlowEnvironment: Sendable {
     /// Starts a task that holds an element for `ticket`'s action: it counts as one of that action's
     /// effects (its completion waits, `stop()` and stub mode cancel it, `waitForEffects` waits for it).
     /// Nil when the runtime is stopped.
-    let hold: @Sendable (
-        _ ticket: FlowTicket, _ body: @escaping @Sendable (any FlowHold) async throws -> Void
-    ) -> (any FlowHold)?
+    let hold:
+        @Sendable (
+            _ ticket: FlowTicket, _ body: @escaping @Sendable (any FlowHold) async throws -> Void
+        ) -> (any FlowHold)?
     /// Writes one line of `debug(_:)`.
     let debug: @Sendable (FlowDebugLine) -> Void
 }

@@ -115,7 +115,9 @@ struct PulseScanner: Sendable {
     /// The count of every pulse of `state`, by name.
     func counts<State>(of state: State) -> [String: UInt64] {
         withUnsafeBytes(of: state) { bytes in
-            Dictionary(fields.map { ($0.name, $0.type.count(at: bytes.baseAddress! + $0.offset)) }, uniquingKeysWith: { first, _ in first })
+            Dictionary(
+                fields.map { ($0.name, $0.type.count(at: bytes.baseAddress! + $0.offset)) },
+                uniquingKeysWith: { first, _ in first })
         }
     }
 
@@ -134,7 +136,9 @@ struct PulseScanner: Sendable {
         withUnsafeBytes(of: previous) { before in
             withUnsafeMutableBytes(of: &forced) { after in
                 for field in fields {
-                    field.type.setCount(field.type.count(at: before.baseAddress! + field.offset) &+ 1, at: after.baseAddress! + field.offset)
+                    field.type.setCount(
+                        field.type.count(at: before.baseAddress! + field.offset) &+ 1,
+                        at: after.baseAddress! + field.offset)
                 }
             }
         }
@@ -149,8 +153,10 @@ struct PulseScanner: Sendable {
                 for field in fields {
                     let count = field.type.count(at: after.baseAddress! + field.offset)
                     if count != field.type.count(at: before.baseAddress! + field.offset) {
-                        updates.append(PulseUpdate(name: field.name, count: count,
-                                                   value: field.type.value(at: after.baseAddress! + field.offset)))
+                        updates.append(
+                            PulseUpdate(
+                                name: field.name, count: count,
+                                value: field.type.value(at: after.baseAddress! + field.offset)))
                     }
                 }
                 return updates

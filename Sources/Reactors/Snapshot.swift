@@ -49,8 +49,9 @@ extension Checkpoint: Codable where State: Codable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         var state = try container.decode(State.self, forKey: .state)
         Pulses.restore(try container.decodeIfPresent([String: UInt64].self, forKey: .pulseCounts) ?? [:], into: &state)
-        self.init(state: state, version: try container.decode(UInt64.self, forKey: .version),
-                  lastSeq: try container.decode(UInt64.self, forKey: .lastSeq))
+        self.init(
+            state: state, version: try container.decode(UInt64.self, forKey: .version),
+            lastSeq: try container.decode(UInt64.self, forKey: .lastSeq))
     }
 
     /// Encodes the state, version, seq and the pulse counts the state's own encoding leaves out.

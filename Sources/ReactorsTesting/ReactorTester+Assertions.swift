@@ -11,8 +11,9 @@ extension ReactorTester where R.Mutation: Equatable {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async {
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
-        await expectState(matching: (mutation, { $0 == mutation }), timeout: timeout, time: time,
-                          expectation ?? { _ in }, context: "receive(\(mutation))", at: site)
+        await expectState(
+            matching: (mutation, { $0 == mutation }), timeout: timeout, time: time,
+            expectation ?? { _ in }, context: "receive(\(mutation))", at: site)
     }
 }
 
@@ -50,8 +51,9 @@ extension ReactorTester {
         _ expectation: (inout R.State) throws -> Void, context: String, at site: CallSite
     ) async {
         if timeout != nil || time != nil, clock == nil {
-            recordFailure("\(context): `timeout:` and `at:` are time on a TestClock; make the tester with "
-                + "ReactorTester(reactor, clock: clock), the clock the reactor sleeps on", at: site)
+            recordFailure(
+                "\(context): `timeout:` and `at:` are time on a TestClock; make the tester with "
+                    + "ReactorTester(reactor, clock: clock), the clock the reactor sleeps on", at: site)
             return
         }
         let exhaustive = exhaustivity == .on
@@ -67,8 +69,9 @@ extension ReactorTester {
                 return
             }
             let previous = index == 0 ? state : recording.book.withLock { $0.pending[index - 1].snapshot.state }
-            let verdict = check(received, previous: previous, mutation: mutation, time: time, exhaustive: exhaustive,
-                                expectation, context: context)
+            let verdict = check(
+                received, previous: previous, mutation: mutation, time: time, exhaustive: exhaustive,
+                expectation, context: context)
             switch verdict {
             case .pass:
                 takePending(upTo: index)
@@ -93,8 +96,9 @@ extension ReactorTester {
         if let mutation {
             guard let produced = received.mutation, mutation.matches(produced) else {
                 let actual = received.mutation.map { "\($0)" } ?? "no mutation (a forced state)"
-                return .fail("\(context): expected a state produced by \(mutation.description), but the next state "
-                    + "was produced by \(actual): \(received.summary)")
+                return .fail(
+                    "\(context): expected a state produced by \(mutation.description), but the next state "
+                        + "was produced by \(actual): \(received.summary)")
             }
         }
         let actual = received.snapshot.state
@@ -110,8 +114,10 @@ extension ReactorTester {
         if !exhaustive { Pulses.restore(Pulses.counts(of: actual), into: &expected) }
         if expected != actual {
             let diff = StateDiff(expected: expected, actual: actual, previous: previous)
-            return .fail(diff.report(headline: "\(context): the state (version \(received.snapshot.version)) is not "
-                + "the expected one"))
+            return .fail(
+                diff.report(
+                    headline: "\(context): the state (version \(received.snapshot.version)) is not "
+                        + "the expected one"))
         }
         let delivered = Set(received.pulses)
         let missing = assigned.subtracting(delivered)
@@ -122,14 +128,16 @@ extension ReactorTester {
                 message += "; asserted but not delivered: " + missing.sorted().joined(separator: ", ")
             }
             if !unasserted.isEmpty {
-                message += "; delivered but not asserted (assign them in the assertion): "
+                message +=
+                    "; delivered but not asserted (assign them in the assertion): "
                     + unasserted.sorted().joined(separator: ", ")
             }
             return .fail(message)
         }
         if let time, let at = received.time, at.offset != time {
-            return .fail("\(context): the state (version \(received.snapshot.version)) came at \(at.offset) on the "
-                + "test clock, not at \(time)")
+            return .fail(
+                "\(context): the state (version \(received.snapshot.version)) came at \(at.offset) on the "
+                    + "test clock, not at \(time)")
         }
         return .pass
     }
@@ -152,25 +160,31 @@ extension ReactorTester {
     }
 
     /// Records why no (satisfying) state came.
-    private func reportAbsence(_ absence: Absence, context: String, closest: String?, timeout: Duration?,
-                               at site: CallSite) {
+    private func reportAbsence(
+        _ absence: Absence, context: String, closest: String?, timeout: Duration?,
+        at site: CallSite
+    ) {
         var message: String
         switch absence {
         case .nothingRunning:
-            message = "\(context): no state arrived, and nothing that could produce one is running (no effect, "
+            message =
+                "\(context): no state arrived, and nothing that could produce one is running (no effect, "
                 + "no merged source)"
         case .clockRan(let duration):
-            message = "\(context): no state arrived within \(duration) on the test clock (now "
+            message =
+                "\(context): no state arrived within \(duration) on the test clock (now "
                 + "\(clock?.now.offset ?? .zero))"
         case .bound:
-            message = "\(context): no state arrived within \(bound) of real time; \(runtime.inFlightEffectCount) "
+            message =
+                "\(context): no state arrived within \(bound) of real time; \(runtime.inFlightEffectCount) "
                 + "effect(s) running"
             if let clock {
                 message += ", \(clock.sleeperCount) task(s) asleep on the test clock"
                 if let deadline = clock.nextDeadline, timeout == nil {
                     message += " (the next wakes at \(deadline.offset)): "
                     // `send` has no timeout: a state that comes only with time is a later one, for `receive`.
-                    message += context.hasPrefix("send(")
+                    message +=
+                        context.hasPrefix("send(")
                         ? "the action produced no state of its own; assert later states with receive(timeout:)"
                         : "pass `timeout:` to let the clock run"
                 }

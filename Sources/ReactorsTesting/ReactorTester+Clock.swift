@@ -20,15 +20,18 @@ extension ReactorTester {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) {
         guard clock != nil else {
-            recordFailure("schedule(\(action), at: \(time)) needs a TestClock: make the tester with "
-                + "ReactorTester(reactor, clock: clock)",
+            recordFailure(
+                "schedule(\(action), at: \(time)) needs a TestClock: make the tester with "
+                    + "ReactorTester(reactor, clock: clock)",
                 at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
             return
         }
         recording.book.withLock { book in
             book.nextOrder += 1
-            book.scheduled.append(ScheduledAction(action: action, time: TestClock.Instant(offset: time),
-                                                  order: book.nextOrder))
+            book.scheduled.append(
+                ScheduledAction(
+                    action: action, time: TestClock.Instant(offset: time),
+                    order: book.nextOrder))
             book.scheduled.sort { ($0.time, $0.order) < ($1.time, $1.order) }
         }
     }
@@ -107,13 +110,15 @@ extension ReactorTester {
             }
             await step(to: next, at: site)
         }
-        recordFailure("the test clock still had work after 10,000 steps (now \(clock.now.offset)): a timer that "
-            + "re-arms itself forever? Use advance(by:) to run it for a while", at: site)
+        recordFailure(
+            "the test clock still had work after 10,000 steps (now \(clock.now.offset)): a timer that "
+                + "re-arms itself forever? Use advance(by:) to run it for a while", at: site)
     }
 
     /// Records that a clock operation was asked of a tester without a clock.
     private func missingClock(_ what: String, at site: CallSite) {
-        recordFailure("\(what) needs a TestClock: make the tester with ReactorTester(reactor, clock: clock), the clock "
-            + "the reactor sleeps on", at: site)
+        recordFailure(
+            "\(what) needs a TestClock: make the tester with ReactorTester(reactor, clock: clock), the clock "
+                + "the reactor sleeps on", at: site)
     }
 }

@@ -104,8 +104,10 @@ final class TesterRecording<R: Reactor>: Sendable {
                 guard snapshot.version > book.lastVersion else { return }
                 book.lastVersion = snapshot.version
                 let mutation = book.mutations.removeValue(forKey: snapshot.version)
-                book.pending.append(ReceivedState(snapshot: snapshot, pulses: pulses.map(\.name), mutation: mutation,
-                                                  time: time))
+                book.pending.append(
+                    ReceivedState(
+                        snapshot: snapshot, pulses: pulses.map(\.name), mutation: mutation,
+                        time: time))
             }
         case .finished:
             book.withLock { $0.isStopped = true }

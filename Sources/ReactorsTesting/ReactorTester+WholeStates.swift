@@ -19,8 +19,9 @@ extension ReactorTester {
         _ first: R.State, _ more: R.State...,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async {
-        await receiveWhole([first] + more, context: "receive",
-                           at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+        await receiveWhole(
+            [first] + more, context: "receive",
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// Asserts that the next states are exactly `expected`, in order, waiting for them if needed.
@@ -28,8 +29,9 @@ extension ReactorTester {
         _ expected: [R.State],
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async {
-        await receiveWhole(expected, context: "receive",
-                           at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+        await receiveWhole(
+            expected, context: "receive",
+            at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
     }
 
     /// Asserts each of `expected` in turn as the next state.

@@ -102,8 +102,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) async {
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
-        await expectState(matching: nil, timeout: timeout, time: time, expectation ?? { _ in }, context: "receive",
-                          at: site)
+        await expectState(
+            matching: nil, timeout: timeout, time: time, expectation ?? { _ in }, context: "receive",
+            at: site)
     }
 
     /// Takes, without asserting them, the states that arrived so far (TCA's `skipReceivedActions`).
@@ -125,8 +126,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
             let scheduled = recording.book.withLock { $0.scheduled }
             if !scheduled.isEmpty {
                 let list = scheduled.map { "\($0.action) at \($0.time.offset)" }.joined(separator: ", ")
-                recordFailure("\(scheduled.count) scheduled action(s) were never sent: \(list); let the clock run to "
-                    + "their time (run() or advance(by:)) before finish()", at: site)
+                recordFailure(
+                    "\(scheduled.count) scheduled action(s) were never sent: \(list); let the clock run to "
+                        + "their time (run() or advance(by:)) before finish()", at: site)
             }
             if await waitForEffectsToEnd(at: site) {
                 skipPending(before: "finish()", at: site)
@@ -141,8 +143,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
     ) {
         let pending = recording.book.withLock { $0.pending }
         if !pending.isEmpty {
-            recordFailure("\(pending.count) state(s) were emitted but not asserted:\n"
-                + pending.map { "  " + $0.summary }.joined(separator: "\n"),
+            recordFailure(
+                "\(pending.count) state(s) were emitted but not asserted:\n"
+                    + pending.map { "  " + $0.summary }.joined(separator: "\n"),
                 at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
         }
     }
@@ -155,8 +158,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         let site = CallSite(fileID: fileID, filePath: filePath, line: line, column: column)
         let ended = await waitUntil { [runtime] in runtime.inFlightEffectCount == 0 ? true : nil } ?? false
         if !ended {
-            recordFailure("\(runtime.inFlightEffectCount) effect(s) still running after \(bound); await or cancel them",
-                          at: site)
+            recordFailure(
+                "\(runtime.inFlightEffectCount) effect(s) still running after \(bound); await or cancel them",
+                at: site)
         }
         return ended
     }
@@ -195,8 +199,9 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
             return (book.pending, book.exhaustivity)
         }
         guard exhaustivity == .on, !skipped.isEmpty else { return }
-        recordFailure("\(skipped.count) state(s) arrived before \(what) and were not asserted (receive them, or "
-            + "set exhaustivity to .off):\n" + skipped.map { "  " + $0.summary }.joined(separator: "\n"), at: site)
+        recordFailure(
+            "\(skipped.count) state(s) arrived before \(what) and were not asserted (receive them, or "
+                + "set exhaustivity to .off):\n" + skipped.map { "  " + $0.summary }.joined(separator: "\n"), at: site)
     }
 
     /// Waits for running effects to end; fails and returns false if they do not.
@@ -213,12 +218,14 @@ public final class ReactorTester<R: Reactor>: Sendable where R.State: Equatable 
         guard ended != true else { return true }
         let effects = runtime.inFlightEffectCount
         if let clock, let deadline = clock.nextDeadline, ended == false {
-            recordFailure("\(effects) effect(s) still running at the end of the test, asleep on the test clock (the "
-                + "next wakes at \(deadline.offset), now \(clock.now.offset)): let the clock run (run() or "
-                + "advance(by:)) and receive their states, cancel them, or set exhaustivity to .off", at: site)
+            recordFailure(
+                "\(effects) effect(s) still running at the end of the test, asleep on the test clock (the "
+                    + "next wakes at \(deadline.offset), now \(clock.now.offset)): let the clock run (run() or "
+                    + "advance(by:)) and receive their states, cancel them, or set exhaustivity to .off", at: site)
         } else {
-            recordFailure("\(effects) effect(s) still running \(bound) after the end of the test (waiting on "
-                + "something other than the test clock?): let them end, cancel them, or set exhaustivity to .off",
+            recordFailure(
+                "\(effects) effect(s) still running \(bound) after the end of the test (waiting on "
+                    + "something other than the test clock?): let them end, cancel them, or set exhaustivity to .off",
                 at: site)
         }
         return false

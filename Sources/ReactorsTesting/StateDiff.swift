@@ -33,8 +33,9 @@ struct StateDiff {
             let start = before[name] ?? 0
             let assertion = (wanted[name] ?? 0) &- start
             let reactor = (got[name] ?? 0) &- start
-            lines.append("\(name) (@Pulse): the assertion assigns it \(Self.times(assertion)), "
-                + "the reactor assigned it \(Self.times(reactor))")
+            lines.append(
+                "\(name) (@Pulse): the assertion assigns it \(Self.times(assertion)), "
+                    + "the reactor assigned it \(Self.times(reactor))")
         }
     }
 
@@ -42,7 +43,8 @@ struct StateDiff {
     func report(headline: String) -> String {
         var text = headline
         if lines.isEmpty {
-            text += "\n  (the states differ in a way their JSON and pulse counts do not show: a property left out of "
+            text +=
+                "\n  (the states differ in a way their JSON and pulse counts do not show: a property left out of "
                 + "encoding, or a custom ==)"
         } else {
             text += " (expected → actual):"

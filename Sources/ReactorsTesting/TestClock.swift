@@ -157,8 +157,9 @@ public final class TestClock: Clock, Sendable {
             }
         }
         if !reached {
-            recordFailure("waited \(timeout) for \(count) task(s) to sleep on the test clock; \(sleeperCount) did",
-                          at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
+            recordFailure(
+                "waited \(timeout) for \(count) task(s) to sleep on the test clock; \(sleeperCount) did",
+                at: CallSite(fileID: fileID, filePath: filePath, line: line, column: column))
         }
     }
 }

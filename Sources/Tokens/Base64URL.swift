@@ -88,10 +88,14 @@ public enum Base64URL {
         // The last character of a partial group carries bits beyond the last byte; they must be zero (RFC 4648 §3.5).
         switch filled {
         case 2:
-            guard group & 0xF == 0 else { throw Base64URLError(reason: .nonZeroTrailingBits, offset: count - 1, byte: nil) }
+            guard group & 0xF == 0 else {
+                throw Base64URLError(reason: .nonZeroTrailingBits, offset: count - 1, byte: nil)
+            }
             out.append(UInt8(truncatingIfNeeded: group >> 4))
         case 3:
-            guard group & 0x3 == 0 else { throw Base64URLError(reason: .nonZeroTrailingBits, offset: count - 1, byte: nil) }
+            guard group & 0x3 == 0 else {
+                throw Base64URLError(reason: .nonZeroTrailingBits, offset: count - 1, byte: nil)
+            }
             out.append(UInt8(truncatingIfNeeded: group >> 10))
             out.append(UInt8(truncatingIfNeeded: group >> 2))
         default:

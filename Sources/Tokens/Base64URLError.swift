@@ -37,7 +37,8 @@ public struct Base64URLError: Error, Sendable, Hashable, CustomStringConvertible
             switch byte {
             case UInt8(ascii: "="): why = "padding is not used"
             case UInt8(ascii: "+"), UInt8(ascii: "/"): why = "standard base64, not base64url (use '-' and '_')"
-            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"): why = "whitespace is not allowed"
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\r"), UInt8(ascii: "\n"):
+                why = "whitespace is not allowed"
             default: why = "not in the base64url alphabet"
             }
             return "\(Self.describe(byte)) at offset \(offset): \(why)"

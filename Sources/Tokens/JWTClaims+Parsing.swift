@@ -29,34 +29,49 @@ extension JWTClaims {
         let leewayText = "leeway \(UntrustedText.seconds(leeway)) s"
         // RFC 7519 §4.1.4: the current time must be before exp, so exp + leeway itself is already too late.
         guard now < expiresAt + leeway else {
-            throw JWTError(.expired, "expired \(UntrustedText.seconds(now - expiresAt)) s ago (exp \(UntrustedText.seconds(expiresAt)), \(leewayText))")
+            throw JWTError(
+                .expired,
+                "expired \(UntrustedText.seconds(now - expiresAt)) s ago (exp \(UntrustedText.seconds(expiresAt)), \(leewayText))"
+            )
         }
         if let notBefore {
             guard now >= notBefore - leeway else {
-                throw JWTError(.notYetValid, "not valid for another \(UntrustedText.seconds(notBefore - now)) s (nbf \(UntrustedText.seconds(notBefore)), \(leewayText))")
+                throw JWTError(
+                    .notYetValid,
+                    "not valid for another \(UntrustedText.seconds(notBefore - now)) s (nbf \(UntrustedText.seconds(notBefore)), \(leewayText))"
+                )
             }
         }
         if let issuedAt {
             guard issuedAt <= now + leeway else {
-                throw JWTError(.issuedInTheFuture, "issued \(UntrustedText.seconds(issuedAt - now)) s in the future (iat \(UntrustedText.seconds(issuedAt)), \(leewayText)); check the issuer's clock")
+                throw JWTError(
+                    .issuedInTheFuture,
+                    "issued \(UntrustedText.seconds(issuedAt - now)) s in the future (iat \(UntrustedText.seconds(issuedAt)), \(leewayText)); check the issuer's clock"
+                )
             }
         }
     }
 
     static func numericDate(_ value: JSONValue, named name: String) throws(JWTError) -> Double {
         guard case .number(let number) = value else {
-            throw JWTError(.invalidClaim, "\(name) must be a NumericDate (a number of seconds since 1970), not \(kind(value))")
+            throw JWTError(
+                .invalidClaim, "\(name) must be a NumericDate (a number of seconds since 1970), not \(kind(value))")
         }
         let seconds = number.doubleValue
         guard numericDateRange.contains(seconds) else {
-            throw JWTError(.invalidClaim, "\(name) \(number) is out of range (0 … \(Int64(numericDateRange.upperBound)), seconds since 1970)")
+            throw JWTError(
+                .invalidClaim,
+                "\(name) \(number) is out of range (0 … \(Int64(numericDateRange.upperBound)), seconds since 1970)")
         }
         return seconds
     }
 
     static func sessions(_ value: JSONValue?) throws(JWTError) -> [SessionPattern] {
         guard let value else {
-            throw JWTError(.missingClaim, "sessions is required: a list of session ids, where an entry ending in * is a prefix and \"*\" is every id")
+            throw JWTError(
+                .missingClaim,
+                "sessions is required: a list of session ids, where an entry ending in * is a prefix and \"*\" is every id"
+            )
         }
         guard case .array(let entries) = value else {
             throw JWTError(.invalidClaim, "sessions must be an array of strings, not \(kind(value))")
@@ -70,7 +85,9 @@ extension JWTClaims {
             do {
                 patterns.append(try SessionPattern(claim: text))
             } catch {
-                throw JWTError(.invalidClaim, "sessions[\(index)] \(error.problem): expected a session id, a prefix ending in *, or \"*\"")
+                throw JWTError(
+                    .invalidClaim,
+                    "sessions[\(index)] \(error.problem): expected a session id, a prefix ending in *, or \"*\"")
             }
         }
         return patterns
@@ -88,7 +105,9 @@ extension JWTClaims {
                 throw JWTError(.invalidClaim, "rights[\(index)] must be a string, not \(kind(entry))")
             }
             guard let right = SessionRight(rawValue: text) else {
-                throw JWTError(.invalidClaim, "rights[\(index)] \(UntrustedText.quote(text)) is not a right; the rights are \(known)")
+                throw JWTError(
+                    .invalidClaim,
+                    "rights[\(index)] \(UntrustedText.quote(text)) is not a right; the rights are \(known)")
             }
             rights.insert(right)
         }
@@ -117,7 +136,9 @@ extension JWTClaims {
             throw JWTError(.invalidClaim, "aud must be a string or an array of strings, not \(kind(other))")
         }
         guard let expected else {
-            throw JWTError(.audienceNotAccepted, "the token names an audience (aud) but none is configured here; leave aud out or configure it")
+            throw JWTError(
+                .audienceNotAccepted,
+                "the token names an audience (aud) but none is configured here; leave aud out or configure it")
         }
         guard named.contains(where: { $0.utf8.elementsEqual(expected.utf8) }) else {
             throw JWTError(.audienceNotAccepted, "aud does not name \(UntrustedText.quote(expected))")

@@ -61,7 +61,9 @@ enum UntrustedText {
     /// come from whoever made the token and must not put control characters or kilobytes into a log line.
     static func quote(_ value: String) -> String {
         let bytes = value.utf8
-        guard bytes.count <= 32, bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") }) else {
+        guard bytes.count <= 32,
+            bytes.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") && $0 != UInt8(ascii: "\\") })
+        else {
             return "(a \(bytes.count)-byte string)"
         }
         return "\"\(value)\""

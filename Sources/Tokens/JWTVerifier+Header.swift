@@ -20,11 +20,14 @@ extension JWTVerifier {
         }
         // RFC 7515 §4.1.11: a recipient that does not understand every listed extension must refuse the token.
         if header.contains(key: "crit") {
-            throw JWTError(.headerNotAccepted, "the header has crit; no header extensions are understood here, so the token is refused")
+            throw JWTError(
+                .headerNotAccepted,
+                "the header has crit; no header extensions are understood here, so the token is refused")
         }
         // RFC 7797: an unencoded payload changes what is signed; it is only valid with crit, but refuse it outright.
         if header.contains(key: "b64") {
-            throw JWTError(.headerNotAccepted, "the header has b64 (unencoded payload, RFC 7797), which is not supported")
+            throw JWTError(
+                .headerNotAccepted, "the header has b64 (unencoded payload, RFC 7797), which is not supported")
         }
         switch header["typ"] {
         case nil:
@@ -32,7 +35,8 @@ extension JWTVerifier {
         case .string(let typ)?:
             // RFC 7519 §5.1: media type names compare case-insensitively.
             guard typ.utf8.count == 3, typ.uppercased() == "JWT" else {
-                throw JWTError(.headerNotAccepted, "typ \(UntrustedText.quote(typ)) is not accepted; leave typ out or use \"JWT\"")
+                throw JWTError(
+                    .headerNotAccepted, "typ \(UntrustedText.quote(typ)) is not accepted; leave typ out or use \"JWT\"")
             }
         case let other?:
             throw JWTError(.headerNotAccepted, "typ must be a string, not \(JWTClaims.kind(other))")
@@ -41,9 +45,11 @@ extension JWTVerifier {
 
     /// `RS256` as it is when it looks like an algorithm name, else quoted or described.
     static func algorithmName(_ alg: String) -> String {
-        let looksLikeName = !alg.isEmpty && alg.utf8.count <= 16 && alg.utf8.allSatisfy { byte in
-            SessionPattern.isIDByte(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
-        }
+        let looksLikeName =
+            !alg.isEmpty && alg.utf8.count <= 16
+            && alg.utf8.allSatisfy { byte in
+                SessionPattern.isIDByte(byte) || byte == UInt8(ascii: "+") || byte == UInt8(ascii: ".")
+            }
         return looksLikeName ? alg : UntrustedText.quote(alg)
     }
 }

@@ -40,10 +40,15 @@ public struct JWTVerifier: Sendable {
         maxTokenBytes: Int = defaultMaxTokenBytes
     ) throws(JWTConfigurationError) {
         guard (0...Self.maxLeewaySeconds).contains(leewaySeconds) else {
-            throw JWTConfigurationError("the JWT leeway is \(leewaySeconds) s; it must lie between 0 and \(Self.maxLeewaySeconds) s")
+            throw JWTConfigurationError(
+                "the JWT leeway is \(leewaySeconds) s; it must lie between 0 and \(Self.maxLeewaySeconds) s")
         }
-        guard maxTokenBytes > 0 else { throw JWTConfigurationError("the JWT size limit must be positive, not \(maxTokenBytes)") }
-        if let audience, audience.isEmpty { throw JWTConfigurationError("the JWT audience, when set, must not be empty") }
+        guard maxTokenBytes > 0 else {
+            throw JWTConfigurationError("the JWT size limit must be positive, not \(maxTokenBytes)")
+        }
+        if let audience, audience.isEmpty {
+            throw JWTConfigurationError("the JWT audience, when set, must not be empty")
+        }
         self.secret = secret
         self.leewaySeconds = leewaySeconds
         self.audience = audience
@@ -62,7 +67,9 @@ public struct JWTVerifier: Sendable {
         guard token.count <= maxTokenBytes else { throw tooLarge() }
         let dots = token.indices.filter { token[$0] == UInt8(ascii: ".") }
         guard dots.count == 2 else {
-            throw JWTError(.malformed, "not a compact JWT: expected three base64url parts separated by '.', found \(dots.count + 1)")
+            throw JWTError(
+                .malformed,
+                "not a compact JWT: expected three base64url parts separated by '.', found \(dots.count + 1)")
         }
         let headerText = token[..<dots[0]]
         let payloadText = token[(dots[0] + 1)..<dots[1]]
@@ -78,7 +85,9 @@ public struct JWTVerifier: Sendable {
             throw JWTError(.malformed, "the signature is not base64url: \(error)")
         }
         guard signature.count == HMACSHA256.byteCount else {
-            throw JWTError(.signatureMismatch, "the signature is \(signature.count) bytes; an HS256 signature is \(HMACSHA256.byteCount)")
+            throw JWTError(
+                .signatureMismatch,
+                "the signature is \(signature.count) bytes; an HS256 signature is \(HMACSHA256.byteCount)")
         }
         // RFC 7515 §5.2: the MAC covers the received ASCII bytes of `header.payload`, not a re-encoding.
         guard ConstantTime.equals(secret.signature(of: token[..<dots[1]]), signature) else {

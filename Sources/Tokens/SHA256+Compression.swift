@@ -17,20 +17,34 @@ extension SHA256 {
         precondition(blocks.count % blockByteCount == 0, "SHA-256 compresses whole blocks only")
         let constants = roundConstants
         var schedule = InlineArray<64, UInt32>(repeating: 0)
-        var h0 = state[0], h1 = state[1], h2 = state[2], h3 = state[3]
-        var h4 = state[4], h5 = state[5], h6 = state[6], h7 = state[7]
+        var h0 = state[0]
+        var h1 = state[1]
+        var h2 = state[2]
+        var h3 = state[3]
+        var h4 = state[4]
+        var h5 = state[5]
+        var h6 = state[6]
+        var h7 = state[7]
         var offset = 0
         while offset < blocks.count {
             for t in 0..<16 {
                 schedule[t] = UInt32(bigEndian: blocks.loadUnaligned(fromByteOffset: offset + 4 * t, as: UInt32.self))
             }
             for t in 16..<64 {
-                let w15 = schedule[t - 15], w2 = schedule[t - 2]
+                let w15 = schedule[t - 15]
+                let w2 = schedule[t - 2]
                 let sigma0 = w15.rotatedRight(7) ^ w15.rotatedRight(18) ^ (w15 >> 3)
                 let sigma1 = w2.rotatedRight(17) ^ w2.rotatedRight(19) ^ (w2 >> 10)
                 schedule[t] = sigma1 &+ schedule[t - 7] &+ sigma0 &+ schedule[t - 16]
             }
-            var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
+            var a = h0
+            var b = h1
+            var c = h2
+            var d = h3
+            var e = h4
+            var f = h5
+            var g = h6
+            var h = h7
             for t in 0..<64 {
                 let bigSigma1 = e.rotatedRight(6) ^ e.rotatedRight(11) ^ e.rotatedRight(25)
                 let choose = (e & f) ^ (~e & g)

@@ -76,7 +76,8 @@ public struct SHA256: Sendable {
         withUnsafeTemporaryAllocation(byteCount: 2 * Self.blockByteCount, alignment: 8) { padded in
             padded.initializeMemory(as: UInt8.self, repeating: 0)
             pending.span.withUnsafeBufferPointer { bytes in
-                padded.copyMemory(from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix(pendingCount)))
+                padded.copyMemory(
+                    from: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(bytes).prefix(pendingCount)))
             }
             padded[pendingCount] = 0x80
             padded.storeBytes(of: bitLength.bigEndian, toByteOffset: blocks * Self.blockByteCount - 8, as: UInt64.self)
@@ -84,7 +85,8 @@ public struct SHA256: Sendable {
         }
         return [UInt8](unsafeUninitializedCapacity: Self.byteCount) { digest, count in
             for word in 0..<8 {
-                UnsafeMutableRawBufferPointer(digest).storeBytes(of: state[word].bigEndian, toByteOffset: 4 * word, as: UInt32.self)
+                UnsafeMutableRawBufferPointer(digest).storeBytes(
+                    of: state[word].bigEndian, toByteOffset: 4 * word, as: UInt32.self)
             }
             count = Self.byteCount
         }

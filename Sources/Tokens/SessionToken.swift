@@ -32,7 +32,9 @@ public struct SessionToken: Sendable {
         bytes.reserveCapacity(randomByteCount)
         for _ in 0..<(randomByteCount / 8) {
             let word: UInt64 = generator.next()
-            for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) }
+            for shift in stride(from: 0, to: 64, by: 8) {
+                bytes.append(UInt8(truncatingIfNeeded: word >> UInt64(shift)))
+            }
         }
         return SessionToken(text: Base64URL.encode(bytes))
     }

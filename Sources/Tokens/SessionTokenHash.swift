@@ -32,7 +32,9 @@ public struct SessionTokenHash: Sendable {
         var bytes = [UInt8]()
         bytes.reserveCapacity(SHA256.byteCount)
         for index in stride(from: 0, to: digits.count, by: 2) {
-            guard let high = Self.hexValue(digits[index]), let low = Self.hexValue(digits[index + 1]) else { return nil }
+            guard let high = Self.hexValue(digits[index]), let low = Self.hexValue(digits[index + 1]) else {
+                return nil
+            }
             bytes.append(high << 4 | low)
         }
         self.bytes = bytes
@@ -82,5 +84,7 @@ public struct SessionTokenHash: Sendable {
 
 extension SessionTokenHash: Equatable {
     /// Equal digests, compared in constant time.
-    public static func == (lhs: SessionTokenHash, rhs: SessionTokenHash) -> Bool { ConstantTime.equals(lhs.bytes, rhs.bytes) }
+    public static func == (lhs: SessionTokenHash, rhs: SessionTokenHash) -> Bool {
+        ConstantTime.equals(lhs.bytes, rhs.bytes)
+    }
 }

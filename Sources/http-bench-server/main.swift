@@ -12,7 +12,7 @@ import Logs
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One counter session and its subscribers.
@@ -82,7 +82,8 @@ final class BenchResponder: HTTPResponder {
             }
         case (.GET, nil):
             let (version, value) = session.state.withLock { ($0.version, $0.value) }
-            let body = "{\"id\":\"\(session.id)\",\"reactor\":\"counter\",\"version\":\(version),\"state\":{\"value\":\(value)}}"
+            let body =
+                "{\"id\":\"\(session.id)\",\"reactor\":\"counter\",\"version\":\(version),\"state\":{\"value\":\(value)}}"
             writer.respond(status: 200, headers: Self.json, body: Array(body.utf8))
         default:
             error(writer, 404, "not_found")
@@ -96,7 +97,9 @@ final class BenchResponder: HTTPResponder {
         let parts = body.split(separator: "\"id\"", maxSplits: 1, omittingEmptySubsequences: false)
         if parts.count == 2 {
             let rest = parts[1].drop(while: { $0 == " " || $0 == ":" })
-            guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\"") else { return error(writer, 400, "invalid_id") }
+            guard rest.first == "\"", let end = rest.dropFirst().firstIndex(of: "\"") else {
+                return error(writer, 400, "invalid_id")
+            }
             id = String(rest[rest.index(after: rest.startIndex)..<end])
         }
         let created = sessions.withLock { sessions -> Bool in
@@ -112,7 +115,9 @@ final class BenchResponder: HTTPResponder {
     }
 
     private func error(_ writer: HTTPResponseWriter, _ status: Int, _ code: String) {
-        writer.respond(status: status, headers: Self.json, body: Array("{\"error\":{\"code\":\"\(code)\",\"message\":\"\(code)\"}}".utf8))
+        writer.respond(
+            status: status, headers: Self.json,
+            body: Array("{\"error\":{\"code\":\"\(code)\",\"message\":\"\(code)\"}}".utf8))
     }
 }
 
@@ -134,7 +139,8 @@ while let flag = arguments.popFirst() {
 }
 
 enum Usage {
-    static let text = "usage: http-bench-server [--port N] [--host ADDR] [--loops N] [--max-connections N] [--max-connections-per-address N] [--keep-alive-seconds S]"
+    static let text =
+        "usage: http-bench-server [--port N] [--host ADDR] [--loops N] [--max-connections N] [--max-connections-per-address N] [--keep-alive-seconds S]"
 
     static func fail(_ message: String) -> Never {
         let line = "http-bench-server: \(message)\n"

@@ -4,8 +4,9 @@ import Dispatch
 import Examples
 import Reactors
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A counter defined in this module, to compare with `Examples.CounterReactor` (both cross the module boundary).
@@ -100,8 +101,9 @@ do {
     // Minus the 8-byte slot each runtime takes in `runtimes` itself.
     let perRuntime = Double(after - before) / Double(instances) - 8
     let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
-    print("idle counter runtime: \(format2(perRuntime)) resident bytes (array slot excluded) each over \(instances) instances; "
-          + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
+    print(
+        "idle counter runtime: \(format2(perRuntime)) resident bytes (array slot excluded) each over \(instances) instances; "
+            + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
     // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
     var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
     let count = instances / 10
@@ -113,8 +115,10 @@ do {
         used.append((runtime, runtime.observe { _ in }))
     }
     let afterUsed = residentBytes()
-    print("counter runtime with one observer and its token, after one send: "
-          + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes (array slot excluded) each over \(count) instances")
+    print(
+        "counter runtime with one observer and its token, after one send: "
+            + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes (array slot excluded) each over \(count) instances"
+    )
     withExtendedLifetime((runtimes, used)) {}
 }
 
@@ -128,7 +132,8 @@ do {
 }
 do {
     let runtime = ReactorRuntime(LocalCounter())
-    report("counter (bench module), 1 sender", actions: total, measureSends(runtime, .increase, total: total, senders: 1))
+    report(
+        "counter (bench module), 1 sender", actions: total, measureSends(runtime, .increase, total: total, senders: 1))
 }
 do {
     let runtime = ReactorRuntime(CounterReactor())
@@ -140,8 +145,9 @@ do {
 do {
     let runtime = ReactorRuntime(CounterReactor())
     let count = total / 10
-    report("counter, 1 sender, unspecialized generic caller (for comparison)", actions: count,
-           measureUnspecialized(runtime, .increase, total: count))
+    report(
+        "counter, 1 sender, unspecialized generic caller (for comparison)", actions: count,
+        measureUnspecialized(runtime, .increase, total: count))
 }
 do {
     let runtime = ReactorRuntime(CounterReactor())
@@ -149,23 +155,25 @@ do {
     let token = runtime.observe { event in
         if case .state(let snapshot, _) = event { observed.store(snapshot.version, ordering: .relaxed) }
     }
-    report("counter with 1 observer, 1 sender", actions: total, measureSends(runtime, .increase, total: total, senders: 1))
+    report(
+        "counter with 1 observer, 1 sender", actions: total, measureSends(runtime, .increase, total: total, senders: 1))
     precondition(observed.load(ordering: .relaxed) == UInt64(total))
     token.cancel()
 }
 do {
     let runtime = ReactorRuntime(AsyncCounter())
     let count = total / 20
-    report("async effect (.run, one task per action), 1 sender", actions: count,
-           measureSends(runtime, .increase, total: count, senders: 1))
+    report(
+        "async effect (.run, one task per action), 1 sender", actions: count,
+        measureSends(runtime, .increase, total: count, senders: 1))
     precondition(runtime.currentState.value == count)
 }
 do {
     let runtime = ReactorRuntime(TodoReactor())
     let token = runtime.observe { _ in }
     let count = total / 10
-    report("todo toggle of an unknown id (pulse) with 1 observer", actions: count,
-           measureSends(runtime, .toggle(id: 0), total: count, senders: 1))
+    report(
+        "todo toggle of an unknown id (pulse) with 1 observer", actions: count,
+        measureSends(runtime, .toggle(id: 0), total: count, senders: 1))
     token.cancel()
 }
-

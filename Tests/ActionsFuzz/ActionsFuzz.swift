@@ -44,17 +44,28 @@ func checkAction<A: Codable & Sendable & Equatable>(_ type: A.Type, _ input: [UI
     }
     // Twice: the first call may have filled the bare-action cache that the second one reads.
     let again = try? decodeAction(A.self, from: input, parser: bodyParser)
-    expect(again == direct, "\(name): the second decoding differs from the first: \(String(describing: direct)) then \(String(describing: again))")
+    expect(
+        again == direct,
+        "\(name): the second decoding differs from the first: \(String(describing: direct)) then \(String(describing: again))"
+    )
     let parsed = try? bodyParser.parse(input)
     let viaValue = parsed.flatMap { try? decodeAction(A.self, from: $0) }
-    expect(viaValue == direct, "\(name): bytes and parsed value decode differently: \(String(describing: direct)) vs \(String(describing: viaValue))")
-    let logged = try? decodeActionWithJSON(A.self, from: input, parser: bodyParser, encode: { try JSONValueEncoder().encode($0) })
-    expect(logged?.action == direct, "\(name): decodeActionWithJSON differs: \(String(describing: logged?.action)) vs \(String(describing: direct))")
+    expect(
+        viaValue == direct,
+        "\(name): bytes and parsed value decode differently: \(String(describing: direct)) vs \(String(describing: viaValue))"
+    )
+    let logged = try? decodeActionWithJSON(
+        A.self, from: input, parser: bodyParser, encode: { try JSONValueEncoder().encode($0) })
+    expect(
+        logged?.action == direct,
+        "\(name): decodeActionWithJSON differs: \(String(describing: logged?.action)) vs \(String(describing: direct))")
     guard let action = direct, let logged else { return }
 
     // The action log's JSON is what admin shows and a replay reads.
     let replayed = try? decodeAction(A.self, from: logged.json, parser: storedParser)
-    expect(replayed == action, "\(name): the logged JSON \(text(logged.json)) decodes as \(String(describing: replayed)), not \(action)")
+    expect(
+        replayed == action,
+        "\(name): the logged JSON \(text(logged.json)) decodes as \(String(describing: replayed)), not \(action)")
     let encoded: [UInt8]
     do {
         encoded = try encodeAction(action)
@@ -87,7 +98,9 @@ func checkStored<T: Codable & Equatable>(_ type: T.Type, _ input: [UInt8]) {
         fail("\(T.self): the stored \(text(encoded)) does not decode: \(error)")
     }
     expect(reloaded == value, "\(T.self): \(text(encoded)) reloads as \(reloaded), not \(value)")
-    expect((try? JSONValueEncoder().encode(reloaded)) == encoded, "\(T.self): encoding is not a fixed point for \(text(encoded))")
+    expect(
+        (try? JSONValueEncoder().encode(reloaded)) == encoded,
+        "\(T.self): encoding is not a fixed point for \(text(encoded))")
 }
 
 /// At most 200 characters of `bytes`, for messages.

@@ -41,7 +41,9 @@ import Testing
 
     @Test(arguments: [#"{"type":"reset"}"#, #"{"kind":"increase"}"#, #"{"type":1}"#])
     func malformedActionsDoNotDecode(json: String) {
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(CounterReactor.Action.self, from: Data(json.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(CounterReactor.Action.self, from: Data(json.utf8))
+        }
     }
 
     /// At the ends of `Int` the count stays put instead of wrapping to the other end.
@@ -62,13 +64,21 @@ import Testing
 @Suite struct ExampleCatalogTests {
     @Test func everyExampleActionDecodes() throws {
         let decoder = JSONDecoder()
-        for json in CounterReactor.exampleActions { _ = try decoder.decode(CounterReactor.Action.self, from: Data(json.utf8)) }
-        for json in FruitReactor.exampleActions { _ = try decoder.decode(FruitReactor.Action.self, from: Data(json.utf8)) }
+        for json in CounterReactor.exampleActions {
+            _ = try decoder.decode(CounterReactor.Action.self, from: Data(json.utf8))
+        }
+        for json in FruitReactor.exampleActions {
+            _ = try decoder.decode(FruitReactor.Action.self, from: Data(json.utf8))
+        }
         for json in ProfileReactor.exampleActions {
             _ = try decoder.decode(ProfileReactor.Action.self, from: Data(json.utf8))
         }
-        for json in TodoReactor.exampleActions { _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8)) }
-        for json in SearchReactor.exampleActions { _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8)) }
+        for json in TodoReactor.exampleActions {
+            _ = try decoder.decode(TodoReactor.Action.self, from: Data(json.utf8))
+        }
+        for json in SearchReactor.exampleActions {
+            _ = try decoder.decode(SearchReactor.Action.self, from: Data(json.utf8))
+        }
         for json in RemindersReactor.exampleActions {
             _ = try decoder.decode(RemindersReactor.Action.self, from: Data(json.utf8))
         }

@@ -79,13 +79,14 @@ import Testing
         await tester.finish()
     }
 
-    @Test(arguments: [
-        (#"{"userID":7}"#, nil),
-        (#"{"userID":7,"extra":true}"#, nil),
-        (#"{}"#, #"missing field "userID""#),
-        (#"{"userID":"7"}"#, #""userID""#),
-        (#"{"userID":0}"#, #""userID": a user id is at least 1, got 0"#),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            (#"{"userID":7}"#, nil),
+            (#"{"userID":7,"extra":true}"#, nil),
+            (#"{}"#, #"missing field "userID""#),
+            (#"{"userID":"7"}"#, #""userID""#),
+            (#"{"userID":0}"#, #""userID": a user id is at least 1, got 0"#),
+        ] as [(String, String?)])
     func paramsDecodeOrNameTheField(json: String, problem: String?) {
         do {
             let params = try JSONValueDecoder().decode(ProfileReactor.Params.self, from: Array(json.utf8))
@@ -99,9 +100,10 @@ import Testing
 
     @Test func theSchemaDescribesParamsActionsAndState() {
         #expect(ProfileReactor.schema.actions.map(\.type) == ProfileReactor.Action.allCases.map(\.rawValue))
-        #expect(ProfileReactor.exampleActions == [
-            #"{"type":"refreshFollowingStatus"}"#, #"{"type":"follow"}"#, #"{"type":"unfollow"}"#,
-        ])
+        #expect(
+            ProfileReactor.exampleActions == [
+                #"{"type":"refreshFollowingStatus"}"#, #"{"type":"follow"}"#, #"{"type":"unfollow"}"#,
+            ])
         let params = ProfileReactor.schema.params?.json.serializedString() ?? ""
         #expect(params.contains(#""userID""#) && params.contains(#""minimum":1"#))
     }

@@ -1,3 +1,5 @@
+// swift-format-ignore-file
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // README.md's ReactorTester example, compiled and run here (ReadmeTesterExampleTests keeps the two texts equal).
 
 import Examples

@@ -62,7 +62,10 @@ final class ScriptedFetch: Sendable {
         let reactor = SearchReactor()
         let spinning = SearchReactor.State(query: "swift", isLoading: true)
         let mutations = reactor.recover(interrupted: .updateQuery("swift"), state: spinning)
-        #expect(mutations == [.failed(query: "swift", message: "the search was cut off when the server stopped; search again")])
+        #expect(
+            mutations == [
+                .failed(query: "swift", message: "the search was cut off when the server stopped; search again")
+            ])
         let after = mutations.reduce(spinning) { reactor.reduce(state: $0, mutation: $1) }
         #expect(after.isLoading == false && after.error != nil)
         #expect(reactor.recover(interrupted: .loadNextPage, state: after).isEmpty)
@@ -130,7 +133,11 @@ final class ScriptedFetch: Sendable {
     }
 
     @Test func clearingTheQueryClearsResultsWithoutFetching() async throws {
-        let tester = ReactorTester(SearchReactor(fetch: { _, _ in Issue.record("must not fetch"); return ([], nil) }))
+        let tester = ReactorTester(
+            SearchReactor(fetch: { _, _ in
+                Issue.record("must not fetch")
+                return ([], nil)
+            }))
         await tester.send(.updateQuery("")) { $0.query = "" }
         await tester.receive(.setResults(query: "", items: [], nextPage: nil))
         await tester.send(.updateQuery(nil)) { $0.query = nil }
@@ -140,8 +147,9 @@ final class ScriptedFetch: Sendable {
 
     /// Non-exhaustive: a test about the results alone skips the spinner's states and leaves the rest unchecked.
     @Test func onlyTheResultsMatter() async {
-        let tester = ReactorTester(SearchReactor(fetch: { query, _ in ([query + " 1", query + " 2"], nil) }),
-                                   exhaustivity: .off)
+        let tester = ReactorTester(
+            SearchReactor(fetch: { query, _ in ([query + " 1", query + " 2"], nil) }),
+            exhaustivity: .off)
         await tester.send(.updateQuery("swift"))
         await tester.receive { $0.items = ["swift 1", "swift 2"] }
         await tester.finish()

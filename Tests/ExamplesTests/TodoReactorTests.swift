@@ -54,8 +54,9 @@ import Testing
         await withKnownIssue {
             await tester.finish()
         } matching: { issue in
-            issue.comments.map(\.rawValue).joined().contains(#"version 2 from remove(id: 3): {"items":[],"nextID":1,"#
-                + #""alert":"There is no todo with id 3 to remove."} (pulses: alert)"#)
+            issue.comments.map(\.rawValue).joined().contains(
+                #"version 2 from remove(id: 3): {"items":[],"nextID":1,"#
+                    + #""alert":"There is no todo with id 3 to remove."} (pulses: alert)"#)
         }
     }
 

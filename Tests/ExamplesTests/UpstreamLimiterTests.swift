@@ -27,7 +27,9 @@ import Testing
 
         func set(_ number: Int, _ outcome: String) { byNumber.withLock { $0[number] = outcome } }
         var count: Int { byNumber.withLock { $0.count } }
-        func numbers(where predicate: (String) -> Bool) -> [Int] { byNumber.withLock { $0.filter { predicate($0.value) }.keys.sorted() } }
+        func numbers(where predicate: (String) -> Bool) -> [Int] {
+            byNumber.withLock { $0.filter { predicate($0.value) }.keys.sorted() }
+        }
     }
 
     /// Polls `condition` for up to ten seconds; the calls under test run on other tasks.
@@ -97,7 +99,9 @@ import Testing
         let gate = Gate()
         let first = Task { try await limiter.run { await gate.enter(0) } }
         try await Self.eventually("the first runs") { gate.entered == 1 }
-        await #expect(throws: UpstreamLimiter.Busy.self) { try await limiter.run(waitingAtMost: 0.05) { await gate.enter(1) } }
+        await #expect(throws: UpstreamLimiter.Busy.self) {
+            try await limiter.run(waitingAtMost: 0.05) { await gate.enter(1) }
+        }
         #expect(limiter.load.waiting == 0)
         gate.openOne()
         try await first.value

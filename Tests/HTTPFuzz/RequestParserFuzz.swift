@@ -22,7 +22,9 @@ func outcomes(_ input: [UInt8], cuts: [Int], limits: HTTPParserLimits) -> [Strin
                 let headers = request.headers.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
                 // Derived views must never trap either.
                 _ = (request.path, request.pathSegments, request.query)
-                result.append("\(request.method) \(request.target) \(request.version) \(request.keepAlive) [\(headers)] \(request.body)")
+                result.append(
+                    "\(request.method) \(request.target) \(request.version) \(request.keepAlive) [\(headers)] \(request.body)"
+                )
             case .rejected(let rejection):
                 result.append("rejected \(rejection.kind)")
                 return result

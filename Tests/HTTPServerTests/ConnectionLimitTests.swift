@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What one request on a fresh connection came to: an answer, or the connection closed unanswered.
@@ -36,14 +36,18 @@ struct JSONRefusals: HTTPResponder {
         writer.respond(status: 200, body: Array("ok".utf8))
     }
     func response(for rejection: HTTPRejection) -> HTTPResponse {
-        HTTPResponse(status: rejection.status, headers: ["Content-Type": "application/json"], body: Array("{\"error\":{\"code\":\"\(rejection.kind)\",\"message\":\"\(rejection.message)\"}}".utf8))
+        HTTPResponse(
+            status: rejection.status, headers: ["Content-Type": "application/json"],
+            body: Array("{\"error\":{\"code\":\"\(rejection.kind)\",\"message\":\"\(rejection.message)\"}}".utf8))
     }
 }
 
 @Suite(.offThePool) struct ConnectionLimitTests {
     /// Opens connections until one is served again, at most `attempts` times (a closed connection is
     /// released when its loop reads the peer's FIN, an instant after the client closes).
-    static func servedAgain(_ address: SocketAddress, path: String = "/again", source: String? = nil, attempts: Int = 200) throws -> Bool {
+    static func servedAgain(
+        _ address: SocketAddress, path: String = "/again", source: String? = nil, attempts: Int = 200
+    ) throws -> Bool {
         for _ in 0..<attempts {
             if try TestClient(address, source: source).outcome(of: path) == .answered(200) { return true }
         }
@@ -74,10 +78,13 @@ struct JSONRefusals: HTTPResponder {
     }
 
     @Test func limitsConnectionsPerClientAddress() async throws {
-        try await withHTTPServer(echoResponder, configure: { configuration in
-            configuration.maxConnectionsPerAddress = 2
-            configuration.connectionLimitExemptions = []
-        }) { _, address in
+        try await withHTTPServer(
+            echoResponder,
+            configure: { configuration in
+                configuration.maxConnectionsPerAddress = 2
+                configuration.connectionLimitExemptions = []
+            }
+        ) { _, address in
             let first = try TestClient(address, source: "127.0.0.2")
             let second = try TestClient(address, source: "127.0.0.2")
             #expect(try first.outcome(of: "/1") == .answered(200))
@@ -89,16 +96,21 @@ struct JSONRefusals: HTTPResponder {
             #expect(try first.outcome(of: "/1-again") == .answered(200))
 
             _ = consume first
-            #expect(try Self.servedAgain(address, source: "127.0.0.2"), "a connection from 127.0.0.2 closed, but new ones are still refused")
+            #expect(
+                try Self.servedAgain(address, source: "127.0.0.2"),
+                "a connection from 127.0.0.2 closed, but new ones are still refused")
             _ = second
         }
     }
 
     @Test func exemptAddressesAreNotLimitedPerAddress() async throws {
-        try await withHTTPServer(echoResponder, configure: { configuration in
-            configuration.maxConnectionsPerAddress = 1
-            configuration.connectionLimitExemptions = [IPAddressRange("127.0.0.4/31")!]
-        }) { _, address in
+        try await withHTTPServer(
+            echoResponder,
+            configure: { configuration in
+                configuration.maxConnectionsPerAddress = 1
+                configuration.connectionLimitExemptions = [IPAddressRange("127.0.0.4/31")!]
+            }
+        ) { _, address in
             // 127.0.0.4/31 holds .4 and .5; .6 is outside it.
             let clients = try (0..<4).map { _ in try TestClient(address, source: "127.0.0.5") }
             for (index, client) in clients.enumerated() {
@@ -121,8 +133,10 @@ struct JSONRefusals: HTTPResponder {
 
     @Test(arguments: [
         ("127.0.0.0/8", "127.255.0.1", true), ("127.0.0.0/8", "128.0.0.1", false), ("10.1.2.3", "10.1.2.3", true),
-        ("10.1.2.3", "10.1.2.4", false), ("::1", "::1", true), ("::1", "127.0.0.1", false), ("fd00::/8", "fdab::1", true),
-        ("fd00::/8", "fe80::1", false), ("0.0.0.0/0", "192.168.1.1", true), ("0.0.0.0/0", "::2", false), ("::/0", "::2", true),
+        ("10.1.2.3", "10.1.2.4", false), ("::1", "::1", true), ("::1", "127.0.0.1", false),
+        ("fd00::/8", "fdab::1", true),
+        ("fd00::/8", "fe80::1", false), ("0.0.0.0/0", "192.168.1.1", true), ("0.0.0.0/0", "::2", false),
+        ("::/0", "::2", true),
     ])
     func addressRangesContainTheirAddresses(_ range: String, _ address: String, _ contained: Bool) throws {
         let block = try #require(IPAddressRange(range))

@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Echoes method, path and body length; the default app of these tests.
@@ -53,7 +53,12 @@ let echoResponder = ClosureResponder { request, writer in
     @Test func decodesPathSegmentsAndQuery() async throws {
         let seen = Mutex<[String]>([])
         let responder = ClosureResponder { request, writer in
-            seen.withLock { $0 = request.pathSegments + ["|"] + request.query.map { "\($0.0)=\($0.1)" } + [request.queryValue("b") ?? "-"] }
+            seen.withLock {
+                $0 =
+                    request.pathSegments + ["|"] + request.query.map { "\($0.0)=\($0.1)" } + [
+                        request.queryValue("b") ?? "-"
+                    ]
+            }
             writer.respond(status: 204)
         }
         try await withHTTPServer(responder) { _, address in
@@ -153,13 +158,18 @@ let echoResponder = ClosureResponder { request, writer in
         let responder = ClosureResponder { request, writer in
             switch request.path {
             case "/big": writer.respond(status: 200, body: big)
-            case "/lying": writer.respond(status: 200, headers: ["Content-Length": "99", "Transfer-Encoding": "chunked"], body: Array("four".utf8))
+            case "/lying":
+                writer.respond(
+                    status: 200, headers: ["Content-Length": "99", "Transfer-Encoding": "chunked"],
+                    body: Array("four".utf8))
             default: writer.respond(status: 200, headers: ["Content-Length": "1234"])
             }
         }
         try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
-            try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /lying HTTP/1.1\r\nHost: a\r\n\r\nHEAD /head HTTP/1.1\r\nHost: a\r\n\r\n")
+            try client.send(
+                "GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /lying HTTP/1.1\r\nHost: a\r\n\r\nHEAD /head HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
             #expect(try client.readResponse().body == big)
             let lying = try client.readResponse()
             #expect(lying.text == "four")
@@ -244,7 +254,9 @@ let echoResponder = ClosureResponder { request, writer in
         struct JSONRejections: HTTPResponder {
             func respond(to request: HTTPRequest, writer: HTTPResponseWriter) { writer.respond(status: 200) }
             func response(for rejection: HTTPRejection) -> HTTPResponse {
-                HTTPResponse(status: rejection.status, headers: ["Content-Type": "application/json"], body: Array("{\"error\":\"\(rejection.kind)\"}".utf8))
+                HTTPResponse(
+                    status: rejection.status, headers: ["Content-Type": "application/json"],
+                    body: Array("{\"error\":\"\(rejection.kind)\"}".utf8))
             }
         }
         try await withHTTPServer(JSONRejections()) { _, address in
@@ -340,12 +352,16 @@ let echoResponder = ClosureResponder { request, writer in
         }
         // One loop: a request on another connection is a barrier (once it is answered, the loop has
         // seen the clock's new time and run the timers due then).
-        try await withHTTPServer(responder, clock: clock, logger: Logger(label: "test", level: .trace, handler: logs), configure: { $0.loopCount = 1 }) { _, address in
+        try await withHTTPServer(
+            responder, clock: clock, logger: Logger(label: "test", level: .trace, handler: logs),
+            configure: { $0.loopCount = 1 }
+        ) { _, address in
             let client = try TestClient(address)
             try client.send("GET /big HTTP/1.1\r\nHost: a\r\n\r\n")
             try await answered.next("the 32 MiB response to be handed to the server")
             let cutOff = { @Sendable (record: LogRecord) in
-                record.message == "connection closed" && record["reason"]?.description.hasPrefix("peer did not read for") == true
+                record.message == "connection closed"
+                    && record["reason"]?.description.hasPrefix("peer did not read for") == true
             }
             // 32 MiB cannot fit in the socket buffers and the client never reads.
             await clock.advance(by: .milliseconds(29_900))
@@ -376,7 +392,9 @@ let echoResponder = ClosureResponder { request, writer in
         }
         try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
-            try client.send("GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\nGET /twice HTTP/1.1\r\nHost: a\r\n\r\n")
+            try client.send(
+                "GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\nGET /twice HTTP/1.1\r\nHost: a\r\n\r\n"
+            )
             #expect(try client.readResponse().status == 201)
             #expect(try client.readResponse().status == 500)
             #expect(try client.readResponse().status == 201)

@@ -26,7 +26,9 @@ import Testing
     @Test func anAnswerShowingALostPositionBecomesA503AndOthersGoOn() async throws {
         let barrier = ManualBarrier(losing: true)
         barrier.appended.store(5, ordering: .releasing)
-        try await withHTTPServer(Self.responder(barrier), clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(
+            Self.responder(barrier), clock: InjectedClock(), configure: { $0.outputBarrier = barrier }
+        ) { _, address in
             let lost = try TestClient(address)
             try lost.send("GET /p3 HTTP/1.1\r\nHost: a\r\n\r\n")
             let acknowledged = try TestClient(address)
@@ -40,7 +42,9 @@ import Testing
             // Position 3's records can never be stored; the watermark passes it, and 4 and 5 are durable.
             barrier.lose([3], upTo: 5, reason: "session s was taken over by instance b")
             #expect(try other.readResponse().text == "/p4")
-            #expect(try everything.readResponse().text == "/all", "output depending on everything appended waits for the watermark only")
+            #expect(
+                try everything.readResponse().text == "/all",
+                "output depending on everything appended waits for the watermark only")
             for client in [lost, acknowledged] {
                 let refusal = try client.readResponse()
                 #expect(refusal.status == 503)
@@ -54,10 +58,13 @@ import Testing
     @Test func aConnectionThatSawALaterPositionDurableStillRefusesALostEarlierOne() async throws {
         let barrier = ManualBarrier(losing: true)
         barrier.appended.store(9, ordering: .releasing)
-        try await withHTTPServer(Self.responder(barrier), clock: InjectedClock(), configure: {
-            $0.outputBarrier = barrier
-            $0.loopCount = 1
-        }) { _, address in
+        try await withHTTPServer(
+            Self.responder(barrier), clock: InjectedClock(),
+            configure: {
+                $0.outputBarrier = barrier
+                $0.loopCount = 1
+            }
+        ) { _, address in
             barrier.lose([3], upTo: 9, reason: "taken over")
             let client = try TestClient(address)
             // The first answer shows 9, durable: the connection remembers it. The second shows 3, below
@@ -73,10 +80,13 @@ import Testing
     @Test func aLaterPositionDurableDoesNotReleaseAnEarlierOneQueuedBehindIt() async throws {
         let barrier = ManualBarrier(losing: true)
         barrier.appended.store(9, ordering: .releasing)
-        try await withHTTPServer(Self.responder(barrier), clock: InjectedClock(), configure: {
-            $0.outputBarrier = barrier
-            $0.loopCount = 1
-        }) { _, address in
+        try await withHTTPServer(
+            Self.responder(barrier), clock: InjectedClock(),
+            configure: {
+                $0.outputBarrier = barrier
+                $0.loopCount = 1
+            }
+        ) { _, address in
             let client = try TestClient(address)
             // Pipelined: 8 is held, then 3 (another session's) is queued behind it. With a barrier that
             // never loses, 3 would wait for 8 and go with it; here 3 is lost meanwhile.
@@ -95,7 +105,8 @@ import Testing
         let responder = ClosureResponder { _, writer in
             streams.record(writer.startEventStream { _ in })
         }
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) {
+            _, address in
             let moved = try TestClient(address)
             try moved.openEventStream("/events")
             let movedStream = try await streams.next("the first stream to open") { _ in true }
@@ -104,16 +115,20 @@ import Testing
             let stayingStream = try await streams.next("the second stream to open") { $0 !== movedStream }
             barrier.appended.store(8, ordering: .releasing)
             barrier.makeDurable(upTo: 6)
-            _ = movedStream.send(EncodedServerSentEvent(ServerSentEvent(event: "state", id: "1", data: "{}"), position: 6))
+            _ = movedStream.send(
+                EncodedServerSentEvent(ServerSentEvent(event: "state", id: "1", data: "{}"), position: 6))
             #expect(try moved.nextEvent().id == "1")
             // The moved session's next state shows position 7; the other stream's shows 8.
-            _ = movedStream.send(EncodedServerSentEvent(ServerSentEvent(event: "state", id: "2", data: "{}"), position: 7))
-            _ = stayingStream.send(EncodedServerSentEvent(ServerSentEvent(event: "state", id: "5", data: "{}"), position: 8))
+            _ = movedStream.send(
+                EncodedServerSentEvent(ServerSentEvent(event: "state", id: "2", data: "{}"), position: 7))
+            _ = stayingStream.send(
+                EncodedServerSentEvent(ServerSentEvent(event: "state", id: "5", data: "{}"), position: 8))
             _ = try await barrier.awaited.next("the server to wait for position 7") { $0 == 7 }
             barrier.lose([7], upTo: 8, reason: "taken over")
             #expect(try staying.nextEvent().id == "5")
             let rest = try moved.readToEnd()
-            #expect(!String(decoding: rest, as: UTF8.self).contains("id: 2"), "an event showing a lost position was sent")
+            #expect(
+                !String(decoding: rest, as: UTF8.self).contains("id: 2"), "an event showing a lost position was sent")
         }
     }
 }

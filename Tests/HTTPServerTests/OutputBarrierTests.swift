@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A barrier whose watermark the test moves: positions up to `durable` are durable; the server's
@@ -95,7 +95,8 @@ final class ManualBarrier: OutputBarrier {
             let position = barrier.appended.add(1, ordering: .acquiringAndReleasing).newValue
             writer.respond(status: 202, body: Array("\(position)".utf8))
         }
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) {
+            _, address in
             let client = try TestClient(address)
             try client.send("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
             // The server parked the answer once it asked to be woken for position 1.
@@ -124,10 +125,13 @@ final class ManualBarrier: OutputBarrier {
             answered.record(request.path)
         }
         // One loop: once another connection is answered, the turn that answered /free has flushed.
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
-            $0.outputBarrier = barrier
-            $0.loopCount = 1
-        }) { _, address in
+        try await withHTTPServer(
+            responder, clock: InjectedClock(),
+            configure: {
+                $0.outputBarrier = barrier
+                $0.loopCount = 1
+            }
+        ) { _, address in
             let client = try TestClient(address)
             try client.send("GET /held HTTP/1.1\r\nHost: a\r\n\r\nGET /free HTTP/1.1\r\nHost: a\r\n\r\n")
             _ = try await barrier.awaited.next("the server to wait for position 5") { $0 == 5 }
@@ -147,7 +151,8 @@ final class ManualBarrier: OutputBarrier {
         let responder = ClosureResponder { _, writer in
             streams.record(writer.startEventStream { _ in })
         }
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) {
+            _, address in
             let client = try TestClient(address)
             try client.openEventStream("/events")
             let stream = try await streams.next("the stream to open") { _ in true }
@@ -171,10 +176,13 @@ final class ManualBarrier: OutputBarrier {
             barrier.appended.store(request.path == "/first" ? 3 : 4, ordering: .releasing)
             writer.respond(status: 202, body: Array(request.path.utf8), refusedUnlessStored: true)
         }
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) { _, address in
+        try await withHTTPServer(responder, clock: InjectedClock(), configure: { $0.outputBarrier = barrier }) {
+            _, address in
             let client = try TestClient(address)
             // Pipelined: both answers are queued behind the first one's position.
-            try client.send("POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+            try client.send(
+                "POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+            )
             _ = try await barrier.awaited.next("the server to wait for position 3") { $0 == 3 }
             #expect(Self.unread(client) == 0)
             barrier.fail("disk full")
@@ -197,11 +205,14 @@ final class ManualBarrier: OutputBarrier {
             barrier.appended.store(9, ordering: .releasing)
             writer.respond(status: 202, body: Array("accepted".utf8))
         }
-        try await withHTTPServer(responder, clock: clock, configure: {
-            $0.outputBarrier = barrier
-            $0.writeTimeout = .seconds(30)
-            $0.idleTimeout = .seconds(3600)
-        }) { _, address in
+        try await withHTTPServer(
+            responder, clock: clock,
+            configure: {
+                $0.outputBarrier = barrier
+                $0.writeTimeout = .seconds(30)
+                $0.idleTimeout = .seconds(3600)
+            }
+        ) { _, address in
             let client = try TestClient(address)
             try client.send("POST /a HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
             _ = try await barrier.awaited.next("the server to wait for position 9") { $0 == 9 }
@@ -279,12 +290,17 @@ extension OutputBarrierTests {
             answered.record(request.path)
         }
         // One loop: the connection that retries the write and the one it wakes share it.
-        try await withHTTPServer(responder, clock: InjectedClock(), configure: {
-            $0.outputBarrier = barrier
-            $0.loopCount = 1
-        }) { _, address in
+        try await withHTTPServer(
+            responder, clock: InjectedClock(),
+            configure: {
+                $0.outputBarrier = barrier
+                $0.loopCount = 1
+            }
+        ) { _, address in
             let first = try TestClient(address)
-            try first.send("POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n")
+            try first.send(
+                "POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+            )
             _ = try await answered.next("both pipelined requests to be answered") { $0 == "/2" }
             _ = try await barrier.awaited.next("the server to wait for position 1") { $0 == 1 }
             // The next retry stores record 1 only; a request on another connection makes the loop

@@ -1,5 +1,6 @@
-@testable import HTTPServer
 import Testing
+
+@testable import HTTPServer
 
 @Suite struct ResponseEncoderTests {
     static let date = Array("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".utf8)
@@ -11,28 +12,39 @@ import Testing
 
     @Test func encodesStatusHeadersDateLengthAndBody() {
         let response = HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
-        #expect(text(response) == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 2\r\n\r\n{}")
+        #expect(
+            text(response)
+                == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 2\r\n\r\n{}"
+        )
     }
 
     @Test func keepsACustomReasonAndMarksTheLastResponse() {
         let response = HTTPResponse(status: HTTPStatus(code: 200, reasonPhrase: "Fine"))
-        #expect(text(response, keepAlive: false) == "HTTP/1.1 200 Fine\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+        #expect(
+            text(response, keepAlive: false)
+                == "HTTP/1.1 200 Fine\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
     }
 
     @Test func neverLetsAValueSplitAHeader() {
         let response = HTTPResponse(status: 204, headers: ["X-Evil": "a\r\nSet-Cookie: b"])
-        #expect(text(response) == "HTTP/1.1 204 No Content\r\nX-Evil: a  Set-Cookie: b\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n")
+        #expect(
+            text(response)
+                == "HTTP/1.1 204 No Content\r\nX-Evil: a  Set-Cookie: b\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n\r\n")
     }
 
     @Test func sendsLargeBodiesByReference() {
         let body = [UInt8](repeating: 1, count: ResponseEncoder.inlineBodyLimit + 1)
-        let (head, separate) = ResponseEncoder.encode(HTTPResponse(status: 200, body: body), date: Self.date, keepAlive: true, isHead: false)
+        let (head, separate) = ResponseEncoder.encode(
+            HTTPResponse(status: 200, body: body), date: Self.date, keepAlive: true, isHead: false)
         #expect(separate == body)
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: \(body.count)\r\n\r\n"))
     }
 
-    @Test(arguments: [0, 7, 9, 10, 42, 99, 100, 999, 65_536, 12_345_678, 99_999_999, 100_000_000, 100_000_007,
-                      1_234_567_890_123, Int.max, -5, -100_000_000, Int.min + 1])
+    @Test(arguments: [
+        0, 7, 9, 10, 42, 99, 100, 999, 65_536, 12_345_678, 99_999_999, 100_000_000, 100_000_007,
+        1_234_567_890_123, Int.max, -5, -100_000_000, Int.min + 1,
+    ])
     func writesDecimalsAsSwiftPrintsThem(_ value: Int) {
         var out: [UInt8] = Array("x".utf8)
         ResponseEncoder.appendDecimal(value, to: &out)
@@ -40,6 +52,7 @@ import Testing
     }
 
     @Test func formatsTheDateHeaderAsIMFFixdate() {
-        #expect(String(decoding: HTTPDate.format(784_111_777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
+        #expect(
+            String(decoding: HTTPDate.format(784_111_777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")
     }
 }

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Everything the server answers by itself (timeouts, a dropped request, shutdown) goes through the
@@ -29,7 +29,9 @@ import Glibc
             case "/drop":
                 return
             case "/events":
-                let stream = writer.startEventStream(headers: ["X-Stream": "1"]) { [notices] notice in notices.record(notice) }
+                let stream = writer.startEventStream(headers: ["X-Stream": "1"]) { [notices] notice in
+                    notices.record(notice)
+                }
                 streams.record(stream.send(ServerSentEvent(data: "first")))
             case "/big":
                 bigRequests.add(1, ordering: .relaxed)
@@ -60,14 +62,23 @@ import Glibc
             await clock.advance(by: .seconds(61))
             let headAnswer = try head.readResponse()
             #expect(headAnswer.status == 408)
-            #expect(headAnswer.text == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request head was not complete within 10000 ms\"}}")
+            #expect(
+                headAnswer.text
+                    == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request head was not complete within 10000 ms\"}}"
+            )
             let bodyAnswer = try body.readResponse()
             #expect(bodyAnswer.status == 408)
-            #expect(bodyAnswer.text == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request body stalled for 30000 ms\"}}")
+            #expect(
+                bodyAnswer.text
+                    == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request body stalled for 30000 ms\"}}"
+            )
             let slowAnswer = try slow.readResponse()
             #expect(slowAnswer.status == 503)
             #expect(slowAnswer.header("Connection") == "close")
-            #expect(slowAnswer.text == "{\"error\":{\"code\":\"responseTimeout\",\"message\":\"the server did not answer within 60000 ms\"}}")
+            #expect(
+                slowAnswer.text
+                    == "{\"error\":{\"code\":\"responseTimeout\",\"message\":\"the server did not answer within 60000 ms\"}}"
+            )
             for client in [head, body, slow] { try client.readToEnd() }
 
             let dropped = try TestClient(address)
@@ -93,7 +104,9 @@ import Glibc
             #expect(try await app.streams.next() == .closed)
             #expect(try await app.notices.next() == .closed(reason: "a HEAD request gets no events"))
             // The head GET gets, bar the date; then the end of the connection, not an event.
-            let strip: (String) -> String = { $0.split(separator: "\r\n").filter { !$0.hasPrefix("Date:") }.joined(separator: "\r\n") }
+            let strip: (String) -> String = {
+                $0.split(separator: "\r\n").filter { !$0.hasPrefix("Date:") }.joined(separator: "\r\n")
+            }
             #expect(strip(headHead) == strip(getHead))
             #expect(headHead.contains("Content-Type: text/event-stream\r\n"))
             #expect(try head.readToEnd().isEmpty)
@@ -141,7 +154,10 @@ import Glibc
         let answer = try waiting.readResponse()
         #expect(answer.status == 503)
         #expect(answer.header("Connection") == "close")
-        #expect(answer.text == "{\"error\":{\"code\":\"shuttingDown\",\"message\":\"the server is shutting down and could not finish this request\"}}")
+        #expect(
+            answer.text
+                == "{\"error\":{\"code\":\"shuttingDown\",\"message\":\"the server is shutting down and could not finish this request\"}}"
+        )
         try waiting.readToEnd()
         #expect(try waitingHead.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 503 "))
         #expect(try waitingHead.readToEnd().isEmpty, "a HEAD answer has no body")

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite(.offThePool) struct ServerSentEventFramingTests {
@@ -38,7 +38,9 @@ final class StreamHub: HTTPResponder {
     func respond(to request: HTTPRequest, writer: HTTPResponseWriter) {
         switch request.path {
         case "/events":
-            let stream = writer.startEventStream(headers: ["X-Stream": "1"]) { [notices] notice in notices.record(notice) }
+            let stream = writer.startEventStream(headers: ["X-Stream": "1"]) { [notices] notice in
+                notices.record(notice)
+            }
             streams.record(stream)
         case "/later-events":
             DispatchQueue.global().async { [streams, notices] in
@@ -161,10 +163,13 @@ final class StreamHub: HTTPResponder {
         let clock = InjectedClock()
         // One loop: a request on another connection is a barrier (once it is answered, the loop has
         // written what was queued before it and run the timers due at the clock's time).
-        try await withHTTPServer(hub, clock: clock, configure: {
-            $0.eventStreamBufferLimit = 64 * 1024
-            $0.loopCount = 1
-        }) { _, address in
+        try await withHTTPServer(
+            hub, clock: clock,
+            configure: {
+                $0.eventStreamBufferLimit = 64 * 1024
+                $0.loopCount = 1
+            }
+        ) { _, address in
             let client = try TestClient(address, receiveBuffer: 4096)
             try client.send("GET /events HTTP/1.1\r\nHost: a\r\n\r\n")
             let stream = try await hub.streams.next("the event stream to start")
@@ -217,7 +222,8 @@ final class StreamHub: HTTPResponder {
                 clients.append(client)
                 streams.append(try await hub.streams.next())
             }
-            let overflowed = ServerSentEventStream.broadcast(EncodedServerSentEvent(ServerSentEvent(event: "state", id: "9", data: "{}")), to: streams)
+            let overflowed = ServerSentEventStream.broadcast(
+                EncodedServerSentEvent(ServerSentEvent(event: "state", id: "9", data: "{}")), to: streams)
             #expect(overflowed.isEmpty)
             for client in clients {
                 _ = try client.read(until: "\r\n\r\n")
@@ -295,6 +301,8 @@ final class StreamHub: HTTPResponder {
         #expect(last.status == 503)
         #expect(last.header("Connection") == "close")
         #expect(try clients[2].readToEnd().isEmpty)
-        try await waitFor("the server to stop at its shutdown deadline") { try await offPool { server.waitUntilStopped() } }
+        try await waitFor("the server to stop at its shutdown deadline") {
+            try await offPool { server.waitUntilStopped() }
+        }
     }
 }

@@ -73,7 +73,9 @@ func measure(_ iterations: Int, _ body: () throws -> Void) rethrows -> Double {
 func row(_ name: String, ours: Double, foundation: Double?) {
     let pad = name.padding(toLength: 50, withPad: " ", startingAt: 0)
     if let foundation {
-        print("\(pad) ours \(String(format: "%9.1f", ours)) ns/op   Foundation \(String(format: "%9.1f", foundation)) ns/op   x\(String(format: "%.1f", foundation / ours))")
+        print(
+            "\(pad) ours \(String(format: "%9.1f", ours)) ns/op   Foundation \(String(format: "%9.1f", foundation)) ns/op   x\(String(format: "%.1f", foundation / ours))"
+        )
     } else {
         print("\(pad) ours \(String(format: "%9.1f", ours)) ns/op")
     }
@@ -84,7 +86,9 @@ let follow = Array(#"{"type":"follow","userID":7}"#.utf8)
 let increaseData = Data(increase)
 let followData = Data(follow)
 let todoState = TodoState(
-    todos: (0..<20).map { Todo(id: $0, title: "Todo number \($0) with some text", done: $0 % 3 == 0, tags: ["home", "t\($0)"]) },
+    todos: (0..<20).map {
+        Todo(id: $0, title: "Todo number \($0) with some text", done: $0 % 3 == 0, tags: ["home", "t\($0)"])
+    },
     filter: "active", editing: nil)
 let foundationDecoder = JSONDecoder()
 let foundationEncoder = JSONEncoder()
@@ -134,5 +138,6 @@ row(
     "serialize todo tree",
     ours: measure(n / 20) { consume(tree.serialized()) },
     foundation: nil)
-print("targets: decode {\"type\":\"increase\"} ≤ 500 ns: \(increaseOurs <= 500 ? "met" : "MISSED") (\(Int(increaseOurs)) ns); "
-    + "encode {\"value\":42} ≤ 1000 ns: \(counterOurs <= 1000 ? "met" : "MISSED") (\(Int(counterOurs)) ns)")
+print(
+    "targets: decode {\"type\":\"increase\"} ≤ 500 ns: \(increaseOurs <= 500 ? "met" : "MISSED") (\(Int(increaseOurs)) ns); "
+        + "encode {\"value\":42} ≤ 1000 ns: \(counterOurs <= 1000 ? "met" : "MISSED") (\(Int(counterOurs)) ns)")

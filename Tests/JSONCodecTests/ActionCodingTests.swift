@@ -24,7 +24,8 @@ enum HandWrittenAction: Codable, Sendable, Equatable {
         case "increase": self = .increase
         case "setValue": self = .setValue(try container.decode(Int.self, forKey: .value))
         case let other:
-            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type \(other)")
+            throw DecodingError.dataCorruptedError(
+                forKey: .type, in: container, debugDescription: "unknown type \(other)")
         }
     }
 
@@ -69,7 +70,8 @@ enum DynamicKeyAction: Codable, Sendable, Equatable {
         case "add": self = .add(title: try container.decode(String.self, forKey: DynamicKey("title")))
         case "clear": self = .clear
         default:
-            throw DecodingError.dataCorruptedError(forKey: DynamicKey("type"), in: container, debugDescription: "unknown action type \(type)")
+            throw DecodingError.dataCorruptedError(
+                forKey: DynamicKey("type"), in: container, debugDescription: "unknown action type \(type)")
         }
     }
 
@@ -107,7 +109,10 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (.add("x", 2), #"{"type":"add","_0":"x","_1":2}"#),
         (.rename(name: "a", note: nil), #"{"type":"rename","name":"a"}"#),
         (.rename(name: "a", note: "n"), #"{"type":"rename","name":"a","note":"n"}"#),
-        (.paint(color: .rgb(red: 1, green: 2, blue: 3)), #"{"type":"paint","color":{"type":"rgb","red":1,"green":2,"blue":3}}"#),
+        (
+            .paint(color: .rgb(red: 1, green: 2, blue: 3)),
+            #"{"type":"paint","color":{"type":"rgb","red":1,"green":2,"blue":3}}"#
+        ),
         (.paint(color: .named("teal")), #"{"type":"paint","color":{"type":"named","_0":"teal"}}"#),
     ])
     func synthesizedEnumRoundTripsInWireShape(action: CounterAction, wire: String) throws {
@@ -118,9 +123,13 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
     }
 
     @Test func handWrittenCodableKeepsWorking() throws {
-        #expect(try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"setValue","value":3}"#.utf8)) == .setValue(3))
+        #expect(
+            try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"setValue","value":3}"#.utf8))
+                == .setValue(3))
         #expect(try decodeAction(HandWrittenAction.self, from: Array(#"{"type":"increase"}"#.utf8)) == .increase)
-        #expect(String(decoding: try encodeAction(HandWrittenAction.setValue(3)), as: UTF8.self) == #"{"type":"setValue","value":3}"#)
+        #expect(
+            String(decoding: try encodeAction(HandWrittenAction.setValue(3)), as: UTF8.self)
+                == #"{"type":"setValue","value":3}"#)
     }
 
     @Test(arguments: [
@@ -130,10 +139,20 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         (#"{"type":3}"#, .typeNotString),
         (#"[1]"#, .notAnObject),
         (#"{"type":"follow"}"#, .invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)),
-        (#"{"type":"follow","userID":"x"}"#, .invalidPayload(type: "follow", field: "userID", message: #""userID": expected an integer, found "x""#)),
-        (#"{"type":"paint","color":{"type":"hsl"}}"#, .invalidPayload(type: "paint", field: "color.type", message: #""color.type": unknown case "hsl""#)),
-        (#"{"type":"paint","color":{"type":"rgb","red":1,"green":300,"blue":0}}"#,
-         .invalidPayload(type: "paint", field: "color.green", message: #""color.green": expected an integer in UInt8's range (0...255), found 300"#)),
+        (
+            #"{"type":"follow","userID":"x"}"#,
+            .invalidPayload(type: "follow", field: "userID", message: #""userID": expected an integer, found "x""#)
+        ),
+        (
+            #"{"type":"paint","color":{"type":"hsl"}}"#,
+            .invalidPayload(type: "paint", field: "color.type", message: #""color.type": unknown case "hsl""#)
+        ),
+        (
+            #"{"type":"paint","color":{"type":"rgb","red":1,"green":300,"blue":0}}"#,
+            .invalidPayload(
+                type: "paint", field: "color.green",
+                message: #""color.green": expected an integer in UInt8's range (0...255), found 300"#)
+        ),
     ])
     func errorsNameTheTypeOrField(body: String, expected: ActionDecodingError) {
         #expect(throws: expected) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
@@ -146,7 +165,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
     }
 
     @Test func invalidJSONKeepsParserError() throws {
-        let error = try #require(throws: ActionDecodingError.self) { try decodeAction(CounterAction.self, from: Array("{".utf8)) }
+        let error = try #require(throws: ActionDecodingError.self) {
+            try decodeAction(CounterAction.self, from: Array("{".utf8))
+        }
         #expect(error.code == "invalid_json")
         #expect(!error.isUnknownAction)
     }
@@ -154,7 +175,8 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
     @Test func messagesAndCodes() {
         #expect(ActionDecodingError.unknownType("jump").message == #"unknown action type "jump""#)
         #expect(ActionDecodingError.unknownType("jump").code == "unknown_action")
-        let payload = ActionDecodingError.invalidPayload(type: "follow", field: "userID", message: #"missing field "userID""#)
+        let payload = ActionDecodingError.invalidPayload(
+            type: "follow", field: "userID", message: #"missing field "userID""#)
         #expect(payload.message == #"invalid "follow" action: missing field "userID""#)
         #expect(payload.code == "invalid_action")
     }
@@ -192,7 +214,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
         #"{"type":"increase","type":"decrease"}"#,
     ])
     func almostBareBodiesAreStillInvalidJSON(body: String) throws {
-        let error = try #require(throws: ActionDecodingError.self) { try decodeAction(CounterAction.self, from: Array(body.utf8)) }
+        let error = try #require(throws: ActionDecodingError.self) {
+            try decodeAction(CounterAction.self, from: Array(body.utf8))
+        }
         #expect(error.code == "invalid_json")
     }
 
@@ -209,7 +233,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
     @Test func genericCallersGetTheSameResults() throws {
         #expect(try decodeSendable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)) == .decrease)
         #expect(try decodeAnyDecodable(CounterAction.self, Array(#"{"type":"decrease"}"#.utf8)[...]) == .decrease)
-        #expect(throws: ActionDecodingError.unknownType("x")) { try decodeSendable(CounterAction.self, Array(#"{"type":"x"}"#.utf8)) }
+        #expect(throws: ActionDecodingError.unknownType("x")) {
+            try decodeSendable(CounterAction.self, Array(#"{"type":"x"}"#.utf8))
+        }
     }
 
     /// The bare-action cache is shared: many tasks decoding at once must each get the right case.
@@ -224,7 +250,9 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
                     var mismatches = 0
                     for round in 0..<500 {
                         let (body, expected) = bodies[(task + round) % bodies.count]
-                        if (try? decodeAction(CounterAction.self, from: Array(body.utf8))) != expected { mismatches += 1 }
+                        if (try? decodeAction(CounterAction.self, from: Array(body.utf8))) != expected {
+                            mismatches += 1
+                        }
                     }
                     return mismatches
                 }
@@ -242,13 +270,19 @@ func decodeAnyDecodable<A: Decodable>(_ type: A.Type, _ body: ArraySlice<UInt8>)
     }
 
     @Test func dynamicKeyActionsDecodeAsWritten() throws {
-        #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add","title":"milk"}"#.utf8)) == .add(title: "milk"))
+        #expect(
+            try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add","title":"milk"}"#.utf8))
+                == .add(title: "milk"))
         #expect(try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"clear"}"#.utf8)) == .clear)
-        #expect(String(decoding: try encodeAction(DynamicKeyAction.add(title: "m")), as: UTF8.self) == #"{"type":"add","title":"m"}"#)
+        #expect(
+            String(decoding: try encodeAction(DynamicKeyAction.add(title: "m")), as: UTF8.self)
+                == #"{"type":"add","title":"m"}"#)
         #expect(throws: ActionDecodingError.unknownType("jump")) {
             try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"jump"}"#.utf8))
         }
-        #expect(throws: ActionDecodingError.invalidPayload(type: "add", field: "title", message: #"missing field "title""#)) {
+        #expect(
+            throws: ActionDecodingError.invalidPayload(type: "add", field: "title", message: #"missing field "title""#)
+        ) {
             try decodeAction(DynamicKeyAction.self, from: Array(#"{"type":"add"}"#.utf8))
         }
     }

@@ -13,7 +13,12 @@ import Testing
     }
 
     @Test func ourBytesDecodeWithFoundationForPlainStructs() throws {
-        struct Item: Codable, Equatable { var id: Int; var name: String; var tags: [String]; var score: Double? }
+        struct Item: Codable, Equatable {
+            var id: Int
+            var name: String
+            var tags: [String]
+            var score: Double?
+        }
         let items = [Item(id: 1, name: "é\n\"", tags: ["a"], score: 0.1), Item(id: 2, name: "", tags: [], score: nil)]
         let ours = try JSONValueEncoder().encode(items)
         #expect(try JSONDecoder().decode([Item].self, from: Data(ours)) == items)

@@ -70,7 +70,10 @@ import Testing
         #expect(number.description == text)
     }
 
-    @Test(arguments: [0.1, 1e-7, 123.456, -1e300, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, 2.0.squareRoot(), -0.0])
+    @Test(arguments: [
+        0.1, 1e-7, 123.456, -1e300, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude, 2.0.squareRoot(),
+        -0.0,
+    ])
     func doublesRoundTripBitExactly(double: Double) throws {
         let text = JSONValue.number(.double(double)).serialized()
         guard case .number(let parsed) = try JSONParser().parse(text) else {

@@ -103,7 +103,10 @@ struct AnyKey: CodingKey {
     func text<T: Encodable>(_ value: T) throws -> String { String(decoding: try encoder.encode(value), as: UTF8.self) }
 
     @Test func smallStructIsOneLineInDeclarationOrder() throws {
-        struct Counter: Codable { var value: Int; var label: String }
+        struct Counter: Codable {
+            var value: Int
+            var label: String
+        }
         #expect(try text(Counter(value: 42, label: "x")) == #"{"value":42,"label":"x"}"#)
     }
 
@@ -127,7 +130,9 @@ struct AnyKey: CodingKey {
 
     @Test func nestedEnumsUseTheWireShape() throws {
         let shape = Shape(kinds: [.circle(radius: 1.5), .square(side: 2), .empty], current: nil)
-        #expect(try text(shape) == #"{"kinds":[{"type":"circle","radius":1.5},{"type":"square","side":2},{"type":"empty"}]}"#)
+        #expect(
+            try text(shape)
+                == #"{"kinds":[{"type":"circle","radius":1.5},{"type":"square","side":2},{"type":"empty"}]}"#)
         #expect(try decoder.decode(Shape.self, from: try encoder.encode(shape)) == shape)
     }
 
@@ -149,7 +154,10 @@ struct AnyKey: CodingKey {
     }
 
     @Test func jsonValueMembersPassThroughExactly() throws {
-        struct Entry: Codable, Equatable { var seq: Int; var action: JSONValue }
+        struct Entry: Codable, Equatable {
+            var seq: Int
+            var action: JSONValue
+        }
         let entry = Entry(seq: 1, action: ["type": "follow", "userID": .number(.uint(.max))])
         #expect(try text(entry) == #"{"seq":1,"action":{"type":"follow","userID":18446744073709551615}}"#)
         #expect(try decoder.decode(Entry.self, from: try encoder.encode(entry)) == entry)
@@ -168,7 +176,10 @@ struct AnyKey: CodingKey {
     }
 
     @Test func floatsWriteTheirShortestText() throws {
-        struct Box: Codable, Equatable { var f: Float; var g: [Float] }
+        struct Box: Codable, Equatable {
+            var f: Float
+            var g: [Float]
+        }
         let box = Box(f: 0.1, g: [1.1, -3.4028235e38, .leastNonzeroMagnitude])
         #expect(try text(box) == #"{"f":0.1,"g":[1.1,-3.4028235e+38,1e-45]}"#)
         #expect(try decoder.decode(Box.self, from: try encoder.encode(box)) == box)
@@ -200,38 +211,72 @@ struct AnyKey: CodingKey {
         (#"{}"#, #"missing field "value""#, "value"),
         (#"{"value":1.5}"#, #""value": expected an integer, found 1.5"#, "value"),
         (#"{"value":null}"#, #""value": expected an integer, found null"#, "value"),
-        (#"{"value":99999999999999999999}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807), found 1e+20"#, "value"),
+        (
+            #"{"value":99999999999999999999}"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807), found 1e+20"#,
+            "value"
+        ),
         // Read as doubles that round into Int's range: refused rather than taken as a neighbouring integer.
-        (#"{"value":-9223372036854775809}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found -9.223372036854776e+18"#, "value"),
-        (#"{"value":9007199254740993.0}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 9007199254740992.0"#, "value"),
-        (#"{"value":1e18}"#, #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 1e+18"#, "value"),
+        (
+            #"{"value":-9223372036854775809}"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found -9.223372036854776e+18"#,
+            "value"
+        ),
+        (
+            #"{"value":9007199254740993.0}"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 9007199254740992.0"#,
+            "value"
+        ),
+        (
+            #"{"value":1e18}"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 1e+18"#,
+            "value"
+        ),
     ])
     func decodingErrorsNameTheField(body: String, message: String, field: String) throws {
         struct Counter: Decodable { var value: Int }
-        let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Counter.self, from: Array(body.utf8)) }
+        let error = try #require(throws: JSONDecodingError.self) {
+            try decoder.decode(Counter.self, from: Array(body.utf8))
+        }
         #expect(error.message == message)
         #expect(error.field == field)
     }
 
     @Test(arguments: [
-        (#"{"todos":[{"id":1,"title":"a","done":false,"tags":[]},{"id":2,"done":true,"tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
-         #"missing field "todos[1].title""#),
-        (#"{"todos":[{"id":1,"title":"a","done":"no","tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
-         #""todos[0].done": expected a boolean, found "no""#),
-        (#"{"todos":[],"filter":"all","counts":{"a":"1"},"byID":{},"matrix":[],"optionalList":[]}"#,
-         #""counts.a": expected an integer, found "1""#),
-        (#"{"todos":[],"filter":"some","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
-         #""filter": Cannot initialize Filter from invalid String value some"#),
-        (#"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[[1],["x"]],"optionalList":[]}"#,
-         #""matrix[1][0]": expected a number, found "x""#),
-        (#"{"todos":{},"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
-         #""todos": expected an array, found an object"#),
-        (#"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[],"nested":{"level":256,"ratio":1,"big":1,"small":1}}"#,
-         #""nested.level": expected an integer in UInt8's range (0...255), found 256"#),
+        (
+            #"{"todos":[{"id":1,"title":"a","done":false,"tags":[]},{"id":2,"done":true,"tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #"missing field "todos[1].title""#
+        ),
+        (
+            #"{"todos":[{"id":1,"title":"a","done":"no","tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #""todos[0].done": expected a boolean, found "no""#
+        ),
+        (
+            #"{"todos":[],"filter":"all","counts":{"a":"1"},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #""counts.a": expected an integer, found "1""#
+        ),
+        (
+            #"{"todos":[],"filter":"some","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #""filter": Cannot initialize Filter from invalid String value some"#
+        ),
+        (
+            #"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[[1],["x"]],"optionalList":[]}"#,
+            #""matrix[1][0]": expected a number, found "x""#
+        ),
+        (
+            #"{"todos":{},"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #""todos": expected an array, found an object"#
+        ),
+        (
+            #"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[],"nested":{"level":256,"ratio":1,"big":1,"small":1}}"#,
+            #""nested.level": expected an integer in UInt8's range (0...255), found 256"#
+        ),
         (#"[]"#, #"expected an object, found an array"#),
     ])
     func nestedErrorsNameThePath(body: String, message: String) throws {
-        let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(TodoState.self, from: Array(body.utf8)) }
+        let error = try #require(throws: JSONDecodingError.self) {
+            try decoder.decode(TodoState.self, from: Array(body.utf8))
+        }
         #expect(error.message == message)
     }
 
@@ -251,7 +296,9 @@ struct AnyKey: CodingKey {
     ])
     func nestedEnumCaseErrorsSpeakTheWireShape(body: String, message: String?) throws {
         if let message {
-            let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Shape.self, from: Array(body.utf8)) }
+            let error = try #require(throws: JSONDecodingError.self) {
+                try decoder.decode(Shape.self, from: Array(body.utf8))
+            }
             #expect(error.message == message)
         } else {
             // Extra members are ignored, and the old nested shape still reads: decoding is lenient, writing is canonical.
@@ -283,12 +330,16 @@ struct AnyKey: CodingKey {
 
     @Test func longStringsAreCutShortInMessages() throws {
         let long = String(repeating: "a", count: 100)
-        let error = try #require(throws: JSONDecodingError.self) { try decoder.decode(Int.self, from: JSONValue.string(long)) }
+        let error = try #require(throws: JSONDecodingError.self) {
+            try decoder.decode(Int.self, from: JSONValue.string(long))
+        }
         #expect(error.message == "expected an integer, found \"" + String(repeating: "a", count: 40) + "…\"")
     }
 
     /// A dictionary (or any dynamic key type) with a "type" member reads every member as itself.
-    @Test(arguments: [#"{"type":"b","a":"1"}"#, #"{"type":"a","a":"1"}"#, #"{"type":"type"}"#, #"{"a":"x","type":"zz"}"#])
+    @Test(arguments: [
+        #"{"type":"b","a":"1"}"#, #"{"type":"a","a":"1"}"#, #"{"type":"type"}"#, #"{"a":"x","type":"zz"}"#,
+    ])
     func dictionariesWithATypeMemberStayDictionaries(body: String) throws {
         let expected = try #require(try JSONParser().parse(Array(body.utf8)).objectValue)
         let decoded = try decoder.decode([String: String].self, from: Array(body.utf8))
@@ -313,7 +364,9 @@ struct AnyKey: CodingKey {
             func encode(to encoder: any Encoder) throws {
                 var container = encoder.container(keyedBy: AnyKey.self)
                 for round in 0..<2 {
-                    for index in 0..<20 { try container.encode(round * 100 + index, forKey: AnyKey(stringValue: "k\(index)")) }
+                    for index in 0..<20 {
+                        try container.encode(round * 100 + index, forKey: AnyKey(stringValue: "k\(index)"))
+                    }
                 }
             }
         }
@@ -335,7 +388,10 @@ struct AnyKey: CodingKey {
 
     @Test(arguments: [
         (#"{"home":3}"#, #"{"home":0,"away":0}"#, #"{"home":3,"away":0}"#),
-        (#"{"team":{"name":"A"},"x":1}"#, #"{"team":{"name":"","color":"red"}}"#, #"{"team":{"name":"A","color":"red"},"x":1}"#),
+        (
+            #"{"team":{"name":"A"},"x":1}"#, #"{"team":{"name":"","color":"red"}}"#,
+            #"{"team":{"name":"A","color":"red"},"x":1}"#
+        ),
         (#"{"items":[{"a":1}]}"#, #"{"items":[{"a":0,"b":0}]}"#, #"{"items":[{"a":1}]}"#),
         (#"{"maybe":null}"#, #"{"maybe":5}"#, #"{"maybe":null}"#),
         (#"{"kind":"x"}"#, #"{"kind":{"nested":true}}"#, #"{"kind":"x"}"#),
@@ -348,8 +404,15 @@ struct AnyKey: CodingKey {
     }
 
     @Test func aStateWithAnAddedFieldDecodesFromOlderDataOverItsInitialValue() throws {
-        struct Team: Codable, Equatable { var name: String; var color = "red" }
-        struct State: Codable, Equatable { var home: Int; var away = 0; var team: Team }
+        struct Team: Codable, Equatable {
+            var name: String
+            var color = "red"
+        }
+        struct State: Codable, Equatable {
+            var home: Int
+            var away = 0
+            var team: Team
+        }
         let initial = State(home: 0, team: Team(name: ""))
         let stored = try Self.parse(#"{"home":3,"team":{"name":"A"}}"#)
         #expect(throws: JSONDecodingError.self) { try JSONValueDecoder().decode(State.self, from: stored) }

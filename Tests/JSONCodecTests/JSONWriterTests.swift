@@ -54,7 +54,8 @@ import Testing
         out.raw(",\"state\":")
         out.raw(Array(#"{"value":1}"#.utf8))
         out.raw("}")
-        let text = #"{"seq":18446744073709551615,"min":-9223372036854775808,"zero":0,"ok":true,"#
+        let text =
+            #"{"seq":18446744073709551615,"min":-9223372036854775808,"zero":0,"ok":true,"#
             + #""name":"a\"b\u0001","state":{"value":1}}"#
         #expect(String(decoding: out.bytes, as: UTF8.self) == text)
         #expect(try JSONParser().parse(out.bytes).serialized() == out.bytes)
@@ -99,7 +100,8 @@ import Testing
         #expect(object.keys.first == "k0")
         let text = JSONValue.object(object).serialized()
         #expect(try JSONParser().parse(text) == .object(object))
-        let duplicate = Array(#"{"#.utf8) + Array((0..<40).map { "\"k\($0)\":0," }.joined().utf8) + Array(#""k7":1}"#.utf8)
+        let duplicate =
+            Array(#"{"#.utf8) + Array((0..<40).map { "\"k\($0)\":0," }.joined().utf8) + Array(#""k7":1}"#.utf8)
         #expect(throws: JSONParseError.self) { try JSONParser().parse(duplicate) }
     }
 }

@@ -26,7 +26,9 @@ public func fuzzJournal(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 /// Reads `bytes` as a segment: every record found is exactly what writing it produces, every other
 /// answer is consistent with the frame it saw, and the checksum's two implementations agree.
 func checkSegment(_ bytes: [UInt8]) {
-    expect(bytes.withUnsafeBytes { CRC32C.checksum($0) == CRC32C.tableChecksum($0) }, "the CRC-32C instruction and tables disagree")
+    expect(
+        bytes.withUnsafeBytes { CRC32C.checksum($0) == CRC32C.tableChecksum($0) },
+        "the CRC-32C instruction and tables disagree")
     bytes.withUnsafeBytes { raw in
         var offset = 0
         while offset < raw.count {
@@ -35,17 +37,25 @@ func checkSegment(_ bytes: [UInt8]) {
             let header = JournalRecord.parse(rest, withPayload: false)
             switch (full, header) {
             case (.record(let record, let size), .record(let bare, let bareSize)):
-                expect(size == bareSize && bare.kind == record.kind && bare.key == record.key && bare.number == record.number && bare.payload.isEmpty,
-                       "parsing with and without the payload disagree at offset \(offset)")
-                expect(size >= JournalRecord.frameBytes + JournalRecord.headerBytes && size <= rest.count, "record size \(size) of \(rest.count) bytes")
-                expect(record.encoded == Array(rest[..<size]), "the record at \(offset) does not encode to its own bytes")
+                expect(
+                    size == bareSize && bare.kind == record.kind && bare.key == record.key
+                        && bare.number == record.number && bare.payload.isEmpty,
+                    "parsing with and without the payload disagree at offset \(offset)")
+                expect(
+                    size >= JournalRecord.frameBytes + JournalRecord.headerBytes && size <= rest.count,
+                    "record size \(size) of \(rest.count) bytes")
+                expect(
+                    record.encoded == Array(rest[..<size]), "the record at \(offset) does not encode to its own bytes")
                 offset += size
             case (.truncated, .truncated):
                 let announced = rest.count >= 4 ? Int(rest.loadLittleEndian(UInt32.self, at: 0)) : 0
-                expect(rest.count < 4 || rest.count < JournalRecord.frameBytes + announced, "truncated, yet the announced \(announced) bytes are there")
+                expect(
+                    rest.count < 4 || rest.count < JournalRecord.frameBytes + announced,
+                    "truncated, yet the announced \(announced) bytes are there")
                 return
             case (.corrupt(let damage, let size), .corrupt(let bareDamage, let bareSize)):
-                expect(damage == bareDamage && size == bareSize, "parsing with and without the payload disagree on damage")
+                expect(
+                    damage == bareDamage && size == bareSize, "parsing with and without the payload disagree on damage")
                 if let size { expect(size <= rest.count, "a damaged frame of \(size) bytes in \(rest.count)") }
                 // The scan looks for the next good record byte by byte; one step is enough here.
                 offset += 1
@@ -66,10 +76,13 @@ func storable(_ string: String) -> Bool { string.utf8.count <= Int(UInt8.max) }
 func checkSnapshot(_ payload: [UInt8]) {
     let identity = payload.withUnsafeBytes { StoredSnapshot.identity(payload: $0) }
     guard let snapshot = try? StoredSnapshot(version: 7, payload: payload) else { return }
-    expect(identity?.id == snapshot.id && identity?.reactor == snapshot.reactor,
-           "the scan reads identity \(String(describing: identity)), decoding \(snapshot.id) \(snapshot.reactor)")
+    expect(
+        identity?.id == snapshot.id && identity?.reactor == snapshot.reactor,
+        "the scan reads identity \(String(describing: identity)), decoding \(snapshot.id) \(snapshot.reactor)")
     let incarnation = payload.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) }
-    expect(incarnation == snapshot.incarnation, "the scan reads incarnation \(incarnation), decoding \(snapshot.incarnation)")
+    expect(
+        incarnation == snapshot.incarnation,
+        "the scan reads incarnation \(incarnation), decoding \(snapshot.incarnation)")
     guard storable(snapshot.id), storable(snapshot.reactor), snapshot.pulses.keys.allSatisfy(storable) else { return }
     var written: [UInt8] = []
     snapshot.encode(into: &written)
@@ -100,21 +113,28 @@ func checkActionLog(_ payload: [UInt8]) {
     guard let entries = try? StoredActionLog.decode(payload: payload) else { return }
     var written: [UInt8] = []
     StoredActionLog.encode(entries, into: &written)
-    expect((try? StoredActionLog.decode(payload: written)) == entries, "an action log changed when written and read again")
+    expect(
+        (try? StoredActionLog.decode(payload: written)) == entries, "an action log changed when written and read again")
 
     var checkpoint = ActionLogCheckpoint()
     var chunks: [(JournalRecord.Kind, [ActionLogEntry])] = []
     for entry in entries { checkpoint.add(entry) { chunks.append(($0, $1)) } }
     let last = checkpoint.finish { chunks.append(($0, $1)) }
-    expect(last == entries.last?.seq, "the checkpoint ends at \(String(describing: last)), the log at \(String(describing: entries.last?.seq))")
+    expect(
+        last == entries.last?.seq,
+        "the checkpoint ends at \(String(describing: last)), the log at \(String(describing: entries.last?.seq))")
     var reread: [ActionLogEntry] = []
     for (index, (kind, chunk)) in chunks.enumerated() {
         expect(kind == (index == 0 ? .actionLogFirst : .actionLogNext), "chunk \(index) is a \(kind) record")
         let bytes = chunk.reduce(0) { $0 + StoredActionLog.entryHeaderBytes + $1.action.count }
-        expect(!chunk.isEmpty && (chunk.count == 1 || bytes <= StoredActionLog.chunkTargetBytes), "a chunk of \(chunk.count) entries, \(bytes) bytes")
+        expect(
+            !chunk.isEmpty && (chunk.count == 1 || bytes <= StoredActionLog.chunkTargetBytes),
+            "a chunk of \(chunk.count) entries, \(bytes) bytes")
         var chunkPayload: [UInt8] = []
         StoredActionLog.encode(chunk, into: &chunkPayload)
-        guard let decoded = try? StoredActionLog.decode(payload: chunkPayload) else { fail("a checkpoint chunk does not decode") }
+        guard let decoded = try? StoredActionLog.decode(payload: chunkPayload) else {
+            fail("a checkpoint chunk does not decode")
+        }
         reread += decoded
     }
     expect(reread == entries, "the checkpoint's chunks do not give back the log")
@@ -141,7 +161,10 @@ func instructions(_ input: [UInt8]) -> (limits: ActionLogLimits, steps: [Instruc
     var accepts: [UInt64: [UInt8]] = [:]
     var offset = 2
     while offset + 4 <= input.count {
-        let kindByte = input[offset], keyByte = input[offset + 1], number = UInt64(input[offset + 2]), lengthByte = input[offset + 3]
+        let kindByte = input[offset]
+        let keyByte = input[offset + 1]
+        let number = UInt64(input[offset + 2])
+        let lengthByte = input[offset + 3]
         offset += 4
         guard let kind = JournalRecord.Kind(rawValue: kindByte), kindByte != 0 else {
             steps.append(.newSegment)
@@ -153,13 +176,18 @@ func instructions(_ input: [UInt8]) -> (limits: ActionLogLimits, steps: [Instruc
         if kind == .snapshot, lengthByte & 0x80 == 0 {
             let id = "s\((payload.first ?? 0) % 4)"
             payload = []
-            StoredSnapshot(id: id, reactor: "counter", version: number, lastSeq: 0, stub: false, state: Array(#"{"value":0}"#.utf8), actions: [], running: [])
-                .encode(into: &payload)
+            StoredSnapshot(
+                id: id, reactor: "counter", version: number, lastSeq: 0, stub: false,
+                state: Array(#"{"value":0}"#.utf8), actions: [], running: []
+            )
+            .encode(into: &payload)
         }
         if kind == .accept {
             // Keys are never reused, so an accept's seq and key name it for good.
             let name = UInt64(keyByte % 8) << 32 | number
-            if payload.count < StoredAccept.headerBytes { payload += [UInt8](repeating: 0, count: StoredAccept.headerBytes - payload.count) }
+            if payload.count < StoredAccept.headerBytes {
+                payload += [UInt8](repeating: 0, count: StoredAccept.headerBytes - payload.count)
+            }
             payload = accepts[name] ?? payload
             accepts[name] = payload
         }
@@ -184,17 +212,24 @@ func checkWrittenRecords(_ input: [UInt8]) {
     for (number, records) in segments.enumerated() {
         var bytes: [UInt8] = []
         for record in records {
-            let written = JournalRecord.append(kind: record.kind, key: record.key, number: record.number, to: &bytes) { $0.append(contentsOf: record.payload) }
+            let written = JournalRecord.append(kind: record.kind, key: record.key, number: record.number, to: &bytes) {
+                $0.append(contentsOf: record.payload)
+            }
             expect(written, "a small record was refused")
         }
         bytes.withUnsafeBytes { raw in
             var offset = 0
             for record in records {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
-                guard case .record(let read, let size) = JournalRecord.parse(rest) else { fail("a written record does not read back at \(offset)") }
+                guard case .record(let read, let size) = JournalRecord.parse(rest) else {
+                    fail("a written record does not read back at \(offset)")
+                }
                 expect(read == record, "a written record reads back changed: \(record) vs \(read)")
-                let identity = read.kind == .snapshot
-                    ? StoredSnapshot.identity(payload: UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])) : nil
+                let identity =
+                    read.kind == .snapshot
+                    ? StoredSnapshot.identity(
+                        payload: UnsafeRawBufferPointer(
+                            rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])) : nil
                 let location = RecordLocation(segment: UInt32(number + 1), offset: UInt32(offset), length: UInt32(size))
                 index.apply(kind: read.kind, key: read.key, number: read.number, location: location, identity: identity)
                 checkIndex(index, after: read)
@@ -215,20 +250,33 @@ func checkIndex(_ index: JournalIndex, after record: JournalRecord) {
     var pinned: [UInt32: Int] = [:]
     for (key, entry) in index.entries {
         pinned[entry.pinned, default: 0] += 1
-        expect(entry.pinned == entry.oldestSegment, "key \(key) is pinned at segment \(entry.pinned) but needs \(entry.oldestSegment) \(context())")
-        expect(entry.version >= entry.snapshotVersion, "key \(key) has version \(entry.version) below its snapshot's \(entry.snapshotVersion) \(context())")
+        expect(
+            entry.pinned == entry.oldestSegment,
+            "key \(key) is pinned at segment \(entry.pinned) but needs \(entry.oldestSegment) \(context())")
+        expect(
+            entry.version >= entry.snapshotVersion,
+            "key \(key) has version \(entry.version) below its snapshot's \(entry.snapshotVersion) \(context())")
         expect(index.nextKey > key, "next key \(index.nextKey) is not above key \(key) \(context())")
         let retained = entry.retainedAccepts
-        expect(retained.count <= index.actionLogLimits.count, "key \(key) retains \(retained.count) accepts \(context())")
-        expect(zip(retained, retained.dropFirst()).allSatisfy { $0.seq < $1.seq }, "key \(key) retains accepts out of order \(context())")
-        expect(retained.allSatisfy { $0.seq > entry.actionLogSeq }, "key \(key) retains accepts its checkpoint covers \(context())")
+        expect(
+            retained.count <= index.actionLogLimits.count, "key \(key) retains \(retained.count) accepts \(context())")
+        expect(
+            zip(retained, retained.dropFirst()).allSatisfy { $0.seq < $1.seq },
+            "key \(key) retains accepts out of order \(context())")
+        expect(
+            retained.allSatisfy { $0.seq > entry.actionLogSeq },
+            "key \(key) retains accepts its checkpoint covers \(context())")
         let bytes = retained.reduce(0) { $0 + StoredAccept.actionBytes($1.location) }
-        expect(bytes == entry.acceptBytes, "key \(key) counts \(entry.acceptBytes) accept bytes, holds \(bytes) \(context())")
+        expect(
+            bytes == entry.acceptBytes,
+            "key \(key) counts \(entry.acceptBytes) accept bytes, holds \(bytes) \(context())")
         checkHistory(entry.history, key: key, context)
     }
     expect(pinned == index.pins, "pins \(index.pins) but sessions pinned at \(pinned) \(context())")
     for (id, key) in index.keys {
-        expect(index.entries[key]?.id == id, "id \(id) maps to key \(key), which holds \(String(describing: index.entries[key]?.id)) \(context())")
+        expect(
+            index.entries[key]?.id == id,
+            "id \(id) maps to key \(key), which holds \(String(describing: index.entries[key]?.id)) \(context())")
     }
 }
 

@@ -31,7 +31,8 @@ import Testing
         let exact = String(repeating: "x", count: 100)
         #expect(try Self.object(LogLine(Self.record(["v": .string(exact)]), limits: limits))["v"] as? String == exact)
         let over = exact + "y"
-        let cut = try #require(try Self.object(LogLine(Self.record(["v": .string(over)]), limits: limits))["v"] as? String)
+        let cut = try #require(
+            try Self.object(LogLine(Self.record(["v": .string(over)]), limits: limits))["v"] as? String)
         #expect(cut.hasSuffix(" bytes cut]"))
         #expect(cut.utf8.count <= 100)
     }
@@ -48,7 +49,8 @@ import Testing
             #expect(value == kept + " [… \(text.utf8.count - kept.utf8.count) bytes cut]")
         }
         // Escaped, the value is within its limit on the wire.
-        let quoted = try #require(line.text.components(separatedBy: "\"v\":\"").last?.components(separatedBy: "\"").first)
+        let quoted = try #require(
+            line.text.components(separatedBy: "\"v\":\"").last?.components(separatedBy: "\"").first)
         #expect(quoted.utf8.count <= 100)
     }
 
@@ -71,7 +73,8 @@ import Testing
         #expect(Foundation.pipe(&pipe) == 0)
         defer { close(pipe[0]) }
         let handler = JSONLineLogHandler(fd: pipe[1], limits: LogLine.Limits(maxValueBytes: 200, maxLineBytes: 1000))
-        Logger(label: "t", handler: handler).warning("an effect failed", ["error": .string(String(repeating: "e", count: 50_000))])
+        Logger(label: "t", handler: handler).warning(
+            "an effect failed", ["error": .string(String(repeating: "e", count: 50_000))])
         close(pipe[1])
         let written = FileHandle(fileDescriptor: pipe[0]).readDataToEndOfFile()
         #expect(written.count <= 1000)

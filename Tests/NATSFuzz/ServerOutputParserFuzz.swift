@@ -33,7 +33,8 @@ func outcomes(_ input: [UInt8], cuts: [Int], limits: NATSParserLimits) -> [Strin
 
 func describe(_ step: ServerOutputParser.Step, _ buffer: UnsafeBufferPointer<UInt8>) -> String? {
     func text(_ range: Range<Int>) -> String {
-        precondition(range.lowerBound >= 0 && range.upperBound <= buffer.count, "range \(range) outside \(buffer.count) bytes")
+        precondition(
+            range.lowerBound >= 0 && range.upperBound <= buffer.count, "range \(range) outside \(buffer.count) bytes")
         return String(decoding: UnsafeBufferPointer(rebasing: buffer[range]), as: UTF8.self)
     }
     switch step {
@@ -48,12 +49,14 @@ func describe(_ step: ServerOutputParser.Step, _ buffer: UnsafeBufferPointer<UIn
             _ = text(block)
             do {
                 let parsed = try NATSHeaders.parse(UnsafeBufferPointer(rebasing: buffer[block]))
-                headers = "\(parsed.status ?? 0) \(parsed.statusDescription ?? "") \(parsed.fields.map { "\($0.name)=\($0.value)" })"
+                headers =
+                    "\(parsed.status ?? 0) \(parsed.statusDescription ?? "") \(parsed.fields.map { "\($0.name)=\($0.value)" })"
             } catch {
                 headers = "malformed \(error.kind)"
             }
         }
-        return "MSG \(text(frame.subject)) \(frame.sid) \(frame.replyTo.map(text) ?? "-") \(headers) \(text(frame.payload))"
+        return
+            "MSG \(text(frame.subject)) \(frame.sid) \(frame.replyTo.map(text) ?? "-") \(headers) \(text(frame.payload))"
     case .operation: return "?"
     }
 }

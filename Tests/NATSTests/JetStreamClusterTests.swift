@@ -4,10 +4,15 @@ import ReactorServerTesting
 import Testing
 
 /// A 3-node JetStream cluster on loopback: R3 streams, leader failover, paused nodes.
-@Suite(.offThePool, .serialized, .timeLimit(.minutes(5)), .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .serialized, .timeLimit(.minutes(5)),
+    .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct JetStreamClusterTests {
     /// A cluster, a connection to all its nodes and a JetStream context, ready; torn down after `body`.
-    func withCluster(_ configure: @escaping (inout NATSOptions) -> Void = { _ in }, _ body: (NATSTestCluster, JetStream, Recorder<LogRecord>) async throws -> Void) async throws {
+    func withCluster(
+        _ configure: @escaping (inout NATSOptions) -> Void = { _ in },
+        _ body: (NATSTestCluster, JetStream, Recorder<LogRecord>) async throws -> Void
+    ) async throws {
         let cluster = try await NATSTestCluster.start()
         let logs = Recorder<LogRecord>()
         let connection: NATSConnection
@@ -23,7 +28,8 @@ struct JetStreamClusterTests {
         }
         let js = JetStream(connection: connection, timeout: .seconds(10))
         do {
-            try await js.waitUntilReady(timeout: .seconds(120), logger: Logger(label: "test", level: .info, handler: logs))
+            try await js.waitUntilReady(
+                timeout: .seconds(120), logger: Logger(label: "test", level: .info, handler: logs))
             try await body(cluster, js, logs)
         } catch {
             connection.close()
@@ -39,16 +45,22 @@ struct JetStreamClusterTests {
         var config = StreamConfig(name: "SESSIONS", subjects: ["sessions.>"], replicas: 3)
         config.allowDirect = true
         let logger = Logger(label: "test", level: .info, handler: logs)
-        return try await js.retrying("creating the SESSIONS stream", timeout: .seconds(120), logger: logger) { () async throws(NATSError) in
+        return try await js.retrying("creating the SESSIONS stream", timeout: .seconds(120), logger: logger) {
+            () async throws(NATSError) in
             try await js.createOrUpdateStream(config)
         }
     }
 
     /// Publishes until acknowledged, retrying transient failures with the same message id (so a
     /// publish that was stored but whose acknowledgement was lost is not stored twice).
-    func publishSurely(_ js: JetStream, _ subject: String, _ payload: String, id: String, expected: UInt64? = nil) async throws -> PubAck {
-        try await js.retrying("publishing \(id)", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
-            try await js.publish(subject, payload: payload.bytes, options: PublishOptions(messageID: id, expectedLastSubjectSequence: expected, timeout: .seconds(2)))
+    func publishSurely(_ js: JetStream, _ subject: String, _ payload: String, id: String, expected: UInt64? = nil)
+        async throws -> PubAck
+    {
+        try await js.retrying("publishing \(id)", timeout: .seconds(120), logger: .disabled) {
+            () async throws(NATSError) in
+            try await js.publish(
+                subject, payload: payload.bytes,
+                options: PublishOptions(messageID: id, expectedLastSubjectSequence: expected, timeout: .seconds(2)))
         }
     }
 
@@ -58,7 +70,8 @@ struct JetStreamClusterTests {
             #expect(info.replicas == 3)
             let leader = try #require(try await js.streamInfo("SESSIONS")?.leader)
             #expect(cluster.nodes.map(\.name).contains(leader))
-            let kv = try await js.retrying("creating the owners bucket", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
+            let kv = try await js.retrying("creating the owners bucket", timeout: .seconds(120), logger: .disabled) {
+                () async throws(NATSError) in
                 try await js.keyValue(KeyValueConfig(bucket: "owners", replicas: 3))
             }
             #expect(try await js.streamInfo("KV_owners")?.replicas == 3)
@@ -71,19 +84,25 @@ struct JetStreamClusterTests {
         try await withCluster { cluster, js, logs in
             _ = try await createR3Stream(js, logs: logs)
             var acknowledged: [UInt64] = []
-            for index in 1...100 { acknowledged.append(try await publishSurely(js, "sessions.log", "m\(index)", id: "m\(index)").sequence) }
+            for index in 1...100 {
+                acknowledged.append(try await publishSurely(js, "sessions.log", "m\(index)", id: "m\(index)").sequence)
+            }
 
             let leaderName = try #require(try await js.streamInfo("SESSIONS")?.leader)
             let leader = try #require(cluster.nodes.first { $0.name == leaderName })
             try await leader.kill()
-            for index in 101...200 { acknowledged.append(try await publishSurely(js, "sessions.log", "m\(index)", id: "m\(index)").sequence) }
-            #expect(acknowledged == Array(1...200), "each message acknowledged once, in order, with no gap or duplicate")
+            for index in 101...200 {
+                acknowledged.append(try await publishSurely(js, "sessions.log", "m\(index)", id: "m\(index)").sequence)
+            }
+            #expect(
+                acknowledged == Array(1...200), "each message acknowledged once, in order, with no gap or duplicate")
 
             let info = try #require(try await js.streamInfo("SESSIONS"))
             #expect(info.leader != leaderName && info.lastSequence == 200 && info.messages == 200)
             // Right after a failover the new leader may not answer consumer requests yet: retried, as
             // the storage backend will.
-            let replayed = try await js.retrying("replaying the log", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
+            let replayed = try await js.retrying("replaying the log", timeout: .seconds(120), logger: .disabled) {
+                () async throws(NATSError) in
                 try await js.replay(stream: "SESSIONS", subject: "sessions.log", batch: 64)
             }
             #expect(replayed.map(\.payload) == (1...200).map { "m\($0)".bytes })
@@ -93,7 +112,9 @@ struct JetStreamClusterTests {
             let revived = try await connect(leader.url)
             defer { revived.close() }
             let local = JetStream(connection: revived, timeout: .seconds(10))
-            let caughtUp = try await local.retrying("the restarted node to catch up", timeout: .seconds(120), logger: .disabled) { () async throws(NATSError) in
+            let caughtUp = try await local.retrying(
+                "the restarted node to catch up", timeout: .seconds(120), logger: .disabled
+            ) { () async throws(NATSError) in
                 guard let info = try await local.streamInfo("SESSIONS"), info.lastSequence == 200 else {
                     throw NATSError.timedOut(subject: "catch-up", server: leader.url, after: .zero)
                 }
@@ -120,7 +141,9 @@ struct JetStreamClusterTests {
             }
             let next = try await publishSurely(js, "sessions.s1", "v3", id: "v3", expected: last)
             #expect(next.sequence == last + 1)
-            #expect(try await js.directMessages(stream: "SESSIONS", subject: "sessions.s1").map(\.payload) == ["v1", "v2", "v3"].map(\.bytes))
+            #expect(
+                try await js.directMessages(stream: "SESSIONS", subject: "sessions.s1").map(\.payload)
+                    == ["v1", "v2", "v3"].map(\.bytes))
         }
     }
 

@@ -3,9 +3,13 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct KeyValueTests {
-    func withBucket(_ config: KeyValueConfig = KeyValueConfig(bucket: "owners"), _ body: (KeyValue, JetStream, NATSServerProcess) async throws -> Void) async throws {
+    func withBucket(
+        _ config: KeyValueConfig = KeyValueConfig(bucket: "owners"),
+        _ body: (KeyValue, JetStream, NATSServerProcess) async throws -> Void
+    ) async throws {
         let server = try await NATSServerProcess.start()
         let connection = try await connect(server.url)
         let js = JetStream(connection: connection, timeout: .seconds(30))
@@ -28,9 +32,13 @@ struct KeyValueTests {
             let settings = try #require(stream.raw["config"])
             #expect(stream.subjects == ["$KV.owners.>"])
             #expect(settings["max_msgs_per_subject"] == .number(.int(5)))
-            #expect(settings["discard"] == "new" && settings["allow_rollup_hdrs"] == true && settings["deny_delete"] == true)
+            #expect(
+                settings["discard"] == "new" && settings["allow_rollup_hdrs"] == true && settings["deny_delete"] == true
+            )
             #expect(settings["allow_direct"] == true && settings["max_msg_size"] == .number(.int(1024)))
-            #expect(settings["max_age"] == .number(.int(60_000_000_000)) && settings["duplicate_window"] == .number(.int(60_000_000_000)))
+            #expect(
+                settings["max_age"] == .number(.int(60_000_000_000))
+                    && settings["duplicate_window"] == .number(.int(60_000_000_000)))
             // Opening it again with the same settings is harmless.
             _ = try await js.keyValue(config)
             await #expect(throws: NATSError.self) { try await js.keyValue(KeyValueConfig(bucket: "bad.name")) }
@@ -43,7 +51,10 @@ struct KeyValueTests {
             #expect(try await kv.get("s1") == nil)
             let first = try await kv.put("s1", value: "node-a".bytes)
             let entry = try #require(try await kv.get("s1"))
-            #expect(entry == KeyValueEntry(bucket: "owners", key: "s1", value: "node-a".bytes, revision: first, operation: .put))
+            #expect(
+                entry
+                    == KeyValueEntry(
+                        bucket: "owners", key: "s1", value: "node-a".bytes, revision: first, operation: .put))
             let second = try await kv.put("s1", value: "node-b".bytes)
             #expect(second > first)
             #expect(try await kv.get("s1", consistent: true)?.value == "node-b".bytes)
@@ -63,7 +74,9 @@ struct KeyValueTests {
                 Issue.record("create succeeded on an existing key")
             } catch let error as NATSError {
                 #expect(error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence)
-                #expect(error.description.contains(server.url) && error.description.contains("wrong last sequence: \(created)"))
+                #expect(
+                    error.description.contains(server.url)
+                        && error.description.contains("wrong last sequence: \(created)"))
             }
             let updated = try await kv.update("s1", value: "node-b".bytes, revision: created)
             // A second writer that read the first revision loses.
@@ -72,7 +85,9 @@ struct KeyValueTests {
                 Issue.record("an update with a stale revision succeeded")
             } catch let error as NATSError {
                 guard case .jetStream(let refusal) = error else { throw error }
-                #expect(refusal.errorCode == 10071 && refusal.text == "wrong last sequence: \(updated)" && refusal.subject == "$KV.owners.s1")
+                #expect(
+                    refusal.errorCode == 10071 && refusal.text == "wrong last sequence: \(updated)"
+                        && refusal.subject == "$KV.owners.s1")
             }
             #expect(try await kv.get("s1")?.value == "node-b".bytes)
             await #expect(throws: NATSError.self) { try await kv.update("never", value: [], revision: 7) }
@@ -87,7 +102,9 @@ struct KeyValueTests {
             #expect(try await kv.get("s1") == nil)
             #expect(try await kv.entry("s1")?.operation == .delete)
             #expect(try await kv.entry("s1")?.revision == deleted)
-            #expect(try await js.directMessages(stream: "KV_owners", subject: "$KV.owners.s1").count == 3, "a delete keeps the history")
+            #expect(
+                try await js.directMessages(stream: "KV_owners", subject: "$KV.owners.s1").count == 3,
+                "a delete keeps the history")
             // ADR-8: a deleted key can be created again.
             let recreated = try await kv.create("s1", value: "c".bytes)
             #expect(recreated > deleted)
@@ -95,7 +112,9 @@ struct KeyValueTests {
             _ = try await kv.purge("s1")
             #expect(try await kv.get("s1") == nil)
             #expect(try await kv.entry("s1", consistent: true)?.operation == .purge)
-            #expect(try await js.directMessages(stream: "KV_owners", subject: "$KV.owners.s1").count == 1, "a purge leaves only its marker")
+            #expect(
+                try await js.directMessages(stream: "KV_owners", subject: "$KV.owners.s1").count == 1,
+                "a purge leaves only its marker")
             #expect(try await kv.create("s1", value: "d".bytes) > recreated)
         }
     }

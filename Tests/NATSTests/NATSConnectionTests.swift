@@ -1,17 +1,21 @@
 import Foundation
 import Logs
 import NATS
-import Synchronization
 import ReactorServerTesting
+import Synchronization
 import Testing
 
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSConnectionTests {
     @Test func deliversMessagesWithHeadersToWildcardAndQueueSubscribers() async throws {
         try await NATSServerProcess.with(jetStream: false) { server in
             let publisher = try await connect(server.url)
             let subscriber = try await connect(server.url)
-            defer { publisher.close(); subscriber.close() }
+            defer {
+                publisher.close()
+                subscriber.close()
+            }
 
             let orders = Recorder<NATSMessage>()
             _ = try subscriber.subscribe(to: "orders.*") { orders.record($0) }
@@ -32,7 +36,9 @@ struct NATSConnectionTests {
 
             let received = try await orders.waitForCount(3, "messages on orders.*")
             #expect(received.map(\.subject) == ["orders.1", "orders.2", "orders.3"])
-            #expect(received[0].text == "first" && received[0].headers["trace"] == "t-1" && received[0].headers.values(for: "Multi") == ["1", "2"])
+            #expect(
+                received[0].text == "first" && received[0].headers["trace"] == "t-1"
+                    && received[0].headers.values(for: "Multi") == ["1", "2"])
             #expect(received[1].payload.isEmpty && received[1].headers.isEmpty)
             #expect(received[2].headers["Only"] == "header")
             try await workers.waitForCount(100, "queue deliveries")
@@ -47,7 +53,10 @@ struct NATSConnectionTests {
         try await NATSServerProcess.with(jetStream: false) { server in
             let responder = try await connect(server.url)
             let client = try await connect(server.url)
-            defer { responder.close(); client.close() }
+            defer {
+                responder.close()
+                client.close()
+            }
             _ = try responder.subscribe(to: "echo") { message in
                 try? responder.publish(message.replyTo!, payload: message.payload + ":reply".bytes)
             }
@@ -56,11 +65,15 @@ struct NATSConnectionTests {
             let count = 5000
             let replies = Recorder<(Int, Result<NATSMessage, NATSError>)>()
             for index in 0..<count {
-                try client.request("echo", payload: String(index).bytes, timeout: .seconds(20)) { replies.record((index, $0)) }
+                try client.request("echo", payload: String(index).bytes, timeout: .seconds(20)) {
+                    replies.record((index, $0))
+                }
             }
             let all = try await replies.waitForCount(count, "replies", within: .seconds(30))
             let mismatched = all.filter { index, result in (try? result.get().text) != "\(index):reply" }
-            #expect(mismatched.isEmpty, "\(mismatched.count) replies failed or went to the wrong request, e.g. \(mismatched.prefix(3))")
+            #expect(
+                mismatched.isEmpty,
+                "\(mismatched.count) replies failed or went to the wrong request, e.g. \(mismatched.prefix(3))")
         }
     }
 
@@ -113,7 +126,10 @@ struct NATSConnectionTests {
         try await NATSServerProcess.with(jetStream: false) { server in
             let publisher = try await connect(server.url)
             let subscriber = try await connect(server.url)
-            defer { publisher.close(); subscriber.close() }
+            defer {
+                publisher.close()
+                subscriber.close()
+            }
             let maxPayload = publisher.serverInfo.maxPayload
             #expect(maxPayload == 1024 * 1024)
             let received = Recorder<NATSMessage>()
@@ -122,13 +138,16 @@ struct NATSConnectionTests {
 
             let size = maxPayload - 100
             for index in 0..<40 {
-                try publisher.publish("big", payload: [UInt8](repeating: UInt8(index), count: size), headers: ["Index": String(index)])
+                try publisher.publish(
+                    "big", payload: [UInt8](repeating: UInt8(index), count: size), headers: ["Index": String(index)])
             }
             let messages = try await received.waitForCount(40, "large messages", within: .seconds(60))
             for (index, message) in messages.enumerated() {
                 #expect(message.headers["Index"] == String(index))
                 // Compared as Data (memcmp): a byte-by-byte closure over 40 MB held a shared thread for seconds in a debug build.
-                #expect(Data(message.payload) == Data(repeating: UInt8(index), count: size), "message \(index) arrived damaged")
+                #expect(
+                    Data(message.payload) == Data(repeating: UInt8(index), count: size),
+                    "message \(index) arrived damaged")
             }
         }
     }
@@ -170,7 +189,10 @@ struct NATSConnectionTests {
         try await NATSServerProcess.with(jetStream: false) { server in
             let publisher = try await connect(server.url) { $0.maxOutboundBytes = 256 * 1024 }
             let subscriber = try await connect(server.url)
-            defer { publisher.close(); subscriber.close() }
+            defer {
+                publisher.close()
+                subscriber.close()
+            }
             let received = Recorder<Int>()
             _ = try subscriber.subscribe(to: "flood") { received.record($0.payload.count) }
             try await subscriber.flush()
@@ -187,10 +209,13 @@ struct NATSConnectionTests {
                     break
                 }
             }
-            #expect(refused == .outboundBufferFull(limit: 256 * 1024), "the buffer must fill while the server reads nothing")
+            #expect(
+                refused == .outboundBufferFull(limit: 256 * 1024), "the buffer must fill while the server reads nothing"
+            )
             server.resume()
             try await publisher.flush(timeout: .seconds(30))
-            try await received.waitForCount(accepted, "messages accepted before the buffer filled", within: .seconds(30))
+            try await received.waitForCount(
+                accepted, "messages accepted before the buffer filled", within: .seconds(30))
         }
     }
 
@@ -207,7 +232,9 @@ struct NATSConnectionTests {
             try await statuses.waitUntil("reconnecting after unanswered PINGs") { $0.contains(.reconnecting) }
             server.resume()
             try await statuses.waitForConnected()
-            let echo = try connection.subscribe(to: "after") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
+            let echo = try connection.subscribe(to: "after") { message in
+                try? connection.publish(message.replyTo!, payload: message.payload)
+            }
             #expect(try await connection.request("after", payload: "ok".bytes).text == "ok")
             echo.unsubscribe()
         }
@@ -217,7 +244,9 @@ struct NATSConnectionTests {
         let fake = try FakeNATSServer(greeting: "INFO {\"server_id\":\"F\",\"tls_required\":true}\r\n")
         defer { fake.stop() }
         let connection = NATSConnection(options: try NATSOptions(servers: fake.url))
-        await #expect(throws: NATSError.tlsRequired(server: fake.url)) { try await connection.connect(timeout: .seconds(5)) }
+        await #expect(throws: NATSError.tlsRequired(server: fake.url)) {
+            try await connection.connect(timeout: .seconds(5))
+        }
         #expect(connection.status == .closed)
     }
 
@@ -242,7 +271,9 @@ struct NATSConnectionTests {
             Issue.record("connected to nothing")
         } catch {
             guard case .cannotConnect(let attempts) = error else { throw error }
-            #expect(attempts.contains { $0.contains("nats://127.0.0.1:\(port)") && $0.contains("Connection refused") }, "\(attempts)")
+            #expect(
+                attempts.contains { $0.contains("nats://127.0.0.1:\(port)") && $0.contains("Connection refused") },
+                "\(attempts)")
         }
     }
 

@@ -3,7 +3,8 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSCredentialsTests {
     @Test func userAndPasswordFromTheURLOrTheOptions() async throws {
         try await NATSServerProcess.with(jetStream: false, extra: ["--user", "app", "--pass", "s3cret"]) { server in
@@ -36,7 +37,9 @@ struct NATSCredentialsTests {
                 #expect(error.description.contains(server.url) && !error.description.contains("wrong"))
             }
             #expect(connection.status == .closed)
-            #expect(!records.records.contains { "\($0.message) \($0.fields.map(\.value.description))".contains("wrong") }, "no log line may show the password")
+            #expect(
+                !records.records.contains { "\($0.message) \($0.fields.map(\.value.description))".contains("wrong") },
+                "no log line may show the password")
         }
     }
 
@@ -50,7 +53,9 @@ struct NATSCredentialsTests {
             fromOptions.close()
 
             let wrong = NATSConnection(options: try NATSOptions(servers: "nats://other@127.0.0.1:\(server.port)"))
-            await #expect(throws: NATSError.authorizationViolation(server: server.url, message: "Authorization Violation")) {
+            await #expect(
+                throws: NATSError.authorizationViolation(server: server.url, message: "Authorization Violation")
+            ) {
                 try await wrong.connect(timeout: .seconds(5))
             }
         }
@@ -58,7 +63,9 @@ struct NATSCredentialsTests {
 
     /// A request answered by a subscription on the same connection.
     func roundTrip(_ connection: NATSConnection) async throws -> Bool {
-        let subscription = try connection.subscribe(to: "auth.echo") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
+        let subscription = try connection.subscribe(to: "auth.echo") { message in
+            try? connection.publish(message.replyTo!, payload: message.payload)
+        }
         defer { subscription.unsubscribe() }
         return try await connection.request("auth.echo", payload: "ok".bytes).text == "ok"
     }

@@ -1,14 +1,18 @@
-@testable import NATS
 import Testing
+
+@testable import NATS
 
 /// The header block in words, or the violation.
 func parsedHeaders(_ block: String) -> String {
     let bytes = Array(block.utf8)
     do {
-        let headers = try bytes.withUnsafeBufferPointer { buffer throws(NATSProtocolViolation) in try NATSHeaders.parse(buffer) }
+        let headers = try bytes.withUnsafeBufferPointer { buffer throws(NATSProtocolViolation) in
+            try NATSHeaders.parse(buffer)
+        }
         let status = headers.status.map { " status=\($0)" } ?? ""
         let description = headers.statusDescription.map { " description=\($0)" } ?? ""
-        return "ok\(status)\(description) [" + headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",") + "]"
+        return "ok\(status)\(description) [" + headers.fields.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
+            + "]"
     } catch {
         return "malformed"
     }
@@ -19,7 +23,10 @@ func parsedHeaders(_ block: String) -> String {
         ("NATS/1.0\r\n\r\n", "ok []"),
         ("NATS/1.0\r\nA: 1\r\nB:2\r\nA:  3 \r\n\r\n", "ok [A=1,B=2,A=3]"),
         ("NATS/1.0 503\r\n\r\n", "ok status=503 []"),
-        ("NATS/1.0 404 Message Not Found\r\nNats-Stream: S\r\n\r\n", "ok status=404 description=Message Not Found [Nats-Stream=S]"),
+        (
+            "NATS/1.0 404 Message Not Found\r\nNats-Stream: S\r\n\r\n",
+            "ok status=404 description=Message Not Found [Nats-Stream=S]"
+        ),
         ("NATS/1.0 100 Idle Heartbeat\r\n\r\n", "ok status=100 description=Idle Heartbeat []"),
         ("NATS/1.0\nA: 1\n\n", "ok [A=1]"),
         ("NATS/1.0\r\nEmpty:\r\n\r\n", "ok [Empty=]"),
@@ -53,8 +60,13 @@ func parsedHeaders(_ block: String) -> String {
         headers.append("Multi", "1")
         headers.append("Multi", "2")
         let encoded = try headers.encoded()
-        #expect(String(decoding: encoded, as: UTF8.self) == "NATS/1.0\r\nNats-Msg-Id: order-17\r\nNats-Expected-Last-Subject-Sequence: 4\r\nMulti: 1\r\nMulti: 2\r\n\r\n")
-        #expect(parsedHeaders(String(decoding: encoded, as: UTF8.self)) == "ok [Nats-Msg-Id=order-17,Nats-Expected-Last-Subject-Sequence=4,Multi=1,Multi=2]")
+        #expect(
+            String(decoding: encoded, as: UTF8.self)
+                == "NATS/1.0\r\nNats-Msg-Id: order-17\r\nNats-Expected-Last-Subject-Sequence: 4\r\nMulti: 1\r\nMulti: 2\r\n\r\n"
+        )
+        #expect(
+            parsedHeaders(String(decoding: encoded, as: UTF8.self))
+                == "ok [Nats-Msg-Id=order-17,Nats-Expected-Last-Subject-Sequence=4,Multi=1,Multi=2]")
     }
 
     @Test func namesMatchWithoutRegardToCaseAndSettingReplacesEveryValue() {
@@ -68,7 +80,9 @@ func parsedHeaders(_ block: String) -> String {
         #expect(headers.isEmpty)
     }
 
-    @Test(arguments: [("Bad Name", "v"), ("Colon:Name", "v"), ("", "v"), ("Name", "line\r\nbreak"), ("Name", "lf\nonly")])
+    @Test(arguments: [
+        ("Bad Name", "v"), ("Colon:Name", "v"), ("", "v"), ("Name", "line\r\nbreak"), ("Name", "lf\nonly"),
+    ])
     func refusesHeadersThatCannotBeSent(_ name: String, _ value: String) {
         let headers: NATSHeaders = [name: value]
         #expect(throws: NATSError.self) { try headers.encoded() }

@@ -3,7 +3,8 @@ import NATS
 import ReactorServerTesting
 import Testing
 
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct NATSReconnectTests {
     @Test func survivesAKill9OfItsOnlyServerAndResubscribes() async throws {
         try await NATSServerProcess.with(jetStream: false) { server in
@@ -12,7 +13,9 @@ struct NATSReconnectTests {
             let statuses = statusRecorder(connection)
             let events = Recorder<String>()
             _ = try connection.subscribe(to: "events") { events.record($0.text) }
-            _ = try connection.subscribe(to: "echo") { message in try? connection.publish(message.replyTo!, payload: message.payload) }
+            _ = try connection.subscribe(to: "echo") { message in
+                try? connection.publish(message.replyTo!, payload: message.payload)
+            }
             _ = try connection.subscribe(to: "silent") { _ in }
             try connection.publish("events", payload: "before".bytes)
             try await events.waitForCount(1, "an event before the kill")
@@ -23,7 +26,9 @@ struct NATSReconnectTests {
             try await connection.flush()
             try await server.kill()
             let lost = try await inFlight.waitForCount(1, "the in-flight request to fail")
-            guard case .failure(.connectionLost(let named, _)) = lost[0] else { throw TestFailure("expected connectionLost, got \(lost[0])") }
+            guard case .failure(.connectionLost(let named, _)) = lost[0] else {
+                throw TestFailure("expected connectionLost, got \(lost[0])")
+            }
             #expect(named == server.url)
             try await statuses.waitUntil("reconnecting") { $0.contains(.reconnecting) }
 
@@ -41,7 +46,7 @@ struct NATSReconnectTests {
     }
 
     @Test func failsOverToAnotherNodeLearnedFromTheCluster() async throws {
-        try await NATSTestCluster.with() { cluster in
+        try await NATSTestCluster.with { cluster in
             // Configured with the first node only: the others come from INFO's connect_urls.
             let connection = try await connect(cluster.nodes[0].url) { $0.maxReconnectWait = .milliseconds(200) }
             defer { connection.close() }
@@ -62,7 +67,7 @@ struct NATSReconnectTests {
     }
 
     @Test func triesTheConfiguredServersInTurn() async throws {
-        try await NATSTestCluster.with() { cluster in
+        try await NATSTestCluster.with { cluster in
             let connection = try await connect(cluster.urls) {
                 $0.discoverServers = false
                 $0.maxReconnectWait = .milliseconds(200)
@@ -74,7 +79,9 @@ struct NATSReconnectTests {
             try await statuses.waitForConnected()
             #expect(connection.status == .connected(server: cluster.nodes[1].url))
             try await cluster.nodes[1].kill()
-            try await statuses.waitUntil("a second reconnect") { $0.filter { if case .connected = $0 { true } else { false } }.count == 2 }
+            try await statuses.waitUntil("a second reconnect") {
+                $0.filter { if case .connected = $0 { true } else { false } }.count == 2
+            }
             #expect(connection.status == .connected(server: cluster.nodes[2].url))
         }
     }
@@ -94,7 +101,8 @@ struct NATSReconnectTests {
 
     /// Publishes through `publisher` until `recorder` sees the message (the new subscription
     /// propagates through the cluster's routes shortly after the reconnect).
-    func publishUntilReceived(_ publisher: NATSConnection, _ subject: String, _ recorder: Recorder<String>) async throws {
+    func publishUntilReceived(_ publisher: NATSConnection, _ subject: String, _ recorder: Recorder<String>) async throws
+    {
         let ticker = Task {
             while !Task.isCancelled {
                 try publisher.publish(subject, payload: "after failover".bytes)
@@ -102,6 +110,8 @@ struct NATSReconnectTests {
             }
         }
         defer { ticker.cancel() }
-        try await recorder.waitUntil("a message through another node after failover", within: .seconds(15)) { $0.contains("after failover") }
+        try await recorder.waitUntil("a message through another node after failover", within: .seconds(15)) {
+            $0.contains("after failover")
+        }
     }
 }

@@ -34,7 +34,9 @@ import Testing
         #expect(servers.map(\.description) == ["nats://a:1", "nats://b:2", "nats://c:4222"])
     }
 
-    @Test(arguments: ["", " , ", "tls://h:4222", "nats://:4222", "nats://h:0", "nats://h:70000", "nats://[::1", "nats://u:%zz@h"])
+    @Test(arguments: [
+        "", " , ", "tls://h:4222", "nats://:4222", "nats://h:0", "nats://h:70000", "nats://[::1", "nats://u:%zz@h",
+    ])
     func refusesWhatCannotBeUsed(_ text: String) {
         #expect(throws: NATSError.self) { try NATSServerAddress.list(text) }
     }

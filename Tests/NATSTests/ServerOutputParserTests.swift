@@ -1,10 +1,12 @@
-@testable import NATS
 import Testing
+
+@testable import NATS
 
 /// Feeds `input` in pieces cut at `cuts`, keeping unconsumed bytes as the connection does, and
 /// describes every outcome; stops at the first rejection. Checks that nothing is consumed
 /// without an operation, and never more than was given.
-func parseOutcomes(_ input: [UInt8], cuts: [Int], limits: NATSParserLimits = ServerOutputParserTests.limits) -> [String] {
+func parseOutcomes(_ input: [UInt8], cuts: [Int], limits: NATSParserLimits = ServerOutputParserTests.limits) -> [String]
+{
     var parser = ServerOutputParser(limits: limits)
     var kept: [UInt8] = []
     var outcomes: [String] = []
@@ -47,16 +49,18 @@ func describe(_ step: ServerOutputParser.Step, in buffer: UnsafeBufferPointer<UI
     case .operation(.error(let message)): return "-ERR \(text(message))"
     case .operation(.message(let frame)):
         let headers = frame.headerBlock.map { "[" + text($0).replacingCRLF() + "]" } ?? "-"
-        return "MSG \(text(frame.subject)) sid=\(frame.sid) reply=\(frame.replyTo.map(text) ?? "-") headers=\(headers) payload=\(text(frame.payload).replacingCRLF())"
+        return
+            "MSG \(text(frame.subject)) sid=\(frame.sid) reply=\(frame.replyTo.map(text) ?? "-") headers=\(headers) payload=\(text(frame.payload).replacingCRLF())"
     }
 }
 
 extension String {
     /// CR and LF made visible, so expected outcomes stay on one line.
     func replacingCRLF() -> String {
-        String(unicodeScalars.flatMap { scalar -> [Character] in
-            scalar == "\r" ? ["\\", "r"] : scalar == "\n" ? ["\\", "n"] : [Character(scalar)]
-        })
+        String(
+            unicodeScalars.flatMap { scalar -> [Character] in
+                scalar == "\r" ? ["\\", "r"] : scalar == "\n" ? ["\\", "n"] : [Character(scalar)]
+            })
     }
 }
 
@@ -79,27 +83,43 @@ struct ParserCase: CustomTestStringConvertible, Sendable {
 
     static let cases: [ParserCase] = [
         // What a server sends.
-        ParserCase("INFO", "INFO {\"server_id\":\"S\",\"max_payload\":32}\r\n", ["INFO {\"server_id\":\"S\",\"max_payload\":32}"]),
+        ParserCase(
+            "INFO", "INFO {\"server_id\":\"S\",\"max_payload\":32}\r\n",
+            ["INFO {\"server_id\":\"S\",\"max_payload\":32}"]),
         ParserCase("PING, PONG, +OK", "PING\r\nPONG\r\n+OK\r\n", ["PING", "PONG", "+OK"]),
-        ParserCase("operation names in any case", "ping\r\nPoNg\r\n+ok\r\ninfo {}\r\n", ["PING", "PONG", "+OK", "INFO {}"]),
+        ParserCase(
+            "operation names in any case", "ping\r\nPoNg\r\n+ok\r\ninfo {}\r\n", ["PING", "PONG", "+OK", "INFO {}"]),
         ParserCase("-ERR with quotes", "-ERR 'Authorization Violation'\r\n", ["-ERR Authorization Violation"]),
         ParserCase("-ERR without quotes", "-ERR Stale Connection\r\n", ["-ERR Stale Connection"]),
         ParserCase("MSG", "MSG orders.1 7 5\r\nhello\r\n", ["MSG orders.1 sid=7 reply=- headers=- payload=hello"]),
-        ParserCase("MSG with a reply subject", "MSG a.b 12 _INBOX.x.9 2\r\nhi\r\n", ["MSG a.b sid=12 reply=_INBOX.x.9 headers=- payload=hi"]),
+        ParserCase(
+            "MSG with a reply subject", "MSG a.b 12 _INBOX.x.9 2\r\nhi\r\n",
+            ["MSG a.b sid=12 reply=_INBOX.x.9 headers=- payload=hi"]),
         ParserCase("MSG with an empty payload", "MSG a 1 0\r\n\r\n", ["MSG a sid=1 reply=- headers=- payload="]),
-        ParserCase("payload containing CRLF and protocol words", "MSG a 1 11\r\nPING\r\nMSG x\r\n",
-                   ["MSG a sid=1 reply=- headers=- payload=PING\\r\\nMSG x"]),
-        ParserCase("HMSG", "HMSG a 3 24 29\r\nNATS/1.0\r\nK: v\r\nL: w\r\n\r\nhello\r\n",
-                   ["MSG a sid=3 reply=- headers=[NATS/1.0\\r\\nK: v\\r\\nL: w\\r\\n\\r\\n] payload=hello"]),
-        ParserCase("HMSG with a reply and a status only (no responders)", "HMSG _INBOX.a.1 1 r 16 16\r\nNATS/1.0 503\r\n\r\n\r\n",
-                   ["MSG _INBOX.a.1 sid=1 reply=r headers=[NATS/1.0 503\\r\\n\\r\\n] payload="]),
-        ParserCase("blanks between arguments", "MSG \t a  1\t\t3 \r\nabc\r\n", ["MSG a sid=1 reply=- headers=- payload=abc"]),
-        ParserCase("bare LF ends a control line", "PING\nMSG a 1 1\nx\r\n", ["PING", "MSG a sid=1 reply=- headers=- payload=x"]),
-        ParserCase("pipelined operations", "INFO {}\r\nPING\r\nMSG a 1 1\r\nx\r\nPONG\r\n",
-                   ["INFO {}", "PING", "MSG a sid=1 reply=- headers=- payload=x", "PONG"]),
-        ParserCase("payload exactly at the limit", "MSG a 1 32\r\n" + String(repeating: "p", count: 32) + "\r\n",
-                   ["MSG a sid=1 reply=- headers=- payload=" + String(repeating: "p", count: 32)]),
-        ParserCase("control line exactly at the limit", "-ERR " + String(repeating: "e", count: 59) + "\r\n", ["-ERR " + String(repeating: "e", count: 59)]),
+        ParserCase(
+            "payload containing CRLF and protocol words", "MSG a 1 11\r\nPING\r\nMSG x\r\n",
+            ["MSG a sid=1 reply=- headers=- payload=PING\\r\\nMSG x"]),
+        ParserCase(
+            "HMSG", "HMSG a 3 24 29\r\nNATS/1.0\r\nK: v\r\nL: w\r\n\r\nhello\r\n",
+            ["MSG a sid=3 reply=- headers=[NATS/1.0\\r\\nK: v\\r\\nL: w\\r\\n\\r\\n] payload=hello"]),
+        ParserCase(
+            "HMSG with a reply and a status only (no responders)",
+            "HMSG _INBOX.a.1 1 r 16 16\r\nNATS/1.0 503\r\n\r\n\r\n",
+            ["MSG _INBOX.a.1 sid=1 reply=r headers=[NATS/1.0 503\\r\\n\\r\\n] payload="]),
+        ParserCase(
+            "blanks between arguments", "MSG \t a  1\t\t3 \r\nabc\r\n", ["MSG a sid=1 reply=- headers=- payload=abc"]),
+        ParserCase(
+            "bare LF ends a control line", "PING\nMSG a 1 1\nx\r\n",
+            ["PING", "MSG a sid=1 reply=- headers=- payload=x"]),
+        ParserCase(
+            "pipelined operations", "INFO {}\r\nPING\r\nMSG a 1 1\r\nx\r\nPONG\r\n",
+            ["INFO {}", "PING", "MSG a sid=1 reply=- headers=- payload=x", "PONG"]),
+        ParserCase(
+            "payload exactly at the limit", "MSG a 1 32\r\n" + String(repeating: "p", count: 32) + "\r\n",
+            ["MSG a sid=1 reply=- headers=- payload=" + String(repeating: "p", count: 32)]),
+        ParserCase(
+            "control line exactly at the limit", "-ERR " + String(repeating: "e", count: 59) + "\r\n",
+            ["-ERR " + String(repeating: "e", count: 59)]),
         ParserCase("incomplete control line", "MSG a 1", ["incomplete"]),
         ParserCase("incomplete payload", "MSG a 1 5\r\nhel", ["incomplete"]),
         ParserCase("payload without its CRLF yet", "MSG a 1 5\r\nhello", ["incomplete"]),
@@ -120,9 +140,14 @@ struct ParserCase: CustomTestStringConvertible, Sendable {
         ParserCase("a message over the limit", "MSG a 1 33\r\n", ["rejected payloadTooLarge"]),
         ParserCase("HMSG over the limit", "HMSG a 1 12 40\r\n", ["rejected payloadTooLarge"]),
         ParserCase("a payload longer than announced", "MSG a 1 3\r\nabcd\r\n", ["rejected missingPayloadTerminator"]),
-        ParserCase("a payload shorter than announced", "MSG a 1 5\r\nabc\r\nPING\r\n", ["rejected missingPayloadTerminator"]),
-        ParserCase("control line over the limit", "-ERR " + String(repeating: "e", count: 60) + "\r\n", ["rejected controlLineTooLong"]),
-        ParserCase("control line over the limit, never ended", "INFO " + String(repeating: "{", count: 100), ["rejected controlLineTooLong"]),
+        ParserCase(
+            "a payload shorter than announced", "MSG a 1 5\r\nabc\r\nPING\r\n", ["rejected missingPayloadTerminator"]),
+        ParserCase(
+            "control line over the limit", "-ERR " + String(repeating: "e", count: 60) + "\r\n",
+            ["rejected controlLineTooLong"]),
+        ParserCase(
+            "control line over the limit, never ended", "INFO " + String(repeating: "{", count: 100),
+            ["rejected controlLineTooLong"]),
         ParserCase("a good operation before a bad one", "PING\r\nBOGUS\r\n", ["PING", "rejected unknownOperation"]),
     ]
 
@@ -148,6 +173,9 @@ struct ParserCase: CustomTestStringConvertible, Sendable {
         let input = Array(("MSG a 1 40\r\n" + String(repeating: "x", count: 40) + "\r\n").utf8)
         #expect(parseOutcomes(input, cuts: []) == ["rejected payloadTooLarge"])
         let raised = NATSParserLimits(maxControlLineBytes: 64, maxPayloadBytes: 40)
-        #expect(parseOutcomes(input, cuts: [], limits: raised) == ["MSG a sid=1 reply=- headers=- payload=" + String(repeating: "x", count: 40)])
+        #expect(
+            parseOutcomes(input, cuts: [], limits: raised) == [
+                "MSG a sid=1 reply=- headers=- payload=" + String(repeating: "x", count: 40)
+            ])
     }
 }

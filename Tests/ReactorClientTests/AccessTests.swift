@@ -12,7 +12,8 @@ import Testing
         try ScriptedServer { _, request in
             switch request.target {
             case "/sessions": .status(201, json: Self.created)
-            case "/sessions/a", "/sessions/b": .status(200, json: #"{"id":"a","reactor":"counter","version":0,"state":{"value":0}}"#)
+            case "/sessions/a", "/sessions/b":
+                .status(200, json: #"{"id":"a","reactor":"counter","version":0,"state":{"value":0}}"#)
             case "/sessions/a/actions", "/sessions/b/actions": .status(202, json: #"{"seq":1}"#)
             case "/admin/sessions/a/token": .status(200, json: #"{"token":"secret-a2"}"#)
             case let target where target.contains("/events"): .events([], close: false)
@@ -31,10 +32,14 @@ import Testing
         let stream = SequenceRecorder(session.events())
         try await stream.wait("connected") { $0.count == 2 }
         let requests = server.log.value.requests
-        #expect(requests.map(\.target) == [
-            "/sessions", "/sessions/a", "/sessions/a/actions", "/sessions/a/events?delta=json-patch",
-        ])
-        #expect(requests.map { $0.headers["authorization"] } == [nil, "Bearer secret-a", "Bearer secret-a", "Bearer secret-a"])
+        #expect(
+            requests.map(\.target) == [
+                "/sessions", "/sessions/a", "/sessions/a/actions", "/sessions/a/events?delta=json-patch",
+            ])
+        #expect(
+            requests.map { $0.headers["authorization"] } == [
+                nil, "Bearer secret-a", "Bearer secret-a", "Bearer secret-a",
+            ])
     }
 
     @Test func aJWTGoesWithEveryRequestThatHasNoTokenOfItsOwn() async throws {

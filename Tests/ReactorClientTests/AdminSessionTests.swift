@@ -15,7 +15,8 @@ import Testing
         try await server.stop()
         // What the fatal-signal handler writes when the counter's reduce traps on the third action.
         let action = Data(#"{"type":"increase"}"#.utf8).base64EncodedString()
-        let record = #"{"session":"crashed","reactor":"counter","phase":"reduce","seq":3,"version":3,"#
+        let record =
+            #"{"session":"crashed","reactor":"counter","phase":"reduce","seq":3,"version":3,"#
             + #""signal":"SIGILL","at":1790000002000000000,"pid":1,"thread":1,"actionBytes":19,"#
             + #""action64":"\#(action)"}"#
         let file = server.dataDirectory + "/crashes/crashed.1790000002000000000.1.crash"
@@ -83,7 +84,10 @@ import Testing
             _ = try await demo.state(atVersion: 99)
             Issue.record("a future version answered")
         } catch {
-            guard case .server(404, .unknownVersion, let message) = error else { Issue.record("got \(error)"); return }
+            guard case .server(404, .unknownVersion, let message) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.contains("99"))
         }
 

@@ -19,88 +19,118 @@ import Testing
 
     /// RFC 6902 Appendix A, in its order and words.
     static let appendixA: [Case] = [
-        Case(name: "A.1 adding an object member", document: #"{"foo":"bar"}"#,
-             patch: #"[{ "op": "add", "path": "/baz", "value": "qux" }]"#, result: #"{"baz":"qux","foo":"bar"}"#),
-        Case(name: "A.2 adding an array element", document: #"{"foo":["bar","baz"]}"#,
-             patch: #"[{ "op": "add", "path": "/foo/1", "value": "qux" }]"#, result: #"{"foo":["bar","qux","baz"]}"#),
-        Case(name: "A.3 removing an object member", document: #"{"baz":"qux","foo":"bar"}"#,
-             patch: #"[{ "op": "remove", "path": "/baz" }]"#, result: #"{"foo":"bar"}"#),
-        Case(name: "A.4 removing an array element", document: #"{"foo":["bar","qux","baz"]}"#,
-             patch: #"[{ "op": "remove", "path": "/foo/1" }]"#, result: #"{"foo":["bar","baz"]}"#),
-        Case(name: "A.5 replacing a value", document: #"{"baz":"qux","foo":"bar"}"#,
-             patch: #"[{ "op": "replace", "path": "/baz", "value": "boo" }]"#, result: #"{"baz":"boo","foo":"bar"}"#),
-        Case(name: "A.6 moving a value", document: #"{"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}}"#,
-             patch: #"[{ "op": "move", "from": "/foo/waldo", "path": "/qux/thud" }]"#,
-             result: #"{"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}}"#),
-        Case(name: "A.7 moving an array element", document: #"{"foo":["all","grass","cows","eat"]}"#,
-             patch: #"[{ "op": "move", "from": "/foo/1", "path": "/foo/3" }]"#,
-             result: #"{"foo":["all","cows","eat","grass"]}"#),
-        Case(name: "A.8 testing a value: success", document: #"{"baz":"qux","foo":["a",2,"c"]}"#,
-             patch: #"[{ "op": "test", "path": "/baz", "value": "qux" },"#
-                 + #"{ "op": "test", "path": "/foo/1", "value": 2 }]"#,
-             result: #"{"baz":"qux","foo":["a",2,"c"]}"#),
-        Case(name: "A.9 testing a value: error", document: #"{"baz":"qux"}"#,
-             patch: #"[{ "op": "test", "path": "/baz", "value": "bar" }]"#, result: nil),
-        Case(name: "A.10 adding a nested member object", document: #"{"foo":"bar"}"#,
-             patch: #"[{ "op": "add", "path": "/child", "value": { "grandchild": { } } }]"#,
-             result: #"{"foo":"bar","child":{"grandchild":{}}}"#),
-        Case(name: "A.11 ignoring unrecognized elements", document: #"{"foo":"bar"}"#,
-             patch: #"[{ "op": "add", "path": "/baz", "value": "qux", "xyz": 123 }]"#,
-             result: #"{"foo":"bar","baz":"qux"}"#),
-        Case(name: "A.12 adding to a nonexistent target", document: #"{"foo":"bar"}"#,
-             patch: #"[{ "op": "add", "path": "/baz/bat", "value": "qux" }]"#, result: nil),
-        Case(name: "A.13 invalid JSON Patch document", document: #"{"foo":"bar"}"#,
-             patch: #"[{ "op": "add", "path": "/baz", "value": "qux", "op": "remove" }]"#, result: nil),
-        Case(name: "A.14 ~ escape ordering", document: #"{"/":9,"~1":10}"#,
-             patch: #"[{"op": "test", "path": "/~01", "value": 10}]"#, result: #"{"/":9,"~1":10}"#),
-        Case(name: "A.15 comparing strings and numbers", document: #"{"/":9,"~1":10}"#,
-             patch: #"[{"op": "test", "path": "/~01", "value": "10"}]"#, result: nil),
-        Case(name: "A.16 adding an array value", document: #"{"foo":["bar"]}"#,
-             patch: #"[{ "op": "add", "path": "/foo/-", "value": ["abc", "def"] }]"#,
-             result: #"{"foo":["bar",["abc","def"]]}"#),
+        Case(
+            name: "A.1 adding an object member", document: #"{"foo":"bar"}"#,
+            patch: #"[{ "op": "add", "path": "/baz", "value": "qux" }]"#, result: #"{"baz":"qux","foo":"bar"}"#),
+        Case(
+            name: "A.2 adding an array element", document: #"{"foo":["bar","baz"]}"#,
+            patch: #"[{ "op": "add", "path": "/foo/1", "value": "qux" }]"#, result: #"{"foo":["bar","qux","baz"]}"#),
+        Case(
+            name: "A.3 removing an object member", document: #"{"baz":"qux","foo":"bar"}"#,
+            patch: #"[{ "op": "remove", "path": "/baz" }]"#, result: #"{"foo":"bar"}"#),
+        Case(
+            name: "A.4 removing an array element", document: #"{"foo":["bar","qux","baz"]}"#,
+            patch: #"[{ "op": "remove", "path": "/foo/1" }]"#, result: #"{"foo":["bar","baz"]}"#),
+        Case(
+            name: "A.5 replacing a value", document: #"{"baz":"qux","foo":"bar"}"#,
+            patch: #"[{ "op": "replace", "path": "/baz", "value": "boo" }]"#, result: #"{"baz":"boo","foo":"bar"}"#),
+        Case(
+            name: "A.6 moving a value", document: #"{"foo":{"bar":"baz","waldo":"fred"},"qux":{"corge":"grault"}}"#,
+            patch: #"[{ "op": "move", "from": "/foo/waldo", "path": "/qux/thud" }]"#,
+            result: #"{"foo":{"bar":"baz"},"qux":{"corge":"grault","thud":"fred"}}"#),
+        Case(
+            name: "A.7 moving an array element", document: #"{"foo":["all","grass","cows","eat"]}"#,
+            patch: #"[{ "op": "move", "from": "/foo/1", "path": "/foo/3" }]"#,
+            result: #"{"foo":["all","cows","eat","grass"]}"#),
+        Case(
+            name: "A.8 testing a value: success", document: #"{"baz":"qux","foo":["a",2,"c"]}"#,
+            patch: #"[{ "op": "test", "path": "/baz", "value": "qux" },"#
+                + #"{ "op": "test", "path": "/foo/1", "value": 2 }]"#,
+            result: #"{"baz":"qux","foo":["a",2,"c"]}"#),
+        Case(
+            name: "A.9 testing a value: error", document: #"{"baz":"qux"}"#,
+            patch: #"[{ "op": "test", "path": "/baz", "value": "bar" }]"#, result: nil),
+        Case(
+            name: "A.10 adding a nested member object", document: #"{"foo":"bar"}"#,
+            patch: #"[{ "op": "add", "path": "/child", "value": { "grandchild": { } } }]"#,
+            result: #"{"foo":"bar","child":{"grandchild":{}}}"#),
+        Case(
+            name: "A.11 ignoring unrecognized elements", document: #"{"foo":"bar"}"#,
+            patch: #"[{ "op": "add", "path": "/baz", "value": "qux", "xyz": 123 }]"#,
+            result: #"{"foo":"bar","baz":"qux"}"#),
+        Case(
+            name: "A.12 adding to a nonexistent target", document: #"{"foo":"bar"}"#,
+            patch: #"[{ "op": "add", "path": "/baz/bat", "value": "qux" }]"#, result: nil),
+        Case(
+            name: "A.13 invalid JSON Patch document", document: #"{"foo":"bar"}"#,
+            patch: #"[{ "op": "add", "path": "/baz", "value": "qux", "op": "remove" }]"#, result: nil),
+        Case(
+            name: "A.14 ~ escape ordering", document: #"{"/":9,"~1":10}"#,
+            patch: #"[{"op": "test", "path": "/~01", "value": 10}]"#, result: #"{"/":9,"~1":10}"#),
+        Case(
+            name: "A.15 comparing strings and numbers", document: #"{"/":9,"~1":10}"#,
+            patch: #"[{"op": "test", "path": "/~01", "value": "10"}]"#, result: nil),
+        Case(
+            name: "A.16 adding an array value", document: #"{"foo":["bar"]}"#,
+            patch: #"[{ "op": "add", "path": "/foo/-", "value": ["abc", "def"] }]"#,
+            result: #"{"foo":["bar",["abc","def"]]}"#),
     ]
 
     /// What §4 and RFC 6901 ask for beyond the appendix.
     static let more: [Case] = [
-        Case(name: "replace keeps the member's place", document: #"{"a":1,"b":2,"c":3}"#,
-             patch: #"[{"op":"replace","path":"/b","value":20}]"#, result: #"{"a":1,"b":20,"c":3}"#),
-        Case(name: "replace of the whole document", document: #"{"a":1}"#,
-             patch: #"[{"op":"replace","path":"","value":[1]}]"#, result: "[1]"),
-        Case(name: "add of the whole document", document: "1", patch: #"[{"op":"add","path":"","value":{"b":2}}]"#,
+        Case(
+            name: "replace keeps the member's place", document: #"{"a":1,"b":2,"c":3}"#,
+            patch: #"[{"op":"replace","path":"/b","value":20}]"#, result: #"{"a":1,"b":20,"c":3}"#),
+        Case(
+            name: "replace of the whole document", document: #"{"a":1}"#,
+            patch: #"[{"op":"replace","path":"","value":[1]}]"#, result: "[1]"),
+        Case(
+            name: "add of the whole document", document: "1", patch: #"[{"op":"add","path":"","value":{"b":2}}]"#,
             result: #"{"b":2}"#),
         Case(name: "remove of the whole document", document: "1", patch: #"[{"op":"remove","path":""}]"#, result: nil),
-        Case(name: "replace of a missing member", document: #"{"a":1}"#,
+        Case(
+            name: "replace of a missing member", document: #"{"a":1}"#,
             patch: #"[{"op":"replace","path":"/b","value":2}]"#, result: nil),
-        Case(name: "remove of a missing element", document: "[1]", patch: #"[{"op":"remove","path":"/1"}]"#,
+        Case(
+            name: "remove of a missing element", document: "[1]", patch: #"[{"op":"remove","path":"/1"}]"#,
             result: nil),
         Case(name: "add past the end", document: "[1]", patch: #"[{"op":"add","path":"/2","value":2}]"#, result: nil),
         Case(name: "add at the end", document: "[1]", patch: #"[{"op":"add","path":"/1","value":2}]"#, result: "[1,2]"),
-        Case(name: "a leading zero is no index", document: "[1,2]", patch: #"[{"op":"remove","path":"/01"}]"#,
+        Case(
+            name: "a leading zero is no index", document: "[1,2]", patch: #"[{"op":"remove","path":"/01"}]"#,
             result: nil),
         Case(name: "- only appends", document: "[1,2]", patch: #"[{"op":"remove","path":"/-"}]"#, result: nil),
         Case(name: "a member named -", document: #"{"-":1}"#, patch: #"[{"op":"remove","path":"/-"}]"#, result: "{}"),
-        Case(name: "into a scalar", document: #"{"a":1}"#, patch: #"[{"op":"add","path":"/a/b","value":2}]"#,
+        Case(
+            name: "into a scalar", document: #"{"a":1}"#, patch: #"[{"op":"add","path":"/a/b","value":2}]"#,
             result: nil),
-        Case(name: "move into its own child", document: #"{"a":{"b":1}}"#,
+        Case(
+            name: "move into its own child", document: #"{"a":{"b":1}}"#,
             patch: #"[{"op":"move","from":"/a","path":"/a/c"}]"#, result: nil),
-        Case(name: "move onto itself", document: #"{"a":{"b":1}}"#, patch: #"[{"op":"move","from":"/a","path":"/a"}]"#,
+        Case(
+            name: "move onto itself", document: #"{"a":{"b":1}}"#, patch: #"[{"op":"move","from":"/a","path":"/a"}]"#,
             result: #"{"a":{"b":1}}"#),
-        Case(name: "copy", document: #"{"a":[1,{"b":2}]}"#, patch: #"[{"op":"copy","from":"/a/1","path":"/c"}]"#,
+        Case(
+            name: "copy", document: #"{"a":[1,{"b":2}]}"#, patch: #"[{"op":"copy","from":"/a/1","path":"/c"}]"#,
             result: #"{"a":[1,{"b":2}],"c":{"b":2}}"#),
-        Case(name: "test ignores member order and number spelling", document: #"{"a":{"x":1,"y":[2.0]}}"#,
-             patch: #"[{"op":"test","path":"/a","value":{"y":[2],"x":1.0}}]"#, result: #"{"a":{"x":1,"y":[2.0]}}"#),
-        Case(name: "value null is a value", document: "{}", patch: #"[{"op":"add","path":"/a","value":null}]"#,
+        Case(
+            name: "test ignores member order and number spelling", document: #"{"a":{"x":1,"y":[2.0]}}"#,
+            patch: #"[{"op":"test","path":"/a","value":{"y":[2],"x":1.0}}]"#, result: #"{"a":{"x":1,"y":[2.0]}}"#),
+        Case(
+            name: "value null is a value", document: "{}", patch: #"[{"op":"add","path":"/a","value":null}]"#,
             result: #"{"a":null}"#),
         Case(name: "no value", document: "{}", patch: #"[{"op":"add","path":"/a"}]"#, result: nil),
         Case(name: "unknown op", document: "{}", patch: #"[{"op":"merge","path":"/a","value":1}]"#, result: nil),
         Case(name: "no op", document: "{}", patch: #"[{"path":"/a","value":1}]"#, result: nil),
-        Case(name: "a path that is no pointer", document: #"{"a":1}"#, patch: #"[{"op":"remove","path":"a"}]"#,
+        Case(
+            name: "a path that is no pointer", document: #"{"a":1}"#, patch: #"[{"op":"remove","path":"a"}]"#,
             result: nil),
         Case(name: "a bad escape", document: #"{"a":1}"#, patch: #"[{"op":"remove","path":"/~2"}]"#, result: nil),
         Case(name: "not an array", document: "{}", patch: #"{"op":"add","path":"/a","value":1}"#, result: nil),
         Case(name: "the empty patch", document: #"{"a":1}"#, patch: "[]", result: #"{"a":1}"#),
-        Case(name: "a later failure undoes the earlier operations", document: #"{"a":1}"#,
-             patch: #"[{"op":"replace","path":"/a","value":2},{"op":"test","path":"/a","value":1}]"#, result: nil),
+        Case(
+            name: "a later failure undoes the earlier operations", document: #"{"a":1}"#,
+            patch: #"[{"op":"replace","path":"/a","value":2},{"op":"test","path":"/a","value":1}]"#, result: nil),
     ]
 
     /// The patch applied, or nil when reading or applying it fails (with a message naming why).

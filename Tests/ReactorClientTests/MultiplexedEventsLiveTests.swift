@@ -22,13 +22,20 @@ import Testing
         try await recorder.wait("right's next state") { $0.count == 9 }
         try await right.delete()
         let recording = try await recorder.waitUntilFinished("the end of every part")
-        #expect(recording.elements.map(describe) == [
-            "connecting", "connected", #"left: state 0 {"value":0}"#, "ghost: end unknown_session", #"right: state 0 {"value":0}"#,
-            #"right: state 1 {"value":1}"#, #"left: state 1 {"value":-1}"#, "left: end session deleted",
-            #"right: state 2 {"value":2}"#, "right: end session deleted", "ended: every session of the stream ended",
-        ])
-        guard case .state(_, let update) = recording.elements[6] else { Issue.record("not a state"); return }
-        #expect(try update.decoded(as: CounterReactor.State.self) == VersionedState(version: 1, state: .init(value: -1)))
+        #expect(
+            recording.elements.map(describe) == [
+                "connecting", "connected", #"left: state 0 {"value":0}"#, "ghost: end unknown_session",
+                #"right: state 0 {"value":0}"#,
+                #"right: state 1 {"value":1}"#, #"left: state 1 {"value":-1}"#, "left: end session deleted",
+                #"right: state 2 {"value":2}"#, "right: end session deleted",
+                "ended: every session of the stream ended",
+            ])
+        guard case .state(_, let update) = recording.elements[6] else {
+            Issue.record("not a state")
+            return
+        }
+        #expect(
+            try update.decoded(as: CounterReactor.State.self) == VersionedState(version: 1, state: .init(value: -1)))
     }
 
     /// The server stops and starts again over the same data while a session moves: the client sends the one
@@ -59,11 +66,13 @@ import Testing
         try await reported(#"b: state 1 {"value":1}"#)
         _ = try await a.sendAndWait(.increase)
         try await reported(#"a: state 2 {"value":2}"#)
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"a: state 0 {"value":0}"#, #"b: state 0 {"value":0}"#, #"a: state 1 {"value":1}"#,
-            "reconnecting after 1000 ms (transport)", "connecting", "connected",
-            #"b: state 1 {"value":1}"#, #"a: state 2 {"value":2}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"a: state 0 {"value":0}"#, #"b: state 0 {"value":0}"#,
+                #"a: state 1 {"value":1}"#,
+                "reconnecting after 1000 ms (transport)", "connecting", "connected",
+                #"b: state 1 {"value":1}"#, #"a: state 2 {"value":2}"#,
+            ])
     }
 
     @Test func tokenModeSendsEachSessionsTokenAndAWrongOneEndsOnlyItsPart() async throws {
@@ -75,14 +84,20 @@ import Testing
         let mine = try await client.createSession(reactor: "counter", as: CounterReactor.self, id: "mine")
         let theirs = try await client.createSession(reactor: "counter", as: CounterReactor.self, id: "theirs")
         #expect(mine.token != nil && theirs.token != nil)
-        let recorder = SequenceRecorder(client.events(for: [SessionAccess(id: "theirs", token: mine.token), mine.access, SessionAccess(id: "ghost", token: mine.token)]))
+        let recorder = SequenceRecorder(
+            client.events(for: [
+                SessionAccess(id: "theirs", token: mine.token), mine.access,
+                SessionAccess(id: "ghost", token: mine.token),
+            ]))
         try await recorder.wait("every part's start") { $0.count == 5 }
         _ = try await mine.sendAndWait(.increase)
         try await recorder.wait("mine's next state") { $0.count == 6 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", "theirs: end unauthorized", #"mine: state 0 {"value":0}"#, "ghost: end unauthorized",
-            #"mine: state 1 {"value":1}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", "theirs: end unauthorized", #"mine: state 0 {"value":0}"#,
+                "ghost: end unauthorized",
+                #"mine: state 1 {"value":1}"#,
+            ])
     }
 
     /// In `jwt` mode the client's JWT opens the stream, as `Authorization: Bearer` or as `access_token=`, and the
@@ -104,9 +119,10 @@ import Testing
         try await recorder.wait("every part's start") { $0.count == 4 }
         _ = try await game.sendAndWait(.increase)
         try await recorder.wait("game-1's next state") { $0.count == 5 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", "other: end unauthorized", #"game-1: state 0 {"value":0}"#,
-            #"game-1: state 1 {"value":1}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", "other: end unauthorized", #"game-1: state 0 {"value":0}"#,
+                #"game-1: state 1 {"value":1}"#,
+            ])
     }
 }

@@ -21,13 +21,20 @@ import Testing
         let server = try ScriptedServer { number, _ in
             switch number {
             case 0:
-                .events([
-                    Self.state("a", 3, 3, cursor: "k1"), Self.state("b", 0, 0, cursor: "k2"), Self.end("c", "unknown_session", cursor: "k3"),
-                    Event("pulse", id: "k3", #"{"session":"a","name":"alert","value":"hi","count":2}"#), Self.state("a", 4, 4, cursor: "k4"),
-                ], close: true)
+                .events(
+                    [
+                        Self.state("a", 3, 3, cursor: "k1"), Self.state("b", 0, 0, cursor: "k2"),
+                        Self.end("c", "unknown_session", cursor: "k3"),
+                        Event("pulse", id: "k3", #"{"session":"a","name":"alert","value":"hi","count":2}"#),
+                        Self.state("a", 4, 4, cursor: "k4"),
+                    ], close: true)
             case 1:
                 // The server ends c's part again after the reconnect; the client said it once already.
-                .events([Self.end("c", "unknown_session", cursor: "k5"), Self.state("b", 1, 1, cursor: "k6"), Self.end("a", "session deleted", cursor: "k7")], close: false)
+                .events(
+                    [
+                        Self.end("c", "unknown_session", cursor: "k5"), Self.state("b", 1, 1, cursor: "k6"),
+                        Self.end("a", "session deleted", cursor: "k7"),
+                    ], close: false)
             default:
                 .events([], close: false)
             }
@@ -36,42 +43,57 @@ import Testing
         var configuration = ReactorClient.Configuration(clock: clock)
         configuration.reconnect.jitter = 0
         let client = ReactorClient(baseURL: server.baseURL, configuration: configuration)
-        let recorder = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b"), SessionAccess(id: "c")]))
+        let recorder = SequenceRecorder(
+            client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b"), SessionAccess(id: "c")]))
         try await recorder.wait("the drop") { $0.count == 8 }
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await recorder.wait("the second connection's events") { $0.count == 12 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"a: state 3 {"value":3}"#, #"b: state 0 {"value":0}"#, "c: end unknown_session",
-            "a: pulse alert=\"hi\" #2", #"a: state 4 {"value":4}"#, "reconnecting after 1000 ms (transport)",
-            "connecting", "connected", #"b: state 1 {"value":1}"#, "a: end session deleted",
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"a: state 3 {"value":3}"#, #"b: state 0 {"value":0}"#,
+                "c: end unknown_session",
+                "a: pulse alert=\"hi\" #2", #"a: state 4 {"value":4}"#, "reconnecting after 1000 ms (transport)",
+                "connecting", "connected", #"b: state 1 {"value":1}"#, "a: end session deleted",
+            ])
         let requests = server.log.value.requests
         #expect(requests.map(\.target) == Array(repeating: "/events?sessions=a,b,c&delta=json-patch", count: 2))
         #expect(requests.map { $0.headers["last-event-id"] } == [nil, "k4"])
         #expect(requests[0].headers["authorization"] == nil)
-        guard case .state(_, let update) = recorder.elements[2] else { Issue.record("not a state"); return }
+        guard case .state(_, let update) = recorder.elements[2] else {
+            Issue.record("not a state")
+            return
+        }
         #expect(try update.decoded(as: CounterReactor.State.self) == VersionedState(version: 3, state: .init(value: 3)))
     }
 
     @Test func theStreamFinishesOnceEveryPartHasEnded() async throws {
         let server = try ScriptedServer { _, _ in
-            .events([Self.state("a", 0, 0, cursor: "1"), Self.end("a", "session deleted", cursor: "2"), Self.end("b", "unauthorized", cursor: "3")], close: false)
+            .events(
+                [
+                    Self.state("a", 0, 0, cursor: "1"), Self.end("a", "session deleted", cursor: "2"),
+                    Self.end("b", "unauthorized", cursor: "3"),
+                ], close: false)
         }
         let client = ReactorClient(baseURL: server.baseURL)
         let recorder = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
         let recording = try await recorder.waitUntilFinished("the end of both parts")
-        #expect(recording.elements.map(describe) == [
-            "connecting", "connected", #"a: state 0 {"value":0}"#, "a: end session deleted", "b: end unauthorized",
-            "ended: every session of the stream ended",
-        ])
+        #expect(
+            recording.elements.map(describe) == [
+                "connecting", "connected", #"a: state 0 {"value":0}"#, "a: end session deleted", "b: end unauthorized",
+                "ended: every session of the stream ended",
+            ])
         try await server.log.wait("the client closing the finished stream") { $0.closedByClient == 1 }
     }
 
     @Test func tokensTravelInSessionOrderAndAJWTInTheHeader() async throws {
         let server = try ScriptedServer { _, _ in .events([], close: false) }
         let client = ReactorClient(baseURL: server.baseURL, bearerToken: "the.jwt")
-        let withTokens = SequenceRecorder(client.events(for: [SessionAccess(id: "a", token: "t+1/="), SessionAccess(id: "b"), SessionAccess(id: "c", token: "t3")], select: "/value"))
+        let withTokens = SequenceRecorder(
+            client.events(
+                for: [
+                    SessionAccess(id: "a", token: "t+1/="), SessionAccess(id: "b"), SessionAccess(id: "c", token: "t3"),
+                ], select: "/value"))
         try await withTokens.wait("connected") { $0.count == 2 }
         let jwtOnly = SequenceRecorder(client.events(for: [SessionAccess(id: "a"), SessionAccess(id: "b")]))
         try await jwtOnly.wait("connected") { $0.count == 2 }
@@ -87,16 +109,23 @@ import Testing
     @Test func anErrorEventReconnectsTheWholeStream() async throws {
         let server = try ScriptedServer { number, _ in
             number == 0
-                ? .events([Self.state("a", 1, 1, cursor: "z9"), Event("error", #"{"code":"subscriber_too_slow","message":"behind"}"#)], close: true)
+                ? .events(
+                    [
+                        Self.state("a", 1, 1, cursor: "z9"),
+                        Event("error", #"{"code":"subscriber_too_slow","message":"behind"}"#),
+                    ], close: true)
                 : .events([], close: false)
         }
         var configuration = ReactorClient.Configuration()
         configuration.reconnect = ReconnectPolicy(initialDelay: .zero, jitter: 0)
-        let recorder = SequenceRecorder(ReactorClient(baseURL: server.baseURL, configuration: configuration).events(for: [SessionAccess(id: "a")]))
+        let recorder = SequenceRecorder(
+            ReactorClient(baseURL: server.baseURL, configuration: configuration).events(for: [SessionAccess(id: "a")]))
         try await recorder.wait("connected again") { $0.count == 6 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"a: state 1 {"value":1}"#, "reconnecting after 0 ms (stream subscriber_too_slow)", "connecting", "connected",
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"a: state 1 {"value":1}"#,
+                "reconnecting after 0 ms (stream subscriber_too_slow)", "connecting", "connected",
+            ])
         #expect(server.log.value.requests.last?.headers["last-event-id"] == "z9")
     }
 }

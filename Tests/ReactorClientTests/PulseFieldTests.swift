@@ -1,7 +1,8 @@
-@testable import ReactorClient
 import Examples
 import Reactors
 import Testing
+
+@testable import ReactorClient
 
 /// `pulse(\.$alert)` finds the property the key path names, also among several pulses of the same type.
 @Suite struct PulseFieldTests {

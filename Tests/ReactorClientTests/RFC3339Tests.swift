@@ -1,6 +1,7 @@
-@testable import ReactorClient
 import Foundation
 import Testing
+
+@testable import ReactorClient
 
 /// The action log's `at` times, read without a formatter.
 @Suite struct RFC3339Tests {
@@ -19,8 +20,11 @@ import Testing
         #expect(abs(date.timeIntervalSince1970 - seconds) < 0.0005, "\(text)")
     }
 
-    @Test(arguments: ["", "2025-03-01", "2025-03-01T00:00:00", "2025-13-01T00:00:00Z", "2025-03-01T24:00:00Z",
-                      "2025-03-01T00:00:00.Z", "2025-03-01 00:00:00Z", "2025-03-01T00:00:00Zjunk", "2025-03-01T00:00:00+0100", "+025-03-01T00:00:00Z"])
+    @Test(arguments: [
+        "", "2025-03-01", "2025-03-01T00:00:00", "2025-13-01T00:00:00Z", "2025-03-01T24:00:00Z",
+        "2025-03-01T00:00:00.Z", "2025-03-01 00:00:00Z", "2025-03-01T00:00:00Zjunk", "2025-03-01T00:00:00+0100",
+        "+025-03-01T00:00:00Z",
+    ])
     func invalidTimes(text: String) {
         #expect(RFC3339.date(text) == nil)
     }

@@ -24,7 +24,10 @@ import Testing
             _ = try await counter.get()
             Issue.record("a deleted session answered")
         } catch {
-            guard case .server(404, .unknownSession, let message) = error else { Issue.record("got \(error)"); return }
+            guard case .server(404, .unknownSession, let message) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.hasPrefix("no session with id \"c1\""))
         }
     }
@@ -46,7 +49,10 @@ import Testing
             _ = try await client.createSession(reactor: "abacus", as: CounterReactor.self)
             Issue.record("an unknown reactor was accepted")
         } catch {
-            guard case .server(404, .unknownReactor, let message) = error else { Issue.record("got \(error)"); return }
+            guard case .server(404, .unknownReactor, let message) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.contains("abacus"))
         }
         _ = try await client.createSession(reactor: "counter", as: CounterReactor.self, id: "taken")
@@ -69,7 +75,10 @@ import Testing
             _ = try await wrong.send(.add(title: "x"))
             Issue.record("a todo action was accepted by a counter")
         } catch {
-            guard case .server(422, .unknownAction, let message) = error else { Issue.record("got \(error)"); return }
+            guard case .server(422, .unknownAction, let message) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.contains("add"))
         }
         // Its state does not decode as a todo list either: the answer is unreadable, not a crash.
@@ -77,7 +86,10 @@ import Testing
             _ = try await wrong.get()
             Issue.record("a counter state decoded as a todo list")
         } catch {
-            guard case .invalidResponse(let message) = error else { Issue.record("got \(error)"); return }
+            guard case .invalidResponse(let message) = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(message.contains("TodoReactor"))
         }
     }
@@ -90,7 +102,10 @@ import Testing
             _ = try await client.reactors()
             Issue.record("a request to a closed port succeeded")
         } catch {
-            guard case .transport = error else { Issue.record("got \(error)"); return }
+            guard case .transport = error else {
+                Issue.record("got \(error)")
+                return
+            }
             #expect(error.isTransient)
         }
     }

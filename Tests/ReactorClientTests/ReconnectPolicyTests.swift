@@ -7,7 +7,8 @@ import Testing
 
     @Test func doublesUpToTheCap() {
         let delays = (0..<7).map { policy.delay(failures: $0, serverRetry: nil, random: 0) }
-        #expect(delays == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10), .seconds(10)])
+        #expect(
+            delays == [.seconds(1), .seconds(2), .seconds(4), .seconds(8), .seconds(10), .seconds(10), .seconds(10)])
     }
 
     @Test func theServersRetryIsTheBaseAndMayExceedTheCap() {

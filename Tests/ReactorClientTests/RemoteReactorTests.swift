@@ -34,7 +34,9 @@ import Testing
         let result = try await reactor.sendAndWait(.add(title: ""))
         #expect(result.seq == 4)
         #expect(result.state.items.map(\.title) == ["milk", "eggs"])
-        try await states.wait("the fourth state") { $0.last?.items.count == 2 && $0.last?.alert != nil && $0.count >= 2 }
+        try await states.wait("the fourth state") {
+            $0.last?.items.count == 2 && $0.last?.alert != nil && $0.count >= 2
+        }
         try await alerts.wait("two equal alerts") { $0.count == 2 }
         #expect(alerts.elements == ["A todo needs a title.", "A todo needs a title."])
         #expect(states.elements.first == TodoReactor.State())

@@ -18,17 +18,18 @@ import Testing
         try await todo.delete()
         let recording = try await recorder.waitUntilFinished("the end of the stream")
         let alert = "\"A todo needs a title.\""
-        #expect(recording.elements.map(describe) == [
-            "connecting", "connected",
-            #"state 0 {"items":[],"nextID":1,"alert":null}"#,
-            #"state 1 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":null}"#,
-            #"state 2 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":"A todo needs a title."}"#,
-            "pulse alert=\(alert) #1",
-            // The same text again is still a pulse: it must reach the client every time.
-            #"state 3 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":"A todo needs a title."}"#,
-            "pulse alert=\(alert) #2",
-            "ended: session deleted",
-        ])
+        #expect(
+            recording.elements.map(describe) == [
+                "connecting", "connected",
+                #"state 0 {"items":[],"nextID":1,"alert":null}"#,
+                #"state 1 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":null}"#,
+                #"state 2 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":"A todo needs a title."}"#,
+                "pulse alert=\(alert) #1",
+                // The same text again is still a pulse: it must reach the client every time.
+                #"state 3 {"items":[{"id":1,"title":"milk","done":false}],"nextID":2,"alert":"A todo needs a title."}"#,
+                "pulse alert=\(alert) #2",
+                "ended: session deleted",
+            ])
     }
 
     @Test func statesOnlyEndNormallyWhenTheSessionIsDeleted() async throws {
@@ -53,7 +54,10 @@ import Testing
         #expect(recording.elements.map(describe) == ["connecting", "failed: 404 unknown_session"])
         let states = SequenceRecorder(throwing: ghost.states())
         let thrown = try await states.waitUntilFinished("the refusal")
-        guard case .server(404, .unknownSession, let message)? = thrown.error else { Issue.record("got \(thrown)"); return }
+        guard case .server(404, .unknownSession, let message)? = thrown.error else {
+            Issue.record("got \(thrown)")
+            return
+        }
         #expect(message.contains("ghost"))
     }
 
@@ -111,14 +115,15 @@ import Testing
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await reported(#"state 4 {"value":4}"#)
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"state 0 {"value":0}"#, #"state 1 {"value":1}"#, #"state 2 {"value":2}"#,
-            "reconnecting after 1000 ms (transport)", "connecting",
-            "reconnecting after 2000 ms (transport)", "connecting", "connected",
-            #"state 3 {"value":3}"#,
-            "reconnecting after 1000 ms (transport)", "connecting", "connected",
-            #"state 4 {"value":4}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"state 0 {"value":0}"#, #"state 1 {"value":1}"#, #"state 2 {"value":2}"#,
+                "reconnecting after 1000 ms (transport)", "connecting",
+                "reconnecting after 2000 ms (transport)", "connecting", "connected",
+                #"state 3 {"value":3}"#,
+                "reconnecting after 1000 ms (transport)", "connecting", "connected",
+                #"state 4 {"value":4}"#,
+            ])
     }
 
     @Test func leavingTheLoopClosesTheConnection() async throws {

@@ -1,11 +1,12 @@
 import Examples
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import ReactorClient
 import ReactorsTesting
 import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// The client against a live server's patches: after the first state every version comes as a patch (the server's
 /// `reactor_state_patches_total` counts them), and the states the client builds from them are the ones the actions

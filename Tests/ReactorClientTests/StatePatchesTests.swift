@@ -25,19 +25,22 @@ import Testing
 
     @Test func patchesArriveAsWholeStates() async throws {
         let server = try ScriptedServer { _, _ in
-            .events([
-                Event("state", id: "5", #"{"value":5}"#),
-                Self.patch(6, #"[{"op":"replace","path":"/value","value":6}]"#),
-                Event("pulse", #"{"name":"alert","value":"hi","count":1}"#),
-                Self.patch(8, #"[{"op":"test","path":"/value","value":6},{"op":"replace","path":"/value","value":8}]"#),
-            ], close: false)
+            .events(
+                [
+                    Event("state", id: "5", #"{"value":5}"#),
+                    Self.patch(6, #"[{"op":"replace","path":"/value","value":6}]"#),
+                    Event("pulse", #"{"name":"alert","value":"hi","count":1}"#),
+                    Self.patch(
+                        8, #"[{"op":"test","path":"/value","value":6},{"op":"replace","path":"/value","value":8}]"#),
+                ], close: false)
         }
         let recorder = SequenceRecorder(Self.client(server, TestClock()).session("s", as: CounterReactor.self).events())
         try await recorder.wait("three states and a pulse") { $0.count == 6 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"state 5 {"value":5}"#, #"state 6 {"value":6}"#, #"pulse alert="hi" #1"#,
-            #"state 8 {"value":8}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"state 5 {"value":5}"#, #"state 6 {"value":6}"#, #"pulse alert="hi" #1"#,
+                #"state 8 {"value":8}"#,
+            ])
         #expect(server.log.value.requests.map(\.target) == ["/sessions/s/events?delta=json-patch"])
     }
 
@@ -50,9 +53,11 @@ import Testing
     func aPatchThatDoesNotApplyReconnectsFromTheLastStateRead(operations: String) async throws {
         let server = try ScriptedServer { number, _ in
             number == 0
-                ? .events([Event("state", id: "5", #"{"value":5}"#), Self.patch(6, operations), Self.patch(7, "[]")],
-                          close: false)
-                : .events([Event("state", id: "7", #"{"value":7}"#), Self.patch(8, Self.replaceValue(8))], close: false)
+                ? .events(
+                    [Event("state", id: "5", #"{"value":5}"#), Self.patch(6, operations), Self.patch(7, "[]")],
+                    close: false)
+                : .events(
+                    [Event("state", id: "7", #"{"value":7}"#), Self.patch(8, Self.replaceValue(8))], close: false)
         }
         let clock = TestClock()
         let recorder = SequenceRecorder(Self.client(server, clock).session("s", as: CounterReactor.self).events())
@@ -60,10 +65,11 @@ import Testing
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await recorder.wait("the whole state and a patch") { $0.count == 8 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"state 5 {"value":5}"#, "reconnecting after 1000 ms (invalid response)",
-            "connecting", "connected", #"state 7 {"value":7}"#, #"state 8 {"value":8}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"state 5 {"value":5}"#, "reconnecting after 1000 ms (invalid response)",
+                "connecting", "connected", #"state 7 {"value":7}"#, #"state 8 {"value":8}"#,
+            ])
         let requests = server.log.value.requests
         #expect(requests.count == 2)
         #expect(requests.last?.headers["last-event-id"] == "5", "it resumes after the last state it has")
@@ -87,9 +93,10 @@ import Testing
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await recorder.wait("the whole state") { $0.count == 6 }
-        #expect(recorder.elements.map(describe).suffix(4) == [
-            "reconnecting after 1000 ms (invalid response)", "connecting", "connected", #"state 6 {"value":6}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe).suffix(4) == [
+                "reconnecting after 1000 ms (invalid response)", "connecting", "connected", #"state 6 {"value":6}"#,
+            ])
         #expect(server.log.value.requests.map { $0.headers["last-event-id"] } == ["4", "4"])
     }
 
@@ -106,26 +113,32 @@ import Testing
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await recorder.wait("the patch refused") { $0.count == 7 }
-        #expect(recorder.elements.map(describe).suffix(3) == [
-            "connecting", "connected", "reconnecting after 1000 ms (invalid response)",
-        ])
+        #expect(
+            recorder.elements.map(describe).suffix(3) == [
+                "connecting", "connected", "reconnecting after 1000 ms (invalid response)",
+            ])
     }
 
     @Test func theMultiplexedStreamResumesWithTheCursorFromBeforeTheBadPatch() async throws {
         let server = try ScriptedServer { number, _ in
             number == 0
-                ? .events([
-                    Event("state", id: "k1", #"{"session":"a","version":1,"state":{"value":1}}"#),
-                    Event("state", id: "k2", #"{"session":"b","version":3,"state":{"value":3}}"#),
-                    Event("patch", id: "k3",
-                        #"{"session":"a","version":2,"patch":[{"op":"replace","path":"/value","value":2}]}"#),
-                    Event("patch", id: "k4", #"{"session":"b","version":4,"patch":[{"op":"remove","path":"/gone"}]}"#),
-                ], close: false)
-                : .events([
-                    Event("state", id: "k5", #"{"session":"b","version":4,"state":{"value":4}}"#),
-                    Event("patch", id: "k6",
-                        #"{"session":"b","version":5,"patch":[{"op":"replace","path":"/value","value":5}]}"#),
-                ], close: false)
+                ? .events(
+                    [
+                        Event("state", id: "k1", #"{"session":"a","version":1,"state":{"value":1}}"#),
+                        Event("state", id: "k2", #"{"session":"b","version":3,"state":{"value":3}}"#),
+                        Event(
+                            "patch", id: "k3",
+                            #"{"session":"a","version":2,"patch":[{"op":"replace","path":"/value","value":2}]}"#),
+                        Event(
+                            "patch", id: "k4", #"{"session":"b","version":4,"patch":[{"op":"remove","path":"/gone"}]}"#),
+                    ], close: false)
+                : .events(
+                    [
+                        Event("state", id: "k5", #"{"session":"b","version":4,"state":{"value":4}}"#),
+                        Event(
+                            "patch", id: "k6",
+                            #"{"session":"b","version":5,"patch":[{"op":"replace","path":"/value","value":5}]}"#),
+                    ], close: false)
         }
         let clock = TestClock()
         let sessions = [SessionAccess(id: "a"), SessionAccess(id: "b")]
@@ -134,12 +147,13 @@ import Testing
         await clock.waitForSleepers()
         await clock.advance(by: .seconds(1))
         try await recorder.wait("b again") { $0.count == 10 }
-        #expect(recorder.elements.map(describe) == [
-            "connecting", "connected", #"a: state 1 {"value":1}"#, #"b: state 3 {"value":3}"#,
-            #"a: state 2 {"value":2}"#,
-            "reconnecting after 1000 ms (invalid response)", "connecting", "connected", #"b: state 4 {"value":4}"#,
-            #"b: state 5 {"value":5}"#,
-        ])
+        #expect(
+            recorder.elements.map(describe) == [
+                "connecting", "connected", #"a: state 1 {"value":1}"#, #"b: state 3 {"value":3}"#,
+                #"a: state 2 {"value":2}"#,
+                "reconnecting after 1000 ms (invalid response)", "connecting", "connected", #"b: state 4 {"value":4}"#,
+                #"b: state 5 {"value":5}"#,
+            ])
         let requests = server.log.value.requests
         #expect(requests.map(\.target) == Array(repeating: "/events?sessions=a,b&delta=json-patch", count: 2))
         #expect(requests.map { $0.headers["last-event-id"] } == [nil, "k3"])

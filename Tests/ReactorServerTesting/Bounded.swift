@@ -15,18 +15,20 @@ public func waitFor<T: Sendable>(
     let race = Race<T>()
     return try await withCheckedThrowingContinuation { continuation in
         race.start(continuation)
-        race.add(Task {
-            guard (try? await Task.sleep(for: bound)) != nil else { return }
-            race.finish(.failure(TestFailure("waited \(bound.spoken) for \(what); it did not happen")))
-        })
+        race.add(
+            Task {
+                guard (try? await Task.sleep(for: bound)) != nil else { return }
+                race.finish(.failure(TestFailure("waited \(bound.spoken) for \(what); it did not happen")))
+            })
         // Where test bodies run (the body may block in a read), never on the cooperative pool.
-        race.add(Task(executorPreference: TestThreads.shared) {
-            do {
-                race.finish(.success(try await body()))
-            } catch {
-                race.finish(.failure(error))
-            }
-        })
+        race.add(
+            Task(executorPreference: TestThreads.shared) {
+                do {
+                    race.finish(.success(try await body()))
+                } catch {
+                    race.finish(.failure(error))
+                }
+            })
     }
 }
 
@@ -51,7 +53,8 @@ private final class Race<T: Sendable>: Sendable {
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+        let (continuation, tasks) = state.withLock {
+            state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
             defer {
                 state.continuation = nil
                 state.finished = true
@@ -73,7 +76,9 @@ private final class Race<T: Sendable>: Sendable {
 ///     try server.request("GET", "/admin/sessions", headers: server.admin).text.contains(#""subscribers":1"#)
 /// }
 /// ```
-public func eventually(_ what: String, within bound: Duration = defaultBound, _ condition: () async throws -> Bool) async throws {
+public func eventually(_ what: String, within bound: Duration = defaultBound, _ condition: () async throws -> Bool)
+    async throws
+{
     let start = ContinuousClock.now
     while try await !condition() {
         guard ContinuousClock.now - start < bound else {

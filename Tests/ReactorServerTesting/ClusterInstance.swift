@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One `reactor-server` process of a ``ReactorCluster``: a fixed port (HAProxy's server line names
@@ -45,14 +45,17 @@ public final class ClusterInstance: Sendable {
     /// storage is set up, which waits (logging) while JetStream elects a leader.
     public func start(within bound: Duration = .seconds(90)) async throws {
         if let running = process, running.process.isRunning { throw TestFailure("instance \(name) is already running") }
-        let started = try await ServerProcess.start(arguments: arguments + ["--port", "\(port)"], environment: environment, within: bound)
+        let started = try await ServerProcess.start(
+            arguments: arguments + ["--port", "\(port)"], environment: environment, within: bound)
         current.withLock { $0 = started }
     }
 
     /// Sends `signal` and waits, bounded, for it to end (a paused one is resumed first, so SIGTERM
     /// reaches it).
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, within bound: Duration = defaultBound) async throws -> TestProcess.Termination? {
+    public func stop(signal: Int32 = SIGTERM, within bound: Duration = defaultBound) async throws -> TestProcess
+        .Termination?
+    {
         guard let running = process else { return nil }
         if signal != SIGKILL { running.process.signal(SIGCONT) }
         let termination = try await running.stop(signal: signal, within: bound)
@@ -64,7 +67,10 @@ public final class ClusterInstance: Sendable {
     /// `kill -9`: it dies without a goodbye, as in a crash.
     public func kill() async throws {
         let termination = try await stop(signal: SIGKILL)
-        guard termination == .signalled(SIGKILL) else { throw TestFailure("instance \(name) ended with \(termination.map(\.description) ?? "nothing") instead of SIGKILL") }
+        guard termination == .signalled(SIGKILL) else {
+            throw TestFailure(
+                "instance \(name) ended with \(termination.map(\.description) ?? "nothing") instead of SIGKILL")
+        }
     }
 
     /// SIGSTOP: it keeps its sockets and answers nothing, its heartbeat included.

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real `haproxy` in the foreground (`-db`) in front of instances on loopback, configured from the
@@ -21,12 +21,15 @@ import Glibc
 /// Without the binary, tests skip (`.enabled(if: HAProxyProcess.canRun, …)`) unless `CI` is set.
 public final class HAProxyProcess: Sendable {
     /// Where Debian's package installs it.
-    public static let binary = ["/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    public static let binary = ["/usr/sbin/haproxy", "/usr/bin/haproxy", "/usr/local/sbin/haproxy"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
     /// Whether tests that need it run: installed, or `CI` set (then a missing binary fails them).
     public static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
     public static let missing = "haproxy is not installed (apt-get install haproxy)"
     /// The shipped configuration this fixture starts from.
-    public static let shippedConfiguration = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    public static let shippedConfiguration = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("Config/cluster/haproxy.cfg").path
     /// The backend of the shipped configuration.
     public static let backend = "instances"
@@ -53,7 +56,9 @@ public final class HAProxyProcess: Sendable {
     /// per entry of `servers` in place of the template's, and the runtime API on `socket`. Fails when
     /// the template lacks one of those lines, so a change to the shipped file that this would miss
     /// shows up here instead of as a proxy configured differently from what users run.
-    public static func configuration(from template: String, port: Int, servers: [(name: String, port: Int)], socket: String) throws -> String {
+    public static func configuration(
+        from template: String, port: Int, servers: [(name: String, port: Int)], socket: String
+    ) throws -> String {
         var lines: [String] = []
         var found = (bind: false, socket: false, servers: false)
         for line in template.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -65,7 +70,8 @@ public final class HAProxyProcess: Sendable {
             } else if trimmed.hasPrefix("stats socket ") {
                 found.socket = true
                 let words = trimmed.split(separator: " ")
-                lines.append(indent + (["stats", "socket", socket] + words.dropFirst(3).map(String.init)).joined(separator: " "))
+                lines.append(
+                    indent + (["stats", "socket", socket] + words.dropFirst(3).map(String.init)).joined(separator: " "))
             } else if trimmed.hasPrefix("server ") {
                 if !found.servers { lines += servers.map { indent + "server \($0.name) 127.0.0.1:\($0.port)" } }
                 found.servers = true
@@ -82,7 +88,9 @@ public final class HAProxyProcess: Sendable {
     /// Starts it on a free port (see ``NATSServerProcess/freePort()``) in front of `servers`, from the
     /// shipped configuration, and waits until the frontend answers HTTP and the runtime API answers.
     /// A port another program took first is retried on another.
-    public static func start(servers: [(name: String, port: Int)], template: String? = nil, within bound: Duration = .seconds(30)) async throws -> HAProxyProcess {
+    public static func start(
+        servers: [(name: String, port: Int)], template: String? = nil, within bound: Duration = .seconds(30)
+    ) async throws -> HAProxyProcess {
         guard let binary else { throw TestFailure(missing) }
         let text = try template ?? String(contentsOfFile: shippedConfiguration, encoding: .utf8)
         var attempt = 0
@@ -91,7 +99,8 @@ public final class HAProxyProcess: Sendable {
             let directory = try NATSServerProcess.temporaryDirectory()
             let port = try NATSServerProcess.freePort()
             let path = directory + "/haproxy.cfg"
-            try configuration(from: text, port: port, servers: servers, socket: directory + "/haproxy.sock").write(toFile: path, atomically: true, encoding: .utf8)
+            try configuration(from: text, port: port, servers: servers, socket: directory + "/haproxy.sock").write(
+                toFile: path, atomically: true, encoding: .utf8)
             let process = try TestProcess(binary, ["-f", path, "-db"], directory: directory)
             let proxy = HAProxyProcess(port: port, directory: directory, process: process)
             do {
@@ -111,7 +120,9 @@ public final class HAProxyProcess: Sendable {
     private func waitUntilAnswering(within bound: Duration) async throws {
         try await eventually("haproxy to answer on 127.0.0.1:\(port) and its runtime API", within: bound) {
             guard process.isRunning else { throw TestFailure("haproxy exited at start: \(log)") }
-            guard let client = try? TestClient(port: port, readTimeout: .seconds(5)), (try? client.request("GET", "/healthz")) != nil else { return false }
+            guard let client = try? TestClient(port: port, readTimeout: .seconds(5)),
+                (try? client.request("GET", "/healthz")) != nil
+            else { return false }
             return (try? command("show info"))?.contains("Name: HAProxy") == true
         }
     }
@@ -134,16 +145,24 @@ public final class HAProxyProcess: Sendable {
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         let path = Array(socket.utf8)
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { throw TestFailure("socket path too long: \(socket)") }
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else {
+            throw TestFailure("socket path too long: \(socket)")
+        }
         withUnsafeMutableBytes(of: &address.sun_path) { raw in
             for (index, byte) in path.enumerated() { raw[index] = byte }
         }
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
         }
-        guard connected == 0 else { throw TestFailure("cannot connect to haproxy's runtime API at \(socket): errno \(errno)") }
+        guard connected == 0 else {
+            throw TestFailure("cannot connect to haproxy's runtime API at \(socket): errno \(errno)")
+        }
         let request = Array((line + "\n").utf8)
-        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else { throw TestFailure("cannot send \(line) to haproxy: errno \(errno)") }
+        guard request.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) == request.count else {
+            throw TestFailure("cannot send \(line) to haproxy: errno \(errno)")
+        }
         var answer: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 16384)
         while true {
@@ -160,9 +179,13 @@ public final class HAProxyProcess: Sendable {
     /// `UP 1/2` (going down), `DOWN 1/2` (coming up), `no check`.
     public func serverStatus() throws -> [String: String] {
         let lines = try command("show stat").split(separator: "\n")
-        guard let header = lines.first, header.hasPrefix("# ") else { throw TestFailure("haproxy's show stat answered: \(lines.joined(separator: "\n"))") }
+        guard let header = lines.first, header.hasPrefix("# ") else {
+            throw TestFailure("haproxy's show stat answered: \(lines.joined(separator: "\n"))")
+        }
         let columns = header.dropFirst(2).split(separator: ",", omittingEmptySubsequences: false)
-        guard let name = columns.firstIndex(of: "svname"), let proxy = columns.firstIndex(of: "pxname"), let status = columns.firstIndex(of: "status") else {
+        guard let name = columns.firstIndex(of: "svname"), let proxy = columns.firstIndex(of: "pxname"),
+            let status = columns.firstIndex(of: "status")
+        else {
             throw TestFailure("haproxy's show stat has no svname/status column: \(header)")
         }
         var result: [String: String] = [:]
@@ -192,11 +215,17 @@ public final class HAProxyProcess: Sendable {
     /// waits until its check passed. Start the instance first: an enabled server counts as up until
     /// its first check.
     public func addServer(_ name: String, port: Int, within bound: Duration = .seconds(30)) async throws {
-        let options = try Self.defaultServerOptions(of: String(contentsOfFile: directory + "/haproxy.cfg", encoding: .utf8))
-        for line in ["add server \(Self.backend)/\(name) 127.0.0.1:\(port) \(options)", "enable health \(Self.backend)/\(name)", "enable server \(Self.backend)/\(name)"] {
+        let options = try Self.defaultServerOptions(
+            of: String(contentsOfFile: directory + "/haproxy.cfg", encoding: .utf8))
+        for line in [
+            "add server \(Self.backend)/\(name) 127.0.0.1:\(port) \(options)", "enable health \(Self.backend)/\(name)",
+            "enable server \(Self.backend)/\(name)",
+        ] {
             let answer = try command(line)
             // Each answers an empty line or a notice; anything with "error"/"unknown" failed.
-            if answer.lowercased().contains("error") || answer.lowercased().contains("unknown") || answer.lowercased().contains("invalid") {
+            if answer.lowercased().contains("error") || answer.lowercased().contains("unknown")
+                || answer.lowercased().contains("invalid")
+            {
                 throw TestFailure("haproxy refused \(line): \(answer)")
             }
         }
@@ -205,7 +234,11 @@ public final class HAProxyProcess: Sendable {
 
     /// What the configuration's `default-server` line sets (the health check options).
     static func defaultServerOptions(of configuration: String) throws -> String {
-        guard let line = configuration.split(separator: "\n").map({ $0.drop { $0 == " " } }).first(where: { $0.hasPrefix("default-server ") }) else {
+        guard
+            let line = configuration.split(separator: "\n").map({ $0.drop { $0 == " " } }).first(where: {
+                $0.hasPrefix("default-server ")
+            })
+        else {
             throw TestFailure("the HAProxy configuration has no default-server line")
         }
         return String(line.dropFirst("default-server ".count))

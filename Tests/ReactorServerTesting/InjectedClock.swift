@@ -106,8 +106,13 @@ public final class InjectedClock: ServiceClock {
 
     private func takeDue(upTo target: Duration) -> Pending? {
         state.withLock { state in
-            guard let index = state.pending.indices.filter({ state.pending[$0].deadline <= target })
-                .min(by: { (state.pending[$0].deadline, state.pending[$0].id) < (state.pending[$1].deadline, state.pending[$1].id) })
+            guard
+                let index = state.pending.indices.filter({ state.pending[$0].deadline <= target })
+                    .min(by: {
+                        (state.pending[$0].deadline, state.pending[$0].id) < (
+                            state.pending[$1].deadline, state.pending[$1].id
+                        )
+                    })
             else { return nil }
             return state.pending.remove(at: index)
         }

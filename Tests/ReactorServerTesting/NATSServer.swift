@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Real `nats-server` processes for tests, launched with the test toolkit's TestProcess:
@@ -27,14 +27,17 @@ public final class NATSServerProcess: Sendable {
         if let chosen = ProcessInfo.processInfo.environment["NATS_SERVER_BINARY"], !chosen.isEmpty {
             return FileManager.default.isExecutableFile(atPath: chosen) ? chosen : nil
         }
-        return ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        return ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
     }()
     /// Whether tests that need the server run: it is installed, or `CI` is set (then a missing
     /// server fails the test with how to install it instead of skipping it).
     public static let canRun = binary != nil || ProcessInfo.processInfo.environment["CI"] != nil
-    public static let missing = ProcessInfo.processInfo.environment["NATS_SERVER_BINARY"].map {
-        "NATS_SERVER_BINARY names \($0), which is not an executable file"
-    } ?? "nats-server is not installed (apt-get install nats-server)"
+    public static let missing =
+        ProcessInfo.processInfo.environment["NATS_SERVER_BINARY"].map {
+            "NATS_SERVER_BINARY names \($0), which is not an executable file"
+        } ?? "nats-server is not installed (apt-get install nats-server)"
 
     public let name: String
     public let port: Int
@@ -50,7 +53,9 @@ public final class NATSServerProcess: Sendable {
     public var pid: Int32 { current.withLock { $0?.pid ?? 0 } }
 
     /// Everything this server wrote so far, over its restarts.
-    public var log: String { earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "") }
+    public var log: String {
+        earlier.withLock { $0 } + (current.withLock { $0 }.map { $0.standardError + $0.standardOutput } ?? "")
+    }
 
     /// A server with `arguments` (its port, store and name are added), not started yet.
     public init(name: String, port: Int, directory: String, arguments: [String]) {
@@ -63,7 +68,9 @@ public final class NATSServerProcess: Sendable {
     /// Starts a single server with JetStream (`-js -sd <temp>/store`) on a free port, plus `extra`
     /// arguments and, if given, `configuration` (a configuration file's text, for settings without a flag).
     /// A port someone else took between the choice and the bind is retried on another port.
-    public static func start(name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil) async throws -> NATSServerProcess {
+    public static func start(
+        name: String = "n1", jetStream: Bool = true, extra: [String] = [], configuration: String? = nil
+    ) async throws -> NATSServerProcess {
         var attempt = 0
         while true {
             attempt += 1
@@ -143,7 +150,10 @@ public final class NATSServerProcess: Sendable {
 
     /// Runs `body` with a started server (see ``start(name:jetStream:extra:configuration:)``), then
     /// shuts it down and removes its folder, whether `body` succeeded or not.
-    public static func with(jetStream: Bool = true, extra: [String] = [], configuration: String? = nil, _ body: (NATSServerProcess) async throws -> Void) async throws {
+    public static func with(
+        jetStream: Bool = true, extra: [String] = [], configuration: String? = nil,
+        _ body: (NATSServerProcess) async throws -> Void
+    ) async throws {
         let server = try await start(jetStream: jetStream, extra: extra, configuration: configuration)
         do {
             try await body(server)
@@ -192,7 +202,9 @@ public final class NATSServerProcess: Sendable {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         return withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         } == 0
     }
 }
@@ -220,7 +232,9 @@ public final class NATSTestCluster: Sendable {
     /// Starts `size` clustered nodes, each with JetStream and its own store, and waits until each is
     /// ready; if another program took one of the ports first, starts over on new ones. `routing` is
     /// added to each node's `cluster` block (`no_advertise: true`: clients learn no other node).
-    public static func start(size: Int = 3, name: String = "reactor-test", routing: String = "") async throws -> NATSTestCluster {
+    public static func start(size: Int = 3, name: String = "reactor-test", routing: String = "") async throws
+        -> NATSTestCluster
+    {
         var attempt = 0
         while true {
             attempt += 1
@@ -256,7 +270,9 @@ public final class NATSTestCluster: Sendable {
                 """
             let path = nodeDirectory + "/server.conf"
             try configuration.write(toFile: path, atomically: true, encoding: .utf8)
-            nodes.append(NATSServerProcess(name: nodeName, port: clientPorts[index], directory: nodeDirectory, arguments: ["-c", path]))
+            nodes.append(
+                NATSServerProcess(
+                    name: nodeName, port: clientPorts[index], directory: nodeDirectory, arguments: ["-c", path]))
         }
         let cluster = NATSTestCluster(nodes: nodes, directory: directory)
         do {

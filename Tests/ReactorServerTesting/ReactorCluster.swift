@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The deployment of the README's "Running several instances" on loopback: a 3-node NATS JetStream
@@ -33,7 +33,10 @@ public final class ReactorCluster: Sendable {
     public let settings: [(key: String, value: String)]
     private let members: Mutex<[ClusterInstance]>
 
-    private init(nats: NATSTestCluster, proxy: HAProxyProcess, prefix: String, settings: [(key: String, value: String)], instances: [ClusterInstance]) {
+    private init(
+        nats: NATSTestCluster, proxy: HAProxyProcess, prefix: String, settings: [(key: String, value: String)],
+        instances: [ClusterInstance]
+    ) {
         self.nats = nats
         self.proxy = proxy
         self.prefix = prefix
@@ -48,7 +51,9 @@ public final class ReactorCluster: Sendable {
     public func instance(named name: String) -> ClusterInstance? { instances.first { $0.name == name } }
 
     /// The instance that answered `response` through the proxy (its `X-Served-By`).
-    public func servedBy(_ response: TestResponse) -> ClusterInstance? { response.header("X-Served-By").flatMap(instance(named:)) }
+    public func servedBy(_ response: TestResponse) -> ClusterInstance? {
+        response.header("X-Served-By").flatMap(instance(named:))
+    }
 
     /// The instance HAProxy sends `/sessions/{id}` to now (the `X-Served-By` of a `GET` through it).
     /// While HAProxy answers itself (502 for a request it cut when it marked its server down, 503
@@ -59,7 +64,9 @@ public final class ReactorCluster: Sendable {
             let answer = try proxy.client().request("GET", "/sessions/\(id)")
             if let instance = servedBy(answer) { return instance }
             guard [502, 503].contains(answer.status), ContinuousClock.now - start < .seconds(10) else {
-                throw TestFailure("GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)")
+                throw TestFailure(
+                    "GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)"
+                )
             }
             // Not a wait for the event itself: a pause between two looks (HAProxy checks every 0.5 s).
             usleep(50_000)
@@ -75,16 +82,23 @@ public final class ReactorCluster: Sendable {
     }
 
     /// The same with request headers (a JWT in `jwt` mode), returning the answer too (its `token` in `token` mode).
-    public func createSession(_ id: String, reactor: String = "counter", headers: [(String, String)]) throws -> (instance: ClusterInstance, answer: TestResponse) {
+    public func createSession(_ id: String, reactor: String = "counter", headers: [(String, String)]) throws -> (
+        instance: ClusterInstance, answer: TestResponse
+    ) {
         let instance = try instance(hashing: id)
-        let created = try instance.client().request("POST", "/sessions", headers: headers, body: #"{"reactor":"\#(reactor)","id":"\#(id)"}"#)
-        guard created.status == 201 else { throw TestFailure("creating \(id) on \(instance.name) answered \(created.status) \(created.text)") }
+        let created = try instance.client().request(
+            "POST", "/sessions", headers: headers, body: #"{"reactor":"\#(reactor)","id":"\#(id)"}"#)
+        guard created.status == 201 else {
+            throw TestFailure("creating \(id) on \(instance.name) answered \(created.status) \(created.text)")
+        }
         return (instance, created)
     }
 
     /// A new session id (`<stem>0`, `<stem>1`…) whose requests hash to `instance`; fails after 200 tries.
     public func sessionID(_ stem: String, hashingTo instance: ClusterInstance) throws -> String {
-        for index in 0..<200 where try self.instance(hashing: "\(stem)\(index)") === instance { return "\(stem)\(index)" }
+        for index in 0..<200 where try self.instance(hashing: "\(stem)\(index)") === instance {
+            return "\(stem)\(index)"
+        }
         throw TestFailure("none of 200 session ids hashed to \(instance.name)")
     }
 
@@ -96,7 +110,8 @@ public final class ReactorCluster: Sendable {
     /// the `storage.nats.servers` of instance `index` instead of every node's URL; `routing` goes into
     /// each NATS node's `cluster` block (see ``NATSTestCluster/start(size:name:routing:)``).
     public static func start(
-        instances count: Int = 3, settings: [(key: String, value: String)] = [], servers: ((Int, NATSTestCluster) -> String)? = nil, routing: String = ""
+        instances count: Int = 3, settings: [(key: String, value: String)] = [],
+        servers: ((Int, NATSTestCluster) -> String)? = nil, routing: String = ""
     ) async throws -> ReactorCluster {
         let nats = try await NATSTestCluster.start(routing: routing)
         do {
@@ -118,7 +133,8 @@ public final class ReactorCluster: Sendable {
                 for instance in instances { _ = try? await instance.stop(signal: SIGKILL) }
                 throw error
             }
-            let cluster = ReactorCluster(nats: nats, proxy: proxy, prefix: prefix, settings: settings, instances: instances)
+            let cluster = ReactorCluster(
+                nats: nats, proxy: proxy, prefix: prefix, settings: settings, instances: instances)
             do {
                 for instance in instances { try await proxy.waitForServer(instance.name, "UP") }
             } catch {
@@ -134,18 +150,25 @@ public final class ReactorCluster: Sendable {
 
     /// Instance `i<index + 1>` on a free port, not started: the README's command line (backend and
     /// servers from the environment, as in a container), plus the test's settings.
-    private static func member(index: Int, servers: String, prefix: String, settings: [(key: String, value: String)]) throws -> ClusterInstance {
+    private static func member(index: Int, servers: String, prefix: String, settings: [(key: String, value: String)])
+        throws -> ClusterInstance
+    {
         let name = "i\(index + 1)"
         let own: [(key: String, value: String)] = [
             ("storage.nats.prefix", prefix), ("storage.nats.instance", name), ("storage.nats.replicas", "3"),
             // Long enough that a heartbeat late on a busy machine does not move sessions (see NATSFailoverTests).
-            ("storage.nats.claimTTLSeconds", "3"), ("storage.nats.timeoutSeconds", "2"), ("storage.nats.startTimeoutSeconds", "60"),
+            ("storage.nats.claimTTLSeconds", "3"), ("storage.nats.timeoutSeconds", "2"),
+            ("storage.nats.startTimeoutSeconds", "60"),
             // HAProxy is the proxy whose X-Forwarded-For names the client.
             ("limits.trustedProxies", "127.0.0.1"),
         ]
         let arguments = (own + settings).flatMap { ["--set", "\($0.key)=\($0.value)"] }
-        let environment = ["REACTOR_STORAGE_BACKEND": "nats", "REACTOR_STORAGE_NATS_SERVERS": servers, "REACTOR_ADMIN_TOKEN": TestServer.adminToken]
-        return ClusterInstance(name: name, port: try NATSServerProcess.freePort(), arguments: arguments, environment: environment)
+        let environment = [
+            "REACTOR_STORAGE_BACKEND": "nats", "REACTOR_STORAGE_NATS_SERVERS": servers,
+            "REACTOR_ADMIN_TOKEN": TestServer.adminToken,
+        ]
+        return ClusterInstance(
+            name: name, port: try NATSServerProcess.freePort(), arguments: arguments, environment: environment)
     }
 
     /// Starts one more instance on every NATS node, adds it to HAProxy through the runtime API (no
@@ -162,7 +185,8 @@ public final class ReactorCluster: Sendable {
 
     /// Every instance's log and the proxy's, ends only, for failure messages.
     public var logs: String {
-        (instances.map { "instance \($0.name):\n\($0.log.suffix(4000))" } + ["haproxy:\n\(proxy.log.suffix(2000))"]).joined(separator: "\n")
+        (instances.map { "instance \($0.name):\n\($0.log.suffix(4000))" } + ["haproxy:\n\(proxy.log.suffix(2000))"])
+            .joined(separator: "\n")
     }
 
     /// Kills every process it started and removes their folders.
@@ -178,7 +202,8 @@ public final class ReactorCluster: Sendable {
     /// Runs `body` with a started cluster (see ``start(instances:settings:servers:routing:)``), then
     /// shuts it down, whether `body` succeeded or not.
     public static func with(
-        instances count: Int = 3, settings: [(key: String, value: String)] = [], servers: ((Int, NATSTestCluster) -> String)? = nil, routing: String = "",
+        instances count: Int = 3, settings: [(key: String, value: String)] = [],
+        servers: ((Int, NATSTestCluster) -> String)? = nil, routing: String = "",
         _ body: (ReactorCluster) async throws -> Void
     ) async throws {
         let cluster = try await start(instances: count, settings: settings, servers: servers, routing: routing)

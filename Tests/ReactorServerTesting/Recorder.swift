@@ -94,7 +94,9 @@ public final class Recorder<Value: Sendable>: Sendable {
 
     /// Returns every value recorded once there are at least `count`; fails after `bound`.
     @discardableResult
-    public func waitForCount(_ count: Int, _ what: String? = nil, within bound: Duration = defaultBound) async throws -> [Value] {
+    public func waitForCount(_ count: Int, _ what: String? = nil, within bound: Duration = defaultBound) async throws
+        -> [Value]
+    {
         try await wait(.count(count), what: what ?? "\(count) recorded values", bound: bound)
     }
 
@@ -104,7 +106,9 @@ public final class Recorder<Value: Sendable>: Sendable {
     /// try await statuses.waitUntil("a reconnect") { $0.dropFirst(2).contains(.connected) }
     /// ```
     @discardableResult
-    public func waitUntil(_ what: String, within bound: Duration = defaultBound, _ condition: @escaping @Sendable ([Value]) -> Bool) async throws -> [Value] {
+    public func waitUntil(
+        _ what: String, within bound: Duration = defaultBound, _ condition: @escaping @Sendable ([Value]) -> Bool
+    ) async throws -> [Value] {
         try await wait(.all(condition), what: what, bound: bound)
     }
 
@@ -128,7 +132,10 @@ public final class Recorder<Value: Sendable>: Sendable {
                 }
                 guard let (waiter, seen) = expired else { return }
                 let last = self.values.suffix(5).map { "\($0)" }.joined(separator: ", ")
-                waiter.continuation.resume(throwing: TestFailure("waited \(bound.spoken) for \(what); it did not happen (\(seen) values recorded, the last: \(last))"))
+                waiter.continuation.resume(
+                    throwing: TestFailure(
+                        "waited \(bound.spoken) for \(what); it did not happen (\(seen) values recorded, the last: \(last))"
+                    ))
             }
         }
     }
@@ -147,8 +154,11 @@ extension Recorder: LogHandler where Value == LogRecord {
 
     /// The first record (logged so far or later) whose message contains `text`; fails after `bound`.
     @discardableResult
-    public func waitForMessage(containing text: String, within bound: Duration = defaultBound) async throws -> LogRecord {
-        let records = try await waitUntil("a log line \(text.debugDescription)", within: bound) { $0.contains { $0.message.contains(text) } }
+    public func waitForMessage(containing text: String, within bound: Duration = defaultBound) async throws -> LogRecord
+    {
+        let records = try await waitUntil("a log line \(text.debugDescription)", within: bound) {
+            $0.contains { $0.message.contains(text) }
+        }
         return records.first { $0.message.contains(text) }!
     }
 }

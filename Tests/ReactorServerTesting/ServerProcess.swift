@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A server this package builds (`reactor-server` unless told otherwise) started as a child process on a
@@ -41,7 +41,9 @@ public final class ServerProcess: Sendable {
         env.merge(environment) { _, new in new }
         let process: TestProcess
         if let shell {
-            process = try TestProcess("/bin/sh", ["-c", "\(shell) && exec \"$0\" \"$@\"", binary] + serverArguments, environment: env, directory: directory)
+            process = try TestProcess(
+                "/bin/sh", ["-c", "\(shell) && exec \"$0\" \"$@\"", binary] + serverArguments, environment: env,
+                directory: directory)
         } else {
             process = try TestProcess(binary, serverArguments, environment: env, directory: directory)
         }
@@ -56,13 +58,16 @@ public final class ServerProcess: Sendable {
         } catch {
             process.signal(SIGKILL)
             let exit = try? await process.waitForExit(within: .seconds(5))
-            throw TestFailure("\(name) did not start (\(exit.map(\.description) ?? "still running")): \(error); its standard error: \(process.standardError)")
+            throw TestFailure(
+                "\(name) did not start (\(exit.map(\.description) ?? "still running")): \(error); its standard error: \(process.standardError)"
+            )
         }
     }
 
     /// The port of a `"label":"<label>","msg":"listening"` log line's `"address":"HOST:PORT"`, nil for other lines.
     public static func listeningPort(in line: String, label: String) -> Int? {
-        guard line.contains(#""label":"\#(label)","msg":"listening""#), let range = line.range(of: #""address":""#) else { return nil }
+        guard line.contains(#""label":"\#(label)","msg":"listening""#), let range = line.range(of: #""address":""#)
+        else { return nil }
         let address = line[range.upperBound...].prefix { $0 != "\"" }
         return address.split(separator: ":").last.flatMap { Int($0) }
     }
@@ -77,7 +82,9 @@ public final class ServerProcess: Sendable {
 
     /// Sends `signal` and waits, bounded, for it to end.
     @discardableResult
-    public func stop(signal: Int32 = SIGTERM, within bound: Duration = defaultBound) async throws -> TestProcess.Termination {
+    public func stop(signal: Int32 = SIGTERM, within bound: Duration = defaultBound) async throws
+        -> TestProcess.Termination
+    {
         try await process.stop(signal: signal, within: bound)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An upstream that accepts connections, reads what they send and never answers (a backend that
@@ -44,7 +44,9 @@ public final class SilentUpstream: Sendable {
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let fd = listener
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && listen(fd, 16) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else {
             Glibc.close(listener)
@@ -92,7 +94,10 @@ public final class SilentUpstream: Sendable {
             received += buffer[..<count]
             if let end = String(decoding: received, as: UTF8.self).range(of: "\r\n\r\n") {
                 headSeen = true
-                events.record(.request(connection: connection, head: String(String(decoding: received, as: UTF8.self)[..<end.lowerBound])))
+                events.record(
+                    .request(
+                        connection: connection,
+                        head: String(String(decoding: received, as: UTF8.self)[..<end.lowerBound])))
             }
         }
         open.withLock { $0.removeAll { $0 == fd } }

@@ -27,7 +27,10 @@ final class SpawnThread: Sendable {
         let thread = Thread { [self] in
             while true {
                 pending.wait()
-                for job in queue.withLock({ jobs in defer { jobs = [] }; return jobs }) { job.run() }
+                for job in queue.withLock({ jobs in
+                    defer { jobs = [] }
+                    return jobs
+                }) { job.run() }
             }
         }
         thread.name = "test spawner"

@@ -2,7 +2,7 @@ import Foundation
 import HTTPServer
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A deliberately small blocking HTTP/1.1 client over one real TCP connection: requests and responses
@@ -29,7 +29,10 @@ public final class TestClient {
     /// Connects to `host:port`. `receiveBuffer` shrinks the kernel's receive buffer first, to make a
     /// reader that backs the server up quickly; `source` connects from a loopback address of its own
     /// (`127.0.0.2`: all of 127/8 is local on Linux), to be another client address.
-    public init(port: Int, host: String = "127.0.0.1", readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil, source: String? = nil) throws {
+    public init(
+        port: Int, host: String = "127.0.0.1", readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil,
+        source: String? = nil
+    ) throws {
         self.port = port
         self.readTimeout = readTimeout
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -39,7 +42,9 @@ public final class TestClient {
             local.sin_family = sa_family_t(AF_INET)
             inet_pton(AF_INET, source, &local.sin_addr)
             let bound = withUnsafePointer(to: &local) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                }
             }
             guard bound == 0 else {
                 // No close here: a class whose properties are all set runs `deinit` when its init
@@ -57,7 +62,9 @@ public final class TestClient {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         inet_pton(AF_INET, host, &address.sin_addr)
         let result = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard result == 0 else {
             // `deinit` closes the socket (see above).
@@ -66,8 +73,13 @@ public final class TestClient {
     }
 
     /// Connects to `address` (as an HTTP server's `start()` returned it).
-    public convenience init(_ address: SocketAddress, readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil, source: String? = nil) throws {
-        try self.init(port: address.port, host: address.host, readTimeout: readTimeout, receiveBuffer: receiveBuffer, source: source)
+    public convenience init(
+        _ address: SocketAddress, readTimeout: Duration = defaultBound, receiveBuffer: Int32? = nil,
+        source: String? = nil
+    ) throws {
+        try self.init(
+            port: address.port, host: address.host, readTimeout: readTimeout, receiveBuffer: receiveBuffer,
+            source: source)
     }
 
     deinit { if fd >= 0 { close(fd) } }
@@ -75,7 +87,8 @@ public final class TestClient {
     /// Changes how long one read may wait for the server.
     public func setReadTimeout(_ timeout: Duration) {
         readTimeout = timeout
-        let microseconds = max(1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000)
+        let microseconds = max(
+            1, timeout.components.seconds * 1_000_000 + timeout.components.attoseconds / 1_000_000_000_000)
         var value = timeval(tv_sec: Int(microseconds / 1_000_000), tv_usec: Int(microseconds % 1_000_000))
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &value, socklen_t(MemoryLayout<timeval>.size))
     }
@@ -123,7 +136,9 @@ public final class TestClient {
             if errno == ECONNRESET { return false }
             let received = String(decoding: buffer.suffix(300), as: UTF8.self)
             if errno == EAGAIN || errno == EWOULDBLOCK {
-                throw TestFailure("waited \(readTimeout.spoken) for \(what()) from port \(port); nothing more came (buffered: \(received.debugDescription))")
+                throw TestFailure(
+                    "waited \(readTimeout.spoken) for \(what()) from port \(port); nothing more came (buffered: \(received.debugDescription))"
+                )
             }
             throw TestFailure("recv from port \(port) while waiting for \(what()): errno \(errno)")
         }
@@ -147,7 +162,9 @@ public final class TestClient {
             }
             searched = max(0, buffer.count - needle.count + 1)
             guard try fill(delimiter.debugDescription) else {
-                throw TestFailure("port \(port) closed the connection before \(delimiter.debugDescription); got \(String(decoding: buffer, as: UTF8.self).debugDescription)")
+                throw TestFailure(
+                    "port \(port) closed the connection before \(delimiter.debugDescription); got \(String(decoding: buffer, as: UTF8.self).debugDescription)"
+                )
             }
         }
     }
@@ -188,7 +205,9 @@ public final class TestClient {
         let start = ContinuousClock.now
         // Bounded as a whole: a stream's keep-alives would renew each read's timeout for ever.
         while try fill("the server to close the connection") {
-            guard ContinuousClock.now - start < bound else { throw TestFailure("the server did not close the connection within \(bound.spoken)") }
+            guard ContinuousClock.now - start < bound else {
+                throw TestFailure("the server did not close the connection within \(bound.spoken)")
+            }
         }
         defer { buffer = [] }
         return buffer
@@ -198,11 +217,15 @@ public final class TestClient {
 
     /// Sends a request and reads its response. A `body` gets `Content-Length` and, unless `json` is false or
     /// the headers name one, `Content-Type: application/json`.
-    public func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil, json: Bool = true) throws -> TestResponse {
+    public func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil, json: Bool = true
+    ) throws -> TestResponse {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: test\r\n"
         var fields = headers
         if let body {
-            if json, !headers.contains(where: { $0.0.lowercased() == "content-type" }) { fields.append(("Content-Type", "application/json")) }
+            if json, !headers.contains(where: { $0.0.lowercased() == "content-type" }) {
+                fields.append(("Content-Type", "application/json"))
+            }
             fields.append(("Content-Length", String(body.utf8.count)))
         }
         for (name, value) in fields { head += "\(name): \(value)\r\n" }
@@ -217,11 +240,14 @@ public final class TestClient {
         var lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         let statusLine = lines.isEmpty ? "" : lines.removeFirst()
         let parts = statusLine.split(separator: " ", maxSplits: 2)
-        guard parts.count >= 2, let status = Int(parts[1]) else { throw TestFailure("bad status line \(statusLine.debugDescription)") }
+        guard parts.count >= 2, let status = Int(parts[1]) else {
+            throw TestFailure("bad status line \(statusLine.debugDescription)")
+        }
         var headers: [(name: String, value: String)] = []
         for line in lines {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
+            headers.append(
+                (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)))
         }
         var response = TestResponse(status: status, headers: headers, body: [])
         if method == "HEAD" || (100..<200).contains(status) || status == 204 || status == 304 { return response }
@@ -269,7 +295,9 @@ public final class TestClient {
             let block = try read(until: "\n\n").dropLast(2)
             let event = TestEvent(block: String(block))
             if event.isComment && !includeComments {
-                guard ContinuousClock.now - start < bound else { throw TestFailure("no event within \(bound.spoken), only keep-alives") }
+                guard ContinuousClock.now - start < bound else {
+                    throw TestFailure("no event within \(bound.spoken), only keep-alives")
+                }
                 continue
             }
             return event

@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A program a test starts: its standard output and error recorded line by line as they arrive,
@@ -53,14 +53,20 @@ public final class TestProcess: @unchecked Sendable {
     /// when several tests started programs at once and whose pipe reads end the test run on `EINTR`.
     /// The child starts with no signal blocked and default handlers, whatever the test process has,
     /// and is killed when the test process dies, however it dies (``SpawnThread``).
-    public init(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, directory: String? = nil, input: [UInt8]? = nil) throws {
+    public init(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil,
+        directory: String? = nil, input: [UInt8]? = nil
+    ) throws {
         name = URL(fileURLWithPath: executable).lastPathComponent
         // Checked here: through setpriv, posix_spawn itself would succeed and setpriv fail later.
         guard access(executable, X_OK) == 0 else {
             throw TestFailure("cannot start \(executable): \(String(cString: strerror(errno)))")
         }
-        var stdin: [Int32] = [-1, -1], stdout: [Int32] = [-1, -1], stderr: [Int32] = [-1, -1]
-        guard CLinux_pipe_cloexec(&stdin) == 0, CLinux_pipe_cloexec(&stdout) == 0, CLinux_pipe_cloexec(&stderr) == 0 else {
+        var stdin: [Int32] = [-1, -1]
+        var stdout: [Int32] = [-1, -1]
+        var stderr: [Int32] = [-1, -1]
+        guard CLinux_pipe_cloexec(&stdin) == 0, CLinux_pipe_cloexec(&stdout) == 0, CLinux_pipe_cloexec(&stderr) == 0
+        else {
             throw TestFailure("cannot make pipes for \(executable): \(String(cString: strerror(errno)))")
         }
         var actions = posix_spawn_file_actions_t()
@@ -187,7 +193,8 @@ public final class TestProcess: @unchecked Sendable {
 
     /// Whether every thread of `pid` is stopped (`T` in `/proc/PID/task/TID/stat`).
     static func allThreadsStopped(_ pid: pid_t) -> Bool {
-        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty else { return false }
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task"), !tasks.isEmpty
+        else { return false }
         return tasks.allSatisfy { task in
             // The state follows the command name, which is in parentheses and may hold spaces.
             guard let stat = try? String(contentsOfFile: "/proc/\(pid)/task/\(task)/stat", encoding: .utf8),
@@ -224,7 +231,8 @@ public final class TestProcess: @unchecked Sendable {
     /// An executable this package builds (`reactor-server`, `http-bench-server`), from the folder of the
     /// test bundle (`swift build --build-tests` builds them next to it).
     public static func builtExecutable(_ name: String = "reactor-server") throws -> String {
-        let own = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        let own =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
         var directory = URL(fileURLWithPath: own).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent(name).path
@@ -236,7 +244,9 @@ public final class TestProcess: @unchecked Sendable {
 
     /// A program installed on this machine (`curl`, `bash`), from the usual folders.
     public static func tool(_ name: String) throws -> String {
-        let folders = ["/usr/local/bin/", "/usr/bin/", "/bin/"] + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/" }
+        let folders =
+            ["/usr/local/bin/", "/usr/bin/", "/bin/"]
+            + (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map { "\($0)/" }
         guard let path = folders.map({ $0 + name }).first(where: { access($0, X_OK) == 0 }) else {
             throw TestFailure("\(name) is needed and not installed (.ci/run installs what the tests drive)")
         }
@@ -256,7 +266,10 @@ public final class TestProcess: @unchecked Sendable {
     }
 
     /// Runs `executable` to completion, failing after `bound` (and killing it).
-    public static func run(_ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, input: [UInt8]? = nil, within bound: Duration = defaultBound) async throws -> Result {
+    public static func run(
+        _ executable: String, _ arguments: [String] = [], environment: [String: String]? = nil, input: [UInt8]? = nil,
+        within bound: Duration = defaultBound
+    ) async throws -> Result {
         let process = try TestProcess(executable, arguments, environment: environment, input: input)
         let termination = try await process.waitForExit(within: bound)
         return Result(termination: termination, output: process.standardOutput, error: process.standardError)

@@ -70,7 +70,8 @@ public struct TestEvent: Equatable, Sendable {
     public var comment: String?
 
     /// An event from its fields.
-    public init(event: String? = nil, id: String? = nil, data: String? = nil, retry: Int? = nil, comment: String? = nil) {
+    public init(event: String? = nil, id: String? = nil, data: String? = nil, retry: Int? = nil, comment: String? = nil)
+    {
         self.event = event
         self.id = id
         self.data = data
@@ -114,7 +115,8 @@ public struct TestEvent: Equatable, Sendable {
     /// `data` as a JSON object.
     public func object() throws -> [String: Any] {
         guard let object = try json() as? [String: Any] else {
-            throw TestFailure("event \(event ?? "message") has no JSON object in its data: \((data ?? "").debugDescription)")
+            throw TestFailure(
+                "event \(event ?? "message") has no JSON object in its data: \((data ?? "").debugDescription)")
         }
         return object
     }

@@ -62,7 +62,9 @@ public final class TestServer: Sendable {
         // Every child starts on the spawner thread, whose posix_spawn returns only after the child's
         // exec: once the spawns already begun are over, no child holds the lock.
         if !configuration.storage.memoryOnly { SpawnThread.shared.finishSpawnsBegun() }
-        server = try ReactorServer(catalog: catalog, configuration: configuration, clock: clock, logger: Logger(label: "test", level: .debug, handler: logs))
+        server = try ReactorServer(
+            catalog: catalog, configuration: configuration, clock: clock,
+            logger: Logger(label: "test", level: .debug, handler: logs))
         port = try server.start().port
     }
 
@@ -70,12 +72,15 @@ public final class TestServer: Sendable {
     /// configuration after the place is set.
     public convenience init(
         storage place: StoragePlace, clock: InjectedClock = InjectedClock(),
-        configure: (inout ServerConfiguration) -> Void = { _ in }, catalog extra: (inout ReactorCatalog) -> Void = { _ in }
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        catalog extra: (inout ReactorCatalog) -> Void = { _ in }
     ) throws {
-        try self.init(clock: clock, configure: { configuration in
-            try place.configure(&configuration)
-            configure(&configuration)
-        }, catalog: extra)
+        try self.init(
+            clock: clock,
+            configure: { configuration in
+                try place.configure(&configuration)
+                configure(&configuration)
+            }, catalog: extra)
     }
 
     deinit { stop() }
@@ -103,12 +108,16 @@ public final class TestServer: Sendable {
     }
 
     /// One request on a fresh connection.
-    public func request(_ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil, json: Bool = true) throws -> TestResponse {
+    public func request(
+        _ method: String, _ path: String, headers: [(String, String)] = [], body: String? = nil, json: Bool = true
+    ) throws -> TestResponse {
         try connect().request(method, path, headers: headers, body: body, json: json)
     }
 
     /// A fresh connection with an event stream open on `path` (its response head read).
-    public func subscribe(_ path: String, headers: [(String, String)] = [], receiveBuffer: Int32? = nil) throws -> TestClient {
+    public func subscribe(_ path: String, headers: [(String, String)] = [], receiveBuffer: Int32? = nil) throws
+        -> TestClient
+    {
         let connection = try connect(receiveBuffer: receiveBuffer)
         try connection.openEventStream(path, headers: headers)
         return connection

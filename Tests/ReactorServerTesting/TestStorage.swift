@@ -28,7 +28,11 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
     private let makePlace: @Sendable (String) async throws -> (place: StoragePlace, remove: @Sendable () async -> Void)
 
     /// A backend whose places `makePlace` makes (given a label for names and folders) and removes.
-    public init(name: String, makePlace: @escaping @Sendable (String) async throws -> (place: StoragePlace, remove: @Sendable () async -> Void)) {
+    public init(
+        name: String,
+        makePlace:
+            @escaping @Sendable (String) async throws -> (place: StoragePlace, remove: @Sendable () async -> Void)
+    ) {
         self.name = name
         self.makePlace = makePlace
     }
@@ -53,18 +57,24 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
         let prefix = "t" + String(UUID().uuidString.prefix(8)).lowercased()
         let local = NSTemporaryDirectory() + label + "-" + prefix
         try FileManager.default.createDirectory(atPath: local, withIntermediateDirectories: true)
-        let place = StoragePlace(directory: nil, settings: [
-            ("storage.backend", "nats"), ("storage.nats.servers", server.url), ("storage.nats.prefix", prefix), ("storage.nats.replicas", "1"),
-            ("storage.nats.startTimeoutSeconds", "60"),
-            // One name for every server started on the place, as a deployment keeps an instance's name
-            // across restarts: a server restarted after kill -9 takes its sessions back at once.
-            ("storage.nats.instance", prefix),
-            ("storage.dataDir", local),
-        ])
-        return (place, {
-            await SharedNATSServer.remove(prefix: prefix, from: server.url)
-            try? FileManager.default.removeItem(atPath: local)
-        })
+        let place = StoragePlace(
+            directory: nil,
+            settings: [
+                ("storage.backend", "nats"), ("storage.nats.servers", server.url), ("storage.nats.prefix", prefix),
+                ("storage.nats.replicas", "1"),
+                ("storage.nats.startTimeoutSeconds", "60"),
+                // One name for every server started on the place, as a deployment keeps an instance's name
+                // across restarts: a server restarted after kill -9 takes its sessions back at once.
+                ("storage.nats.instance", prefix),
+                ("storage.dataDir", local),
+            ])
+        return (
+            place,
+            {
+                await SharedNATSServer.remove(prefix: prefix, from: server.url)
+                try? FileManager.default.removeItem(atPath: local)
+            }
+        )
     }
 
     /// Every backend the server has: the arguments of each durability test.
@@ -73,7 +83,9 @@ public struct TestStorage: Sendable, CustomTestStringConvertible {
     /// The same backend with one more setting: a variant a test also runs against.
     public func with(_ key: String, _ value: String) -> TestStorage {
         let make = makePlace
-        return TestStorage(name: name.hasSuffix(")") ? "\(name.dropLast()), \(key)=\(value))" : "\(name) (\(key)=\(value))") { label in
+        return TestStorage(
+            name: name.hasSuffix(")") ? "\(name.dropLast()), \(key)=\(value))" : "\(name) (\(key)=\(value))"
+        ) { label in
             let (place, remove) = try await make(label)
             return (StoragePlace(directory: place.directory, settings: place.settings + [(key, value)]), remove)
         }

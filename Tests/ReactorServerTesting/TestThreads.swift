@@ -74,7 +74,8 @@ public final class TestThreads: TaskExecutor, @unchecked Sendable {
 /// ReactorClient test at the same second). Tests past the admission wait suspended, on no thread.
 public struct OffThePoolTrait: SuiteTrait, TestTrait, TestScoping {
     /// How many test cases run at once (`TEST_PARALLELISM` overrides it): three per core, at least six.
-    public static let admitted = ProcessInfo.processInfo.environment["TEST_PARALLELISM"].flatMap { Int($0) }
+    public static let admitted =
+        ProcessInfo.processInfo.environment["TEST_PARALLELISM"].flatMap { Int($0) }
         ?? max(6, 3 * ProcessInfo.processInfo.activeProcessorCount)
     /// First come, first served; no queue limit (every test gets its turn).
     private static let admission = UpstreamLimiter(concurrency: admitted, queueLimit: .max)

@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Records every call a runtime announces, with the calls then open on the same thread.
@@ -118,9 +118,11 @@ struct EffectEmittingReactor: Reactor {
     @Test func aDebouncedActionIsAnnouncedOnItsHoldTaskAroundTheMutateAndReduceItLeadsTo() async throws {
         let clock = TestClock()
         let tracer = RecordingTracer()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.debounce(for: .milliseconds(300), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.debounce(for: .milliseconds(300), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor, tracer: tracer)
         try runtime.send(.type("s"))
         await clock.waitForSleepers()
@@ -143,9 +145,11 @@ struct EffectEmittingReactor: Reactor {
     @Test func aDebouncedMutationIsAnnouncedOnItsHoldTaskAroundTheReduceItLeadsTo() async throws {
         let clock = TestClock()
         let tracer = RecordingTracer()
-        let reactor = FlowReactor(clock: clock, mutations: { flow, clock in
-            flow.debounce(for: .milliseconds(300), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            mutations: { flow, clock in
+                flow.debounce(for: .milliseconds(300), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor, tracer: tracer)
         try runtime.send(.type("a"))
         await clock.waitForSleepers()
@@ -167,9 +171,11 @@ struct EffectEmittingReactor: Reactor {
     @Test func whatTheTracerKeepsForAHeldActionComesBackOnItsHoldTask() async throws {
         let clock = TestClock()
         let tracer = ContextTracer()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.throttle(for: .milliseconds(300), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.throttle(for: .milliseconds(300), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor, tracer: tracer)
         // The first passes and opens a window; the second is held for the window's end.
         try runtime.send(.type("a"))

@@ -123,9 +123,11 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
 
     @Test func mutationsOfOneEffectAreDebouncedAndTheActionCompletesAfterTheLast() async throws {
         let clock = TestClock()
-        let reactor = FlowReactor(clock: clock, mutations: { flow, clock in
-            flow.debounce(for: .seconds(1), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            mutations: { flow, clock in
+                flow.debounce(for: .seconds(1), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor)
         let completions = Completions()
         try runtime.send(.burst(["1", "2", "3"]), completion: completions.record)
@@ -143,9 +145,11 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
 @Suite(.offThePool) struct ThrottleTests {
     @Test func theFirstPassesAtOnceAndTheLatestOfTheWindowWhenItEnds() async throws {
         let clock = TestClock()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.throttle(for: .seconds(1), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.throttle(for: .seconds(1), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor)
         let completions = Completions()
         for text in ["a", "b", "c"] { try runtime.send(.type(text), completion: completions.record) }
@@ -177,9 +181,11 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
 
     @Test func withoutLatestEveryElementInsideAWindowIsDropped() async throws {
         let clock = TestClock()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.throttle(for: .seconds(1), clock: clock, latest: false)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.throttle(for: .seconds(1), clock: clock, latest: false)
+            })
         let runtime = ReactorRuntime(reactor)
         for text in ["a", "b", "c"] { try runtime.send(.type(text)) }
         #expect(runtime.inFlightEffectCount == 0, "nothing is held without latest")
@@ -191,9 +197,11 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
 
     @Test func stoppingCancelsTheHeldLatestElement() async throws {
         let clock = TestClock()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.throttle(for: .seconds(1), clock: clock)
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.throttle(for: .seconds(1), clock: clock)
+            })
         let runtime = ReactorRuntime(reactor)
         let completions = Completions()
         try runtime.send(.type("a"))
@@ -220,12 +228,14 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
     }
 
     @Test func aPredicateDecidesWhatCountsAsARepeat() throws {
-        let reactor = FlowReactor(clock: TestClock(), mutations: { flow, _ in
-            flow.removeDuplicates { previous, next in
-                guard case .append(let old) = previous, case .append(let new) = next else { return false }
-                return old.lowercased() == new.lowercased()
-            }
-        })
+        let reactor = FlowReactor(
+            clock: TestClock(),
+            mutations: { flow, _ in
+                flow.removeDuplicates { previous, next in
+                    guard case .append(let old) = previous, case .append(let new) = next else { return false }
+                    return old.lowercased() == new.lowercased()
+                }
+            })
         let runtime = ReactorRuntime(reactor)
         for text in ["Swift", "swift", "SWIFT", "Rust"] { try runtime.send(.type(text)) }
         #expect(runtime.currentState.log == ["Swift", "Rust"])
@@ -235,14 +245,18 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
     @Test func mergedElementsShareTheStateOnlyWhenMergedBeforeIt() async throws {
         let (before, beforeFeed) = AsyncStream<FlowReactor.Action>.makeStream()
         let (after, afterFeed) = AsyncStream<FlowReactor.Action>.makeStream()
-        let reactor = FlowReactor(clock: TestClock(), actions: { flow, _ in
-            flow.merge(with: before).removeDuplicates().merge(with: after)
-        })
+        let reactor = FlowReactor(
+            clock: TestClock(),
+            actions: { flow, _ in
+                flow.merge(with: before).removeDuplicates().merge(with: after)
+            })
         let runtime = ReactorRuntime(reactor)
         try runtime.send(.type("x"))
         beforeFeed.yield(.type("x"))
         beforeFeed.yield(.type("y"))
-        try await eventually("y from the source merged before to be reduced") { runtime.currentState.log == ["x", "y"] }
+        try await eventually("y from the source merged before to be reduced") {
+            runtime.currentState.log == ["x", "y"]
+        }
         afterFeed.yield(.type("y"))
         try await eventually("the repeat from the source merged after to pass") {
             runtime.currentState.log == ["x", "y", "y"]
@@ -307,9 +321,11 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
 
     @Test func aDebouncedActionSwitchesWhenItIsReleasedNotWhenItIsSent() async throws {
         let clock = TestClock()
-        let reactor = FlowReactor(clock: clock, actions: { flow, clock in
-            flow.debounce(for: .seconds(5), clock: clock).flatMapLatest()
-        })
+        let reactor = FlowReactor(
+            clock: clock,
+            actions: { flow, clock in
+                flow.debounce(for: .seconds(5), clock: clock).flatMapLatest()
+            })
         let runtime = ReactorRuntime(reactor)
         try runtime.send(.load(1))
         await clock.waitForSleepers()
@@ -342,11 +358,13 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
     }
 
     @Test func operatorsAfterStartWithApplyToItAndThoseBeforeDoNot() throws {
-        let reactor = FlowReactor(clock: TestClock(), actions: { flow, _ in
-            flow.map { if case .type(let text) = $0 { .type("before:" + text) } else { $0 } }
-                .startWith(.type("start"))
-                .map { if case .type(let text) = $0 { .type(text + ":after") } else { $0 } }
-        })
+        let reactor = FlowReactor(
+            clock: TestClock(),
+            actions: { flow, _ in
+                flow.map { if case .type(let text) = $0 { .type("before:" + text) } else { $0 } }
+                    .startWith(.type("start"))
+                    .map { if case .type(let text) = $0 { .type(text + ":after") } else { $0 } }
+            })
         let runtime = ReactorRuntime(reactor)
         try runtime.send(.type("sent"))
         #expect(runtime.currentState.log == ["start:after", "before:sent:after"])
@@ -412,12 +430,13 @@ extension Recorder where Value == Result<Snapshot<FlowReactor.State>, ReactorErr
         try runtime.send(.type("a"))
         try runtime.send(.type("skip"))
         runtime.stop()
-        #expect(lines.values.map(\.description) == [
-            "action -> started", "mutation -> started",
-            #"action -> next(type("a"))"#, #"mutation -> next(append("a"))"#,
-            #"action -> next(type("skip"))"#,
-            "action -> stopped", "mutation -> stopped",
-        ])
+        #expect(
+            lines.values.map(\.description) == [
+                "action -> started", "mutation -> started",
+                #"action -> next(type("a"))"#, #"mutation -> next(append("a"))"#,
+                #"action -> next(type("skip"))"#,
+                "action -> stopped", "mutation -> stopped",
+            ])
     }
 
     @Test func theDefaultLabelIsWhereDebugWasCalled() throws {

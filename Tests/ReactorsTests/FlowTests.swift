@@ -56,7 +56,9 @@ import Testing
         for runtime in runtimes { #expect(runtime.currentState.user == "ada") }
         currentUser.value = "grace"
         for recorder in recorders {
-            try await recorder.waitUntil("the shared user grace to be reduced") { $0.last?.snapshot?.state.user == "grace" }
+            try await recorder.waitUntil("the shared user grace to be reduced") {
+                $0.last?.snapshot?.state.user == "grace"
+            }
         }
         for runtime in runtimes { #expect(runtime.currentState.user == "grace") }
         for runtime in runtimes { runtime.stop() }
@@ -189,17 +191,18 @@ import Testing
         let runtime = ReactorRuntimeBox.make()
         let started = Gate()
         let release = Gate()
-        try runtime.send(.effect { _ in
-            .concat([
-                .run { emit in await emit(.append(1)) },
-                Effect.run { emit in
-                    started.open()
-                    try await release.wait()
-                    await emit(.append(2))
-                }.cancellable(id: "inner"),
-                .just(.append(3)),
-            ])
-        })
+        try runtime.send(
+            .effect { _ in
+                .concat([
+                    .run { emit in await emit(.append(1)) },
+                    Effect.run { emit in
+                        started.open()
+                        try await release.wait()
+                        await emit(.append(2))
+                    }.cancellable(id: "inner"),
+                    .just(.append(3)),
+                ])
+            })
         try await started.wait()
         try runtime.send(.effect { _ in .cancel(id: "inner") })
         release.open()

@@ -36,7 +36,10 @@ struct RecordingMiddleware: ReactorMiddleware {
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())
         runtime.addMiddleware(RecordingMiddleware(log: log))
-        #expect(throws: ReactorError.rejected(ActionRejection(code: "below_zero", message: "the counter cannot go below zero"))) {
+        #expect(
+            throws: ReactorError.rejected(
+                ActionRejection(code: "below_zero", message: "the counter cannot go below zero"))
+        ) {
             try runtime.send(.decrease)
         }
         #expect(try runtime.send(.increase) == 1)
@@ -52,7 +55,9 @@ struct RecordingMiddleware: ReactorMiddleware {
             func intercept(action: CountingReactor.Action, state: CountingReactor.State) throws(ActionRejection) {
                 log.append("observer intercept")
             }
-            func didAccept(action: CountingReactor.Action, seq: UInt64, isStubbed: Bool) { log.append("observer accept \(seq)") }
+            func didAccept(action: CountingReactor.Action, seq: UInt64, isStubbed: Bool) {
+                log.append("observer accept \(seq)")
+            }
         }
         let log = EventLog()
         let runtime = ReactorRuntime(CountingReactor())
@@ -75,10 +80,11 @@ struct RecordingMiddleware: ReactorMiddleware {
         runtime.isStubEnabled = true
         try runtime.send(.increase)
         try runtime.forceState(.init(value: 9))
-        #expect(log.all == [
-            "observe v0", "accept 1 increaseTwice", "reduce v1 1", "observe v1", "reduce v2 2", "observe v2",
-            "accept 2 increase stubbed", "force v3 9", "observe v3",
-        ])
+        #expect(
+            log.all == [
+                "observe v0", "accept 1 increaseTwice", "reduce v1 1", "observe v1", "reduce v2 2", "observe v2",
+                "accept 2 increase stubbed", "force v3 9", "observe v3",
+            ])
         token.cancel()
     }
 

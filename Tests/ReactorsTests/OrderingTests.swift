@@ -26,10 +26,11 @@ import Testing
     @Test func anActionSentWhileMutateRunsIsQueuedBehindTheCurrentActionsMutations() async throws {
         let runtime = ReactorRuntimeBox.make()
         // `mutate` runs inside the dispatch: a send from there must wait its turn, not run first.
-        let snapshot = try await runtime.sendAndWait(.effect { box in
-            _ = try? box.runtime.send(.set(3))
-            return .concat([.just(.append(1)), .just(.append(2))])
-        })
+        let snapshot = try await runtime.sendAndWait(
+            .effect { box in
+                _ = try? box.runtime.send(.set(3))
+                return .concat([.just(.append(1)), .just(.append(2))])
+            })
         #expect(snapshot.state.values == [1, 2], "the action completes with its own mutations")
         #expect(runtime.currentState.values == [1, 2, 3], "the queued action runs after them, not before")
         #expect(runtime.currentVersion == 3)
@@ -38,13 +39,14 @@ import Testing
     @Test func anActionSentFromARunningEffectIsReducedBetweenItsEmissions() async throws {
         let runtime = ReactorRuntimeBox.make()
         // Each emit returns once reduced, so what the effect sends in between lands in between.
-        let snapshot = try await runtime.sendAndWait(.effect { box in
-            .run { emit in
-                await emit(.append(1))
-                try box.runtime.send(.set(3))
-                await emit(.append(2))
-            }
-        })
+        let snapshot = try await runtime.sendAndWait(
+            .effect { box in
+                .run { emit in
+                    await emit(.append(1))
+                    try box.runtime.send(.set(3))
+                    await emit(.append(2))
+                }
+            })
         try await runtime.settle()
         #expect(snapshot.state.values.prefix(1) == [1])
         #expect(runtime.currentState.values == [1, 3, 2])
@@ -91,16 +93,17 @@ import Testing
         let token = runtime.observe(recorder.record)
         let started = Gate()
         let cancelled = Gate()
-        try runtime.send(.effect { _ in
-            .run { _ in
-                started.open()
-                try await withTaskCancellationHandler {
-                    try await cancelled.wait()
-                } onCancel: {
-                    cancelled.open()
+        try runtime.send(
+            .effect { _ in
+                .run { _ in
+                    started.open()
+                    try await withTaskCancellationHandler {
+                        try await cancelled.wait()
+                    } onCancel: {
+                        cancelled.open()
+                    }
                 }
-            }
-        })
+            })
         try await started.wait()
         runtime.stop()
         try await runtime.settle()

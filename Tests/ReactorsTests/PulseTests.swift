@@ -66,13 +66,14 @@ import Testing
             guard case .state(_, let pulses) = event else { return [] }
             return pulses.map { "\($0.name)#\($0.count)=\(String(describing: $0.value))" }
         }
-        #expect(pulses == [
-            [],
-            [#"alert#1=Optional("same")"#],
-            [#"alert#2=Optional("same")"#],
-            [],
-            ["ping#1=0"],
-        ])
+        #expect(
+            pulses == [
+                [],
+                [#"alert#1=Optional("same")"#],
+                [#"alert#2=Optional("same")"#],
+                [],
+                ["ping#1=0"],
+            ])
         token.cancel()
     }
 }
@@ -156,17 +157,20 @@ import Testing
     @Test func pulsesNoStructPathReachesAreFoundWithWhy() {
         #expect(Pulses.undeliverable(in: PulseTests.State.self).isEmpty)
         let array = "in an array element"
-        #expect(Pulses.undeliverable(in: Nested.self).map(\.description) == [
-            "maybe.flash (inside an optional)", "items[].highlight (\(array))",
-            "byName[].highlight (in a dictionary value)",
-            "children[].alert (\(array))", "children[].settings.flash (\(array))", "children[].maybe.flash (\(array))",
-            "children[].items[].highlight (\(array))", "children[].byName[].highlight (\(array))",
-            "children[].wrapped (\(array))", "children[].wrapped.flash (\(array))",
-            "wrapped.flash (inside the value of the @Pulse wrapped)",
-        ])
-        #expect(Pulses.undeliverable(in: ClassState.self).map(\.description) == [
-            "alert (in a class state (it has no inline layout to compare))",
-        ])
+        #expect(
+            Pulses.undeliverable(in: Nested.self).map(\.description) == [
+                "maybe.flash (inside an optional)", "items[].highlight (\(array))",
+                "byName[].highlight (in a dictionary value)",
+                "children[].alert (\(array))", "children[].settings.flash (\(array))",
+                "children[].maybe.flash (\(array))",
+                "children[].items[].highlight (\(array))", "children[].byName[].highlight (\(array))",
+                "children[].wrapped (\(array))", "children[].wrapped.flash (\(array))",
+                "wrapped.flash (inside the value of the @Pulse wrapped)",
+            ])
+        #expect(
+            Pulses.undeliverable(in: ClassState.self).map(\.description) == [
+                "alert (in a class state (it has no inline layout to compare))"
+            ])
         #expect(Pulses.undeliverable(in: Holder.self).map(\.description) == ["box.alert (in a class)"])
     }
 
@@ -229,9 +233,10 @@ import Testing
 
     @Test func everyPulseIsDeliverableAndNamedByItsPath() {
         #expect(Pulses.undeliverable(in: State.self).isEmpty)
-        #expect(Pulses.counts(of: State()) == [
-            "toast": 0, "editor.alert": 0, "editor.cursor.flash": 0, "other.alert": 0, "other.cursor.flash": 0,
-        ])
+        #expect(
+            Pulses.counts(of: State()) == [
+                "toast": 0, "editor.alert": 0, "editor.cursor.flash": 0, "other.alert": 0, "other.cursor.flash": 0,
+            ])
     }
 
     @Test func theRuntimeReportsNestedAssignmentsByPathEvenOfEqualValues() throws {
@@ -244,10 +249,11 @@ import Testing
         try runtime.send(.flash)
         try runtime.send(.otherAlert)
         try runtime.send(.toast)
-        #expect(Self.pulses(recorder) == [
-            #"editor.alert#1=Optional("same")"#, #"editor.alert#2=Optional("same")"#, "editor.cursor.flash#1=true",
-            #"other.alert#1=Optional("elsewhere")"#, #"toast#1=Optional("saved")"#,
-        ])
+        #expect(
+            Self.pulses(recorder) == [
+                #"editor.alert#1=Optional("same")"#, #"editor.alert#2=Optional("same")"#, "editor.cursor.flash#1=true",
+                #"other.alert#1=Optional("elsewhere")"#, #"toast#1=Optional("saved")"#,
+            ])
         token.cancel()
         runtime.stop()
     }
@@ -265,11 +271,12 @@ import Testing
         try restored.send(.alert("c"))
         restored.isStubEnabled = true
         try restored.forceState(State())
-        #expect(Self.pulses(recorder) == [
-            #"editor.alert#3=Optional("c")"#,
-            "toast#1=nil", "editor.alert#4=nil", "editor.cursor.flash#1=false", "other.alert#1=nil",
-            "other.cursor.flash#1=false",
-        ])
+        #expect(
+            Self.pulses(recorder) == [
+                #"editor.alert#3=Optional("c")"#,
+                "toast#1=nil", "editor.alert#4=nil", "editor.cursor.flash#1=false", "other.alert#1=nil",
+                "other.cursor.flash#1=false",
+            ])
         token.cancel()
         runtime.stop()
         restored.stop()

@@ -10,8 +10,10 @@ final class ReactorTesterXCTests: XCTestCase {
 
     // While `capturing`, failures are kept for the test to examine instead of failing it; otherwise (the test's
     // own XCTAsserts) they fail the test as usual.
-    override func recordFailure(withDescription description: String, inFile filePath: String, atLine lineNumber: Int,
-                                expected: Bool) {
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int,
+        expected: Bool
+    ) {
         if capturing {
             captured.append((description, filePath, lineNumber))
         } else {

@@ -148,8 +148,9 @@ func text(of issue: Issue) -> String { issue.comments.map(\.rawValue).joined(sep
             return issue.sourceLocation?.line == line && issue.sourceLocation?.fileID == #fileID
                 && said.contains("send(check(0)): the state (version 2) is not the expected one (expected → actual):")
                 && said.contains("\n  value: 1 → 0") && said.contains("\n  items[0].done: false → true")
-                && said.contains(#"expected: {"value":1,"isLoading":false,"items":[{"title":"milk","done":false}],"#
-                    + #""alert":null}"#)
+                && said.contains(
+                    #"expected: {"value":1,"isLoading":false,"items":[{"title":"milk","done":false}],"#
+                        + #""alert":null}"#)
         }
         // After a failure the tester goes on from the actual state, so one mistake reports once.
         await tester.send(.set(2)) { $0.value = 2 }
@@ -242,8 +243,9 @@ func text(of issue: Issue) -> String { issue.comments.map(\.rawValue).joined(sep
         await withKnownIssue {
             await tester.receive(.loading(false), timeout: .milliseconds(100)) { $0.value = 5 }
         } matching: { issue in
-            text(of: issue).contains("receive(loading(false)): expected a state produced by loading(false), but the "
-                + "next state was produced by value(5)")
+            text(of: issue).contains(
+                "receive(loading(false)): expected a state produced by loading(false), but the "
+                    + "next state was produced by value(5)")
         }
         await tester.receive(.loading(false)) { $0.isLoading = false }
         await tester.finish()
@@ -281,8 +283,9 @@ func text(of issue: Issue) -> String { issue.comments.map(\.rawValue).joined(sep
         await withKnownIssue {
             await tester.finish()
         } matching: { issue in
-            text(of: issue).contains("1 effect(s) still running at the end of the test, asleep on the test clock (the "
-                + "next wakes at 0.5 seconds, now 0.0 seconds)")
+            text(of: issue).contains(
+                "1 effect(s) still running at the end of the test, asleep on the test clock (the "
+                    + "next wakes at 0.5 seconds, now 0.0 seconds)")
         }
         #expect(tester.runtime.isStopped)
     }
@@ -425,7 +428,10 @@ func text(of issue: Issue) -> String { issue.comments.map(\.rawValue).joined(sep
         forced.value = 42
         try tester.runtime.forceState(forced)
         // A forced state counts every pulse as assigned.
-        await tester.receive { $0.value = 42; $0.alert = nil }
+        await tester.receive {
+            $0.value = 42
+            $0.alert = nil
+        }
         await withKnownIssue {
             try? tester.runtime.forceState(forced)
             await tester.receive(.value(42))

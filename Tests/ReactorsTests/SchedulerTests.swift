@@ -5,7 +5,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A reactor whose `reduce` waits until the test lets it go, and notes the thread it ran on.
@@ -59,7 +59,7 @@ private struct HeldReducer: Reactor {
 
     /// The default is inline: the sender's thread reduces before `send` returns.
     @Test func anInlineReactorReducesOnTheSendersThreadBeforeSendReturns() throws {
-        let hold = DispatchSemaphore(value: 0)   // (libdispatch traps on freeing one below its initial value)
+        let hold = DispatchSemaphore(value: 0)  // (libdispatch traps on freeing one below its initial value)
         hold.signal()
         let runtime = ReactorRuntime(HeldReducer(hold: hold, scheduler: .inline))
         _ = try runtime.send(.add(1))

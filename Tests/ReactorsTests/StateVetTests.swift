@@ -47,7 +47,9 @@ struct NoNinetyNine: ReactorMiddleware {
 /// A middleware's `vet` refuses a state before it is committed: no version, no `didReduce`, observers see
 /// nothing, and the completion of the action that produced it fails.
 @Suite(.offThePool) struct StateVetTests {
-    static func result(_ send: (@escaping ReactorRuntime<CountingReactor>.Completion) throws -> Void) throws -> Result<Snapshot<CountingReactor.State>, ReactorError>? {
+    static func result(_ send: (@escaping ReactorRuntime<CountingReactor>.Completion) throws -> Void) throws -> Result<
+        Snapshot<CountingReactor.State>, ReactorError
+    >? {
         let outcome = Mutex<Result<Snapshot<CountingReactor.State>, ReactorError>?>(nil)
         try send { result in outcome.withLock { $0 = result } }
         return outcome.withLock { $0 }
@@ -93,13 +95,14 @@ struct NoNinetyNine: ReactorMiddleware {
         let runtime = ReactorRuntimeBox.make()
         runtime.addMiddleware(NoNinetyNine(log: log))
         await #expect(throws: ReactorError.stateRefused(ActionRejection(code: "no_99", message: "99 is not allowed"))) {
-            try await runtime.sendAndWait(.effect { _ in
-                .run { emit in
-                    await emit(.append(1))
-                    await emit(.append(99))
-                    await emit(.append(2))
-                }
-            })
+            try await runtime.sendAndWait(
+                .effect { _ in
+                    .run { emit in
+                        await emit(.append(1))
+                        await emit(.append(99))
+                        await emit(.append(2))
+                    }
+                })
         }
         #expect(runtime.currentSnapshot == Snapshot(version: 2, state: .init(values: [1, 2])))
         #expect(log.all == ["refuse 1"])
@@ -113,7 +116,9 @@ struct NoNinetyNine: ReactorMiddleware {
         let refused = try Self.result { try runtime.forceState(.init(value: 6), completion: $0) }
         #expect(Self.refusal(refused) == "too_high")
         #expect(runtime.currentVersion == 0)
-        #expect(try Self.result { try runtime.forceState(.init(value: 5), completion: $0) }.map { try $0.get() } == Snapshot(version: 1, state: .init(value: 5)))
+        #expect(
+            try Self.result { try runtime.forceState(.init(value: 5), completion: $0) }.map { try $0.get() }
+                == Snapshot(version: 1, state: .init(value: 5)))
         #expect(log.all == ["refuse - 6 as v1", "force v1 5"])
     }
 }
@@ -147,7 +152,10 @@ struct NoNinetyNine: ReactorMiddleware {
         #expect(queued == ActionReceipt(seq: 2, isStubbed: false))
         #expect(stubbed == ActionReceipt(seq: 3, isStubbed: true))
         #expect(runtime.currentSnapshot == Snapshot(version: 2, state: .init(value: 2)))
-        #expect(log.all == ["accept 1 increase", "reduce v1 1", "accept 2 increase", "reduce v2 2", "accept 3 increase stubbed"])
+        #expect(
+            log.all == [
+                "accept 1 increase", "reduce v1 1", "accept 2 increase", "reduce v2 2", "accept 3 increase stubbed",
+            ])
         token.cancel()
     }
 }

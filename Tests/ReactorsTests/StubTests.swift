@@ -64,13 +64,14 @@ import Testing
         let runtime = ReactorRuntimeBox.make()
         let started = Gate()
         let release = Gate()
-        try runtime.send(.effect { _ in
-            .run { emit in
-                started.open()
-                try await release.wait()
-                await emit(.append(1))
-            }
-        })
+        try runtime.send(
+            .effect { _ in
+                .run { emit in
+                    started.open()
+                    try await release.wait()
+                    await emit(.append(1))
+                }
+            })
         try await started.wait()
         runtime.isStubEnabled = true
         release.open()

@@ -83,7 +83,8 @@ extension ReactorRuntime {
     /// Sends `action` and returns once everything it started has been reduced.
     func sendAndWait(_ action: R.Action) async throws -> Snapshot<R.State> {
         let result = try await waitFor("everything the action started to be reduced") {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<Snapshot<R.State>, ReactorError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<Snapshot<R.State>, ReactorError>, Never>) in
                 do throws(ReactorError) {
                     try self.send(action) { continuation.resume(returning: $0) }
                 } catch {

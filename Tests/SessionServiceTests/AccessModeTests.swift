@@ -1,6 +1,6 @@
 import Foundation
-import SessionService
 import ReactorServerTesting
+import SessionService
 import Testing
 import Tokens
 
@@ -32,14 +32,22 @@ import Tokens
         let (id, token) = try Self.create(server)
         #expect(token.count == 43, "256 random bits")
         let bearer = [("Authorization", "Bearer \(token)")]
-        for (method, path, body) in [("GET", "/sessions/\(id)", nil), ("POST", "/sessions/\(id)/actions", #"{"type":"increase"}"#), ("GET", "/sessions/\(id)/events", nil)] as [(String, String, String?)] {
+        for (method, path, body) in [
+            ("GET", "/sessions/\(id)", nil), ("POST", "/sessions/\(id)/actions", #"{"type":"increase"}"#),
+            ("GET", "/sessions/\(id)/events", nil),
+        ] as [(String, String, String?)] {
             let refused = try server.request(method, path, body: body)
             #expect(refused.status == 401, "\(method) \(path) without a token")
             #expect(refused.header("WWW-Authenticate")?.hasPrefix("Bearer") == true)
             #expect(try Self.error(refused).code == "unauthorized")
-            #expect(try server.request(method, path, headers: [("Authorization", "Bearer wrong-\(token)")], body: body).status == 401)
+            #expect(
+                try server.request(method, path, headers: [("Authorization", "Bearer wrong-\(token)")], body: body)
+                    .status == 401)
         }
-        #expect(try server.request("POST", "/sessions/\(id)/actions?wait=true", headers: bearer, body: #"{"type":"increase"}"#).status == 200)
+        #expect(
+            try server.request(
+                "POST", "/sessions/\(id)/actions?wait=true", headers: bearer, body: #"{"type":"increase"}"#
+            ).status == 200)
         #expect(try server.request("GET", "/sessions/\(id)?access_token=\(token)").json()["version"] as? Int == 1)
         let stream = try server.subscribe("/sessions/\(id)/events?access_token=\(token)")
         #expect(try stream.nextEvent().id == "1")
@@ -51,13 +59,18 @@ import Tokens
     @Test func anUnknownIdAndAWrongTokenGetTheSameAnswer() throws {
         let server = try Self.tokenServer()
         let (id, token) = try Self.create(server, id: "known")
-        let wrong = try server.request("GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(String(token.reversed()))")])
-        let unknown = try server.request("GET", "/sessions/ghost", headers: [("Authorization", "Bearer \(String(token.reversed()))")])
+        let wrong = try server.request(
+            "GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(String(token.reversed()))")])
+        let unknown = try server.request(
+            "GET", "/sessions/ghost", headers: [("Authorization", "Bearer \(String(token.reversed()))")])
         #expect(wrong.status == 401 && unknown.status == 401)
-        #expect(try Self.error(wrong).message?.replacingOccurrences(of: "known", with: "X") == Self.error(unknown).message?.replacingOccurrences(of: "ghost", with: "X"))
+        #expect(
+            try Self.error(wrong).message?.replacingOccurrences(of: "known", with: "X")
+                == Self.error(unknown).message?.replacingOccurrences(of: "ghost", with: "X"))
         #expect(wrong.header("WWW-Authenticate") == unknown.header("WWW-Authenticate"))
         // Even the session's own token does not open another id.
-        #expect(try server.request("GET", "/sessions/ghost", headers: [("Authorization", "Bearer \(token)")]).status == 401)
+        #expect(
+            try server.request("GET", "/sessions/ghost", headers: [("Authorization", "Bearer \(token)")]).status == 401)
     }
 
     @Test func adminReplacesATokenAndTheOldOneStopsWorking() throws {
@@ -67,13 +80,18 @@ import Tokens
         #expect(replaced.status == 200)
         let new = try #require(try replaced.json()["token"] as? String)
         #expect(new != old)
-        #expect(try server.request("GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(old)")]).status == 401)
-        #expect(try server.request("GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(new)")]).status == 200)
-        #expect(try server.request("POST", "/admin/sessions/\(id)/token").status == 401, "replacing needs the admin token")
+        #expect(
+            try server.request("GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(old)")]).status == 401)
+        #expect(
+            try server.request("GET", "/sessions/\(id)", headers: [("Authorization", "Bearer \(new)")]).status == 200)
+        #expect(
+            try server.request("POST", "/admin/sessions/\(id)/token").status == 401, "replacing needs the admin token")
         #expect(try server.request("POST", "/admin/sessions/ghost/token", headers: server.admin).status == 404)
         // Admin routes take the admin token, not session tokens.
         #expect(try server.request("GET", "/admin/sessions/\(id)/actions", headers: server.admin).status == 200)
-        #expect(try server.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(new)")]).status == 401)
+        #expect(
+            try server.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(new)")])
+                .status == 401)
     }
 
     @Test func tokensAreNeverLogged() throws {
@@ -122,34 +140,68 @@ import Tokens
     @Test func jwtModeChecksSignatureExpiryRightsAndSessions() throws {
         let server = try Self.jwtServer()
         let creator = try Self.jwt(server, sessions: ["game-*"], rights: [.create, .read, .act])
-        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"game-1"}"#).status == 401, "no token")
-        #expect(try server.request("POST", "/sessions", headers: creator, body: #"{"reactor":"counter","id":"game-1"}"#).status == 201)
-        let outside = try server.request("POST", "/sessions", headers: creator, body: #"{"reactor":"counter","id":"other"}"#)
+        #expect(
+            try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"game-1"}"#).status == 401,
+            "no token")
+        #expect(
+            try server.request("POST", "/sessions", headers: creator, body: #"{"reactor":"counter","id":"game-1"}"#)
+                .status == 201)
+        let outside = try server.request(
+            "POST", "/sessions", headers: creator, body: #"{"reactor":"counter","id":"other"}"#)
         #expect(outside.status == 403)
         #expect(try Self.error(outside).code == "forbidden")
-        #expect(try server.request("POST", "/sessions", headers: creator, body: #"{"reactor":"counter"}"#).status == 403, "a server-chosen id needs *")
-        #expect(try server.request("POST", "/sessions", headers: try Self.jwt(server, sessions: ["*"], rights: [.create]), body: #"{"reactor":"counter"}"#).status == 201)
+        #expect(
+            try server.request("POST", "/sessions", headers: creator, body: #"{"reactor":"counter"}"#).status == 403,
+            "a server-chosen id needs *")
+        #expect(
+            try server.request(
+                "POST", "/sessions", headers: try Self.jwt(server, sessions: ["*"], rights: [.create]),
+                body: #"{"reactor":"counter"}"#
+            ).status == 201)
 
-        #expect(try server.request("POST", "/sessions/game-1/actions?wait=true", headers: creator, body: #"{"type":"increase"}"#).status == 200)
+        #expect(
+            try server.request(
+                "POST", "/sessions/game-1/actions?wait=true", headers: creator, body: #"{"type":"increase"}"#
+            ).status == 200)
         let reader = try Self.jwt(server, sessions: ["game-1"], rights: [.read])
         #expect(try server.request("GET", "/sessions/game-1", headers: reader).json()["version"] as? Int == 1)
-        #expect(try server.request("POST", "/sessions/game-1/actions", headers: reader, body: #"{"type":"increase"}"#).status == 403, "read does not grant act")
+        #expect(
+            try server.request("POST", "/sessions/game-1/actions", headers: reader, body: #"{"type":"increase"}"#)
+                .status == 403, "read does not grant act")
         #expect(try server.request("DELETE", "/sessions/game-1", headers: creator).status == 403, "no delete right")
-        #expect(try server.request("GET", "/sessions/game-1", headers: try Self.jwt(server, sessions: ["game-2"], rights: [.read])).status == 403)
+        #expect(
+            try server.request(
+                "GET", "/sessions/game-1", headers: try Self.jwt(server, sessions: ["game-2"], rights: [.read])
+            ).status == 403)
         let bearer = try #require(reader.first?.1.split(separator: " ").last)
         let stream = try server.subscribe("/sessions/game-1/events?access_token=\(bearer)")
         #expect(try stream.nextEvent().id == "1")
 
         for (headers, what) in [
             (try Self.jwt(server, sessions: ["*"], rights: [.read], expiresIn: -120), "expired beyond the leeway"),
-            (try Self.jwt(server, sessions: ["*"], rights: [.read], secret: "another-secret-of-at-least-32-bytes-987654"), "signed with another secret"),
-            ([("Authorization", "Bearer eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTksInNlc3Npb25zIjpbIioiXSwicmlnaHRzIjpbInJlYWQiXX0.")], "alg none"),
+            (
+                try Self.jwt(
+                    server, sessions: ["*"], rights: [.read], secret: "another-secret-of-at-least-32-bytes-987654"),
+                "signed with another secret"
+            ),
+            (
+                [
+                    (
+                        "Authorization",
+                        "Bearer eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTksInNlc3Npb25zIjpbIioiXSwicmlnaHRzIjpbInJlYWQiXX0."
+                    )
+                ], "alg none"
+            ),
         ] {
             let refused = try server.request("GET", "/sessions/game-1", headers: headers)
             #expect(refused.status == 401, "\(what)")
             #expect(try Self.error(refused).code == "unauthorized")
         }
-        #expect(try server.request("GET", "/sessions/game-1", headers: try Self.jwt(server, sessions: ["*"], rights: [.read], expiresIn: -30)).status == 200, "within the leeway")
+        #expect(
+            try server.request(
+                "GET", "/sessions/game-1",
+                headers: try Self.jwt(server, sessions: ["*"], rights: [.read], expiresIn: -30)
+            ).status == 200, "within the leeway")
     }
 
     /// `nbf` is enforced by the server's own clock: a JWT not valid yet is refused (401, saying for how long) until
@@ -241,6 +293,7 @@ import Tokens
             $0.auth.jwt.secretFile = file.path
         }
         let headers = try Self.jwt(server, sessions: ["*"], rights: [.create])
-        #expect(try server.request("POST", "/sessions", headers: headers, body: #"{"reactor":"counter"}"#).status == 201)
+        #expect(
+            try server.request("POST", "/sessions", headers: headers, body: #"{"reactor":"counter"}"#).status == 201)
     }
 }

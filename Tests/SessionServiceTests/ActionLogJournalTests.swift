@@ -1,7 +1,7 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import SessionService
-import ReactorServerTesting
 import Testing
 
 /// The action log keeps what each action decoded to, capped by bytes as well as entries, the same in
@@ -15,7 +15,9 @@ import Testing
         func reduce(state: State, mutation: Action) -> State { State(notes: state.notes + 1) }
     }
 
-    static func server(_ directory: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+    static func server(_ directory: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in })
+        throws -> TestServer
+    {
         try TestServer(dataDirectory: directory, configure: configure) { $0.register("notes") { NoteReactor() } }
     }
 
@@ -24,7 +26,9 @@ import Testing
         var entries: [[String: Any]] = []
         var since = 0
         for _ in 0..<10_000 {
-            let page = try server.request("GET", "/admin/sessions/\(id)/actions?since=\(since)&limit=\(pageSize)", headers: server.admin).json()
+            let page = try server.request(
+                "GET", "/admin/sessions/\(id)/actions?since=\(since)&limit=\(pageSize)", headers: server.admin
+            ).json()
             let actions = try #require(page["actions"] as? [[String: Any]])
             entries += actions
             guard let next = page["next"] as? Int else { return entries }
@@ -42,12 +46,22 @@ import Testing
                 _ = try server.createSession("todo", id: "tidy")
                 let body = #"{ "title" : "milk", "type":"add", "unknown": "\#(padding)", "more": [1, 2, {"x": null}] }"#
                 #expect(try server.request("POST", "/sessions/tidy/actions?wait=true", body: body).status == 200)
-                #expect(try server.request("POST", "/sessions/tidy/actions?wait=true", body: #"{"type":"toggle","id":1,"junk":"\#(padding)"}"#).status == 200)
+                #expect(
+                    try server.request(
+                        "POST", "/sessions/tidy/actions?wait=true",
+                        body: #"{"type":"toggle","id":1,"junk":"\#(padding)"}"#
+                    ).status == 200)
                 let log = try Self.pagedLog(server, "tidy", pageSize: 10)
-                #expect(log.map { try? JSONSerialization.data(withJSONObject: $0["action"] as Any, options: .sortedKeys) }.map { $0.map { String(decoding: $0, as: UTF8.self) } } == [#"{"title":"milk","type":"add"}"#, #"{"id":1,"type":"toggle"}"#])
+                #expect(
+                    log.map { try? JSONSerialization.data(withJSONObject: $0["action"] as Any, options: .sortedKeys) }
+                        .map { $0.map { String(decoding: $0, as: UTF8.self) } } == [
+                            #"{"title":"milk","type":"add"}"#, #"{"id":1,"type":"toggle"}"#,
+                        ])
             }
             // Nothing of the padding reached the journal.
-            let journal = try DurabilityTests.segments(directory).reduce(0) { $0 + (try JournalDamageTests.bytes($1)).count }
+            let journal = try DurabilityTests.segments(directory).reduce(0) {
+                $0 + (try JournalDamageTests.bytes($1)).count
+            }
             #expect(journal < 10_000, "the journal holds \(journal) bytes")
             let server = try Self.server(directory)
             let raw = try server.request("GET", "/admin/sessions/tidy/actions", headers: server.admin).text
@@ -96,7 +110,8 @@ import Testing
                 _ = try server.createSession("notes", id: "notes")
                 let connection = try server.connect()
                 for (index, size) in Self.sizes.enumerated() {
-                    let body = #"{"type":"note","text":"\#(String(repeating: Character(UnicodeScalar(97 + index % 26)!), count: size))"}"#
+                    let body =
+                        #"{"type":"note","text":"\#(String(repeating: Character(UnicodeScalar(97 + index % 26)!), count: size))"}"#
                     #expect(try connection.request("POST", "/sessions/notes/actions", body: body).status == 202)
                 }
                 try check(server, "in memory")
@@ -114,7 +129,11 @@ import Testing
                 _ = try server.createSession("notes", id: "other")
                 let connection = try server.connect()
                 for _ in 0..<60 {
-                    #expect(try connection.request("POST", "/sessions/other/actions", body: #"{"type":"note","text":"\#(String(repeating: "o", count: 100_000))"}"#).status == 202)
+                    #expect(
+                        try connection.request(
+                            "POST", "/sessions/other/actions",
+                            body: #"{"type":"note","text":"\#(String(repeating: "o", count: 100_000))"}"#
+                        ).status == 202)
                 }
                 let before = try DurabilityTests.segments(directory)
                 try server.compact()
@@ -123,7 +142,8 @@ import Testing
             }
             let server = try Self.server(directory, configure)
             try check(server, "after another restart")
-            let next = try server.request("POST", "/sessions/notes/actions", body: #"{"type":"note","text":"last"}"#).json()
+            let next = try server.request("POST", "/sessions/notes/actions", body: #"{"type":"note","text":"last"}"#)
+                .json()
             #expect(next["seq"] as? Int == Self.sizes.count + 1)
         }
     }

@@ -6,7 +6,8 @@ import Testing
 /// and pages exactly; the journal's index keeps the same entries.
 @Suite struct ActionLogTests {
     static func entry(_ seq: UInt64, bytes: Int) -> ActionLogEntry {
-        ActionLogEntry(seq: seq, at: Int64(seq), action: [UInt8](repeating: UInt8(ascii: "x"), count: bytes), stubbed: false)
+        ActionLogEntry(
+            seq: seq, at: Int64(seq), action: [UInt8](repeating: UInt8(ascii: "x"), count: bytes), stubbed: false)
     }
 
     /// The newest entries of `sizes` (seq = position + 1) whose count and total fit both limits.
@@ -28,7 +29,9 @@ import Testing
         var sizes: [Int] = []
         for seq in 1...400 {
             // Mostly small, now and then one near or over the byte limit.
-            let size = generator.next() % 10 == 0 ? Int(generator.next() % UInt64(byteLimit + 20)) : 1 + Int(generator.next() % 40)
+            let size =
+                generator.next() % 10 == 0
+                ? Int(generator.next() % UInt64(byteLimit + 20)) : 1 + Int(generator.next() % 40)
             sizes.append(size)
             log.append(Self.entry(UInt64(seq), bytes: size))
             let expected = Self.expectedSeqs(sizes, limit: limit, byteLimit: byteLimit)
@@ -83,13 +86,19 @@ import Testing
     @Test(arguments: [(5, 1_000), (100, 250), (100, 99)])
     func theIndexRetainsWhatTheLogKeeps(limit: Int, byteLimit: Int) {
         var generator = SplitMix(seed: UInt64(byteLimit))
-        let entry = IndexEntry(id: "s", reactor: "r", snapshot: RecordLocation(segment: 1, offset: 0, length: 40), snapshotVersion: 0, version: 0, lastSeq: 0, resident: true)
+        let entry = IndexEntry(
+            id: "s", reactor: "r", snapshot: RecordLocation(segment: 1, offset: 0, length: 40), snapshotVersion: 0,
+            version: 0, lastSeq: 0, resident: true)
         var log = ActionLog(limit: limit, byteLimit: byteLimit)
         var offset: UInt32 = 40
         for seq in UInt64(1)...300 {
-            let size = generator.next() % 10 == 0 ? Int(generator.next() % UInt64(byteLimit + 20)) : 1 + Int(generator.next() % 40)
+            let size =
+                generator.next() % 10 == 0
+                ? Int(generator.next() % UInt64(byteLimit + 20)) : 1 + Int(generator.next() % 40)
             let length = UInt32(JournalRecord.frameBytes + JournalRecord.headerBytes + StoredAccept.headerBytes + size)
-            entry.retain(accept: seq, at: RecordLocation(segment: 1, offset: offset, length: length), limits: ActionLogLimits(count: limit, bytes: byteLimit))
+            entry.retain(
+                accept: seq, at: RecordLocation(segment: 1, offset: offset, length: length),
+                limits: ActionLogLimits(count: limit, bytes: byteLimit))
             offset += length
             log.append(Self.entry(seq, bytes: size))
             #expect(entry.retainedAccepts.map(\.seq) == log.all.map(\.seq), "after seq \(seq)")
@@ -104,7 +113,9 @@ import Testing
         index.actionLogLimits = limits
         func at(_ offset: UInt32) -> RecordLocation { RecordLocation(segment: 1, offset: offset, length: 50) }
         index.apply(kind: .snapshot, key: 1, number: 0, location: at(0), identity: ("s", "counter"))
-        for seq in UInt64(1)...5 { index.apply(kind: .accept, key: 1, number: seq, location: at(UInt32(seq) * 100), identity: nil) }
+        for seq in UInt64(1)...5 {
+            index.apply(kind: .accept, key: 1, number: seq, location: at(UInt32(seq) * 100), identity: nil)
+        }
         index.apply(kind: .actionLogFirst, key: 1, number: 3, location: at(1_000), identity: nil)
         index.apply(kind: .actionLogNext, key: 1, number: 5, location: at(1_100), identity: nil)
         let entry = index.entries[1]!

@@ -1,6 +1,6 @@
 import Foundation
-import SessionService
 import ReactorServerTesting
+import SessionService
 import Testing
 
 /// The console's session list in a real Chromium (`AdminConsole+SessionList.swift`,
@@ -10,13 +10,16 @@ import Testing
 @Suite(.offThePool) struct AdminConsoleSessionListTests {
     @Test(.enabled(if: BrowserPrograms.shouldRun, BrowserPrograms.skipReason))
     func theListFollowsItsSessionsOverOneStreamAndRecoversAfterARestart() async throws {
-        let data = FileManager.default.temporaryDirectory.appendingPathComponent("console-list-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        let data = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "console-list-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
         defer { try? FileManager.default.removeItem(at: data) }
         let servers = AdminConsoleTests.Servers(data: data)
         let port = try servers.start(port: 0)
         let base = "http://127.0.0.1:\(port)"
         @Sendable func call(_ method: String, _ path: String, _ body: String? = nil) async throws -> TestResponse {
-            try await offPool { try TestClient(port: port, readTimeout: .seconds(60)).request(method, path, body: body) }
+            try await offPool {
+                try TestClient(port: port, readTimeout: .seconds(60)).request(method, path, body: body)
+            }
         }
         @Sendable func counts() async throws -> Streams { try await Self.counts(port) }
         // Each created and read once: a session the server has not loaded yet cannot change, and the console
@@ -29,14 +32,22 @@ import Testing
         try await Browser.run("console-list") { browser in
             try await browser.open(base + "/admin/console")
             try await browser.find("#token").type(TestServer.adminToken + WebElement.Key.enter)
-            try await browser.wait("the three sessions listed, live over the stream", until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["s1", "s2", "s3"]))
-            #expect(try await browser.execute("return document.getElementById('connection').textContent") as? String == "connected: versions live over one stream (3 sessions)")
+            try await browser.wait(
+                "the three sessions listed, live over the stream",
+                until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["s1", "s2", "s3"]))
+            #expect(
+                try await browser.execute("return document.getElementById('connection').textContent") as? String
+                    == "connected: versions live over one stream (3 sessions)")
             // One /events stream carries all three: one opened, no one-session stream, three subscriptions.
             #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: 3))
 
-            for _ in 0..<2 { #expect(try await call("POST", "/sessions/s2/actions?wait=true", #"{"type":"increase"}"#).status == 200) }
-            try await browser.wait("s2 at version 2 in the list, told by the stream", until: Self.listed("s2", version: 2, via: "stream"))
-            #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: 3), "a new version re-opens nothing")
+            for _ in 0..<2 {
+                #expect(try await call("POST", "/sessions/s2/actions?wait=true", #"{"type":"increase"}"#).status == 200)
+            }
+            try await browser.wait(
+                "s2 at version 2 in the list, told by the stream", until: Self.listed("s2", version: 2, via: "stream"))
+            #expect(
+                try await counts() == Streams(opened: 1, single: 0, subscribers: 3), "a new version re-opens nothing")
             try await browser.screenshot("list-live")
 
             // A new session joins at the next read of the list: the one stream is replaced by one over four.
@@ -44,45 +55,74 @@ import Testing
             #expect(try await call("GET", "/sessions/s4").status == 200)
             try await browser.find("#refresh").click()
             try await browser.wait("s4 listed and live", until: Self.liveRows(["s1", "s2", "s3", "s4"]))
-            try await eventually("the old stream to close: one stream, four subscriptions") { try await counts() == Streams(opened: 2, single: 0, subscribers: 4) }
+            try await eventually("the old stream to close: one stream, four subscriptions") {
+                try await counts() == Streams(opened: 2, single: 0, subscribers: 4)
+            }
             #expect(try await call("POST", "/sessions/s4/actions?wait=true", #"{"type":"increase"}"#).status == 200)
-            try await browser.wait("s4 at version 1, told by the stream", until: Self.listed("s4", version: 1, via: "stream"))
+            try await browser.wait(
+                "s4 at version 1, told by the stream", until: Self.listed("s4", version: 1, via: "stream"))
 
             // A deleted session's part ends on the stream: its row goes at once, the others stay live.
             #expect(try await call("DELETE", "/sessions/s1").status == 204)
             try await browser.wait(
-                "s1 gone from the list, told by the stream", until: "document.querySelector('#sessions tr[data-session=s1]') === null && "
-                    + "document.getElementById('sessionsNote').textContent.includes('Session s1 deleted at') && " + Self.liveRows(["s2", "s3", "s4"]))
+                "s1 gone from the list, told by the stream",
+                until: "document.querySelector('#sessions tr[data-session=s1]') === null && "
+                    + "document.getElementById('sessionsNote').textContent.includes('Session s1 deleted at') && "
+                    + Self.liveRows(["s2", "s3", "s4"]))
             try await browser.screenshot("list-after-delete")
             try await browser.find("#refresh").click()
-            try await browser.wait("the list read again, three live", until: "document.getElementById('sessionsNote').textContent.startsWith('3 sessions; 3 live over one stream')")
-            try await eventually("one stream over the three left") { try await counts() == Streams(opened: 3, single: 0, subscribers: 3) }
+            try await browser.wait(
+                "the list read again, three live",
+                until:
+                    "document.getElementById('sessionsNote').textContent.startsWith('3 sessions; 3 live over one stream')"
+            )
+            try await eventually("one stream over the three left") {
+                try await counts() == Streams(opened: 3, single: 0, subscribers: 3)
+            }
 
             // A hidden tab lets go of its stream (a followed session would never expire), and takes it up when shown.
-            _ = try await browser.execute("Object.defineProperty(document, 'hidden', { value: true, configurable: true }); document.dispatchEvent(new Event('visibilitychange'));")
-            try await browser.wait("the console to say it paused", until: AdminConsoleTests.connection("idle") + " && document.getElementById('connection').textContent.includes('hidden')")
-            try await eventually("the hidden tab's stream to close") { try await counts() == Streams(opened: 3, single: 0, subscribers: 0) }
-            _ = try await browser.execute("delete document.hidden; document.dispatchEvent(new Event('visibilitychange'));")
+            _ = try await browser.execute(
+                "Object.defineProperty(document, 'hidden', { value: true, configurable: true }); document.dispatchEvent(new Event('visibilitychange'));"
+            )
+            try await browser.wait(
+                "the console to say it paused",
+                until: AdminConsoleTests.connection("idle")
+                    + " && document.getElementById('connection').textContent.includes('hidden')")
+            try await eventually("the hidden tab's stream to close") {
+                try await counts() == Streams(opened: 3, single: 0, subscribers: 0)
+            }
+            _ = try await browser.execute(
+                "delete document.hidden; document.dispatchEvent(new Event('visibilitychange'));")
             try await browser.wait(
                 "the list live again once shown, the same set resumed from its cursor",
-                until: AdminConsoleTests.connection("connected") + " && document.getElementById('connection').textContent.includes('resumed where it was') && " + Self.liveRows(["s2", "s3", "s4"]))
+                until: AdminConsoleTests.connection("connected")
+                    + " && document.getElementById('connection').textContent.includes('resumed where it was') && "
+                    + Self.liveRows(["s2", "s3", "s4"]))
             #expect(try await counts() == Streams(opened: 4, single: 0, subscribers: 3))
             #expect(try await call("POST", "/sessions/s2/actions?wait=true", #"{"type":"increase"}"#).status == 200)
-            try await browser.wait("s2 at version 3 over the resumed stream", until: Self.listed("s2", version: 3, via: "stream"))
+            try await browser.wait(
+                "s2 at version 3 over the resumed stream", until: Self.listed("s2", version: 3, via: "stream"))
 
             try await offPool { servers.stop() }
-            try await browser.wait("the console to say the server is unreachable", until: AdminConsoleTests.connection("unreachable") + " && document.getElementById('connection').textContent.includes('server unreachable')")
+            try await browser.wait(
+                "the console to say the server is unreachable",
+                until: AdminConsoleTests.connection("unreachable")
+                    + " && document.getElementById('connection').textContent.includes('server unreachable')")
             try await browser.screenshot("list-server-down")
             #expect(try servers.start(port: port) == port)
-            try await browser.wait("the console to list the sessions again", until: AdminConsoleTests.connection("connected") + " && " + Self.rows(["s2", "s3", "s4"]))
+            try await browser.wait(
+                "the console to list the sessions again",
+                until: AdminConsoleTests.connection("connected") + " && " + Self.rows(["s2", "s3", "s4"]))
             // A session that is used again comes back into memory and, at the next read of the list, onto the stream.
             #expect(try await call("POST", "/sessions/s3/actions?wait=true", #"{"type":"increase"}"#).status == 200)
             try await browser.find("#refresh").click()
             try await browser.wait("s3 live again", until: Self.liveRows(["s3"]))
             #expect(try await call("POST", "/sessions/s3/actions?wait=true", #"{"type":"increase"}"#).status == 200)
-            try await browser.wait("s3 at version 2, told by the stream", until: Self.listed("s3", version: 2, via: "stream"))
+            try await browser.wait(
+                "s3 at version 2, told by the stream", until: Self.listed("s3", version: 2, via: "stream"))
             // The restarted server has seen one stream, carrying exactly the rows shown live.
-            let live = try #require(try await browser.execute("return document.querySelectorAll('#sessions td[data-live]').length") as? Int)
+            let live = try #require(
+                try await browser.execute("return document.querySelectorAll('#sessions td[data-live]').length") as? Int)
             #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: live))
             try await browser.screenshot("list-recovered")
             // Requests to the stopped server failed; nothing else may be in the log.
@@ -104,15 +144,23 @@ import Testing
                 "a and b live, c read with the list, and the note saying why",
                 until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["a", "b"])
                     + " && document.querySelector('#sessions tr[data-session=c] td.stale') !== null"
-                    + " && document.getElementById('sessionsNote').textContent.includes('1 more read every 10 s: a stream follows at most 2 (sse.maxSessionsPerStream)')")
+                    + " && document.getElementById('sessionsNote').textContent.includes('1 more read every 10 s: a stream follows at most 2 (sse.maxSessionsPerStream)')"
+            )
             #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: 2))
             try await browser.screenshot("limit")
 
             try await browser.find("#filter").type("c")
-            try await browser.wait("c live once the filter shows it alone", until: Self.liveRows(["c"]) + " && document.querySelector('#sessions tr[data-session=a]') === null")
-            try await eventually("one stream, over c alone") { try await counts() == Streams(opened: 2, single: 0, subscribers: 1) }
-            #expect(try server.request("POST", "/sessions/c/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
-            try await browser.wait("c at version 1, told by the stream", until: Self.listed("c", version: 1, via: "stream"))
+            try await browser.wait(
+                "c live once the filter shows it alone",
+                until: Self.liveRows(["c"]) + " && document.querySelector('#sessions tr[data-session=a]') === null")
+            try await eventually("one stream, over c alone") {
+                try await counts() == Streams(opened: 2, single: 0, subscribers: 1)
+            }
+            #expect(
+                try server.request("POST", "/sessions/c/actions?wait=true", body: #"{"type":"increase"}"#).status == 200
+            )
+            try await browser.wait(
+                "c at version 1, told by the stream", until: Self.listed("c", version: 1, via: "stream"))
             try await browser.screenshot("filtered")
             try await browser.expectNoConsoleErrors()
         }
@@ -140,9 +188,14 @@ import Testing
         try await Browser.run("console-parser") { browser in
             try await browser.open("http://127.0.0.1:\(server.port)/admin/console")
             for (stream, events) in Self.parserCases {
-                let answers = try #require(try await browser.execute(Self.parseAtEveryCut, [stream]) as? [[String]], "no answer for \(stream.debugDescription)")
+                let answers = try #require(
+                    try await browser.execute(Self.parseAtEveryCut, [stream]) as? [[String]],
+                    "no answer for \(stream.debugDescription)")
                 for (cut, answer) in answers.enumerated() {
-                    #expect(answer == events, "\(stream.debugDescription) \(cut < stream.utf16.count + 1 ? "cut at \(cut)" : "fed one character at a time")")
+                    #expect(
+                        answer == events,
+                        "\(stream.debugDescription) \(cut < stream.utf16.count + 1 ? "cut at \(cut)" : "fed one character at a time")"
+                    )
                 }
             }
             try await browser.expectNoConsoleErrors()
@@ -167,9 +220,10 @@ import Testing
     /// What the server on `port` counts: `/events` streams opened, one-session streams opened, open subscriptions.
     static func counts(_ port: Int) async throws -> Streams {
         let text = try await offPool { try TestClient(port: port).request("GET", "/metrics").text }
-        return Streams(opened: sample(text, #"reactor_http_requests_total{route="GET /events",status="200"}"#),
-                       single: sample(text, #"reactor_http_requests_total{route="GET /sessions/{id}/events",status="200"}"#),
-                       subscribers: sample(text, "reactor_subscribers"))
+        return Streams(
+            opened: sample(text, #"reactor_http_requests_total{route="GET /events",status="200"}"#),
+            single: sample(text, #"reactor_http_requests_total{route="GET /sessions/{id}/events",status="200"}"#),
+            subscribers: sample(text, "reactor_subscribers"))
     }
 
     /// What the server counts of the console's streams.
@@ -177,7 +231,9 @@ import Testing
         var opened: Int
         var single: Int
         var subscribers: Int
-        var description: String { "\(opened) /events streams opened, \(single) one-session streams, \(subscribers) subscriptions" }
+        var description: String {
+            "\(opened) /events streams opened, \(single) one-session streams, \(subscribers) subscriptions"
+        }
     }
 
     /// The value of the first sample line that starts with `name` (0 when there is none).
@@ -193,7 +249,8 @@ import Testing
     }
 
     static func liveRows(_ ids: [String]) -> String {
-        ids.map { "document.querySelector('#sessions tr[data-session=\($0)] td[data-live=true]') !== null" }.joined(separator: " && ")
+        ids.map { "document.querySelector('#sessions tr[data-session=\($0)] td[data-live=true]') !== null" }.joined(
+            separator: " && ")
     }
 
     static func listed(_ id: String, version: Int, via: String) -> String {

@@ -22,7 +22,8 @@ import Testing
         #expect(result.termination == .exited(2))
         let lines = result.error.split(separator: "\n")
         #expect(lines.count == 1, "one line: \(result.error)")
-        let expected = "reactor-server: invalid configuration: REACTOR_ADMIN_TOKEN or admin.token: the admin token is "
+        let expected =
+            "reactor-server: invalid configuration: REACTOR_ADMIN_TOKEN or admin.token: the admin token is "
             + "15 bytes; listening on \(host), beyond loopback, it needs at least 16"
         #expect(result.error.hasPrefix(expected), "\(result.error)")
         #expect(!result.error.contains(token), "the token itself is never printed")
@@ -44,7 +45,8 @@ import Testing
     @Test func aShortTokenOnLoopbackStartsWithAWarning() async throws {
         let server = try await ServerProcess.start(
             arguments: ["--memory-only"], environment: ["REACTOR_ADMIN_TOKEN": "let-me-in"])
-        let warning = "reactor-server: WARNING: the admin token (REACTOR_ADMIN_TOKEN or admin.token) is 9 bytes, "
+        let warning =
+            "reactor-server: WARNING: the admin token (REACTOR_ADMIN_TOKEN or admin.token) is 9 bytes, "
             + "fewer than 16"
         #expect(server.standardError.contains(warning), "\(server.standardError)")
         #expect(server.standardError.contains(#""level":"warning""#), "also a log record, for collectors")

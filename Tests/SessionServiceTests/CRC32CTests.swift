@@ -13,8 +13,8 @@ import Testing
 
     @Test func hardwareAndTablesAgreeOnEveryLengthAndAlignment() {
         #if arch(x86_64)
-        // Every x86-64 CPU since 2008 has SSE 4.2; without it this test would compare the tables with themselves.
-        #expect(CRC32C.hardware)
+            // Every x86-64 CPU since 2008 has SSE 4.2; without it this test would compare the tables with themselves.
+            #expect(CRC32C.hardware)
         #endif
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<300).map { _ in UInt8.random(in: 0...255, using: &generator) }

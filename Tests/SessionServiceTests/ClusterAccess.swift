@@ -66,7 +66,8 @@ final class ClusterCredentials: Sendable {
     func multiplexed(_ ids: [String]) -> (headers: [(String, String)], query: String) {
         switch access {
         case .open: ([], "")
-        case .token: ([], "&access_token=" + tokens.withLock { tokens in ids.map { tokens[$0] ?? "" } }.joined(separator: ","))
+        case .token:
+            ([], "&access_token=" + tokens.withLock { tokens in ids.map { tokens[$0] ?? "" } }.joined(separator: ","))
         case .jwt: (creation, "")
         }
     }

@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The load of the cluster tests: sessions s0…s11, each created on the instance its requests hash to,
@@ -29,7 +29,8 @@ final class ClusterLoad: Sendable {
 
     /// Sums counter `name` over the instances running now but `excluded` (a restarted instance counts from 0 again).
     func total(_ name: String, excluding excluded: ClusterInstance? = nil) throws -> Double {
-        try cluster.instances.filter { $0.isRunning && $0 !== excluded && $0.name != paused }.reduce(0) { sum, instance in
+        try cluster.instances.filter { $0.isRunning && $0 !== excluded && $0.name != paused }.reduce(0) {
+            sum, instance in
             let text = try instance.client().request("GET", "/metrics").text
             let line = text.split(separator: "\n").first { $0.hasPrefix(name + " ") }
             return sum + (line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0)
@@ -41,7 +42,8 @@ final class ClusterLoad: Sendable {
         var last = "nothing"
         do {
             try await eventually("\(id) to be served by \(instance.name)", within: bound) {
-                let answer = try cluster.proxy.client().request("GET", "/sessions/\(id)", headers: credentials.headers(id))
+                let answer = try cluster.proxy.client().request(
+                    "GET", "/sessions/\(id)", headers: credentials.headers(id))
                 last = "\(answer.status) from \(answer.header("X-Served-By") ?? "?")"
                 return answer.status == 200 && cluster.servedBy(answer) === instance
             }
@@ -64,9 +66,14 @@ final class ClusterLoad: Sendable {
         ids.map { id in
             let views = cluster.instances.filter(\.isRunning).map { instance -> String in
                 let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
-                let local = (try? instance.client(readTimeout: .seconds(3)).request("GET", "/admin/sessions?scope=local", headers: admin).text) ?? ""
+                let local =
+                    (try? instance.client(readTimeout: .seconds(3)).request(
+                        "GET", "/admin/sessions?scope=local", headers: admin
+                    ).text) ?? ""
                 let runs = local.contains(#""id":"\#(id)""#) ? "runs it" : "does not run it"
-                guard let client = try? instance.client(readTimeout: .seconds(3)) else { return "\(instance.name): no connection" }
+                guard let client = try? instance.client(readTimeout: .seconds(3)) else {
+                    return "\(instance.name): no connection"
+                }
                 let (headers, query) = credentials.multiplexed([id])
                 let first: String
                 do {
@@ -91,7 +98,8 @@ final class ClusterLoad: Sendable {
         func streamsMoved() -> Bool {
             let (nowSingle, nowMultiplexed) = (subscribers.newestSingle, subscribers.newestMultiplexed)
             return ids.allSatisfy { id in
-                nowSingle[id, default: -1] > single[id, default: -1] && nowMultiplexed[id, default: -1] > multiplexed[id, default: -1]
+                nowSingle[id, default: -1] > single[id, default: -1]
+                    && nowMultiplexed[id, default: -1] > multiplexed[id, default: -1]
             }
         }
         do {
@@ -106,14 +114,17 @@ final class ClusterLoad: Sendable {
             }
             let stuck = ids.filter { subscribers.newestMultiplexed[$0, default: -1] <= multiplexed[$0, default: -1] }
             let said = cluster.instances.flatMap { instance in
-                instance.log.split(separator: "\n").filter { line in stuck.contains { line.contains(#""session":"\#($0)""#) } }
-                    .map { "\(instance.name): \($0)" }
+                instance.log.split(separator: "\n").filter { line in
+                    stuck.contains { line.contains(#""session":"\#($0)""#) }
+                }
+                .map { "\(instance.name): \($0)" }
             }
             throw TestFailure(
                 "\(error); stuck in the multiplexed stream: \(stuck), seen from each instance: \(probe(stuck)); "
                     + "acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
                     + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10)); "
-                    + "the instances on the stuck sessions:\n\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)")
+                    + "the instances on the stuck sessions:\n\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)"
+            )
         }
     }
 }
@@ -134,11 +145,15 @@ extension ClusterTests {
     /// Runs `body` on a cluster under ``ClusterLoad``, after every session was acknowledged; then stops
     /// the load and checks: no stream went backwards, every stream client resumed, every instance
     /// still runs, and on the instance running each session, ``NATSFailoverTests/verify(_:on:ledger:)``.
-    static func underLoad(_ access: ClusterAccess = .open, _ body: (ReactorCluster, ClusterLoad) async throws -> Void) async throws {
+    static func underLoad(_ access: ClusterAccess = .open, _ body: (ReactorCluster, ClusterLoad) async throws -> Void)
+        async throws
+    {
         try await ReactorCluster.with(settings: settings + access.settings) { cluster in
-            let load = ClusterLoad(cluster: cluster, ids: (0..<12).map { "s\($0)" }, credentials: try ClusterCredentials(access))
+            let load = ClusterLoad(
+                cluster: cluster, ids: (0..<12).map { "s\($0)" }, credentials: try ClusterCredentials(access))
             for id in load.ids {
-                try load.credentials.created(id, try cluster.createSession(id, headers: load.credentials.creation).answer)
+                try load.credentials.created(
+                    id, try cluster.createSession(id, headers: load.credentials.creation).answer)
             }
             load.actions.start(load.ids)
             load.subscribers.start(load.ids)
@@ -152,36 +167,53 @@ extension ClusterTests {
             try load.actions.stop()
             try load.subscribers.stop()
             // Failed requests are expected while instances and nodes die; acknowledged ones must all be there.
-            print("ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)")
+            print(
+                "ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)"
+            )
             let violations = load.subscribers.violations
             // What the instances said of the sessions whose streams went wrong.
-            let named = Set(violations.compactMap { $0.split(separator: ":").first.map { String($0.split(separator: " ").last ?? "") } })
+            let named = Set(
+                violations.compactMap {
+                    $0.split(separator: ":").first.map { String($0.split(separator: " ").last ?? "") }
+                })
             let said = cluster.instances.flatMap { instance in
-                instance.log.split(separator: "\n").filter { line in named.contains { line.contains(#""session":"\#($0)""#) } }
-                    .map { "\(instance.name): \($0)" }
+                instance.log.split(separator: "\n").filter { line in
+                    named.contains { line.contains(#""session":"\#($0)""#) }
+                }
+                .map { "\(instance.name): \($0)" }
             }
-            #expect(violations.isEmpty, "event streams went backwards: \(violations.prefix(20)); the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))")
+            #expect(
+                violations.isEmpty,
+                "event streams went backwards: \(violations.prefix(20)); the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))"
+            )
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
-            #expect(load.subscribers.tally["multiplexed streams", default: 0] > 1, "the multiplexed stream was never resumed")
+            #expect(
+                load.subscribers.tally["multiplexed streams", default: 0] > 1,
+                "the multiplexed stream was never resumed")
             // In token and jwt mode every request carried its credential: none was refused for it.
-            #expect(load.actions.failures["401"] == nil && load.actions.failures["403"] == nil, "\(load.actions.failures)")
+            #expect(
+                load.actions.failures["401"] == nil && load.actions.failures["403"] == nil, "\(load.actions.failures)")
             // A NATS node's death may let another instance take a session over while records of it are
             // in flight here; they are then lost and what shows them refused, but the instance goes on.
             for instance in cluster.instances where !instance.isRunning {
                 let ended = try await instance.stop(signal: SIGKILL)
-                Issue.record("instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \(instance.log.suffix(4000))")
+                Issue.record(
+                    "instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \(instance.log.suffix(4000))"
+                )
             }
             // On the instance that runs each session (through HAProxy, admin routes would be forwarded
             // to it from whichever instance they reach).
             for id in load.ids {
                 var owner: ClusterInstance?
                 try await eventually("\(id) to be served through HAProxy", within: .seconds(60)) {
-                    let answer = try cluster.proxy.client().request("GET", "/sessions/\(id)", headers: load.credentials.headers(id))
+                    let answer = try cluster.proxy.client().request(
+                        "GET", "/sessions/\(id)", headers: load.credentials.headers(id))
                     owner = cluster.servedBy(answer)
                     return answer.status == 200
                 }
                 let process = try #require(owner?.process)
-                try await NATSFailoverTests.verify([id], on: process, ledger: load.actions.ledger, headers: load.credentials.headers)
+                try await NATSFailoverTests.verify(
+                    [id], on: process, ledger: load.actions.ledger, headers: load.credentials.headers)
             }
         }
     }

@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The README's cluster on loopback (``ReactorCluster``: 3 NATS nodes with R3 streams, 3 instances,
@@ -14,10 +14,15 @@ import Glibc
 /// (``NATSFailoverTests/verify(_:on:ledger:)``), and no stream shows a version going
 /// backwards. An instance that cannot reach JetStream
 /// answers 503 on `/healthz`, and HAProxy routes around it.
-@Suite(.offThePool, .serialized, .timeLimit(.minutes(10)), .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)"))
+@Suite(
+    .offThePool, .serialized, .timeLimit(.minutes(10)),
+    .enabled(if: ReactorCluster.canRun, "nats-server or haproxy is not installed (apt-get install nats-server haproxy)")
+)
 struct ClusterTests {
     /// Every instance keeps its whole action log: the checks replay it.
-    static let settings: [(key: String, value: String)] = [("sessions.actionLogLimit", "10000000"), ("sessions.actionLogBytes", "1073741824")]
+    static let settings: [(key: String, value: String)] = [
+        ("sessions.actionLogLimit", "10000000"), ("sessions.actionLogBytes", "1073741824"),
+    ]
 
     @Test func instancesDyingJoiningAndPausedUnderLoadThroughHAProxyLoseNothingAcknowledged() async throws {
         try await Self.underLoad { cluster, load in
@@ -45,7 +50,8 @@ struct ClusterTests {
     /// The ids of the sessions `instance` runs now (its part of the admin list): where requests are sent is not
     /// always where a session runs (a request reaching the instance that just handed it off gets a 503).
     static func sessions(runningOn instance: ClusterInstance, _ ids: [String]) throws -> [String] {
-        let list = try instance.client().request("GET", "/admin/sessions?scope=local", headers: NATSFailoverTests.admin).json()
+        let list = try instance.client().request("GET", "/admin/sessions?scope=local", headers: NATSFailoverTests.admin)
+            .json()
         let running = Set((list["sessions"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String })
         return ids.filter(running.contains)
     }
@@ -77,7 +83,9 @@ struct ClusterTests {
         try await load.progress("every session to be acknowledged with \(victim.name) back")
         for id in returning { try await load.servedBy(victim, id) }
         let handedBack = try load.total("reactor_storage_handoffs_total", excluding: victim) - handOffs
-        #expect(handedBack >= Double(returning.count), "\(returning.count) sessions back on \(victim.name), \(handedBack) hand-offs")
+        #expect(
+            handedBack >= Double(returning.count),
+            "\(returning.count) sessions back on \(victim.name), \(handedBack) hand-offs")
     }
 
     /// (b) A fourth instance joins: the sessions whose requests now hash to it are handed to it (counted).
@@ -139,7 +147,8 @@ struct ClusterTests {
         // i3 knows only NATS node n3, and the nodes tell clients of no other (no_advertise), so with
         // n3 gone i3 is cut off from JetStream as by a partition; the others know every node.
         let servers: (Int, NATSTestCluster) -> String = { index, nats in index == 2 ? nats.nodes[2].url : nats.urls }
-        try await ReactorCluster.with(settings: Self.settings, servers: servers, routing: "no_advertise: true") { cluster in
+        try await ReactorCluster.with(settings: Self.settings, servers: servers, routing: "no_advertise: true") {
+            cluster in
             do {
                 try await Self.cutOff(cluster)
             } catch {
@@ -154,15 +163,20 @@ struct ClusterTests {
         let node = cluster.nats.nodes[2]
         let id = try cluster.sessionID("h", hashingTo: cut)
         try cluster.createSession(id)
-        let first = try cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        #expect(first.status == 200 && cluster.servedBy(first) === cut, "\(first.status) from \(first.header("X-Served-By") ?? "?"): \(first.text)")
+        let first = try cluster.proxy.client().request(
+            "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+        #expect(
+            first.status == 200 && cluster.servedBy(first) === cut,
+            "\(first.status) from \(first.header("X-Served-By") ?? "?"): \(first.text)")
 
         try await node.kill()
         try await eventually("\(cut.name)'s /healthz to answer 503 with its NATS node gone", within: .seconds(30)) {
             try cut.client().request("GET", "/healthz").status == 503
         }
         let health = try cut.client().request("GET", "/healthz")
-        #expect(health.errorMessage?.contains("127.0.0.1:\(node.port)") == true, "the answer does not name the server: \(health.text)")
+        #expect(
+            health.errorMessage?.contains("127.0.0.1:\(node.port)") == true,
+            "the answer does not name the server: \(health.text)")
         try await cluster.proxy.waitForServer(cut.name, "DOWN", within: .seconds(10))
         // Once i3's claim lapsed, another instance takes the session over and goes on from version 1.
         var moved: TestResponse?
@@ -171,7 +185,10 @@ struct ClusterTests {
         // An action without an answer may have been applied: the version is checked against every attempt.
         var unanswered = 0
         try await eventually("another instance to serve \(id) through HAProxy", within: .seconds(60)) {
-            guard let answer = try? cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) else {
+            guard
+                let answer = try? cluster.proxy.client().request(
+                    "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            else {
                 unanswered += 1
                 return false
             }
@@ -181,7 +198,9 @@ struct ClusterTests {
         let answer = try #require(moved)
         #expect(cluster.servedBy(answer) !== cut, "served by \(answer.header("X-Served-By") ?? "?")")
         let version = try answer.json()["version"] as? Int ?? 0
-        #expect((2...2 + unanswered).contains(version), "version \(version) after \(unanswered) unanswered attempts: \(answer.text)")
+        #expect(
+            (2...2 + unanswered).contains(version),
+            "version \(version) after \(unanswered) unanswered attempts: \(answer.text)")
 
         try await cluster.nats.restart(node)
         try await eventually("\(cut.name)'s /healthz to answer 200 with its NATS node back", within: .seconds(60)) {
@@ -199,24 +218,35 @@ struct ClusterTests {
             let stream = try cluster.proxy.client()
             try stream.openEventStream("/sessions/\(id)/events")
             #expect(try stream.nextEvent().id == "0")
-            let answer = try cluster.proxy.client().request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-            #expect(answer.status == 200 && cluster.servedBy(answer) === fourth, "\(answer.status) from \(answer.header("X-Served-By") ?? "?")")
+            let answer = try cluster.proxy.client().request(
+                "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+            #expect(
+                answer.status == 200 && cluster.servedBy(answer) === fourth,
+                "\(answer.status) from \(answer.header("X-Served-By") ?? "?")")
             #expect(try stream.nextEvent().id == "1")
         }
     }
 
     @Test func theProxyConfigurationIsTheShippedFileWithOnlyPortsAndSocketChanged() throws {
         let shipped = try String(contentsOfFile: HAProxyProcess.shippedConfiguration, encoding: .utf8)
-        let rendered = try HAProxyProcess.configuration(from: shipped, port: 20001, servers: [("a", 20002), ("b", 20003)], socket: "/tmp/x/haproxy.sock")
+        let rendered = try HAProxyProcess.configuration(
+            from: shipped, port: 20001, servers: [("a", 20002), ("b", 20003)], socket: "/tmp/x/haproxy.sock")
         let lines = rendered.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
         #expect(lines.filter { $0.hasPrefix("server ") } == ["server a 127.0.0.1:20002", "server b 127.0.0.1:20003"])
         #expect(lines.contains("bind 127.0.0.1:20001"))
         #expect(lines.contains("stats socket /tmp/x/haproxy.sock mode 600 level admin"))
-        for setting in ["balance uri depth 2", "hash-type consistent", "option httpchk GET /healthz", "option forwardfor"] {
+        for setting in [
+            "balance uri depth 2", "hash-type consistent", "option httpchk GET /healthz", "option forwardfor",
+        ] {
             #expect(lines.contains(setting), "the shipped haproxy.cfg lacks \(setting)")
         }
-        let changed = Set(shipped.split(separator: "\n").map(String.init)).symmetricDifference(rendered.split(separator: "\n").map(String.init))
-        #expect(changed.allSatisfy { $0.contains("bind ") || $0.contains("server ") || $0.contains("stats socket ") }, "more changed: \(changed)")
-        #expect(throws: TestFailure.self) { try HAProxyProcess.configuration(from: "frontend f\n  bind :80\n", port: 1, servers: [], socket: "/s") }
+        let changed = Set(shipped.split(separator: "\n").map(String.init)).symmetricDifference(
+            rendered.split(separator: "\n").map(String.init))
+        #expect(
+            changed.allSatisfy { $0.contains("bind ") || $0.contains("server ") || $0.contains("stats socket ") },
+            "more changed: \(changed)")
+        #expect(throws: TestFailure.self) {
+            try HAProxyProcess.configuration(from: "frontend f\n  bind :80\n", port: 1, servers: [], socket: "/s")
+        }
     }
 }

@@ -24,7 +24,8 @@ import Testing
     static func increase(_ server: TestServer, _ id: String, count: Int) throws {
         let connection = try server.connect()
         let body = #"{"type":"increase"}"#
-        let request = "POST /sessions/\(id)/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        let request =
+            "POST /sessions/\(id)/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
             + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         var sent = 0
         while sent < count {

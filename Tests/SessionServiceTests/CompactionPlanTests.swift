@@ -19,19 +19,25 @@ import Testing
     static let cases: [Case] = [
         Case(name: "nothing closed", sizes: [:], needs: [], last: nil),
         Case(name: "only deleted sessions' records", sizes: [1: segment, 2: segment, 3: segment], needs: [], last: 3),
-        Case(name: "a live log larger than a segment, already moved once",
-             sizes: [1: segment, 2: segment], needs: [(1, 400_000)], last: nil),
-        Case(name: "a live log and enough dead records after it",
-             sizes: [1: segment, 2: segment, 3: segment, 4: segment], needs: [(1, 400_000)], last: 4),
+        Case(
+            name: "a live log larger than a segment, already moved once",
+            sizes: [1: segment, 2: segment], needs: [(1, 400_000)], last: nil),
+        Case(
+            name: "a live log and enough dead records after it",
+            sizes: [1: segment, 2: segment, 3: segment, 4: segment], needs: [(1, 400_000)], last: 4),
         Case(name: "exactly twice pays off", sizes: [1: 100, 2: 100], needs: [(1, 100)], last: 2),
-        Case(name: "a longer run pays where the first segment alone does not",
-             sizes: [1: 100, 2: 1_000], needs: [(1, 100)], last: 2),
-        Case(name: "the longest run that pays, and no further",
-             sizes: [1: 1_000, 2: 100, 3: 100], needs: [(1, 100), (3, 700)], last: 2),
+        Case(
+            name: "a longer run pays where the first segment alone does not",
+            sizes: [1: 100, 2: 1_000], needs: [(1, 100)], last: 2),
+        Case(
+            name: "the longest run that pays, and no further",
+            sizes: [1: 1_000, 2: 100, 3: 100], needs: [(1, 100), (3, 700)], last: 2),
         Case(name: "needs in the open segment cost nothing now", sizes: [1: 100], needs: [(2, 1_000_000)], last: 1),
-        Case(name: "a quarantined session keeps its segment and every later one",
-             sizes: [1: segment, 2: segment, 3: segment], needs: [], kept: 2, last: 1),
-        Case(name: "quarantined in the oldest segment", sizes: [1: segment, 2: segment], needs: [], kept: 1, last: nil),
+        Case(
+            name: "a quarantined session keeps its segment and every later one",
+            sizes: [1: segment, 2: segment, 3: segment], needs: [], kept: 2, last: 1),
+        Case(
+            name: "quarantined in the oldest segment", sizes: [1: segment, 2: segment], needs: [], kept: 1, last: nil),
     ]
 
     @Test(arguments: cases)

@@ -1,6 +1,6 @@
 import Foundation
-import SessionService
 import ReactorServerTesting
+import SessionService
 import Testing
 
 /// Compaction keeps disk use bounded by snapshots and the retained action log, not by history, and
@@ -62,7 +62,9 @@ import Testing
             #expect(session["version"] as? Int == 1000)
             #expect((session["state"] as? [String: Any])?["value"] as? Int == 1000)
             #expect(try Self.actionSeqs(server, "hot") == Array(981...1000))
-            #expect(try server.request("POST", "/sessions/hot/actions", body: #"{"type":"increase"}"#).json()["seq"] as? Int == 1001)
+            #expect(
+                try server.request("POST", "/sessions/hot/actions", body: #"{"type":"increase"}"#).json()["seq"] as? Int
+                    == 1001)
         }
     }
 
@@ -89,12 +91,17 @@ import Testing
             _ = try server.createSession("counter", id: "survivor")
             let marker = Data("doomed-session".utf8)
             func mentions() throws -> Int {
-                try DurabilityTests.segments(directory).filter { (try Data(contentsOf: URL(fileURLWithPath: $0))).range(of: marker) != nil }.count
+                try DurabilityTests.segments(directory).filter {
+                    (try Data(contentsOf: URL(fileURLWithPath: $0))).range(of: marker) != nil
+                }.count
             }
             try server.syncJournal()
             #expect(try mentions() > 0)
             #expect(try server.request("DELETE", "/sessions/doomed-session").status == 204)
-            #expect(server.logs.values.contains { $0.message.contains("deleted a session; its records in the journal are erased") })
+            #expect(
+                server.logs.values.contains {
+                    $0.message.contains("deleted a session; its records in the journal are erased")
+                })
             // Later writes close the segments that held it; compaction then deletes them.
             try Self.increase(server, "survivor", count: 200)
             try server.compact()
@@ -117,22 +124,29 @@ extension CompactionTests {
                 $0.sessions.actionLogLimit = 20
                 $0.auth.sessions = "token"
             }
-            let resting: String, resident: String
+            let resting: String
+            let resident: String
             do {
                 let server = try TestServer(dataDirectory: directory, configure: configure)
                 resting = try AccessModeTests.create(server, id: "resting").token
                 resident = try AccessModeTests.create(server, id: "busy").token
                 let connection = try server.connect()
                 for _ in 0..<200 {
-                    let response = try connection.request("POST", "/sessions/busy/actions", headers: [("Authorization", "Bearer \(resident)")], body: #"{"type":"increase"}"#)
+                    let response = try connection.request(
+                        "POST", "/sessions/busy/actions", headers: [("Authorization", "Bearer \(resident)")],
+                        body: #"{"type":"increase"}"#)
                     #expect(response.status == 202)
                 }
                 try server.compact()
                 #expect(!(try DurabilityTests.segments(directory).contains { $0.hasSuffix("journal-0000000001.log") }))
             }
             let server = try TestServer(dataDirectory: directory, configure: configure)
-            #expect(try server.request("GET", "/sessions/resting", headers: [("Authorization", "Bearer \(resting)")]).status == 200)
-            #expect(try server.request("GET", "/sessions/busy", headers: [("Authorization", "Bearer \(resident)")]).status == 200)
+            #expect(
+                try server.request("GET", "/sessions/resting", headers: [("Authorization", "Bearer \(resting)")]).status
+                    == 200)
+            #expect(
+                try server.request("GET", "/sessions/busy", headers: [("Authorization", "Bearer \(resident)")]).status
+                    == 200)
         }
     }
 }

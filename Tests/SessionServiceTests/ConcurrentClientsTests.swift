@@ -1,6 +1,6 @@
 import Foundation
-import Synchronization
 import ReactorServerTesting
+import Synchronization
 import Testing
 
 /// 100 concurrent clients, each creating a session and sending 100 actions with `?wait=true`.
@@ -19,7 +19,10 @@ import Testing
                 do {
                     let connection = try TestClient(port: port)
                     let id = "client-\(client)"
-                    guard try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201 else {
+                    guard
+                        try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#)
+                            .status == 201
+                    else {
                         throw TestFailure("\(id): create failed")
                     }
                     var value = 0
@@ -27,7 +30,9 @@ import Testing
                         // A pattern that differs per client: increases, with every (client % 5 + 2)th a decrease.
                         let decrease = index % (client % 5 + 2) == 0
                         value += decrease ? -1 : 1
-                        let response = try connection.request("POST", "/sessions/\(id)/actions?wait=true", body: decrease ? #"{"type":"decrease"}"# : #"{"type":"increase"}"#)
+                        let response = try connection.request(
+                            "POST", "/sessions/\(id)/actions?wait=true",
+                            body: decrease ? #"{"type":"decrease"}"# : #"{"type":"increase"}"#)
                         let body = try response.json()
                         guard body["seq"] as? Int == index, body["version"] as? Int == index,
                             (body["state"] as? [String: Any])?["value"] as? Int == value
@@ -38,7 +43,9 @@ import Testing
                 }
             }
         }
-        let done = try await offPool { finished.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds) * 4)) }
+        let done = try await offPool {
+            finished.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds) * 4))
+        }
         try #require(done == .success, "the clients did not finish within \(defaultBound * 4)")
         #expect(failures.withLock { $0 } == [])
 

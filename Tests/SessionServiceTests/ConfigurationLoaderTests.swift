@@ -5,7 +5,8 @@ import Testing
 @testable import SessionService
 
 @Suite struct ConfigurationLoaderTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
 
     @Test func configFileHoldsExactlyTheEmbeddedDefaults() throws {
         let path = Self.packageRoot.appendingPathComponent("Config/server.json").path
@@ -34,10 +35,12 @@ import Testing
 
     @Test func configPathFromTheEnvironment() throws {
         var asked: String?
-        _ = try ConfigurationLoader.load(arguments: [], environment: ["REACTOR_CONFIG": "/etc/r.json"], readFile: { path in
-            asked = path
-            return Array("{}".utf8)
-        })
+        _ = try ConfigurationLoader.load(
+            arguments: [], environment: ["REACTOR_CONFIG": "/etc/r.json"],
+            readFile: { path in
+                asked = path
+                return Array("{}".utf8)
+            })
         #expect(asked == "/etc/r.json")
     }
 
@@ -47,7 +50,10 @@ import Testing
         (["--prot", "1"], "unknown flag \"--prot\"; did you mean --port? (see --help)"),
         (["--set", "http.prot=1"], "http.prot (from --set): unknown setting; did you mean http.port?"),
         (["--set", "novalue"], "--set: expected KEY=VALUE such as http.port=9000, got \"novalue\""),
-        (["--log-level", "loud"], "log.level (from --log-level): expected one of trace, debug, info, notice, warning, error, critical, got \"loud\""),
+        (
+            ["--log-level", "loud"],
+            "log.level (from --log-level): expected one of trace, debug, info, notice, warning, error, critical, got \"loud\""
+        ),
         (["--print-config=yes"], "--print-config takes no value"),
     ])
     func invalidFlagsNameTheProblem(arguments: [String], message: String) {
@@ -58,11 +64,18 @@ import Testing
 
     @Test func invalidFilesNameTheFileAndKey() {
         func load(_ text: String) throws {
-            _ = try ConfigurationLoader.load(arguments: ["--config", "c.json"], environment: [:], readFile: { _ in Array(text.utf8) })
+            _ = try ConfigurationLoader.load(
+                arguments: ["--config", "c.json"], environment: [:], readFile: { _ in Array(text.utf8) })
         }
-        #expect(throws: ConfigurationError("http.port: expected an integer from 0 to 65535, got \"80\"")) { try load(#"{"http": {"port": "80"}}"#) }
-        #expect(throws: ConfigurationError("http.prot (from config file c.json): unknown setting; did you mean http.port?")) { try load(#"{"http": {"prot": 80}}"#) }
-        #expect(throws: ConfigurationError("c.json: http: expected an object of settings")) { try load(#"{"http": 1}"#) }
+        #expect(throws: ConfigurationError("http.port: expected an integer from 0 to 65535, got \"80\"")) {
+            try load(#"{"http": {"port": "80"}}"#)
+        }
+        #expect(
+            throws: ConfigurationError("http.prot (from config file c.json): unknown setting; did you mean http.port?")
+        ) { try load(#"{"http": {"prot": 80}}"#) }
+        #expect(throws: ConfigurationError("c.json: http: expected an object of settings")) {
+            try load(#"{"http": 1}"#)
+        }
         #expect((try? load(#"{"http": "#)) == nil)
         #expect(throws: ConfigurationError("--config: cannot read missing.json: no such readable file")) {
             try ConfigurationLoader.load(arguments: ["--config", "missing.json"], environment: [:])
@@ -70,11 +83,18 @@ import Testing
     }
 
     @Test func environmentErrorsAndUnknownVariables() throws {
-        #expect(throws: ConfigurationError("sessions.limit (from REACTOR_SESSIONS_LIMIT): expected an integer from 1 to 100000000, got \"lots\"")) {
+        #expect(
+            throws: ConfigurationError(
+                "sessions.limit (from REACTOR_SESSIONS_LIMIT): expected an integer from 1 to 100000000, got \"lots\"")
+        ) {
             try ConfigurationLoader.load(arguments: [], environment: ["REACTOR_SESSIONS_LIMIT": "lots"])
         }
-        let options = try ConfigurationLoader.load(arguments: [], environment: ["REACTOR_HTTP_PROT": "1", "PATH": "/bin"])
-        #expect(options.warnings == ["ignoring unknown environment variable REACTOR_HTTP_PROT (did you mean REACTOR_HTTP_PORT?)"])
+        let options = try ConfigurationLoader.load(
+            arguments: [], environment: ["REACTOR_HTTP_PROT": "1", "PATH": "/bin"])
+        #expect(
+            options.warnings == [
+                "ignoring unknown environment variable REACTOR_HTTP_PROT (did you mean REACTOR_HTTP_PORT?)"
+            ])
     }
 
     @Test func helpListsEveryFlagAndSetting() throws {

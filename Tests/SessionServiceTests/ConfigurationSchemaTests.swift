@@ -33,7 +33,10 @@ import Testing
         #expect(throws: ConfigurationError("http.port: expected an integer from 0 to 65535, got \"80\"")) {
             try port.apply(.string("80"), to: &configuration)
         }
-        #expect(throws: ConfigurationError("http.port (from REACTOR_HTTP_PORT): expected an integer from 0 to 65535, got \"eighty\"")) {
+        #expect(
+            throws: ConfigurationError(
+                "http.port (from REACTOR_HTTP_PORT): expected an integer from 0 to 65535, got \"eighty\"")
+        ) {
             try port.apply(text: "eighty", from: "REACTOR_HTTP_PORT", to: &configuration)
         }
         try port.apply(text: " 9000 ", from: "--port", to: &configuration)

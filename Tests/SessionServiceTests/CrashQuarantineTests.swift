@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A trap in one session's reactor code is that session's problem only: the process dies as before (the

@@ -1,10 +1,10 @@
 import Foundation
-import Synchronization
 import ReactorServerTesting
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `kill -9` of a real `reactor-server` process under concurrent load, then a restart on the same
@@ -31,7 +31,8 @@ import Glibc
 
     /// Every backend; the file journal with each `storage.fsync` policy.
     static let backends: [TestStorage] = TestStorage.all.flatMap { storage in
-        storage.name == TestStorage.file.name ? ["batch", "always", "never"].map { storage.with("storage.fsync", $0) } : [storage]
+        storage.name == TestStorage.file.name
+            ? ["batch", "always", "never"].map { storage.with("storage.fsync", $0) } : [storage]
     }
 
     /// Shared by the threads of one run.
@@ -93,7 +94,9 @@ import Glibc
         }
         // Every subscriber holds its stream before the load starts, so each sees the versions it makes.
         let subscribed = try await offPool {
-            sessions.allSatisfy { _ in ready.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds))) == .success }
+            sessions.allSatisfy { _ in
+                ready.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds))) == .success
+            }
         }
         try #require(subscribed, "the subscribers did not all open their streams within \(defaultBound)")
 
@@ -106,8 +109,10 @@ import Glibc
                     let connection = try TestClient(port: port)
                     // Bounded so a server that never reaches the kill point still ends the test (which then fails).
                     for request in 0..<20_000 where !run.killed.load(ordering: .acquiring) {
-                        let id = sessions[(client + request * 7 + Int.random(in: 0..<3, using: &generator)) % sessions.count]
-                        let response = try connection.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#)
+                        let id = sessions[
+                            (client + request * 7 + Int.random(in: 0..<3, using: &generator)) % sessions.count]
+                        let response = try connection.request(
+                            "POST", "/sessions/\(id)/actions", body: #"{"type":"increase"}"#)
                         guard response.status == 202, let seq = try response.json()["seq"] as? Int else {
                             run.fail("client \(client), session \(id): \(response.status) \(response.text)")
                             return
@@ -119,7 +124,9 @@ import Glibc
                 }
             }
         }
-        let finished = try await offPool { group.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds))) }
+        let finished = try await offPool {
+            group.wait(timeout: .now() + .seconds(Int(defaultBound.components.seconds)))
+        }
         let reached = run.killed.load(ordering: .acquiring)
         if !reached { server.process.signal(SIGKILL) }
         #expect(finished == .success, "clients did not finish within \(defaultBound)")
@@ -130,7 +137,9 @@ import Glibc
     }
 
     /// Checks every session against what the clients saw before the kill; returns the recovered versions.
-    static func verify(_ server: ServerProcess, sessions: [String], seen: Seen, previous: [String: Int]) throws -> [String: Int] {
+    static func verify(_ server: ServerProcess, sessions: [String], seen: Seen, previous: [String: Int]) throws
+        -> [String: Int]
+    {
         let admin = [("Authorization", "Bearer \(token)")]
         let connection = try TestClient(port: server.port)
         var recovered: [String: Int] = [:]
@@ -139,17 +148,22 @@ import Glibc
             let version = try #require(session["version"] as? Int)
             let value = try #require((session["state"] as? [String: Any])?["value"] as? Int)
             recovered[id] = version
-            #expect(version >= seen.version[id] ?? 0, "session \(id) recovered version \(version) below the \(seen.version[id] ?? 0) a subscriber saw")
-            #expect(version >= previous[id] ?? 0, "session \(id) went back from version \(previous[id] ?? 0) to \(version)")
+            #expect(
+                version >= seen.version[id] ?? 0,
+                "session \(id) recovered version \(version) below the \(seen.version[id] ?? 0) a subscriber saw")
+            #expect(
+                version >= previous[id] ?? 0, "session \(id) went back from version \(previous[id] ?? 0) to \(version)")
             // Every mutation is an increase: the replayed journal's value is its version.
             #expect(value == version, "session \(id): value \(value) is not the replay of \(version) increases")
-            let replayed = try connection.request("GET", "/admin/sessions/\(id)/versions/\(version)", headers: admin).json()
+            let replayed = try connection.request("GET", "/admin/sessions/\(id)/versions/\(version)", headers: admin)
+                .json()
             #expect((replayed["state"] as? [String: Any])?["value"] as? Int == value)
 
             var actions: [[String: Any]] = []
             var since = 0
             while true {
-                let page = try connection.request("GET", "/admin/sessions/\(id)/actions?since=\(since)", headers: admin).json()
+                let page = try connection.request("GET", "/admin/sessions/\(id)/actions?since=\(since)", headers: admin)
+                    .json()
                 actions += page["actions"] as? [[String: Any]] ?? []
                 guard let next = page["next"] as? Int else { break }
                 since = next
@@ -157,7 +171,9 @@ import Glibc
             let seqs = actions.compactMap { $0["seq"] as? Int }
             #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "session \(id): action log out of order")
             let lastSeq = seqs.last ?? 0
-            #expect(lastSeq >= seen.seq[id] ?? 0, "session \(id): a client got 202 for seq \(seen.seq[id] ?? 0) but the log ends at \(lastSeq)")
+            #expect(
+                lastSeq >= seen.seq[id] ?? 0,
+                "session \(id): a client got 202 for seq \(seen.seq[id] ?? 0) but the log ends at \(lastSeq)")
             // A counter action is one mutation: a completed action's mutation is in the journal before it.
             let completed = actions.filter { $0["interrupted"] as? Bool != true }.count
             #expect(completed <= version, "session \(id): \(completed) completed actions but version \(version)")
@@ -174,7 +190,8 @@ import Glibc
             var server = try await Self.start(place)
             let setup = try TestClient(port: server.port)
             for id in sessions {
-                #expect(try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
+                #expect(
+                    try setup.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201)
             }
             var previous: [String: Int] = [:]
             // Kill points: counts of SSE events seen, random per round.

@@ -42,8 +42,11 @@ import Tokens
         let streams = RevocableStreams()
         let kept = RecordingStream()
         streams.register(kept, for: "kept", matched: try Self.hash("1"))
-        for index in 0..<1000 { streams.register(RecordingStream(), for: "s\(index % 10)", matched: try Self.hash("1")) }
-        #expect(streams.count < 200, "the table is swept each time it doubles: \(streams.count) entries for 1 live stream")
+        for index in 0..<1000 {
+            streams.register(RecordingStream(), for: "s\(index % 10)", matched: try Self.hash("1"))
+        }
+        #expect(
+            streams.count < 200, "the table is swept each time it doubles: \(streams.count) entries for 1 live stream")
         #expect(streams.revoke("kept", current: nil, message: "replaced") == 1)
         #expect(kept.ends == ["kept"])
     }

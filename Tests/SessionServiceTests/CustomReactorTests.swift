@@ -1,7 +1,7 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import SessionService
-import ReactorServerTesting
 import Testing
 
 /// A reactor defined only here, hosted by the server as a library: what a package depending on this
@@ -35,7 +35,9 @@ struct ScoreboardReactor: Reactor {
 @Suite(.offThePool) struct CustomReactorTests {
     @Test func aPackageHostsItsOwnReactorInAFewLines() async throws {
         var catalog = ReactorCatalog()
-        catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"score","team":"home","points":3}"#]) {
+        catalog.register(
+            "scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"score","team":"home","points":3}"#]
+        ) {
             ScoreboardReactor()
         }
         var configuration = ServerConfiguration()
@@ -47,8 +49,11 @@ struct ScoreboardReactor: Reactor {
 
         let client = try TestClient(port: port)
         #expect(try client.request("POST", "/sessions", body: #"{"reactor":"scoreboard","id":"game"}"#).status == 201)
-        #expect(try client.request("POST", "/sessions/game/actions", body: #"{"type":"score","team":"home","points":3}"#).status == 202)
-        let after = try client.request("POST", "/sessions/game/actions?wait=true", body: #"{"type":"score","team":"away","points":2}"#)
+        #expect(
+            try client.request("POST", "/sessions/game/actions", body: #"{"type":"score","team":"home","points":3}"#)
+                .status == 202)
+        let after = try client.request(
+            "POST", "/sessions/game/actions?wait=true", body: #"{"type":"score","team":"away","points":2}"#)
         #expect(after.text == #"{"seq":2,"version":2,"state":{"home":3,"away":2}}"# + "\n")
         let unknown = try client.request("POST", "/sessions/game/actions", body: #"{"type":"foul"}"#)
         #expect(unknown.errorCode == "unknown_action")
@@ -56,7 +61,9 @@ struct ScoreboardReactor: Reactor {
         let invalid = try client.request("POST", "/sessions/game/actions", body: #"{"type":"score","team":"home"}"#)
         #expect(invalid.errorCode == "invalid_action")
         #expect(invalid.errorMessage?.contains("points") == true)
-        #expect(try client.request("POST", "/sessions/game/actions?wait=true", body: #"{"type":"reset"}"#).text == #"{"seq":3,"version":3,"state":{"home":0,"away":0}}"# + "\n")
+        #expect(
+            try client.request("POST", "/sessions/game/actions?wait=true", body: #"{"type":"reset"}"#).text
+                == #"{"seq":3,"version":3,"state":{"home":0,"away":0}}"# + "\n")
         let listing = try client.request("GET", "/reactors").text
         #expect(listing.contains(#""name":"scoreboard""#))
         #expect(!listing.contains("counter"), "only what the package registered")

@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What answers what while the journal cannot be written (a 64 KiB file-size limit, as in

@@ -1,14 +1,15 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import SessionService
-import ReactorServerTesting
 import Testing
 
 /// Sessions survive restarts of an in-process server, and passivation, with every backend; damaged
 /// file journals truncate (torn tail) or quarantine one session (corruption, changed reactor types).
 @Suite(.offThePool) struct DurabilityTests {
     static func segments(_ directory: String) throws -> [String] {
-        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map { directory + "/" + $0 }
+        try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasPrefix("journal-") }.sorted().map
+        { directory + "/" + $0 }
     }
 
     @Test(arguments: TestStorage.all)
@@ -17,7 +18,11 @@ import Testing
             do {
                 let server = try TestServer(storage: place)
                 _ = try server.createSession("counter", id: "kept")
-                for _ in 0..<3 { #expect(try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 202) }
+                for _ in 0..<3 {
+                    #expect(
+                        try server.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status
+                            == 202)
+                }
                 #expect(try server.request("GET", "/sessions/kept").json()["version"] as? Int == 3)
             }
             let server = try TestServer(storage: place)
@@ -30,7 +35,8 @@ import Testing
             #expect(next["seq"] as? Int == 4)
             let past = try server.request("GET", "/admin/sessions/kept/versions/1", headers: server.admin).json()
             #expect((past["state"] as? [String: Any])?["value"] as? Int == 1)
-            let fork = try server.request("POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":2,"id":"forked"}"#)
+            let fork = try server.request(
+                "POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":2,"id":"forked"}"#)
             #expect(fork.status == 201)
             #expect(try fork.json()["version"] as? Int == 2)
         }
@@ -41,7 +47,9 @@ import Testing
             do {
                 let server = try TestServer(dataDirectory: directory)
                 _ = try server.createSession("counter", id: "torn")
-                for _ in 0..<2 { _ = try server.request("POST", "/sessions/torn/actions", body: #"{"type":"increase"}"#) }
+                for _ in 0..<2 {
+                    _ = try server.request("POST", "/sessions/torn/actions", body: #"{"type":"increase"}"#)
+                }
             }
             let segment = try #require(try Self.segments(directory).last)
             let size = try #require(try FileManager.default.attributesOfItem(atPath: segment)[.size] as? Int)
@@ -70,7 +78,8 @@ import Testing
             var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: segment)))
             // The first mutation record belongs to "damaged": flip a byte of its JSON payload.
             let marker = Array(#"increase"#.utf8)
-            let at = try #require((0..<(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker })
+            let at = try #require(
+                (0..<(bytes.count - marker.count)).first { Array(bytes[$0..<($0 + marker.count)]) == marker })
             bytes[at] ^= 0x20
             try Data(bytes).write(to: URL(fileURLWithPath: segment))
             let server = try TestServer(dataDirectory: directory)
@@ -100,7 +109,10 @@ import Testing
                 _ = try server.createSession("counter", id: "old")
                 _ = try server.request("POST", "/sessions/old/actions", body: #"{"type":"increase"}"#)
             }
-            let server = try TestServer(dataDirectory: directory) { _ in } catalog: { $0.register("counter") { ChangedCounter() } }
+            let server = try TestServer(dataDirectory: directory) { _ in
+            } catalog: {
+                $0.register("counter") { ChangedCounter() }
+            }
             let response = try server.request("GET", "/sessions/old")
             #expect(response.status == 409)
             #expect(response.text.contains("does not decode"))
@@ -114,7 +126,9 @@ import Testing
             let server = try TestServer(storage: place) { $0.sessions.maxResident = 2 }
             for index in 0..<5 {
                 _ = try server.createSession("counter", id: "s\(index)")
-                for _ in 0...index { _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#) }
+                for _ in 0...index {
+                    _ = try server.request("POST", "/sessions/s\(index)/actions", body: #"{"type":"increase"}"#)
+                }
             }
             #expect(server.server.service.store.residentCount <= 2)
             for index in 0..<5 {
@@ -148,7 +162,9 @@ import Testing
             #expect(try journalBytes() == afterCreate)
 
             // Changed: leaving memory journals a snapshot, and the change comes back.
-            #expect(try server.request("POST", "/sessions/fresh/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try server.request("POST", "/sessions/fresh/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             #expect(store.passivate(idleBefore: .max) == 1)
             #expect(try journalBytes() > afterCreate)
             let loaded = try server.request("GET", "/sessions/fresh").json()
@@ -172,7 +188,8 @@ import Testing
     func aSessionMergingOutsideActionsStaysInMemory(storage: TestStorage) async throws {
         try await storage.withPlace("durability") { place in
             let (ticks, continuation) = AsyncStream<TickReactor.Action>.makeStream()
-            let server = try TestServer(storage: place, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
+            let server = try TestServer(
+                storage: place, catalog: { $0.register("ticker") { TickReactor(ticks: ticks) } })
             let store = server.server.service.store
             #expect(try server.request("POST", "/sessions", body: #"{"reactor":"ticker","id":"t"}"#).status == 201)
             _ = try server.createSession("counter", id: "c")

@@ -7,7 +7,8 @@ import Testing
 @Suite struct DurabilityWatermarkTests {
     @Test func theWatermarkMovesOverResolvedPositionsOnlyWhenNothingBeforeThemIsInFlight() {
         let watermark = DurabilityWatermark()
-        let first = watermark.allocate(), second = watermark.allocate()
+        let first = watermark.allocate()
+        let second = watermark.allocate()
         let woken = Atomic<Int>(0)
         watermark.whenDurable(second) { woken.add(1, ordering: .relaxed) }
         watermark.resolve([second])
@@ -20,7 +21,9 @@ import Testing
 
     @Test func aLostPositionIsPassedAndNamedWhileOthersStayDurable() {
         let watermark = DurabilityWatermark()
-        let kept = watermark.allocate(), lost = watermark.allocate(), after = watermark.allocate()
+        let kept = watermark.allocate()
+        let lost = watermark.allocate()
+        let after = watermark.allocate()
         let woken = Atomic<Int>(0)
         watermark.whenDurable(after) { woken.add(1, ordering: .relaxed) }
         watermark.resolve([kept, after])

@@ -34,7 +34,9 @@ import Testing
     @Test func lastEventIDSkipsWhatTheClientHas() throws {
         let server = try TestServer()
         let id = try server.createSession("counter")
-        for _ in 0..<3 { _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#) }
+        for _ in 0..<3 {
+            _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
+        }
         // Older id: the current state comes first.
         let behind = try server.subscribe("/sessions/\(id)/events", headers: [("Last-Event-ID", "1")])
         #expect(try behind.nextEvent().id == "3")

@@ -65,7 +65,8 @@ import Testing
         #expect(head.header("Cache-Control") == "no-cache")
         #expect(head.header("Connection") == "close")
         #expect(try connection.readToEnd().isEmpty)
-        let sessions = try server.request("GET", "/admin/sessions", headers: server.admin).json()["sessions"] as? [[String: Any]]
+        let sessions =
+            try server.request("GET", "/admin/sessions", headers: server.admin).json()["sessions"] as? [[String: Any]]
         #expect(sessions?.first?["subscribers"] as? Int == 0)
         // An unknown session is a 404 for HEAD as for GET.
         #expect(try server.request("HEAD", "/sessions/nope/events").status == 404)
@@ -99,19 +100,24 @@ import Testing
 
     @Test func shutdownAnswersAnActionStillWaitingWith503() async throws {
         // An upstream that never answers: the action's effect runs past any deadline.
-        let server = try TestServer(configure: { configuration in
-            configuration.http.loops = 1
-            configuration.http.shutdownDeadlineSeconds = 10
-            configuration.sessions.waitTimeoutSeconds = 600
-        }, search: { _, _ in
-            try await Task.sleep(for: .seconds(3600))
-            return ([], nil)
-        })
+        let server = try TestServer(
+            configure: { configuration in
+                configuration.http.loops = 1
+                configuration.http.shutdownDeadlineSeconds = 10
+                configuration.sessions.waitTimeoutSeconds = 600
+            },
+            search: { _, _ in
+                try await Task.sleep(for: .seconds(3600))
+                return ([], nil)
+            })
         let id = try server.createSession("search")
         let waiting = try server.connect()
-        try waiting.send("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}")
+        try waiting.send(
+            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}"
+        )
         try await eventually("the action to start loading") {
-            (try server.request("GET", "/sessions/\(id)").json()["state"] as? [String: Any])?["isLoading"] as? Bool == true
+            (try server.request("GET", "/sessions/\(id)").json()["state"] as? [String: Any])?["isLoading"] as? Bool
+                == true
         }
         let idle = try server.connect()
         #expect(try idle.request("GET", "/healthz").status == 200)

@@ -1,7 +1,7 @@
 import Foundation
 import Logs
-import Reactors
 import ReactorServerTesting
+import Reactors
 import ReactorsTesting
 import SessionService
 import Testing
@@ -47,7 +47,8 @@ struct TypeaheadReactor: Reactor {
 
 @Suite(.offThePool) struct HostedFlowTests {
     static func server(_ clock: InjectedClock = InjectedClock(), dataDirectory: String? = nil) throws -> TestServer {
-        try TestServer(dataDirectory: dataDirectory, clock: clock) { _ in } catalog: { catalog in
+        try TestServer(dataDirectory: dataDirectory, clock: clock) { _ in
+        } catalog: { catalog in
             catalog.register("typeahead") { TypeaheadReactor(clock: clock.reactorClock) }
         }
     }

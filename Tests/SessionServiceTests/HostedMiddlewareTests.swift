@@ -1,5 +1,5 @@
-import Reactors
 import ReactorServerTesting
+import Reactors
 import SessionService
 import Synchronization
 import Testing
@@ -47,10 +47,13 @@ struct Audit: ReactorMiddleware {
 
 @Suite(.offThePool) struct HostedMiddlewareTests {
     static func register(_ catalog: inout ReactorCatalog, log: Recorder<String>, made: Recorder<String>) {
-        catalog.register("scoreboard", middlewares: { sessionID in
-            made.record(sessionID)
-            return [PointsLimit(log: log, sessionID: sessionID), Audit(log: log, sessionID: sessionID)]
-        }) { ScoreboardReactor() }
+        catalog.register(
+            "scoreboard",
+            middlewares: { sessionID in
+                made.record(sessionID)
+                return [PointsLimit(log: log, sessionID: sessionID), Audit(log: log, sessionID: sessionID)]
+            }
+        ) { ScoreboardReactor() }
     }
 
     static let three = score("home", 3)
@@ -63,7 +66,10 @@ struct Audit: ReactorMiddleware {
     @Test func theReactorsMiddlewaresValidateAndObserveInOrderOverHTTP() throws {
         let log = Recorder<String>()
         let made = Recorder<String>()
-        let server = try TestServer { _ in } catalog: { Self.register(&$0, log: log, made: made) }
+        let server = try TestServer { _ in
+        } catalog: {
+            Self.register(&$0, log: log, made: made)
+        }
         _ = try server.createSession("scoreboard", id: "game")
         #expect(made.values == ["game"])
 
@@ -77,10 +83,11 @@ struct Audit: ReactorMiddleware {
         let accepted = try server.request("POST", "/sessions/game/actions?wait=true", body: Self.three)
         #expect(accepted.status == 200)
         #expect(accepted.text == #"{"seq":1,"version":1,"state":{"home":3,"away":0}}"# + "\n")
-        #expect(Array(log.values.dropFirst()) == [
-            #"game limit score(team: "home", points: 3)"#, #"game audit score(team: "home", points: 3)"#,
-            "game accepted 1", "game version 1: 3-0",
-        ])
+        #expect(
+            Array(log.values.dropFirst()) == [
+                #"game limit score(team: "home", points: 3)"#, #"game audit score(team: "home", points: 3)"#,
+                "game accepted 1", "game version 1: 3-0",
+            ])
         let actions = try server.request("GET", "/admin/sessions/game/actions", headers: server.admin).json()
         #expect((actions["actions"] as? [Any])?.count == 1, "the refused action is not in the log")
     }
@@ -90,7 +97,8 @@ struct Audit: ReactorMiddleware {
             let log = Recorder<String>()
             let made = Recorder<String>()
             do {
-                let server = try TestServer(dataDirectory: directory) { _ in } catalog: {
+                let server = try TestServer(dataDirectory: directory) { _ in
+                } catalog: {
                     Self.register(&$0, log: log, made: made)
                 }
                 _ = try server.createSession("scoreboard", id: "cup")
@@ -107,7 +115,8 @@ struct Audit: ReactorMiddleware {
                 let again = try server.request("POST", "/sessions/cup/actions", body: Self.score("away", 4))
                 #expect(again.errorCode == "too_many_points")
             }
-            let restarted = try TestServer(dataDirectory: directory) { _ in } catalog: {
+            let restarted = try TestServer(dataDirectory: directory) { _ in
+            } catalog: {
                 Self.register(&$0, log: log, made: made)
             }
             let session = try restarted.request("GET", "/sessions/cup").json()
@@ -140,7 +149,8 @@ struct Audit: ReactorMiddleware {
 
     @Test func aReactorWithMiddlewaresMayRefuseWithItsOwnCodesAndTheDocumentSaysSo() throws {
         let log = Recorder<String>()
-        let server = try TestServer { _ in } catalog: {
+        let server = try TestServer { _ in
+        } catalog: {
             HostedMiddlewareTests.register(&$0, log: log, made: Recorder())
         }
         let refusal = try Self.actionRefusal(server, reactor: "scoreboard")

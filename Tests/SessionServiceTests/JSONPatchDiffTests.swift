@@ -40,8 +40,9 @@ import Testing
             removed = .object(object)
         }
         #expect(try Self.patch(Self.todos(1000), removed) == #"[{"op":"remove","path":"/items/300"}]"#)
-        #expect(try Self.patch(removed, Self.todos(1000))
-            == #"[{"op":"add","path":"/items/300","value":{"id":301,"title":"item 301","done":false}}]"#)
+        #expect(
+            try Self.patch(removed, Self.todos(1000))
+                == #"[{"op":"add","path":"/items/300","value":{"id":301,"title":"item 301","done":false}}]"#)
     }
 
     @Test func aRemovalAndAToggleFarApartAreTwoOperations() throws {
@@ -51,8 +52,9 @@ import Testing
             new = .object(object)
         }
         // Item 80 is at index 79 once item 10 is gone.
-        #expect(try Self.patch(Self.todos(100), new)
-            == #"[{"op":"remove","path":"/items/10"},{"op":"replace","path":"/items/79/done","value":true}]"#)
+        #expect(
+            try Self.patch(Self.todos(100), new)
+                == #"[{"op":"remove","path":"/items/10"},{"op":"replace","path":"/items/79/done","value":true}]"#)
     }
 
     @Test func aShiftedListIsARemoveAndAnAdd() throws {
@@ -64,7 +66,8 @@ import Testing
     @Test func membersAreAddedRemovedAndReplacedWithEscapedNames() throws {
         let old = try Self.json(#"{"a/b":1,"m~n":{"x":[1,2]},"gone":true,"same":"s"}"#)
         let new = try Self.json(#"{"a/b":2,"m~n":{"x":[1,2,3]},"same":"s","new\"key":null}"#)
-        let expected = #"[{"op":"replace","path":"/a~1b","value":2},{"op":"add","path":"/m~0n/x/2","value":3},"#
+        let expected =
+            #"[{"op":"replace","path":"/a~1b","value":2},{"op":"add","path":"/m~0n/x/2","value":3},"#
             + #"{"op":"remove","path":"/gone"},{"op":"add","path":"/new\"key","value":null}]"#
         #expect(try Self.patch(old, new) == expected)
     }
@@ -143,20 +146,26 @@ struct RandomJSON {
         switch value {
         case .array(var array):
             let choice = below(7)
-            if choice == 0 || array.isEmpty { array.insert(document(depth: depth - 1), at: below(array.count + 1)) }
-            else if choice == 1 { array.remove(at: below(array.count)) }
-            else if choice == 2 { array.append(array.remove(at: below(array.count))) }
-            else if choice == 3 { array.reverse() }
-            else {
+            if choice == 0 || array.isEmpty {
+                array.insert(document(depth: depth - 1), at: below(array.count + 1))
+            } else if choice == 1 {
+                array.remove(at: below(array.count))
+            } else if choice == 2 {
+                array.append(array.remove(at: below(array.count)))
+            } else if choice == 3 {
+                array.reverse()
+            } else {
                 let index = below(array.count)
                 array[index] = edit(array[index], depth: depth - 1)
             }
             return .array(array)
         case .object(var object):
             let choice = below(4)
-            if choice == 0 || object.isEmpty { object[key()] = document(depth: depth - 1) }
-            else if choice == 1 { object[object.keys[below(object.count)]] = nil }
-            else {
+            if choice == 0 || object.isEmpty {
+                object[key()] = document(depth: depth - 1)
+            } else if choice == 1 {
+                object[object.keys[below(object.count)]] = nil
+            } else {
                 let name = object.keys[below(object.count)]
                 object[name] = edit(object[name]!, depth: depth - 1)
             }

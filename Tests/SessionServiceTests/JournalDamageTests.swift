@@ -9,12 +9,16 @@ import Testing
 /// byte, reported with its place, and its session quarantined (409 `session_unavailable`).
 @Suite(.offThePool) struct JournalDamageTests {
     /// Sessions "damaged" (key 1) and "healthy" (key 2) with two and one actions, in one segment.
-    static func twoSessions(_ directory: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in }) throws {
+    static func twoSessions(_ directory: String, _ configure: @escaping (inout ServerConfiguration) -> Void = { _ in })
+        throws
+    {
         let server = try TestServer(dataDirectory: directory, configure: configure)
         _ = try server.createSession("counter", id: "damaged")
         _ = try server.createSession("counter", id: "healthy")
         for id in ["damaged", "damaged", "healthy"] {
-            #expect(try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
         }
     }
 
@@ -56,7 +60,9 @@ import Testing
         #expect(logged.first?.fields.contains { $0.key == "offset" && $0.value == .int(offset) } == true)
         #expect(!server.logs.values.contains { $0.message.contains("cut off") })
         // A new action goes to a new segment, never after the damaged bytes.
-        #expect(try server.request("POST", "/sessions/healthy/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(
+            try server.request("POST", "/sessions/healthy/actions?wait=true", body: #"{"type":"increase"}"#).status
+                == 200)
         for (path, content) in before {
             #expect(try bytes(path) == content, "\(path) was written after its damage")
         }
@@ -72,7 +78,10 @@ import Testing
             let server = try TestServer(dataDirectory: directory)
             #expect(try server.request("GET", "/sessions/damaged").json()["version"] as? Int == 2)
             #expect(try Self.bytes(segment).count == size)
-            let line = try #require(server.logs.values.first { $0.message.contains("cut off an incomplete record at the end of the newest journal segment") })
+            let line = try #require(
+                server.logs.values.first {
+                    $0.message.contains("cut off an incomplete record at the end of the newest journal segment")
+                })
             #expect(line.fields.contains { $0.key == "dropped_bytes" && $0.value == .int(13) })
         }
     }
@@ -93,7 +102,8 @@ import Testing
             try Self.twoSessions(directory)
             let segment = try #require(try DurabilityTests.segments(directory).last)
             let offset = try Self.bytes(segment).count
-            var record = JournalRecord(kind: .mutation, key: 1, number: 3, payload: Array(#"{"type":"increase"}"#.utf8)).encoded
+            var record = JournalRecord(kind: .mutation, key: 1, number: 3, payload: Array(#"{"type":"increase"}"#.utf8))
+                .encoded
             record[record.count - 2] ^= 0x01
             try Self.append(record, to: segment)
             try Self.expectCorruption(directory, reason: "fails its checksum", at: offset)
@@ -134,7 +144,9 @@ import Testing
             // A restart starts a new segment; one more action of "healthy" goes there.
             do {
                 let server = try TestServer(dataDirectory: directory)
-                #expect(try server.request("POST", "/sessions/healthy/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+                #expect(
+                    try server.request("POST", "/sessions/healthy/actions?wait=true", body: #"{"type":"increase"}"#)
+                        .status == 200)
             }
             let segments = try DurabilityTests.segments(directory)
             #expect(segments.count == 2)
@@ -152,7 +164,9 @@ import Testing
             let server = try TestServer(dataDirectory: directory)
             let damaged = try server.request("GET", "/sessions/damaged")
             #expect(damaged.status == 409)
-            #expect(damaged.errorMessage?.contains("ends before the record it announces is complete") == true, "\(damaged.text)")
+            #expect(
+                damaged.errorMessage?.contains("ends before the record it announces is complete") == true,
+                "\(damaged.text)")
             for (path, content) in before {
                 #expect(try Self.bytes(path) == content, "\(path) was changed")
             }
@@ -165,7 +179,10 @@ import Testing
         var found: [(offset: Int, size: Int, key: UInt32)] = []
         var offset = 0
         bytes.withUnsafeBytes { raw in
-            while offset < raw.count, case .record(let record, let size) = JournalRecord.parse(UnsafeRawBufferPointer(rebasing: raw[offset...]), withPayload: false) {
+            while offset < raw.count,
+                case .record(let record, let size) = JournalRecord.parse(
+                    UnsafeRawBufferPointer(rebasing: raw[offset...]), withPayload: false)
+            {
                 found.append((offset, size, record.key))
                 offset += size
             }

@@ -5,7 +5,7 @@ import Testing
 @testable import SessionService
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The journal is readable by the server's user only, and a deleted session's records do not stay
@@ -69,11 +69,18 @@ import Glibc
         _ = try server.createSession("counter", id: "survivor")
         let connection = try server.connect()
         for index in 0..<5 {
-            #expect(try connection.request("POST", "/sessions/doomed/actions", body: #"{"type":"add","title":"\#(marker) \#(index)"}"#).status == 202)
-            #expect(try connection.request("POST", "/sessions/survivor/actions", body: #"{"type":"increase"}"#).status == 202)
+            #expect(
+                try connection.request(
+                    "POST", "/sessions/doomed/actions", body: #"{"type":"add","title":"\#(marker) \#(index)"}"#
+                ).status == 202)
+            #expect(
+                try connection.request("POST", "/sessions/survivor/actions", body: #"{"type":"increase"}"#).status
+                    == 202)
         }
         #expect(server.server.service.store.passivate(idleBefore: .max) == 2)
-        #expect(try connection.request("POST", "/sessions/survivor/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(
+            try connection.request("POST", "/sessions/survivor/actions?wait=true", body: #"{"type":"increase"}"#).status
+                == 200)
         #expect(try connection.request("DELETE", "/sessions/doomed").status == 204)
     }
 
@@ -133,13 +140,19 @@ import Glibc
             #expect(doomed.count >= 2)
             let prefix = JournalRecord.frameBytes + JournalRecord.headerBytes
             for index in (doomed[0].offset + prefix)..<(doomed[0].offset + doomed[0].size) { bytes[index] = 0 }
-            bytes.replaceSubrange(doomed[1].offset..<(doomed[1].offset + prefix), with: JournalRecord.paddingHeader(size: doomed[1].size))
+            bytes.replaceSubrange(
+                doomed[1].offset..<(doomed[1].offset + prefix), with: JournalRecord.paddingHeader(size: doomed[1].size))
             try Data(bytes).write(to: URL(fileURLWithPath: segment))
 
             let server = try TestServer(dataDirectory: directory)
-            #expect(!server.logs.values.contains { $0.message.contains("damaged journal record") }, "\(server.logs.values.map(\.message))")
-            #expect(server.logs.values.filter { $0.message.contains("was being erased when the server stopped") }.count == 2)
-            #expect(server.logs.values.contains { $0.message.contains("still on disk; they are erased in the background") })
+            #expect(
+                !server.logs.values.contains { $0.message.contains("damaged journal record") },
+                "\(server.logs.values.map(\.message))")
+            #expect(
+                server.logs.values.filter { $0.message.contains("was being erased when the server stopped") }.count == 2
+            )
+            #expect(
+                server.logs.values.contains { $0.message.contains("still on disk; they are erased in the background") })
             #expect(try server.request("GET", "/sessions/survivor").json()["version"] as? Int == 6)
             try server.eraseDeletedSessions()
             #expect(try Self.mentions(directory).isEmpty)

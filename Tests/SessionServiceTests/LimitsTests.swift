@@ -32,7 +32,10 @@ import Testing
     }
 
     static func request(peer: String, forwardedFor: [String]) -> HTTPRequest {
-        HTTPRequest(method: .GET, target: "/healthz", headers: HTTPHeaders(forwardedFor.map { (name: "X-Forwarded-For", value: $0) }), peer: SocketAddress(host: peer, port: 40000))
+        HTTPRequest(
+            method: .GET, target: "/healthz",
+            headers: HTTPHeaders(forwardedFor.map { (name: "X-Forwarded-For", value: $0) }),
+            peer: SocketAddress(host: peer, port: 40000))
     }
 
     @Test(arguments: [
@@ -117,7 +120,8 @@ import Testing
     }
 
     @Test func behindATrustedProxyEachForwardedClientHasItsOwnBucket() throws {
-        let statuses = try Self.statuses(trusting: ["127.0.0.1"], forwardedFor: ["203.0.113.1", "203.0.113.2", "203.0.113.1"])
+        let statuses = try Self.statuses(
+            trusting: ["127.0.0.1"], forwardedFor: ["203.0.113.1", "203.0.113.2", "203.0.113.1"])
         #expect(statuses == [200, 200, 429])
     }
 
@@ -151,7 +155,9 @@ import Testing
         }
         let first = try server.createSession("counter")
         let second = try server.createSession("counter")
-        var streams = [try server.subscribe("/sessions/\(first)/events"), try server.subscribe("/sessions/\(first)/events")]
+        var streams = [
+            try server.subscribe("/sessions/\(first)/events"), try server.subscribe("/sessions/\(first)/events"),
+        ]
         for stream in streams { _ = try stream.nextEvent() }
         let perSession = try server.request("GET", "/sessions/\(first)/events")
         #expect(perSession.status == 503)
@@ -161,15 +167,18 @@ import Testing
         let inAll = try server.request("GET", "/sessions/\(second)/events")
         #expect(inAll.status == 503)
         #expect(inAll.text.contains("sse.maxSubscribers"))
-        #expect(try inAll.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "too_many_subscribers")
+        #expect(
+            try inAll.json()["error"].flatMap { $0 as? [String: Any] }?["code"] as? String == "too_many_subscribers")
     }
 }
 
 extension LimitsTests {
-    @Test(arguments: [
-        ("0.0.0.0", "0.0.0.0"), ("255.255.255.255", "255.255.255.255"), ("10.1.2.3", "10.1.2.3"),
-        ("256.1.1.1", nil), ("1.2.3", nil), ("1.2.3.4.5", nil), ("01.2.3.4", nil), ("1..3.4", nil), ("1.2.3.4 ", nil), ("", nil),
-    ] as [(String, String?)])
+    @Test(
+        arguments: [
+            ("0.0.0.0", "0.0.0.0"), ("255.255.255.255", "255.255.255.255"), ("10.1.2.3", "10.1.2.3"),
+            ("256.1.1.1", nil), ("1.2.3", nil), ("1.2.3.4.5", nil), ("01.2.3.4", nil), ("1..3.4", nil),
+            ("1.2.3.4 ", nil), ("", nil),
+        ] as [(String, String?)])
     func dottedAddressesParseExactly(text: String, expected: String?) {
         #expect(IPAddress(text)?.description == expected)
     }

@@ -13,7 +13,9 @@ import Testing
             let server = try TestServer(dataDirectory: directory) { $0.sessions.passivateAfterSeconds = 30 }
             let store = server.server.service.store
             try server.createSession("counter", id: "resting")
-            #expect(try server.request("POST", "/sessions/resting/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try server.request("POST", "/sessions/resting/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             #expect(store.residentCount == 1)
             await server.clock.advance(by: .seconds(25))
             #expect(store.residentCount == 1, "it left memory before being idle for 30 s")
@@ -62,7 +64,9 @@ import Testing
             // Replaying version 25 needs the 25 mutations after the first snapshot until a tick writes one.
             #expect(try storage.history(of: "busy", upTo: 25)?.states.count == 25)
             await server.clock.advance(by: .seconds(5))
-            #expect(try storage.history(of: "busy", upTo: 25)?.states.count == 0, "no snapshot at version 25 after a maintenance tick")
+            #expect(
+                try storage.history(of: "busy", upTo: 25)?.states.count == 0,
+                "no snapshot at version 25 after a maintenance tick")
         }
     }
 
@@ -97,7 +101,8 @@ import Testing
         #expect(try stream?.nextEvent().id == "0")
         await server.clock.advance(by: .seconds(120))
         // The admin listing does not touch it: the subscriber alone kept it.
-        #expect(try server.adminEntry("watched")?["subscribers"] as? Int == 1, "a session with a live subscriber expired")
+        #expect(
+            try server.adminEntry("watched")?["subscribers"] as? Int == 1, "a session with a live subscriber expired")
         stream = nil
         try await eventually("the server to see the subscriber leave") {
             try server.adminEntry("watched")?["subscribers"] as? Int == 0

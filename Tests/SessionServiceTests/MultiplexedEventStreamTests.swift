@@ -10,7 +10,9 @@ import Testing
 @Suite(.offThePool) struct MultiplexedEventStreamTests {
     static func increase(_ server: TestServer, _ id: String) throws {
         let response = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#)
-        guard response.status == 200 else { throw TestFailure("increase on \(id) answered \(response.status) \(response.text)") }
+        guard response.status == 200 else {
+            throw TestFailure("increase on \(id) answered \(response.status) \(response.text)")
+        }
     }
 
     /// `session: event version` of each of the next `count` events, e.g. `a: state 3`, `c: end unknown_session`.
@@ -41,7 +43,9 @@ import Testing
         let second = try stream.nextEvent()
         #expect(second.session == "t" && second.version == 0)
         #expect((try second.object()["state"] as? [String: Any])?["nextID"] as? Int == 1)
-        #expect(first.id != nil && second.id != nil && first.id != second.id, "every event's id is the stream's cursor, which moved")
+        #expect(
+            first.id != nil && second.id != nil && first.id != second.id,
+            "every event's id is the stream's cursor, which moved")
 
         _ = try server.request("POST", "/sessions/t/actions?wait=true", body: #"{"type":"toggle","id":99}"#)
         try Self.increase(server, a)
@@ -57,7 +61,10 @@ import Testing
             try Self.increase(server, "b")
             try Self.increase(server, "a")
         }
-        #expect(try Self.next(6, on: stream) == ["b: state 1", "a: state 1", "b: state 2", "a: state 2", "b: state 3", "a: state 3"])
+        #expect(
+            try Self.next(6, on: stream) == [
+                "b: state 1", "a: state 1", "b: state 2", "a: state 2", "b: state 3", "a: state 3",
+            ])
     }
 
     @Test func oneCursorResumesEverySessionWithoutRepeats() throws {
@@ -76,13 +83,16 @@ import Testing
         try Self.increase(server, "b")
         try Self.increase(server, "a")
         let resumed = try server.subscribe("/events?sessions=a,b,c", headers: [("Last-Event-ID", cursor)])
-        #expect(try Self.next(2, on: resumed) == ["a: state 2", "b: state 2"], "only what is newer than the cursor, c not at all")
+        #expect(
+            try Self.next(2, on: resumed) == ["a: state 2", "b: state 2"],
+            "only what is newer than the cursor, c not at all")
         try Self.increase(server, "c")
         let moved = try resumed.nextEvent()
         #expect(try Self.describe(moved) == "c: state 1")
 
         // The newest cursor repeats nothing at all.
-        let current = try server.subscribe("/events?sessions=a,b,c", headers: [("Last-Event-ID", try #require(moved.id))])
+        let current = try server.subscribe(
+            "/events?sessions=a,b,c", headers: [("Last-Event-ID", try #require(moved.id))])
         try Self.increase(server, "b")
         #expect(try Self.next(1, on: current) == ["b: state 3"])
 
@@ -118,7 +128,9 @@ import Testing
             try server.createSession("counter", id: "a")
             try Self.increase(server, "a")
             try server.createSession("counter", id: "b")
-            try await eventually("a to leave memory for b") { try server.adminEntry("a")?["resident"] as? Bool == false }
+            try await eventually("a to leave memory for b") {
+                try server.adminEntry("a")?["resident"] as? Bool == false
+            }
             let stream = try server.subscribe("/events?sessions=a,b")
             #expect(try Self.next(2, on: stream) == ["a: state 1", "b: state 0"])
             try Self.increase(server, "a")
@@ -137,8 +149,10 @@ import Testing
         let two = try server.subscribe("/events?sessions=a,b")
         #expect(try Self.next(2, on: two) == ["a: end unknown_session", "b: end unknown_session"])
         for (target, code) in [
-            ("/events", "invalid_sessions"), ("/events?sessions=", "invalid_sessions"), ("/events?sessions=a,a", "invalid_sessions"),
-            ("/events?sessions=a,", "invalid_id"), ("/events?sessions=a%20b", "invalid_id"), ("/events?sessions=a&select=nope", "invalid_select"),
+            ("/events", "invalid_sessions"), ("/events?sessions=", "invalid_sessions"),
+            ("/events?sessions=a,a", "invalid_sessions"),
+            ("/events?sessions=a,", "invalid_id"), ("/events?sessions=a%20b", "invalid_id"),
+            ("/events?sessions=a&select=nope", "invalid_select"),
         ] {
             let refused = try server.request("GET", target)
             #expect(refused.status == 400, "\(target)")
@@ -174,7 +188,8 @@ import Testing
         #expect(try Self.next(3, on: #require(both)) == ["a: state 0", "b: state 0", "ghost: end unknown_session"])
         let single = try server.subscribe("/sessions/a/events")
         _ = try single.nextEvent()
-        #expect(try Self.subscribers(server, ["a", "b", "c"]) == [2, 1, 0], "an unknown session's part counts for nothing")
+        #expect(
+            try Self.subscribers(server, ["a", "b", "c"]) == [2, 1, 0], "an unknown session's part counts for nothing")
         #expect(try server.request("GET", "/metrics").text.contains("\nreactor_subscribers 3"))
 
         let perSession = try server.request("GET", "/events?sessions=c,a")
@@ -191,7 +206,9 @@ import Testing
         #expect(try Self.next(1, on: fits) == ["c: state 0"])
 
         both = nil
-        try await eventually("the closed stream's parts to leave a and b") { try Self.subscribers(server, ["a", "b", "c"]) == [1, 0, 1] }
+        try await eventually("the closed stream's parts to leave a and b") {
+            try Self.subscribers(server, ["a", "b", "c"]) == [1, 0, 1]
+        }
         let again = try server.subscribe("/events?sessions=a,b")
         #expect(try Self.next(2, on: again) == ["a: state 0", "b: state 0"])
     }
@@ -212,14 +229,21 @@ import Testing
         let client = try server.connect()
         try client.send("HEAD /events?sessions=b,ghost HTTP/1.1\r\nHost: test\r\n\r\n")
         let headHead = try client.read(until: "\r\n\r\n")
-        let fields: (String) -> [String] = { $0.split(separator: "\r\n").filter { !$0.hasPrefix("Date:") }.map(String.init) }
+        let fields: (String) -> [String] = {
+            $0.split(separator: "\r\n").filter { !$0.hasPrefix("Date:") }.map(String.init)
+        }
         #expect(fields(headHead) == fields(getHead), "HEAD gets the head GET gets, bar the date")
         #expect(headHead.contains("Content-Type: text/event-stream"))
 
-        #expect(try server.request("HEAD", "/events?sessions=a,a").status == 400, "a list named twice is refused as for GET")
+        #expect(
+            try server.request("HEAD", "/events?sessions=a,a").status == 400, "a list named twice is refused as for GET"
+        )
         #expect(try server.request("HEAD", "/events").status == 400, "no list is refused as for GET")
-        #expect(try server.request("HEAD", "/events?sessions=a&select=nope").status == 400, "a bad select is refused as for GET")
-        #expect(try server.request("HEAD", "/events?sessions=a,b").status == 503, "a full session is refused as for GET")
+        #expect(
+            try server.request("HEAD", "/events?sessions=a&select=nope").status == 400,
+            "a bad select is refused as for GET")
+        #expect(
+            try server.request("HEAD", "/events?sessions=a,b").status == 503, "a full session is refused as for GET")
 
         // End to end: no event follows, and only the GET's part subscribed.
         #expect(try client.readToEnd().isEmpty, "no events follow a HEAD answer")

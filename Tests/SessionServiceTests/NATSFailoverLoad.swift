@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What clients of a cluster were told, per session: every `seq` acknowledged, the highest version
@@ -92,7 +92,8 @@ final class ActionLoad: Sendable {
                 "POST", "/sessions/\(id)/actions\(wait ? "?wait=true" : "")", headers: credentials?.headers(id) ?? [],
                 body: #"{"type":"increase"}"#)
         }
-        if let response, response.status == (wait ? 200 : 202), let body = try? response.json(), let seq = body["seq"] as? Int,
+        if let response, response.status == (wait ? 200 : 202), let body = try? response.json(),
+            let seq = body["seq"] as? Int,
             let version = wait ? body["version"] as? Int : 0
         {
             ledger.record(id, seq: seq, version: version, instance: target)
@@ -107,6 +108,8 @@ final class ActionLoad: Sendable {
     /// Stops the clients and waits (bounded) for the requests in flight.
     func stop() throws {
         running.store(false, ordering: .relaxed)
-        guard finished.wait(timeout: .now() + 30) == .success else { throw TestFailure("the load's clients did not stop within 30 s") }
+        guard finished.wait(timeout: .now() + 30) == .success else {
+            throw TestFailure("the load's clients did not stop within 30 s")
+        }
     }
 }

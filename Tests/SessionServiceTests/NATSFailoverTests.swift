@@ -4,7 +4,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One writer per session on the NATS backend, with real `reactor-server` processes under load: an
@@ -13,18 +13,24 @@ import Glibc
 /// Afterwards every session's version is at least any version a client saw, its state replays only
 /// the load's actions, its log holds every acknowledged `seq` in order, and a new action gives
 /// version + 1.
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"), .serialized)
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"),
+    .serialized)
 struct NATSFailoverTests {
     static let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
 
     /// Starts instance `name` of the cluster on `servers`, under `prefix`, with a 3 s claim TTL: long
     /// enough that a heartbeat late on a busy machine does not let the sessions move a second time
     /// (which would make the resumed instance their rightful owner again).
-    static func instance(_ name: String, servers: String, prefix: String, replicas: Int, claimTTL: Int = 3, extra: [String] = []) async throws -> ServerProcess {
+    static func instance(
+        _ name: String, servers: String, prefix: String, replicas: Int, claimTTL: Int = 3, extra: [String] = []
+    ) async throws -> ServerProcess {
         try await ServerProcess.start(
             arguments: [
-                "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(servers)", "--set", "storage.nats.prefix=\(prefix)",
-                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=\(claimTTL)", "--set", "storage.nats.replicas=\(replicas)",
+                "--set", "storage.backend=nats", "--set", "storage.nats.servers=\(servers)", "--set",
+                "storage.nats.prefix=\(prefix)",
+                "--set", "storage.nats.instance=\(name)", "--set", "storage.nats.claimTTLSeconds=\(claimTTL)", "--set",
+                "storage.nats.replicas=\(replicas)",
                 "--set", "storage.nats.timeoutSeconds=2", "--set", "storage.nats.startTimeoutSeconds=60",
                 // The whole action log is kept, so the state can be checked against its replay.
                 "--set", "sessions.actionLogLimit=10000000", "--set", "sessions.actionLogBytes=1073741824",
@@ -35,13 +41,19 @@ struct NATSFailoverTests {
     /// Runs `body` with instances `a` and `b` on one fresh `nats-server` (replicas 1, a prefix of their
     /// own), each killed afterwards (`a` resumed first, should the test have paused it).
     static func withPair(
-        claimTTL: Int = 3, extraA: [String] = [], extraB: [String] = [], _ body: (ServerProcess, ServerProcess) async throws -> Void
+        claimTTL: Int = 3, extraA: [String] = [], extraB: [String] = [],
+        _ body: (ServerProcess, ServerProcess) async throws -> Void
     ) async throws {
         try await NATSServerProcess.with { nats in
             let prefix = "p" + String(UUID().uuidString.prefix(8)).lowercased()
-            let a = try await instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraA)
-            defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
-            let b = try await instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraB)
+            let a = try await instance(
+                "a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraA)
+            defer {
+                a.process.signal(SIGCONT)
+                a.process.signal(SIGKILL)
+            }
+            let b = try await instance(
+                "b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL, extra: extraB)
             defer { b.process.signal(SIGKILL) }
             try await body(a, b)
         }
@@ -53,18 +65,27 @@ struct NATSFailoverTests {
         let body = #"{"type":"decrease"}"#
         let client = try server.client(readTimeout: .seconds(30))
         try client.send(
-            "POST /sessions/\(id)/actions\(wait ? "?wait=true" : "") HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)")
+            "POST /sessions/\(id)/actions\(wait ? "?wait=true" : "") HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        )
         return client
     }
 
     /// Creates s0…s2 on `a`, starts the load on both instances and returns once `a` has acknowledged
     /// actions of every session.
-    static func startLoad(creatingOn a: ServerProcess, alsoOn b: ServerProcess) async throws -> (ids: [String], load: ActionLoad) {
+    static func startLoad(creatingOn a: ServerProcess, alsoOn b: ServerProcess) async throws -> (
+        ids: [String], load: ActionLoad
+    ) {
         let ids = ["s0", "s1", "s2"]
-        for id in ids { #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201) }
+        for id in ids {
+            #expect(
+                try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(id)"}"#).status == 201
+            )
+        }
         let load = ActionLoad(ports: [a.port, b.port])
         load.start(ids)
-        try await eventually("a to acknowledge actions of every session", within: .seconds(30)) { ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 } }
+        try await eventually("a to acknowledge actions of every session", within: .seconds(30)) {
+            ids.allSatisfy { load.ledger.count($0, instance: 0) >= 3 }
+        }
         return (ids, load)
     }
 
@@ -75,7 +96,9 @@ struct NATSFailoverTests {
         headers: (String) -> [(String, String)] = { _ in [] }
     ) async throws {
         // A NATS node just restarted may hold writes up for a moment (503 meanwhile): checked after.
-        try await eventually("the instance to be healthy", within: .seconds(60)) { try server.client().request("GET", "/healthz").status == 200 }
+        try await eventually("the instance to be healthy", within: .seconds(60)) {
+            try server.client().request("GET", "/healthz").status == 200
+        }
         for id in ids {
             try await eventually("\(id) to be served", within: .seconds(30)) {
                 try server.client().request("GET", "/sessions/\(id)", headers: headers(id)).status == 200
@@ -83,7 +106,8 @@ struct NATSFailoverTests {
             let session = try server.client().request("GET", "/sessions/\(id)", headers: headers(id)).json()
             let version = try #require(session["version"] as? Int)
             let told = ledger[id]
-            #expect(version >= told.highest, "\(id): version \(version) is older than \(told.highest), which a client saw")
+            #expect(
+                version >= told.highest, "\(id): version \(version) is older than \(told.highest), which a client saw")
             let entries = try actionLog(id, on: server)
             let seqs = entries.compactMap { $0["seq"] as? Int }
             #expect(seqs == Array(0..<seqs.count).map { $0 + 1 }, "\(id): the action log is not 1…n in order")
@@ -97,9 +121,13 @@ struct NATSFailoverTests {
             // and its accept record not, when the process dies between them; it was never acknowledged.)
             #expect(
                 value == version,
-                "\(id): the state is not the replay of increases only: value \(value.map(String.init) ?? "none") at version \(version), log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })")
-            let next = try server.client().request("POST", "/sessions/\(id)/actions?wait=true", headers: headers(id), body: #"{"type":"increase"}"#)
-            #expect(try next.json()["version"] as? Int == version + 1, "\(id): a new action answered \(next.status) \(next.text)")
+                "\(id): the state is not the replay of increases only: value \(value.map(String.init) ?? "none") at version \(version), log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })"
+            )
+            let next = try server.client().request(
+                "POST", "/sessions/\(id)/actions?wait=true", headers: headers(id), body: #"{"type":"increase"}"#)
+            #expect(
+                try next.json()["version"] as? Int == version + 1,
+                "\(id): a new action answered \(next.status) \(next.text)")
         }
     }
 
@@ -117,7 +145,9 @@ struct NATSFailoverTests {
         var entries: [[String: Any]] = []
         var since = 0
         while true {
-            let page = try server.client().request("GET", "/admin/sessions/\(id)/actions?since=\(since)&limit=1000", headers: admin).json()
+            let page = try server.client().request(
+                "GET", "/admin/sessions/\(id)/actions?since=\(since)&limit=1000", headers: admin
+            ).json()
             entries += try #require(page["actions"] as? [[String: Any]])
             guard let next = page["next"] as? Int else { return entries }
             since = next
@@ -132,7 +162,8 @@ struct NATSFailoverTests {
         let connection = NATSConnection(options: options)
         try await connection.connect(timeout: .seconds(10))
         defer { connection.close() }
-        let bucket = KeyValue(jetStream: JetStream(connection: connection, timeout: .seconds(30)), bucket: "\(prefix)-instances")
+        let bucket = KeyValue(
+            jetStream: JetStream(connection: connection, timeout: .seconds(30)), bucket: "\(prefix)-instances")
         _ = try await bucket.delete(instance)
     }
 
@@ -145,7 +176,10 @@ struct NATSFailoverTests {
         try await NATSServerProcess.with { nats in
             let prefix = "f" + String(UUID().uuidString.prefix(8)).lowercased()
             let a = try await Self.instance("a", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL)
-            defer { a.process.signal(SIGCONT); a.process.signal(SIGKILL) }
+            defer {
+                a.process.signal(SIGCONT)
+                a.process.signal(SIGKILL)
+            }
             let b = try await Self.instance("b", servers: nats.url, prefix: prefix, replicas: 1, claimTTL: claimTTL)
             defer { b.process.signal(SIGKILL) }
             let (ids, load) = try await Self.startLoad(creatingOn: a, alsoOn: b)
@@ -155,7 +189,12 @@ struct NATSFailoverTests {
             let paused = ContinuousClock.now
             try await Self.endHeartbeat(of: "a", prefix: prefix, servers: nats.url)
             // Sent while it is paused: they wait in its sockets until it runs again.
-            let probes = try ids.flatMap { id in [try Self.sendProbe(to: a, session: id, wait: true), try Self.sendProbe(to: a, session: id, wait: false)] }
+            let probes = try ids.flatMap { id in
+                [
+                    try Self.sendProbe(to: a, session: id, wait: true),
+                    try Self.sendProbe(to: a, session: id, wait: false),
+                ]
+            }
             try await Self.whileLogging(b) {
                 try await eventually("b to take every session over and acknowledge actions", within: .seconds(60)) {
                     ids.allSatisfy { load.ledger.count($0, instance: 1) >= 3 }
@@ -172,10 +211,12 @@ struct NATSFailoverTests {
                 let answer = try? probe.readResponse(method: "POST")
                 #expect(
                     answer.map { !(200..<300).contains($0.status) } ?? true,
-                    "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))")
+                    "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))"
+                )
             }
             // It goes on running: records it lost are refused, not a reason to stop.
-            #expect(a.process.isRunning, "the resumed owner stopped: \(a.standardError.dropFirst(resumed).suffix(4000))")
+            #expect(
+                a.process.isRunning, "the resumed owner stopped: \(a.standardError.dropFirst(resumed).suffix(4000))")
             try load.stop()
             // The precondition of the checks: the stale owner never became a rightful owner again (by a
             // take-back, or a hand-off from b that only a request sent to it afterwards could ask for).
@@ -220,7 +261,8 @@ struct NATSFailoverTests {
             load.setPort(a.port, of: 0)
             try load.stop()
             try await Self.verify(ids, on: b, ledger: load.ledger)
-            #expect(try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"after"}"#).status == 201)
+            #expect(
+                try a.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"after"}"#).status == 201)
             // What is stored, read back by an instance that has none of it in memory.
             #expect(try await b.stop(signal: SIGKILL) == .signalled(SIGKILL))
             try await Self.verify(ids, on: a, ledger: load.ledger)

@@ -1,5 +1,5 @@
-import Reactors
 import ReactorServerTesting
+import Reactors
 import Testing
 
 @testable import SessionService
@@ -37,7 +37,10 @@ struct EditorsReactor: Reactor {
 
 @Suite(.offThePool) struct NestedPulseStreamTests {
     static func server(dataDirectory: String? = nil) throws -> TestServer {
-        try TestServer(dataDirectory: dataDirectory) { _ in } catalog: { $0.register("editors") { EditorsReactor() } }
+        try TestServer(dataDirectory: dataDirectory) { _ in
+        } catalog: {
+            $0.register("editors") { EditorsReactor() }
+        }
     }
 
     static func alert(_ server: TestServer, _ id: String, _ text: String, other: Bool = false) throws {

@@ -36,12 +36,16 @@ import Testing
         let document = try Self.document(server)
         #expect(document["openapi"] as? String == "3.1.0")
         let operations = try Self.operations(document)
-        #expect(Set(operations.keys) == Set(Route.table.map { "\($0.method) \($0.pattern)" }), "the document and Route.table disagree")
+        #expect(
+            Set(operations.keys) == Set(Route.table.map { "\($0.method) \($0.pattern)" }),
+            "the document and Route.table disagree")
         for entry in Route.table {
             let name = "\(entry.method) \(entry.pattern)"
             let operation = try #require(operations[name], "\(name) is not in /openapi.json")
             #expect(operation["operationId"] as? String == entry.route.name, "\(name)")
-            #expect(!((operation["summary"] as? String) ?? "").isEmpty, "\(name) has no summary: document it in Route.table")
+            #expect(
+                !((operation["summary"] as? String) ?? "").isEmpty, "\(name) has no summary: document it in Route.table"
+            )
             let statuses = Set(((operation["responses"] as? [String: Any]) ?? [:]).keys)
             let successes = entry.documentation.answers.filter { $0.code == nil }
             #expect(!successes.isEmpty, "\(name) declares no success answer: document it in Route.table")
@@ -53,25 +57,34 @@ import Testing
             #expect(statuses.isSuperset(of: ["400", "413", "500", "503"]), "\(name) answers \(statuses.sorted())")
             // Routes refused as a whole without a credential; in token mode the stream of many sessions takes
             // one token per session and ends the parts whose token is wrong instead.
-            let guarded = switch entry.access {
-            case .admin: true
-            case .session: mode != "open"
-            case .createSession, .eachSession: mode == "jwt"
-            case .open: false
-            }
+            let guarded =
+                switch entry.access {
+                case .admin: true
+                case .session: mode != "open"
+                case .createSession, .eachSession: mode == "jwt"
+                case .open: false
+                }
             if guarded {
                 #expect(operation["security"] != nil, "\(name) needs a credential in \(mode) mode but declares none")
                 #expect(statuses.contains("401"), "\(name) can answer 401 in \(mode) mode")
             }
         }
         // In token mode the stream of many sessions takes its tokens as a list, one per session.
-        let streamParameters = ((operations["GET /events"]?["parameters"] as? [[String: Any]]) ?? []).compactMap { $0["$ref"] as? String }
-        #expect(streamParameters.contains("#/components/parameters/sessionTokens") == (mode == "token"), "GET /events parameters in \(mode) mode: \(streamParameters)")
+        let streamParameters = ((operations["GET /events"]?["parameters"] as? [[String: Any]]) ?? []).compactMap {
+            $0["$ref"] as? String
+        }
+        #expect(
+            streamParameters.contains("#/components/parameters/sessionTokens") == (mode == "token"),
+            "GET /events parameters in \(mode) mode: \(streamParameters)")
         // Every path parameter of a pattern is declared on its path item.
         let paths = try #require(document["paths"] as? [String: [String: Any]])
         for (path, item) in paths {
-            let names = path.split(separator: "/").filter { $0.hasPrefix("{") }.map { String($0.dropFirst().dropLast()) }
-            let declared = ((item["parameters"] as? [[String: Any]]) ?? []).compactMap { ($0["$ref"] as? String)?.split(separator: "/").last.map(String.init) }
+            let names = path.split(separator: "/").filter { $0.hasPrefix("{") }.map {
+                String($0.dropFirst().dropLast())
+            }
+            let declared = ((item["parameters"] as? [[String: Any]]) ?? []).compactMap {
+                ($0["$ref"] as? String)?.split(separator: "/").last.map(String.init)
+            }
             #expect(declared == names, "\(path) declares \(declared)")
         }
     }
@@ -89,7 +102,9 @@ import Testing
         let wholeSchemas = try #require((whole["components"] as? [String: Any])?["schemas"] as? [String: Any])
         #expect(["counter.Action", "fruit.Action", "todo.Action"].allSatisfy { wholeSchemas[$0] != nil })
         let newSession = try #require(try Self.operations(whole)["POST /sessions"]?["requestBody"] as? [String: Any])
-        let body = try #require(((newSession["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"] as? [String: Any])
+        let body = try #require(
+            ((newSession["content"] as? [String: Any])?["application/json"] as? [String: Any])?["schema"]
+                as? [String: Any])
         let reactors = ((body["properties"] as? [String: Any])?["reactor"] as? [String: Any])?["enum"] as? [String]
         #expect(reactors == ["counter", "fruit", "profile", "todo", "reminders"])
 
@@ -103,7 +118,8 @@ import Testing
     @Test func parameterBoundsAreTheServers() throws {
         let server = try TestServer()
         let document = try Self.document(server)
-        let parameters = try #require((document["components"] as? [String: Any])?["parameters"] as? [String: [String: Any]])
+        let parameters = try #require(
+            (document["components"] as? [String: Any])?["parameters"] as? [String: [String: Any]])
         let limit = try #require(parameters["limit"]?["schema"] as? [String: Any])
         let maximum = try #require(limit["maximum"] as? Int)
         let minimum = try #require(limit["minimum"] as? Int)
@@ -111,8 +127,10 @@ import Testing
         let admin = [("Authorization", "Bearer \(TestServer.adminToken)")]
         #expect(try server.request("GET", "/admin/sessions/p/actions?limit=\(maximum)", headers: admin).status == 200)
         #expect(try server.request("GET", "/admin/sessions/p/actions?limit=\(minimum)", headers: admin).status == 200)
-        #expect(try server.request("GET", "/admin/sessions/p/actions?limit=\(maximum + 1)", headers: admin).status == 400)
-        #expect(try server.request("GET", "/admin/sessions/p/actions?limit=\(minimum - 1)", headers: admin).status == 400)
+        #expect(
+            try server.request("GET", "/admin/sessions/p/actions?limit=\(maximum + 1)", headers: admin).status == 400)
+        #expect(
+            try server.request("GET", "/admin/sessions/p/actions?limit=\(minimum - 1)", headers: admin).status == 400)
         let select = try #require(parameters["select"]?["schema"] as? [String: Any])
         #expect(select["pattern"] as? String != nil)
         #expect(try server.request("GET", "/sessions/p/events?select=nopointer").status == 400)

@@ -1,13 +1,14 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServer
-import Synchronization
 import ReactorServerTesting
+import Synchronization
 import Testing
 
 @testable import SessionService
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Requests racing the passivation of their session are served by the session loaded back, never
 /// answered 404 as if it had been deleted, with every backend.
@@ -38,17 +39,20 @@ import Testing
             let connection = try server.connect()
             // The requests wait on the server one after another: on a thread of their own, so this test
             // never holds one of the shared pool's threads for its whole run.
-            let run = try await connection.offPool { connection -> (statuses: [Int: Int], accepted: Int, failure: String?, final: Int?) in
+            let run = try await connection.offPool {
+                connection -> (statuses: [Int: Int], accepted: Int, failure: String?, final: Int?) in
                 var statuses: [Int: Int] = [:]
                 var accepted = 0
                 for index in 0..<600 {
                     let response: TestResponse
                     switch index % 3 {
                     case 0:
-                        response = try connection.request("POST", "/sessions/flicker/actions", body: #"{"type":"increase"}"#)
+                        response = try connection.request(
+                            "POST", "/sessions/flicker/actions", body: #"{"type":"increase"}"#)
                         if response.status == 202 { accepted += 1 }
                     case 1:
-                        response = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#)
+                        response = try connection.request(
+                            "POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#)
                         if response.status == 200 { accepted += 1 }
                     default:
                         response = try connection.request("GET", "/sessions/flicker")
@@ -60,7 +64,9 @@ import Testing
                 }
                 done.store(true, ordering: .relaxed)
                 // Serial per session: once this one is reduced, every accepted action before it is too.
-                let final = try connection.request("POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#).json()
+                let final = try connection.request(
+                    "POST", "/sessions/flicker/actions?wait=true", body: #"{"type":"increase"}"#
+                ).json()
                 return (statuses, accepted, nil, final["version"] as? Int)
             }
             if let failure = run.failure { Issue.record(Comment(rawValue: failure)) }
@@ -74,7 +80,9 @@ import Testing
         try await storage.withPlace("passivated-stream") { place in
             let server = try TestServer(storage: place)
             try server.createSession("counter", id: "leaving")
-            #expect(try server.request("POST", "/sessions/leaving/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try server.request("POST", "/sessions/leaving/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             let service = server.server.service
             // The race, made to happen every time: the session leaves memory between the lookup and the
             // subscription (what a passivation on another thread does at the worst instant).
@@ -82,7 +90,8 @@ import Testing
             let racing = ClosureResponder { _, writer in
                 guard let session = service.store.session("leaving") else { return writer.respond(status: 404) }
                 left.record(service.store.passivate(idleBefore: .max))
-                SessionEventStream.open(session, writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
+                SessionEventStream.open(
+                    session, writer: writer, headers: HTTPHeaders(), lastEventID: nil, select: nil, selectText: nil)
             }
             try await withHTTPServer(racing) { _, address in
                 let stream = try TestClient(address)

@@ -50,8 +50,9 @@ import Testing
         let added = try Self.act(client, id, #"{"type":"add","title":"milk"}"#)
         let patch = try stream.nextEvent()
         #expect(patch.event == "patch" && patch.id == "1")
-        #expect(patch.data == #"[{"op":"add","path":"/items/0","value":{"id":1,"title":"milk","done":false}},"#
-            + #"{"op":"replace","path":"/nextID","value":2}]"#)
+        #expect(
+            patch.data == #"[{"op":"add","path":"/items/0","value":{"id":1,"title":"milk","done":false}},"#
+                + #"{"op":"replace","path":"/nextID","value":2}]"#)
         state = try TestJSONPatch.apply(try Self.parse(patch.data), to: state)
         #expect(state == added.state)
         // Every kind of change, in an order that makes the list grow, shrink and fill with done items; an
@@ -193,8 +194,9 @@ import Testing
         _ = try Self.act(client, "x", #"{"type":"toggle","id":1}"#)
         let added = try stream.nextEvent()
         #expect(added.event == "patch")
-        #expect(added.data == #"{"session":"y","version":1,"patch":[{"op":"add","path":"/0","#
-            + #""value":{"id":1,"title":"b","done":false}}]}"#)
+        #expect(
+            added.data == #"{"session":"y","version":1,"patch":[{"op":"add","path":"/0","#
+                + #""value":{"id":1,"title":"b","done":false}}]}"#)
         let toggled = try stream.nextEvent()
         let expected = #"{"session":"x","version":2,"patch":[{"op":"replace","path":"/0/done","value":true}]}"#
         #expect(toggled.data == expected)

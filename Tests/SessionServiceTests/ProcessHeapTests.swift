@@ -1,7 +1,6 @@
 import ReactorServerTesting
 import Testing
 
-
 /// The allocator's heap figures `/metrics` shows: they count what live allocations hold (a large block
 /// mapped on its own included) and give it back when it is freed. Measured in a server process of its own:
 /// the test process's heap moves with whatever the other suites running beside it allocate.
@@ -14,13 +13,17 @@ import Testing
     }
 
     @Test func inUseFollowsALargeAllocationAndItsRelease() async throws {
-        let server = try await ServerProcess.start(arguments: ["--set", "storage.memoryOnly=true", "--set", "http.maxBodyBytes=134217728"])
+        let server = try await ServerProcess.start(arguments: [
+            "--set", "storage.memoryOnly=true", "--set", "http.maxBodyBytes=134217728",
+        ])
         let metrics = try server.client()
         let before = try Self.inUse(metrics)
         // A request body the server holds while it arrives: 48 MiB sent of an announced 64 MiB.
         let size = 48 << 20
         let upload = try server.client()
-        try upload.send("POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(64 << 20)\r\n\r\n")
+        try upload.send(
+            "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(64 << 20)\r\n\r\n"
+        )
         try upload.send([UInt8](repeating: 0x20, count: size))
         let margin = 8 << 20
         var during = before
@@ -42,7 +45,9 @@ import Testing
         let server = try TestServer()
         let text = try server.request("GET", "/metrics").text
         let inUse = text.split(separator: "\n").first { $0.hasPrefix(#"reactor_process_heap_bytes{state="in_use"} "#) }
-        #expect(inUse.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 > 0 } == true, "\(inUse ?? "no heap line")")
+        #expect(
+            inUse.flatMap { Int($0.split(separator: " ").last ?? "") }.map { $0 > 0 } == true,
+            "\(inUse ?? "no heap line")")
         #expect(text.contains(#"reactor_process_heap_bytes{state="free"} "#))
     }
 
@@ -53,7 +58,9 @@ import Testing
             let server = try await ServerProcess.start(arguments: ["--data-dir", directory])
             let client = try server.client()
             func inUse() throws -> Int {
-                let line = try client.request("GET", "/metrics").text.split(separator: "\n").first { $0.hasPrefix(#"reactor_process_heap_bytes{state="in_use"} "#) }
+                let line = try client.request("GET", "/metrics").text.split(separator: "\n").first {
+                    $0.hasPrefix(#"reactor_process_heap_bytes{state="in_use"} "#)
+                }
                 return try #require(line.flatMap { Int($0.split(separator: " ").last ?? "") })
             }
             for _ in 0..<500 { _ = try inUse() }
@@ -77,7 +84,9 @@ import Testing
             func heap() throws -> (inUse: Int, free: Int) {
                 let lines = try client.request("GET", "/metrics").text.split(separator: "\n")
                 func value(_ state: String) -> Int? {
-                    lines.first { $0.hasPrefix("reactor_process_heap_bytes{state=\"\(state)\"} ") }.flatMap { Int($0.split(separator: " ").last ?? "") }
+                    lines.first { $0.hasPrefix("reactor_process_heap_bytes{state=\"\(state)\"} ") }.flatMap {
+                        Int($0.split(separator: " ").last ?? "")
+                    }
                 }
                 return (try #require(value("in_use")), try #require(value("free")))
             }
@@ -87,12 +96,16 @@ import Testing
             // one is read, parsed and dropped.
             for index in 0..<12 {
                 let title = String(repeating: "x", count: 600_000 + index * 25_000)
-                let status = try client.request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"add","title":"\#(title)"}"#).status
+                let status = try client.request(
+                    "POST", "/sessions/big/actions?wait=true", body: #"{"type":"add","title":"\#(title)"}"#
+                ).status
                 #expect(status == 200 || status == 422, "\(status)")
             }
             let after = try heap()
             // Several of these bodies' worth (megabytes) stays free in the arenas without the fixed threshold.
-            #expect(after.free - before.free < 1_000_000, "free in the arenas: \(before.free) → \(after.free) B (in use \(before.inUse) → \(after.inUse))")
+            #expect(
+                after.free - before.free < 1_000_000,
+                "free in the arenas: \(before.free) → \(after.free) B (in use \(before.inUse) → \(after.inUse))")
             #expect(try await server.stop() == .exited(0))
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Logs
-import Reactors
 import ReactorServerTesting
+import Reactors
 import SessionService
 import Testing
 

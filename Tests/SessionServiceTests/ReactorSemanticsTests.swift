@@ -1,7 +1,7 @@
 import Foundation
+import ReactorServerTesting
 import Reactors
 import Synchronization
-import ReactorServerTesting
 import Testing
 
 @testable import SessionService
@@ -32,11 +32,19 @@ import Testing
                 _ = try server.request("POST", "/sessions/p/actions", body: miss)
                 #expect(try Self.nextPulseCount(stream) == 3)
                 // A forced state assigns its pulses: the count continues.
-                #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":true}"#).status == 200)
-                let forced = try server.request("PUT", "/admin/sessions/p/state", headers: server.admin, body: #"{"items":[],"nextID":1,"alert":"forced"}"#)
+                #expect(
+                    try server.request(
+                        "PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":true}"#
+                    ).status == 200)
+                let forced = try server.request(
+                    "PUT", "/admin/sessions/p/state", headers: server.admin,
+                    body: #"{"items":[],"nextID":1,"alert":"forced"}"#)
                 #expect(forced.status == 200)
                 #expect(try Self.nextPulseCount(stream) == 4)
-                #expect(try server.request("PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":false}"#).status == 200)
+                #expect(
+                    try server.request(
+                        "PUT", "/admin/sessions/p/stub", headers: server.admin, body: #"{"enabled":false}"#
+                    ).status == 200)
                 _ = try server.request("POST", "/sessions/p/actions", body: miss)
                 #expect(try Self.nextPulseCount(stream) == 5)
             }
@@ -56,7 +64,9 @@ import Testing
         let items = try server.subscribe("/sessions/\(id)/events?select=/items")
         let alert = try server.subscribe("/sessions/\(id)/events?select=/alert")
         for stream in [whole, items, alert] { #expect(try stream.nextEvent().id == "0") }
-        for _ in 0..<2 { _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":9}"#) }
+        for _ in 0..<2 {
+            _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":9}"#)
+        }
         _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"milk"}"#)
 
         #expect(try (0..<5).map { _ in try whole.nextEvent().event } == ["state", "pulse", "state", "pulse", "state"])
@@ -106,7 +116,9 @@ import Testing
         #expect(processed.wait(timeout: .now() + 10) == .success, "the queued action was never processed")
         let entry = try #require(session.actionLog(since: seq - 1, limit: 1).entries.first)
         let ran = session.runtime.currentState.value == 11
-        #expect(entry.stubbed == !ran, "the log says stubbed: \(entry.stubbed), the state is \(session.runtime.currentState.value)")
+        #expect(
+            entry.stubbed == !ran,
+            "the log says stubbed: \(entry.stubbed), the state is \(session.runtime.currentState.value)")
         #expect(ran, "admitted while stub mode was off, the action runs")
         token.cancel()
         session.end()
@@ -126,7 +138,9 @@ import Testing
         #expect(answered.wait(timeout: .now() + 10) == .success, "the forced state was never answered")
         let result = try #require(answer.withLock { $0 })
         let error = APIError(try #require(result.failureValue, "a state was forced with stub mode off"))
-        #expect(error.status == 409 && error.code == "stub_disabled", "answered \(error.status) \(error.code): \(error.message)")
+        #expect(
+            error.status == 409 && error.code == "stub_disabled",
+            "answered \(error.status) \(error.code): \(error.message)")
         #expect(session.runtime.currentState.value == 0)
         session.end()
     }

@@ -8,7 +8,10 @@ import Testing
 /// are checked against the schema and the router, and the README opens with the two commands.
 @Suite struct ReadmeTests {
     static var readme: String {
-        get throws { try String(contentsOf: ConfigurationLoaderTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8) }
+        get throws {
+            try String(
+                contentsOf: ConfigurationLoaderTests.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        }
     }
 
     /// An article of the SessionService catalog.
@@ -37,7 +40,8 @@ import Testing
 
     @Test func opensWithTheTwoCommands() throws {
         let readme = try Self.readme
-        let firstBlock = try #require(readme.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
+        let firstBlock = try #require(
+            readme.components(separatedBy: "```sh\n").dropFirst().first?.components(separatedBy: "```").first)
         #expect(firstBlock.contains("swift run reactor-server"))
         #expect(firstBlock.contains("swift build --build-tests && swift test"))
     }

@@ -1,7 +1,7 @@
 import Foundation
 import Logs
-import Reactors
 import ReactorServerTesting
+import Reactors
 import Testing
 
 @testable import SessionService
@@ -19,11 +19,15 @@ import Testing
     @Test func aRecordOneByteOverTheLimitIsNeverWritten() {
         let payload = [UInt8](repeating: 0x20, count: JournalRecord.maxBodyBytes - JournalRecord.headerBytes + 1)
         var buffer: [UInt8] = [1, 2, 3]
-        let fits = JournalRecord.append(kind: .mutation, key: 1, number: 1, to: &buffer) { $0.append(contentsOf: payload.dropLast()) }
+        let fits = JournalRecord.append(kind: .mutation, key: 1, number: 1, to: &buffer) {
+            $0.append(contentsOf: payload.dropLast())
+        }
         #expect(fits)
         #expect(buffer.count == 3 + JournalRecord.frameBytes + JournalRecord.maxBodyBytes)
         buffer = [1, 2, 3]
-        let refused = JournalRecord.append(kind: .mutation, key: 1, number: 1, to: &buffer) { $0.append(contentsOf: payload) }
+        let refused = JournalRecord.append(kind: .mutation, key: 1, number: 1, to: &buffer) {
+            $0.append(contentsOf: payload)
+        }
         #expect(!refused)
         #expect(buffer == [1, 2, 3])
     }
@@ -37,19 +41,29 @@ import Testing
             action[action.count - 1] = UInt8(ascii: "}")
             do {
                 let storage = try Self.storage(directory)
-                let snapshot = StoredSnapshot(id: "big", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8))
+                let snapshot = StoredSnapshot(
+                    id: "big", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8))
                 let log = try #require(storage.create(snapshot, accessTokenHash: nil))
-                let journal = SessionJournal(log: log, id: "big", reactor: "notes", storageVersion: 1, snapshotEvery: 1000, logger: .disabled)
+                let journal = SessionJournal(
+                    log: log, id: "big", reactor: "notes", storageVersion: 1, snapshotEvery: 1000, logger: .disabled)
                 let ticket = ActionTicket()
                 ticket.done = true
                 journal.accepted(ticket, seq: 1, at: 7, stubbed: false, body: action)
-                #expect(journal.snapshot(version: 0, lastSeq: 1, stub: false, state: Array("{}".utf8), oldestRetained: 1))
+                #expect(
+                    journal.snapshot(version: 0, lastSeq: 1, stub: false, state: Array("{}".utf8), oldestRetained: 1))
                 journal.release()
                 // Another session's records close the segments that hold it. A pass would copy it forward only
                 // with twice its size of dead records to free (256 MiB more here): the copy is made as that
                 // pass makes it, and compaction then deletes the segments of the originals.
-                let other = try #require(storage.create(StoredSnapshot(id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8)), accessTokenHash: nil))
-                for version in UInt64(1)...200 { _ = other.appendMutation(Array(#"{"type":"note","text":"x"}"#.utf8), version: version, storageVersion: 1) }
+                let other = try #require(
+                    storage.create(
+                        StoredSnapshot(
+                            id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8)),
+                        accessTokenHash: nil))
+                for version in UInt64(1)...200 {
+                    _ = other.appendMutation(
+                        Array(#"{"type":"note","text":"x"}"#.utf8), version: version, storageVersion: 1)
+                }
                 storage.flush()
                 let before = try JournalFiles.segmentNumbers(directory)
                 storage.copyForward([try #require(storage.key(for: "big"))])
@@ -91,7 +105,8 @@ import Testing
             init(from decoder: any Decoder) throws {
                 let container = try decoder.container(keyedBy: Keys.self)
                 guard try container.decode(String.self, forKey: .type) == "blob" else {
-                    throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown type")
+                    throw DecodingError.dataCorruptedError(
+                        forKey: .type, in: container, debugDescription: "unknown type")
                 }
                 // As encoded (the journal's mutation), or as clients send it.
                 if let text = try container.decodeIfPresent(String.self, forKey: .text) {
@@ -109,7 +124,9 @@ import Testing
         }
         struct State: Codable, Sendable { var blobs = 0, bytes = 0 }
         let initialState = State()
-        func reduce(state: State, mutation: Action) -> State { State(blobs: state.blobs + 1, bytes: state.bytes + mutation.text.utf8.count) }
+        func reduce(state: State, mutation: Action) -> State {
+            State(blobs: state.blobs + 1, bytes: state.bytes + mutation.text.utf8.count)
+        }
     }
 
     /// Through HTTP: an action of exactly the largest size is accepted, and its mutation (as large) is
@@ -125,10 +142,14 @@ import Testing
             do {
                 let server = try TestServer(dataDirectory: directory, configure: configure, catalog: catalog)
                 _ = try server.createSession("blob", id: "big")
-                #expect(try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":\#(largest)}"#).status == 200)
+                #expect(
+                    try server.connect(readTimeout: bound).request(
+                        "POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":\#(largest)}"#
+                    ).status == 200)
                 try server.syncJournal()
                 let journal = try CompactionTests.diskBytes(directory)
-                let refused = try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions", body: #"{"type":"blob","size":\#(largest + 1)}"#)
+                let refused = try server.connect(readTimeout: bound).request(
+                    "POST", "/sessions/big/actions", body: #"{"type":"blob","size":\#(largest + 1)}"#)
                 #expect(refused.status == 413)
                 #expect(refused.errorCode == "action_too_large")
                 #expect(refused.errorMessage?.contains("\(largest)") == true)
@@ -143,11 +164,18 @@ import Testing
             #expect(session["version"] as? Int == 1)
             #expect((session["state"] as? [String: Any])?["bytes"] as? Int == largest - 25)
             // The next action is seq 2: the refused one took no seq; the log holds both accepted actions.
-            #expect(try server.connect(readTimeout: bound).request("POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":30}"#).json()["seq"] as? Int == 2)
-            let tail = try server.connect(readTimeout: bound).request("GET", "/admin/sessions/big/actions?since=1", headers: server.admin).json()
+            #expect(
+                try server.connect(readTimeout: bound).request(
+                    "POST", "/sessions/big/actions?wait=true", body: #"{"type":"blob","size":30}"#
+                ).json()["seq"] as? Int == 2)
+            let tail = try server.connect(readTimeout: bound).request(
+                "GET", "/admin/sessions/big/actions?since=1", headers: server.admin
+            ).json()
             #expect((tail["actions"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [2])
             let head = try server.connect(readTimeout: bound)
-            try head.send("GET /admin/sessions/big/actions?limit=1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(TestServer.adminToken)\r\n\r\n")
+            try head.send(
+                "GET /admin/sessions/big/actions?limit=1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(TestServer.adminToken)\r\n\r\n"
+            )
             let response = try head.readResponse()
             #expect(response.status == 200)
             #expect(response.body.count > largest, "the first entry holds the whole action")

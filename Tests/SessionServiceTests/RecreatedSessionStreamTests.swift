@@ -43,7 +43,9 @@ import Testing
 
     /// The multiplexed stream: a cursor read from the deleted a (at version 3) on the new a at version 3;
     /// `restart` (with storage) restarts the server between the re-creation and the resume.
-    static func multiplexedCursorTellsTheNewSessionFromTheOld(_ server: TestServer, restart: (() throws -> TestServer)?) throws {
+    static func multiplexedCursorTellsTheNewSessionFromTheOld(_ server: TestServer, restart: (() throws -> TestServer)?)
+        throws
+    {
         for id in ["a", "b"] { _ = try server.createSession("counter", id: id) }
         try increase(server, "a", times: 3)
         let stream = try server.subscribe("/events?sessions=a,b")
@@ -89,10 +91,12 @@ import Testing
     func aMultiplexedCursorTellsARecreatedSessionFromTheOldOneAcrossARestart(storage: TestStorage) async throws {
         try await storage.withPlace("recreated-multiplexed") { place in
             let before = try TestServer(storage: place)
-            try Self.multiplexedCursorTellsTheNewSessionFromTheOld(before, restart: {
-                before.stop()
-                return try TestServer(storage: place)
-            })
+            try Self.multiplexedCursorTellsTheNewSessionFromTheOld(
+                before,
+                restart: {
+                    before.stop()
+                    return try TestServer(storage: place)
+                })
         }
     }
 }

@@ -7,7 +7,7 @@ import SessionService
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A reducer that holds until the test lets it go (`hold`), or spins for `spinMilliseconds` of real CPU time
@@ -39,7 +39,9 @@ private struct BusyReducer: Reactor {
     /// accepted (202), `/healthz` and another session answer, and the held state arrives once it is let go.
     @Test func aHeldWorkersReduceLeavesTheOnlyEventLoopFree() async throws {
         let hold = DispatchSemaphore(value: 0)
-        let server = try TestServer { $0.http.loops = 1 } catalog: {
+        let server = try TestServer {
+            $0.http.loops = 1
+        } catalog: {
             $0.register("held") { BusyReducer(hold: hold, spinMilliseconds: 0, scheduler: .workers) }
         }
         let id = try server.createSession("held")
@@ -47,7 +49,8 @@ private struct BusyReducer: Reactor {
         #expect(accepted.status == 202)
         #expect(try server.request("GET", "/healthz").status == 200)
         let counter = try server.createSession("counter")
-        let increased = try server.request("POST", "/sessions/\(counter)/actions?wait=true", body: #"{"type":"increase"}"#)
+        let increased = try server.request(
+            "POST", "/sessions/\(counter)/actions?wait=true", body: #"{"type":"increase"}"#)
         #expect(increased.status == 200)
         #expect(try server.request("GET", "/sessions/\(id)").json()["version"] as? Int == 0, "still held")
         hold.signal()
@@ -60,7 +63,9 @@ private struct BusyReducer: Reactor {
     /// reactor at most), and `reactor_reduce_seconds` counts by reactor.
     @Test(arguments: [ReactorScheduler.inline, .workers])
     func aSlowReduceIsLoggedAndMeasuredByReactor(scheduler: ReactorScheduler) async throws {
-        let server = try TestServer { $0.log.slowReduceMilliseconds = 5 } catalog: {
+        let server = try TestServer {
+            $0.log.slowReduceMilliseconds = 5
+        } catalog: {
             $0.register("slow") { BusyReducer(hold: nil, spinMilliseconds: 6, scheduler: scheduler) }
         }
         let id = try server.createSession("slow")
@@ -71,7 +76,9 @@ private struct BusyReducer: Reactor {
         let line = try await server.logs.waitForMessage(containing: "a slow reduce")
         #expect(line.field("reactor") == .string("slow"))
         #expect(line.field("session") == .string(id))
-        if case .double(let milliseconds) = line.field("milliseconds") { #expect(milliseconds >= 6) } else {
+        if case .double(let milliseconds) = line.field("milliseconds") {
+            #expect(milliseconds >= 6)
+        } else {
             Issue.record("no duration in \(line.fields)")
         }
         // Three slow reduces within a second or two: at most two lines, the rest counted as unlogged.
@@ -84,11 +91,14 @@ private struct BusyReducer: Reactor {
 
     /// The threshold 0 turns the line off.
     @Test func aThresholdOfZeroNeverLogs() async throws {
-        let server = try TestServer { $0.log.slowReduceMilliseconds = 0 } catalog: {
+        let server = try TestServer {
+            $0.log.slowReduceMilliseconds = 0
+        } catalog: {
             $0.register("slow") { BusyReducer(hold: nil, spinMilliseconds: 2, scheduler: .inline) }
         }
         let id = try server.createSession("slow")
-        #expect(try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"work"}"#).status == 200)
+        #expect(
+            try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"work"}"#).status == 200)
         #expect(!server.logs.values.contains { $0.message.contains("a slow reduce") })
     }
 }

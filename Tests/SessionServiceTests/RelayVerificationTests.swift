@@ -7,14 +7,17 @@ import Testing
 /// A relay whose owner stopped feeding it without a word (its end message lost on the way, or the subscription
 /// dropped as the session moved away and back) is found by the next upkeep, which asks each owner which relays it
 /// still feeds: its streams get `event: error` `session_moved` and follow the session again, never stay silent.
-@Suite(.offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+@Suite(
+    .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct RelayVerificationTests {
     @Test func aRelayItsOwnerNoLongerFeedsEndsSoItsStreamsReconnect() async throws {
         try await TestStorage.nats.withPlace("relay-check") { place in
             let a = try TestServer(storage: place) { $0.storage.nats.instance = "a" }
             let b = try TestServer(storage: place) { $0.storage.nats.instance = "b" }
             _ = try a.createSession("counter", id: "watched")
-            #expect(try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
 
             // Streamed on b, relayed from a, where the session runs.
             let stream = try b.subscribe("/sessions/watched/events")
@@ -24,7 +27,9 @@ struct RelayVerificationTests {
 
             // a drops the subscription silently: b hears nothing more, however the session changes.
             for subject in relays.heldSubjects { relays.release(subject) }
-            #expect(try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             // b's upkeep (every 5 s of its clock) asks a, and ends the relay a no longer feeds.
             await b.clock.advance(by: .seconds(6))
             let ended = try stream.nextEvent()
@@ -33,7 +38,9 @@ struct RelayVerificationTests {
             // Reconnected, the stream follows the session again from where it was.
             let again = try b.subscribe("/sessions/watched/events", headers: [("Last-Event-ID", "1")])
             #expect(try again.nextEvent().id == "2")
-            #expect(try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try a.request("POST", "/sessions/watched/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             #expect(try again.nextEvent().id == "3")
         }
     }
@@ -56,12 +63,15 @@ struct RelayVerificationTests {
             let connection = NATSConnection(options: options)
             try await connection.connect(timeout: .seconds(10))
             defer { connection.close() }
-            let claims = KeyValue(jetStream: JetStream(connection: connection, timeout: .seconds(30)), bucket: "\(prefix)-claims")
+            let claims = KeyValue(
+                jetStream: JetStream(connection: connection, timeout: .seconds(30)), bucket: "\(prefix)-claims")
             _ = try await claims.put("idle", value: Array(#"{"instance":"b","incarnation":"elsewhere"}"#.utf8))
 
             try await eventually("the session to leave the instance its claim no longer names") {
                 await server.clock.advance(by: .seconds(6))
-                return !(try server.request("GET", "/admin/sessions?scope=local", headers: server.admin).text.contains(#""idle""#))
+                return
+                    !(try server.request("GET", "/admin/sessions?scope=local", headers: server.admin).text.contains(
+                        #""idle""#))
             }
             let ended = try stream.nextEvent()
             #expect(ended.event == "error" && ended.data?.contains(#""code":"session_moved""#) == true, "\(ended)")

@@ -1,6 +1,6 @@
 import Foundation
-import SessionService
 import ReactorServerTesting
+import SessionService
 import Testing
 
 /// With 100,000 stored sessions and `sessions.maxResident` 1,000, memory holds at most 1,000 of them and
@@ -23,10 +23,12 @@ import Testing
                 var requests = ""
                 for index in start..<(start + batch) {
                     let body = #"{"reactor":"counter","id":"s\#(index)"}"#
-                    requests += "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                    requests +=
+                        "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     // Every 1,000th session gets one action, so versions differ.
                     if index % 1_000 == 7 {
-                        requests += "POST /sessions/s\(index)/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
+                        requests +=
+                            "POST /sessions/s\(index)/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
                     }
                 }
                 try connection.send(requests)

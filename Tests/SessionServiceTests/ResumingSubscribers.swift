@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One event-stream client thread per session, as a browser's EventSource behaves: it follows
@@ -27,7 +27,10 @@ final class ResumingSubscribers: Sendable {
     /// The newest version each session's own stream and the multiplexed stream showed.
     private let seen = Mutex<(single: [String: Int], multiplexed: [String: Int])>(([:], [:]))
 
-    init(port: Int, ledger: AcknowledgementLedger, rotation: Duration = .seconds(2), credentials: ClusterCredentials? = nil) {
+    init(
+        port: Int, ledger: AcknowledgementLedger, rotation: Duration = .seconds(2),
+        credentials: ClusterCredentials? = nil
+    ) {
         self.port = port
         self.ledger = ledger
         self.rotation = rotation
@@ -68,7 +71,8 @@ final class ResumingSubscribers: Sendable {
         }
         do {
             let resume = last.map { [("Last-Event-ID", "\($0)")] } ?? []
-            let head = try client.openEventStream("/sessions/\(id)/events", headers: resume + (credentials?.headers(id) ?? []))
+            let head = try client.openEventStream(
+                "/sessions/\(id)/events", headers: resume + (credentials?.headers(id) ?? []))
             servedBy = head.header("X-Served-By") ?? "?"
         } catch {
             // A 503 while the session changes instance, or a connection cut on a killed one.
@@ -88,17 +92,23 @@ final class ResumingSubscribers: Sendable {
                     return
                 }
                 if let last, version <= last {
-                    problems.withLock { $0.append("\(id): version \(version) came after \(last) (a stream served by \(servedBy))") }
+                    problems.withLock {
+                        $0.append("\(id): version \(version) came after \(last) (a stream served by \(servedBy))")
+                    }
                 }
                 last = version
                 ledger.saw(id, version: version)
                 seen.withLock { $0.single[id] = version }
                 count("states")
             case "error":
-                let code = (event.data.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])?["code"] as? String
+                let code =
+                    (event.data.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])?[
+                        "code"] as? String
                 return count("error \(code ?? "?")")
             case "end":
-                problems.withLock { $0.append("\(id): the stream ended (\(event.data ?? "")) though nothing deletes it") }
+                problems.withLock {
+                    $0.append("\(id): the stream ended (\(event.data ?? "")) though nothing deletes it")
+                }
                 return
             default:
                 continue
@@ -128,7 +138,8 @@ final class ResumingSubscribers: Sendable {
         let (headers, query) = credentials?.multiplexed(ids) ?? ([], "")
         do {
             let resume = cursor.map { [("Last-Event-ID", $0)] } ?? []
-            try client.openEventStream("/events?sessions=\(ids.joined(separator: ","))\(query)", headers: resume + headers)
+            try client.openEventStream(
+                "/events?sessions=\(ids.joined(separator: ","))\(query)", headers: resume + headers)
         } catch {
             count("multiplexed refused")
             usleep(20_000)
@@ -159,7 +170,10 @@ final class ResumingSubscribers: Sendable {
                 // A part ended (its session moved, …): the client opens the stream again to follow it.
                 return count("multiplexed error \(data?["code"] as? String ?? "?")")
             case "end":
-                problems.withLock { $0.append("multiplexed: the part of \(session) ended (\(event.data ?? "")) though nothing deletes it") }
+                problems.withLock {
+                    $0.append(
+                        "multiplexed: the part of \(session) ended (\(event.data ?? "")) though nothing deletes it")
+                }
                 return
             default:
                 continue
@@ -170,6 +184,8 @@ final class ResumingSubscribers: Sendable {
     /// Stops the clients and waits (bounded) for them.
     func stop() throws {
         running.store(false, ordering: .relaxed)
-        guard finished.wait(timeout: .now() + 30) == .success else { throw TestFailure("the event-stream clients did not stop within 30 s") }
+        guard finished.wait(timeout: .now() + 30) == .success else {
+            throw TestFailure("the event-stream clients did not stop within 30 s")
+        }
     }
 }

@@ -53,7 +53,9 @@ import Testing
 
     @Test func adminRoutesAreExactlyThoseUnderAdmin() {
         // The console page is the one exception: it holds no secret and asks for the token itself.
-        let openUnderAdmin = Route.table.filter { $0.pattern.hasPrefix("/admin/") && $0.access != .admin }.map { "\($0.method) \($0.pattern)" }
+        let openUnderAdmin = Route.table.filter { $0.pattern.hasPrefix("/admin/") && $0.access != .admin }.map {
+            "\($0.method) \($0.pattern)"
+        }
         #expect(openUnderAdmin == ["GET /admin/console"])
         for entry in Route.table where entry.route != .adminConsole {
             #expect((entry.access == .admin) == entry.pattern.hasPrefix("/admin/"), "\(entry.method) \(entry.pattern)")

@@ -2,9 +2,9 @@ import Examples
 import Foundation
 import HTTPServer
 import Logs
+import ReactorServerTesting
 import SessionService
 import Synchronization
-import ReactorServerTesting
 import Testing
 
 /// The `search` example calls its upstream with URLSession; here the upstream is a fake GitHub search
@@ -22,7 +22,9 @@ import Testing
             guard request.path == "/search/repositories" else { return writer.respond(status: 404) }
             if query == "broken" { return writer.respond(status: 500, body: Array("upstream down".utf8)) }
             let items = page <= 2 ? (1...2).map { #"{"full_name":"\#(query)/repo-\#(page)-\#($0)"}"# } : []
-            writer.respond(status: 200, headers: ["Content-Type": "application/json"], body: Array(#"{"total_count":4,"items":[\#(items.joined(separator: ","))]}"#.utf8))
+            writer.respond(
+                status: 200, headers: ["Content-Type": "application/json"],
+                body: Array(#"{"total_count":4,"items":[\#(items.joined(separator: ","))]}"#.utf8))
         }
     }
 
@@ -37,7 +39,10 @@ import Testing
             // The effects run on the cooperative pool, where the other tests of this process queue too:
             // wait for answers off it, and patiently (the effect may queue behind many tests).
             @Sendable func post(_ body: String) async throws -> TestResponse {
-                try await offPool { try TestClient(port: port, readTimeout: .seconds(120)).request("POST", "/sessions/\(id)/actions?wait=true", body: body) }
+                try await offPool {
+                    try TestClient(port: port, readTimeout: .seconds(120)).request(
+                        "POST", "/sessions/\(id)/actions?wait=true", body: body)
+                }
             }
             let first = try await post(#"{"type":"updateQuery","query":"swift"}"#).json()
             let state = try #require(first["state"] as? [String: Any])
@@ -47,8 +52,14 @@ import Testing
             #expect(state["nextPage"] as? Int == 2)
 
             let next = try await post(#"{"type":"loadNextPage"}"#).json()
-            #expect((next["state"] as? [String: Any])?["items"] as? [String] == ["swift/repo-1-1", "swift/repo-1-2", "swift/repo-2-1", "swift/repo-2-2"])
-            #expect(upstream.seen.withLock { $0 } == ["/search/repositories?q=swift&page=1", "/search/repositories?q=swift&page=2"])
+            #expect(
+                (next["state"] as? [String: Any])?["items"] as? [String] == [
+                    "swift/repo-1-1", "swift/repo-1-2", "swift/repo-2-1", "swift/repo-2-2",
+                ])
+            #expect(
+                upstream.seen.withLock { $0 } == [
+                    "/search/repositories?q=swift&page=1", "/search/repositories?q=swift&page=2",
+                ])
 
             // An upstream failure ends only that effect: the session keeps its state and keeps working.
             let failed = try await post(#"{"type":"updateQuery","query":"broken"}"#)
@@ -64,11 +75,14 @@ extension SearchUpstreamTests {
     @Test func searchesAgainstAnUpstreamThatNeverAnswersDoNotPileUp() async throws {
         // An upstream that accepts requests and never answers them.
         let upstream = HoldingResponder()
-        try await withHTTPServer(upstream, configure: {
-            $0.loopCount = 1
-            $0.requestHeadTimeout = .seconds(60)
-            $0.idleTimeout = .seconds(60)
-        }) { _, address in
+        try await withHTTPServer(
+            upstream,
+            configure: {
+                $0.loopCount = 1
+                $0.requestHeadTimeout = .seconds(60)
+                $0.idleTimeout = .seconds(60)
+            }
+        ) { _, address in
             // Answered only at the end, so shutdown need not wait for them.
             defer { upstream.answerAll(status: 503) }
             let upstreamPort = address.port
@@ -90,8 +104,12 @@ extension SearchUpstreamTests {
                 return await group.reduce(into: []) { $0.append($1) }
             }
             #expect(!outcomes.contains("answered"))
-            #expect(outcomes.filter { $0.contains("3 waiting") }.count == 15, "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
-            #expect(outcomes.filter { $0.contains("within 5.0 s") }.count == 5, "the rest end at their deadline: \(outcomes)")
+            #expect(
+                outcomes.filter { $0.contains("3 waiting") }.count == 15,
+                "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
+            #expect(
+                outcomes.filter { $0.contains("within 5.0 s") }.count == 5,
+                "the rest end at their deadline: \(outcomes)")
             // The three that waited had no time left when a turn came: at most a request each, never 20.
             let received = upstream.requests.count
             #expect(received >= 2 && received <= 5, "the upstream saw \(received) requests")

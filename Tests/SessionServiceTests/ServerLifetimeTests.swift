@@ -29,16 +29,23 @@ import Testing
         }()
         // The client has closed its connection: the session takes the subscriber out, and nothing else
         // may hold it or its stream.
-        try await eventually("the session to have no subscriber") { server.server.service.store.session(id)?.subscriberCount == 0 }
-        try await eventually("the subscriber and its stream to be freed") { subscriber.value == nil && stream.value == nil }
+        try await eventually("the session to have no subscriber") {
+            server.server.service.store.session(id)?.subscriberCount == 0
+        }
+        try await eventually("the subscriber and its stream to be freed") {
+            subscriber.value == nil && stream.value == nil
+        }
     }
 
     /// Starts a test server (its clock does not advance by itself, so the HTTP server registers its
     /// loops with it), acts and subscribes, stops it; returns weak references to what it built.
-    static func useAndStop(dataDirectory: String?) throws -> (server: Weak<ReactorServer>, service: Weak<ReactorService>, store: Weak<SessionStore>) {
+    static func useAndStop(dataDirectory: String?) throws -> (
+        server: Weak<ReactorServer>, service: Weak<ReactorService>, store: Weak<SessionStore>
+    ) {
         let test = try TestServer(dataDirectory: dataDirectory)
         let id = try test.createSession("counter")
-        #expect(try test.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+        #expect(
+            try test.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
         let stream = try test.subscribe("/sessions/\(id)/events")
         #expect(try stream.nextEvent().id == "1")
         let references = (Weak(test.server), Weak(test.server.service), Weak(test.server.service.store))

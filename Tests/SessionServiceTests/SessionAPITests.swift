@@ -51,12 +51,17 @@ import Testing
         #expect(taken.status == 409)
         #expect(taken.errorCode == "session_exists")
         for bad in ["has space", "", String(repeating: "a", count: 65), "slash/y", "é"] {
-            let response = try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":\#(JSONWriter.quoted(bad))}"#)
+            let response = try server.request(
+                "POST", "/sessions", body: #"{"reactor":"counter","id":\#(JSONWriter.quoted(bad))}"#)
             #expect(response.status == 400, "id \(bad.debugDescription)")
             #expect(response.errorCode == "invalid_id")
         }
-        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":7}"#).errorCode == "invalid_id")
-        #expect(try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":"\#(String(repeating: "a", count: 64))"}"#).status == 201)
+        #expect(
+            try server.request("POST", "/sessions", body: #"{"reactor":"counter","id":7}"#).errorCode == "invalid_id")
+        #expect(
+            try server.request(
+                "POST", "/sessions", body: #"{"reactor":"counter","id":"\#(String(repeating: "a", count: 64))"}"#
+            ).status == 201)
     }
 
     @Test func createSessionErrors() throws {
@@ -68,7 +73,9 @@ import Testing
         #expect(try server.request("POST", "/sessions", body: #"{"reactor":"#).errorCode == "invalid_json")
         #expect(try server.request("POST", "/sessions", body: #"{}"#).errorCode == "invalid_request")
         #expect(try server.request("POST", "/sessions", body: #"[1]"#).errorCode == "invalid_request")
-        let form = try server.request("POST", "/sessions", headers: [("Content-Type", "application/x-www-form-urlencoded")], body: "reactor=counter")
+        let form = try server.request(
+            "POST", "/sessions", headers: [("Content-Type", "application/x-www-form-urlencoded")],
+            body: "reactor=counter")
         #expect(form.status == 415)
         _ = try server.createSession("counter")
         _ = try server.createSession("counter")
@@ -114,7 +121,8 @@ import Testing
         #expect(badPayload.errorCode == "invalid_action")
         #expect(badPayload.errorMessage?.contains("title") == true)
         for outside in ["-9223372036854775809", "9223372036854775808", "1e19", "9007199254740993.0"] {
-            let rounded = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":\#(outside)}"#)
+            let rounded = try server.request(
+                "POST", "/sessions/\(id)/actions", body: #"{"type":"toggle","id":\#(outside)}"#)
             #expect(rounded.status == 422, "\(outside)")
             #expect(rounded.errorCode == "invalid_action")
             #expect(rounded.errorMessage?.contains(#""id""#) == true)
@@ -125,12 +133,17 @@ import Testing
         let unknownSession = try server.request("POST", "/sessions/nope/actions", body: #"{"type":"add","title":"x"}"#)
         #expect(unknownSession.status == 404)
         #expect(unknownSession.errorCode == "unknown_session")
-        let text = try server.request("POST", "/sessions/\(id)/actions", headers: [("Content-Type", "text/plain")], body: #"{"type":"clearCompleted"}"#)
+        let text = try server.request(
+            "POST", "/sessions/\(id)/actions", headers: [("Content-Type", "text/plain")],
+            body: #"{"type":"clearCompleted"}"#)
         #expect(text.status == 415)
-        let large = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"add","title":"\#(String(repeating: "x", count: 400))"}"#)
+        let large = try server.request(
+            "POST", "/sessions/\(id)/actions", body: #"{"type":"add","title":"\#(String(repeating: "x", count: 400))"}"#
+        )
         #expect(large.status == 413)
         #expect(large.errorCode == "body_too_large")
-        let badWait = try server.request("POST", "/sessions/\(id)/actions?wait=maybe", body: #"{"type":"clearCompleted"}"#)
+        let badWait = try server.request(
+            "POST", "/sessions/\(id)/actions?wait=maybe", body: #"{"type":"clearCompleted"}"#)
         #expect(badWait.errorCode == "invalid_query")
         // None of that touched the session.
         #expect(try server.request("GET", "/sessions/\(id)").json()["version"] as? Int == 0)
@@ -141,7 +154,9 @@ import Testing
         let server = try TestServer { $0.sessions.waitTimeoutSeconds = 0.25 }
         let id = try server.createSession("fruit")
         let connection = try server.connect()
-        try connection.send("POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"type\":\"apple\"}")
+        try connection.send(
+            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"type\":\"apple\"}"
+        )
         try await server.clock.scheduled.next("the wait's deadline to be armed") { $0 == .milliseconds(250) }
         await server.clock.advance(by: .milliseconds(250))
         let response = try connection.readResponse()
@@ -174,7 +189,8 @@ import Testing
         let metrics = try server.request("GET", "/metrics")
         #expect(metrics.status == 200)
         #expect(metrics.header("Content-Type")?.hasPrefix("text/plain") == true)
-        #expect(metrics.text.contains(#"reactor_http_requests_total{route="POST /sessions/{id}/actions",status="200"} 1"#))
+        #expect(
+            metrics.text.contains(#"reactor_http_requests_total{route="POST /sessions/{id}/actions",status="200"} 1"#))
         #expect(metrics.text.contains("reactor_sessions 1\n"))
         #expect(metrics.text.contains("reactor_actions_accepted_total 1\n"))
         #expect(metrics.text.contains("reactor_states_emitted_total 1\n"))
@@ -206,10 +222,19 @@ import Testing
         _ = try server.request("GET", "/nowhere")
         let lines = server.logs.values.filter { $0.message == "request" }
         let summary = lines.map { record in
-            record.fields.filter { ["method", "route", "status"].contains($0.key) }.map { "\($0.value)" }.joined(separator: " ")
+            record.fields.filter { ["method", "route", "status"].contains($0.key) }.map { "\($0.value)" }.joined(
+                separator: " ")
         }
-        #expect(summary == ["POST POST /sessions 201", "POST POST /sessions/{id}/actions 202", "GET GET /admin/sessions 200", "GET unmatched 404"])
+        #expect(
+            summary == [
+                "POST POST /sessions 201", "POST POST /sessions/{id}/actions 202", "GET GET /admin/sessions 200",
+                "GET unmatched 404",
+            ])
         #expect(lines.allSatisfy { $0.fields.contains { $0.key == "micros" } })
-        #expect(!server.logs.values.contains { record in record.fields.contains { "\($0.value)".contains(TestServer.adminToken) } || record.message.contains(TestServer.adminToken) })
+        #expect(
+            !server.logs.values.contains { record in
+                record.fields.contains { "\($0.value)".contains(TestServer.adminToken) }
+                    || record.message.contains(TestServer.adminToken)
+            })
     }
 }

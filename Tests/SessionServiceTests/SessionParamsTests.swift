@@ -1,6 +1,6 @@
 import Foundation
-import Reactors
 import ReactorServerTesting
+import Reactors
 import SessionService
 import Testing
 
@@ -56,10 +56,12 @@ import Testing
     /// What `curl` a user would type gets the 422 and its message.
     @Test func curlSeesInvalidParams() async throws {
         let server = try TestServer()
-        let result = try await TestProcess.run(TestProcess.tool("curl"), [
-            "-s", "-w", "\n%{http_code}", "-H", "Content-Type: application/json",
-            "-d", #"{"reactor":"profile","params":{"userID":-1}}"#, "http://127.0.0.1:\(server.port)/sessions",
-        ])
+        let result = try await TestProcess.run(
+            TestProcess.tool("curl"),
+            [
+                "-s", "-w", "\n%{http_code}", "-H", "Content-Type: application/json",
+                "-d", #"{"reactor":"profile","params":{"userID":-1}}"#, "http://127.0.0.1:\(server.port)/sessions",
+            ])
         #expect(result.output.hasSuffix("\n422"), "\(result.output)")
         #expect(result.output.contains(#""code":"invalid_params""#))
         #expect(result.output.contains("userID"))

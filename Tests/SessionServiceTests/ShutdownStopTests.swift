@@ -1,9 +1,10 @@
 import Foundation
 import Logs
-import Reactors
 import ReactorServerTesting
+import Reactors
 import Synchronization
 import Testing
+
 @testable import SessionService
 
 /// A latch an effect waits on that ignores cancellation: an effect stuck on something no cancel reaches.
@@ -43,11 +44,14 @@ struct StubbornReactor: Reactor {
     var initialState: State { State() }
 
     func mutate(action: Action) -> Effect<Mutation> {
-        .concat([.just(.started), .run { [latch, started] emit in
-            started.record(1)
-            await latch.wait()
-            await emit(.counted)
-        }])
+        .concat([
+            .just(.started),
+            .run { [latch, started] emit in
+                started.record(1)
+                await latch.wait()
+                await emit(.counted)
+            },
+        ])
     }
 
     func reduce(state: State, mutation: Mutation) -> State {
@@ -73,11 +77,16 @@ struct StubbornReactor: Reactor {
             #expect(outcome == ShutdownStop(effectsCutOff: 1, effectsEnded: true))
             #expect(server.clock.reactorClock.sleeperCount == 0, "the cancelled effect no longer sleeps")
             await server.clock.advance(by: .seconds(1))
-            #expect(server.server.service.store.session(id)?.snapshot().version == 1, "only the spinner, never the name")
+            #expect(
+                server.server.service.store.session(id)?.snapshot().version == 1, "only the spinner, never the name")
             server.stop()
 
             let restarted = try TestServer(dataDirectory: directory)
-            let log = try restarted.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(TestServer.adminToken)")]).json()["actions"] as? [[String: Any]]
+            let log =
+                try restarted.request(
+                    "GET", "/admin/sessions/\(id)/actions",
+                    headers: [("Authorization", "Bearer \(TestServer.adminToken)")]
+                ).json()["actions"] as? [[String: Any]]
             #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [true])
         }
     }
@@ -90,7 +99,9 @@ struct StubbornReactor: Reactor {
             await server.clock.reactorClock.waitForSleepers(1)
             let store = server.server.service.store
             // The grace runs on the service's clock: nothing is cut off while the test holds it still.
-            async let stop = waitFor("shutdown's stop to return") { try await offPool { store.stopAtShutdown(grace: .seconds(17), within: defaultBound) } }
+            async let stop = waitFor("shutdown's stop to return") {
+                try await offPool { store.stopAtShutdown(grace: .seconds(17), within: defaultBound) }
+            }
             try await server.clock.scheduled.next("the grace to be armed") { $0 == .seconds(17) }
             await server.clock.advance(by: .seconds(1))
             #expect(try await stop == ShutdownStop(effectsCutOff: 0, effectsEnded: true))
@@ -98,7 +109,11 @@ struct StubbornReactor: Reactor {
             server.stop()
 
             let restarted = try TestServer(dataDirectory: directory)
-            let log = try restarted.request("GET", "/admin/sessions/\(id)/actions", headers: [("Authorization", "Bearer \(TestServer.adminToken)")]).json()["actions"] as? [[String: Any]]
+            let log =
+                try restarted.request(
+                    "GET", "/admin/sessions/\(id)/actions",
+                    headers: [("Authorization", "Bearer \(TestServer.adminToken)")]
+                ).json()["actions"] as? [[String: Any]]
             #expect(log?.map { $0["interrupted"] as? Bool ?? false } == [false])
         }
     }

@@ -21,7 +21,8 @@ import Testing
         var drops = 0
         var streak = 0
         while streak < 5 {
-            let response = try client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"\#(title)"}"#)
+            let response = try client.request(
+                "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"\#(title)"}"#)
             version = try #require(try response.json()["version"] as? Int)
             let details = try server.adminEntry(id)?["subscriberDetails"] as? [[String: Any]]
             let now = details?.first?["drops"] as? Int ?? 0
@@ -34,7 +35,8 @@ import Testing
 
     /// The value of a counter in the Prometheus text, failing when it is not there.
     static func metric(_ name: String, in text: String) throws -> Int {
-        let line = try #require(text.split(separator: "\n").first { $0.hasPrefix(name + " ") }, "no \(name) in /metrics")
+        let line = try #require(
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }, "no \(name) in /metrics")
         return try #require(Int(line.dropFirst(name.count + 1)), "\(line)")
     }
 
@@ -46,7 +48,9 @@ import Testing
         let client = try server.connect()
         var last = 0
         for _ in 0..<5 {
-            last = try #require(try client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":1}"#).json()["version"] as? Int)
+            last = try #require(
+                try client.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":1}"#)
+                    .json()["version"] as? Int)
         }
         _ = try stream.read(until: "\r\n\r\n")
         var seen: [Int] = []
@@ -57,7 +61,9 @@ import Testing
         #expect(seen == seen.sorted(), "versions only go up")
         #expect(seen.last == last, "it ends at the latest state")
         let skipped = Set((stalledAt + 1)..<last)
-        #expect(skipped.isDisjoint(with: seen), "states made while it was behind reached it: \(skipped.intersection(seen).sorted())")
+        #expect(
+            skipped.isDisjoint(with: seen),
+            "states made while it was behind reached it: \(skipped.intersection(seen).sorted())")
         let metrics = try client.request("GET", "/metrics").text
         #expect(try Self.metric("reactor_subscriber_drops_total", in: metrics) >= skipped.count + 1)
     }
@@ -88,6 +94,7 @@ import Testing
         let body = try #require(try last.json() as? [String: Any])
         #expect(body["code"] as? String == "subscriber_too_slow")
         #expect((body["message"] as? String)?.contains("sse.pulseBuffer") == true)
-        #expect(try Self.metric("reactor_subscribers_closed_slow_total", in: client.request("GET", "/metrics").text) == 1)
+        #expect(
+            try Self.metric("reactor_subscribers_closed_slow_total", in: client.request("GET", "/metrics").text) == 1)
     }
 }

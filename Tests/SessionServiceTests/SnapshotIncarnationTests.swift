@@ -9,7 +9,8 @@ import Testing
     static let legacy = [ActionLogEntry(seq: 1, at: 5, action: Array(#"{"type":"increase"}"#.utf8), stubbed: true)]
 
     @Test(arguments: [
-        StoredSnapshot(id: "a", reactor: "counter", version: 3, lastSeq: 3, stub: false, state: Array(#"{"value":3}"#.utf8)),
+        StoredSnapshot(
+            id: "a", reactor: "counter", version: 3, lastSeq: 3, stub: false, state: Array(#"{"value":3}"#.utf8)),
         StoredSnapshot(
             id: "todo-1", reactor: "todo", version: 9, lastSeq: 12, stub: true, state: Array(#"{"items":[]}"#.utf8),
             actions: legacy, running: [11, 12], pulses: ["flash": 4, "toast": 1]),
@@ -34,7 +35,9 @@ import Testing
         #expect(older.withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == 0)
         // Cut anywhere short of it, the walk finds none and reads nothing beyond the payload.
         for length in 0..<(payload.count - 24) {
-            #expect(Array(payload.prefix(length)).withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == 0, "\(length)")
+            #expect(
+                Array(payload.prefix(length)).withUnsafeBytes { StoredSnapshot.incarnation(payload: $0) } == 0,
+                "\(length)")
         }
     }
 }

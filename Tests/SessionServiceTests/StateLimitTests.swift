@@ -12,11 +12,14 @@ import Testing
 
     /// The todo state with two items whose titles are `a` and `b` x's long, as the server encodes it.
     static func todoJSON(a: Int, b: Int, firstDone: Bool, secondDone: Bool = false) -> String {
-        #"{"items":[{"id":1,"title":""# + String(repeating: "x", count: a) + #"","done":\#(firstDone)},{"id":2,"title":""#
+        #"{"items":[{"id":1,"title":""# + String(repeating: "x", count: a)
+            + #"","done":\#(firstDone)},{"id":2,"title":""#
             + String(repeating: "x", count: b) + #"","done":\#(secondDone)}],"nextID":3,"alert":null}"#
     }
 
-    static func add(_ length: Int) -> String { #"{"type":"add","title":""# + String(repeating: "x", count: length) + #""}"# }
+    static func add(_ length: Int) -> String {
+        #"{"type":"add","title":""# + String(repeating: "x", count: length) + #""}"#
+    }
 
     /// Creates todo session `id` whose state is exactly `size` bytes of JSON (item 1 done), in three actions.
     static func grow(_ server: TestServer, _ id: String, to size: Int) throws -> String {
@@ -42,12 +45,17 @@ import Testing
                 bodies["at"] = try Self.grow(server, "at", to: Self.limit)
                 bodies["under"] = try Self.grow(server, "under", to: Self.limit - 1)
                 #expect(server.server.service.store.passivate(idleBefore: .max) == 2)
-                for (id, body) in bodies { #expect(try server.request("GET", "/sessions/\(id)").text == body, "\(id) after passivation") }
+                for (id, body) in bodies {
+                    #expect(try server.request("GET", "/sessions/\(id)").text == body, "\(id) after passivation")
+                }
             }
             let server = try TestServer(dataDirectory: directory)
-            for (id, body) in bodies { #expect(try server.request("GET", "/sessions/\(id)").text == body, "\(id) after a restart") }
+            for (id, body) in bodies {
+                #expect(try server.request("GET", "/sessions/\(id)").text == body, "\(id) after a restart")
+            }
             // Still alive: the next action makes the next version.
-            let next = try server.request("POST", "/sessions/under/actions?wait=true", body: #"{"type":"toggle","id":2}"#)
+            let next = try server.request(
+                "POST", "/sessions/under/actions?wait=true", body: #"{"type":"toggle","id":2}"#)
             #expect(try next.json()["version"] as? Int == 4)
         }
     }
@@ -62,7 +70,8 @@ import Testing
                 #expect(try stream.nextEvent().id == "3")
 
                 // Un-toggling item 1 writes "false" for "true": one byte over.
-                let refused = try server.request("POST", "/sessions/edge/actions?wait=true", body: #"{"type":"toggle","id":1}"#)
+                let refused = try server.request(
+                    "POST", "/sessions/edge/actions?wait=true", body: #"{"type":"toggle","id":1}"#)
                 #expect(refused.status == 422)
                 #expect(refused.errorCode == "state_too_large")
                 #expect(refused.errorMessage?.contains("\(Self.limit + 1) bytes") == true)
@@ -74,16 +83,22 @@ import Testing
                 #expect(accepted.status == 202)
                 let seq = try #require(try accepted.json()["seq"] as? Int)
                 #expect(try server.request("GET", "/sessions/edge").text == before)
-                let log = try server.request("GET", "/admin/sessions/edge/actions?since=\(seq - 1)", headers: server.admin).json()
+                let log = try server.request(
+                    "GET", "/admin/sessions/edge/actions?since=\(seq - 1)", headers: server.admin
+                ).json()
                 let entry = try #require((log["actions"] as? [[String: Any]])?.first)
                 #expect(entry["seq"] as? Int == seq)
                 #expect((entry["error"] as? [String: Any])?["code"] as? String == "state_too_large")
-                #expect(server.logs.values.contains { record in
-                    record.level == .warning && record.message.contains("refused") && record.fields.contains { $0.key == "seq" && $0.value == .int(seq) }
-                })
+                #expect(
+                    server.logs.values.contains { record in
+                        record.level == .warning && record.message.contains("refused")
+                            && record.fields.contains { $0.key == "seq" && $0.value == .int(seq) }
+                    })
 
                 // Subscribers saw nothing of either: their next event is the next version made, by an action that fits.
-                #expect(try server.request("POST", "/sessions/edge/actions?wait=true", body: #"{"type":"toggle","id":2}"#).status == 200)
+                #expect(
+                    try server.request("POST", "/sessions/edge/actions?wait=true", body: #"{"type":"toggle","id":2}"#)
+                        .status == 200)
                 let event = try stream.nextEvent()
                 #expect(event.id == "4")
                 #expect(event.data?.hasSuffix(#""done":true}],"nextID":3,"alert":null}"#) == true)
@@ -101,21 +116,32 @@ import Testing
             do {
                 let server = try TestServer(dataDirectory: directory) { $0.sessions.maxStateBytes = 4096 }
                 _ = try server.createSession("todo", id: "puppet")
-                #expect(try server.request("PUT", "/admin/sessions/puppet/stub", headers: server.admin, body: #"{"enabled":true}"#).status == 200)
-                let forced = try server.request("PUT", "/admin/sessions/puppet/state", headers: server.admin, body: Self.todoJSON(a: 2000, b: 2100, firstDone: false))
+                #expect(
+                    try server.request(
+                        "PUT", "/admin/sessions/puppet/stub", headers: server.admin, body: #"{"enabled":true}"#
+                    ).status == 200)
+                let forced = try server.request(
+                    "PUT", "/admin/sessions/puppet/state", headers: server.admin,
+                    body: Self.todoJSON(a: 2000, b: 2100, firstDone: false))
                 #expect(forced.status == 422)
                 #expect(forced.errorCode == "state_too_large")
                 #expect(try server.request("GET", "/sessions/puppet").json()["version"] as? Int == 0)
-                let fits = try server.request("PUT", "/admin/sessions/puppet/state", headers: server.admin, body: Self.todoJSON(a: 2000, b: 1900, firstDone: false))
+                let fits = try server.request(
+                    "PUT", "/admin/sessions/puppet/state", headers: server.admin,
+                    body: Self.todoJSON(a: 2000, b: 1900, firstDone: false))
                 #expect(fits.status == 200)
             }
             // Version 1 fits 4096 bytes; under a limit since lowered below it, a fork from it is refused.
             let server = try TestServer(dataDirectory: directory) { $0.sessions.maxStateBytes = 1024 }
             #expect(try server.request("GET", "/sessions/puppet").json()["version"] as? Int == 1)
-            let fork = try server.request("POST", "/admin/sessions/puppet/fork", headers: server.admin, body: #"{"version":1,"id":"copy"}"#)
+            let fork = try server.request(
+                "POST", "/admin/sessions/puppet/fork", headers: server.admin, body: #"{"version":1,"id":"copy"}"#)
             #expect(fork.status == 422)
             #expect(fork.errorCode == "state_too_large")
-            #expect(try server.request("POST", "/admin/sessions/puppet/fork", headers: server.admin, body: #"{"version":0,"id":"copy"}"#).status == 201)
+            #expect(
+                try server.request(
+                    "POST", "/admin/sessions/puppet/fork", headers: server.admin, body: #"{"version":0,"id":"copy"}"#
+                ).status == 201)
         }
     }
 
@@ -129,8 +155,11 @@ import Testing
             let server = try TestServer(dataDirectory: directory) { $0.sessions.maxStateBytes = 4096 }
             #expect(try server.request("GET", "/sessions/old").text == body)
             // Over the new limit it may not grow, but it may shrink.
-            #expect(try server.request("POST", "/sessions/old/actions?wait=true", body: #"{"type":"add","title":"y"}"#).errorCode == "state_too_large")
-            let shrunk = try server.request("POST", "/sessions/old/actions?wait=true", body: #"{"type":"remove","id":1}"#)
+            #expect(
+                try server.request("POST", "/sessions/old/actions?wait=true", body: #"{"type":"add","title":"y"}"#)
+                    .errorCode == "state_too_large")
+            let shrunk = try server.request(
+                "POST", "/sessions/old/actions?wait=true", body: #"{"type":"remove","id":1}"#)
             #expect(shrunk.status == 200)
             #expect(try shrunk.json()["version"] as? Int == 4)
         }
@@ -142,7 +171,10 @@ import Testing
             do {
                 let server = try TestServer(dataDirectory: directory) { $0.sessions.maxStateBytes = 2 << 20 }
                 _ = try server.createSession("todo", id: "large")
-                for _ in 0..<3 { #expect(try server.request("POST", "/sessions/large/actions", body: Self.add(500_000)).status == 202) }
+                for _ in 0..<3 {
+                    #expect(
+                        try server.request("POST", "/sessions/large/actions", body: Self.add(500_000)).status == 202)
+                }
                 body = try server.request("GET", "/sessions/large").text
                 #expect(body.utf8.count > 1_500_000)
                 #expect(server.server.service.store.passivate(idleBefore: .max) == 1)
@@ -160,11 +192,14 @@ import Testing
         let server = try TestServer { $0.http.maxBodyBytes = 2 << 20 }
         let id = try server.createSession("counter")
         let padding = String(repeating: "p", count: 1_500_000)
-        let action = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase","padding":"\#(padding)"}"#)
+        let action = try server.request(
+            "POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"increase","padding":"\#(padding)"}"#)
         #expect(action.status == 200, "\(action.errorCode ?? "")")
         let created = try server.request("POST", "/sessions", body: #"{"reactor":"counter","padding":"\#(padding)"}"#)
         #expect(created.status == 201, "\(created.errorCode ?? "")")
-        let over = try server.request("POST", "/sessions/\(id)/actions", body: #"{"type":"increase","padding":"\#(String(repeating: "p", count: 2 << 20))"}"#)
+        let over = try server.request(
+            "POST", "/sessions/\(id)/actions",
+            body: #"{"type":"increase","padding":"\#(String(repeating: "p", count: 2 << 20))"}"#)
         #expect(over.status == 413)
         #expect(over.errorCode == "body_too_large")
     }

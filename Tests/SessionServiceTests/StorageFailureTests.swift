@@ -5,7 +5,7 @@ import Testing
 @testable import SessionService
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// When the journal cannot be written (here: a 64 KiB file-size limit, `ulimit -S -f 64`), the answer
@@ -20,7 +20,8 @@ import Glibc
     /// A server whose journal files may not grow past 64 KiB until the test raises the (soft) limit.
     static func start(_ directory: String, _ settings: [String] = []) async throws -> ServerProcess {
         try await ServerProcess.start(
-            arguments: ["--data-dir", directory] + settings.flatMap { ["--set", $0] }, environment: ["REACTOR_ADMIN_TOKEN": token], shell: "ulimit -S -f 64")
+            arguments: ["--data-dir", directory] + settings.flatMap { ["--set", $0] },
+            environment: ["REACTOR_ADMIN_TOKEN": token], shell: "ulimit -S -f 64")
     }
 
     /// What the filling left: the server, the highest version and every `seq` acknowledged, and the
@@ -45,8 +46,11 @@ import Glibc
         var seqs: [Int] = []
         // About 90 bytes per action: the limit is reached within about 730.
         for _ in 0..<5_000 {
-            let response = try connection.request("POST", "/sessions/full/actions?wait=true", body: #"{"type":"increase"}"#)
-            guard response.status == 200 else { return Filled(server: server, acknowledgedVersion: version, acknowledgedSeqs: seqs, refusal: response) }
+            let response = try connection.request(
+                "POST", "/sessions/full/actions?wait=true", body: #"{"type":"increase"}"#)
+            guard response.status == 200 else {
+                return Filled(server: server, acknowledgedVersion: version, acknowledgedSeqs: seqs, refusal: response)
+            }
             let json = try response.json()
             version = try #require(json["version"] as? Int)
             seqs.append(try #require(json["seq"] as? Int))
@@ -75,12 +79,16 @@ import Glibc
             #expect(refused.status == 503)
             #expect(refused.errorCode == "storage_unavailable")
             #expect(refused.errorMessage?.contains("File too large") == true, "\(refused.text)")
-            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode == "storage_unavailable")
+            #expect(
+                try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"another"}"#).errorCode
+                    == "storage_unavailable")
             // What is stored can still be read (a session in memory).
             #expect(try connection.request("GET", "/sessions/other").status == 200)
             // The replaced answer is counted apart (the request counter has the status the route chose).
             let metrics = try connection.request("GET", "/metrics").text
-            #expect(metrics.contains("\nreactor_answers_not_stored_total 1\n"), "\(metrics.split(separator: "\n").filter { $0.contains("not_stored") })")
+            #expect(
+                metrics.contains("\nreactor_answers_not_stored_total 1\n"),
+                "\(metrics.split(separator: "\n").filter { $0.contains("not_stored") })")
             // "full" shows a version whose records are not stored: its read is refused at once, never shown
             // (DiskFullReadTests has every read route).
             let unstored = try server.client().request("GET", "/sessions/full")
@@ -88,15 +96,19 @@ import Glibc
             #expect(unstored.errorCode == "storage_unavailable")
             #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 
-            server = try await ServerProcess.start(arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": Self.token])
+            server = try await ServerProcess.start(
+                arguments: ["--data-dir", directory], environment: ["REACTOR_ADMIN_TOKEN": Self.token])
             let restarted = try server.client()
             let recovered = try #require(try restarted.request("GET", "/sessions/full").json()["version"] as? Int)
             // Every acknowledged version and action survives.
-            #expect(recovered >= filled.acknowledgedVersion, "acknowledged version \(filled.acknowledgedVersion), recovered \(recovered)")
+            #expect(
+                recovered >= filled.acknowledgedVersion,
+                "acknowledged version \(filled.acknowledgedVersion), recovered \(recovered)")
             let logged = try Self.loggedSeqs(restarted, "full")
             let lost = filled.acknowledgedSeqs.filter { !logged.contains($0) }
             #expect(lost.isEmpty, "acknowledged actions missing from the log after the restart: \(lost)")
-            #expect(try restarted.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
+            #expect(
+                try restarted.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
             #expect(try await server.stop() == .exited(0))
         }
     }
@@ -108,27 +120,35 @@ import Glibc
             #expect(filled.refusal.errorCode == "storage_unavailable", "\(filled.refusal.text)")
             let connection = try server.client()
             // While failing: no fork, and the health check tells a load balancer to look elsewhere.
-            let fork = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
+            let fork = try connection.request(
+                "POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
             #expect(fork.status == 503)
             #expect(fork.errorCode == "storage_unavailable")
             let unhealthy = try connection.request("GET", "/healthz")
             #expect(unhealthy.status == 503)
             #expect(unhealthy.errorCode == "storage_unavailable")
 
-            let raised = try await TestProcess.run(TestProcess.tool("prlimit"), ["--pid", "\(server.process.pid)", "--fsize=unlimited"])
+            let raised = try await TestProcess.run(
+                TestProcess.tool("prlimit"), ["--pid", "\(server.process.pid)", "--fsize=unlimited"])
             try #require(raised.termination == .exited(0), "prlimit: \(raised.error)")
             // The journal retries the failed write by itself, with no request to trigger it.
-            try await server.process.errorLines.next("the journal to be writable again") { $0.contains("the journal is writable again") }
+            try await server.process.errorLines.next("the journal to be writable again") {
+                $0.contains("the journal is writable again")
+            }
             #expect(try connection.request("GET", "/healthz").status == 200)
             // The refused action was stored by the retry, as its 503 said it would be if one succeeded.
             let current = try #require(try connection.request("GET", "/sessions/full").json()["version"] as? Int)
-            #expect(current == filled.acknowledgedVersion + 1, "acknowledged \(filled.acknowledgedVersion), now \(current)")
+            #expect(
+                current == filled.acknowledgedVersion + 1, "acknowledged \(filled.acknowledgedVersion), now \(current)")
             for _ in 0..<10 {
-                #expect(try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status == 202)
+                #expect(
+                    try connection.request("POST", "/sessions/full/actions", body: #"{"type":"increase"}"#).status
+                        == 202)
             }
             let last = try connection.request("POST", "/sessions/full/actions?wait=true", body: #"{"type":"increase"}"#)
             let acknowledged = try #require(try last.json()["version"] as? Int, "\(last.text)")
-            let forked = try connection.request("POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
+            let forked = try connection.request(
+                "POST", "/admin/sessions/full/fork", headers: Self.admin, body: #"{"version":1,"id":"branch"}"#)
             #expect(forked.status == 201)
 
             // Everything acknowledged, before the failure, the retried action and after, is in the journal.
@@ -154,7 +174,10 @@ import Glibc
             // Titles of odd lengths, so the limit falls inside a record rather than between two.
             for index in 0..<5_000 where !refused {
                 let title = String(repeating: "x", count: 37 + index % 101)
-                refused = try connection.request("POST", "/sessions/full/actions", body: #"{"type":"add","title":"\#(title)"}"#).status == 503
+                refused =
+                    try connection.request(
+                        "POST", "/sessions/full/actions", body: #"{"type":"add","title":"\#(title)"}"#
+                    ).status == 503
             }
             #expect(refused, "the file-size limit was never reached")
             #expect(try await server.stop() == .exited(0))
@@ -190,33 +213,46 @@ import Glibc
             // descriptor now and then (fsync batch syncs through a duplicate).
             // No connection cap either: by default it keeps a reserve of 16 of the 64 descriptors, so
             // how close the connections came to the limit depended on how many the server held at start.
-            let patient = ["--set", "http.headTimeoutSeconds=3600", "--set", "http.idleTimeoutSeconds=3600", "--set", "storage.fsync=never",
-                           "--set", "http.maxConnections=1000"]
-            let server = try await ServerProcess.start(arguments: ["--data-dir", directory, "--loops", "1"] + patient, shell: "ulimit -n \(limit)")
+            let patient = [
+                "--set", "http.headTimeoutSeconds=3600", "--set", "http.idleTimeoutSeconds=3600", "--set",
+                "storage.fsync=never",
+                "--set", "http.maxConnections=1000",
+            ]
+            let server = try await ServerProcess.start(
+                arguments: ["--data-dir", directory, "--loops", "1"] + patient, shell: "ulimit -n \(limit)")
             let pid = server.process.pid
             let connection = try server.client()
             // A new session is journaled and leaves memory at once: its next use reads the journal.
-            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).status == 201)
+            #expect(
+                try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).status == 201)
             // One connection at a time, each waited for until the server holds its descriptor.
             var others: [TestClient] = []
             while Self.usedDescriptors(pid, below: limit) < limit, others.count < limit {
                 let before = Self.usedDescriptors(pid, below: limit)
                 others.append(try server.client())
-                try await eventually("the server to accept connection \(others.count) (it holds \(before) descriptors)") { Self.usedDescriptors(pid, below: limit) > before }
+                try await eventually("the server to accept connection \(others.count) (it holds \(before) descriptors)")
+                { Self.usedDescriptors(pid, below: limit) > before }
             }
 
             let refused = try connection.request("GET", "/sessions/kept")
             #expect(refused.status == 503, "\(refused.text)")
             #expect(refused.errorCode == "storage_unavailable")
             #expect(refused.errorMessage?.contains("Too many open files") == true, "\(refused.text)")
-            #expect(try connection.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 503)
-            #expect(try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).errorCode == "session_exists")
+            #expect(
+                try connection.request("POST", "/sessions/kept/actions", body: #"{"type":"increase"}"#).status == 503)
+            #expect(
+                try connection.request("POST", "/sessions", body: #"{"reactor":"counter","id":"kept"}"#).errorCode
+                    == "session_exists")
 
             others = []
-            try await eventually("the server to close the other connections") { Self.usedDescriptors(pid, below: limit) < limit - 4 }
+            try await eventually("the server to close the other connections") {
+                Self.usedDescriptors(pid, below: limit) < limit - 4
+            }
             let served = try connection.request("GET", "/sessions/kept")
             #expect(served.status == 200, "\(served.text)")
-            #expect(try connection.request("POST", "/sessions/kept/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+            #expect(
+                try connection.request("POST", "/sessions/kept/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
             #expect(try await server.stop() == .exited(0))
         }
     }

@@ -5,7 +5,7 @@ import Testing
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A stream ends when the credential that opened it stops being valid (README "Access to sessions"):

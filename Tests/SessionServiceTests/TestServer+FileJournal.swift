@@ -8,7 +8,9 @@ import Testing
 extension TestServer {
     /// The server's file journal.
     var fileJournal: FileJournal {
-        get throws { try #require(server.storage as? FileJournal, "the server does not store sessions in a file journal") }
+        get throws {
+            try #require(server.storage as? FileJournal, "the server does not store sessions in a file journal")
+        }
     }
 
     /// Compacts the journal now, asking this server's resident sessions for checkpoints as the

@@ -1,6 +1,6 @@
 import Foundation
-import SessionService
 import ReactorServerTesting
+import SessionService
 import Testing
 
 /// `GET /admin/sessions/{id}/versions/{v}` rebuilds exactly what subscribers were shown at version v;
@@ -19,7 +19,8 @@ import Testing
             guard step < steps else { break }
             // Two up, one down: values differ from versions, so a wrong replay shows.
             let action = step % 3 == 2 ? "decrease" : "increase"
-            #expect(try client.request("POST", "/sessions/\(id)/actions", body: #"{"type":"\#(action)"}"#).status == 202)
+            #expect(
+                try client.request("POST", "/sessions/\(id)/actions", body: #"{"type":"\#(action)"}"#).status == 202)
         }
         return seen
     }
@@ -37,7 +38,8 @@ import Testing
             for (version, value) in seen.sorted(by: { $0.key < $1.key }) {
                 let response = try Self.state(server, "past", at: version)
                 #expect(response.status == 200)
-                #expect((try response.json()["state"] as? [String: Any])?["value"] as? Int == value, "version \(version)")
+                #expect(
+                    (try response.json()["state"] as? [String: Any])?["value"] as? Int == value, "version \(version)")
             }
             let future = try Self.state(server, "past", at: 31)
             #expect(future.status == 404)
@@ -56,18 +58,24 @@ import Testing
                 let server = try TestServer(storage: place) { $0.storage.nats.trimAfterMessages = trimAfter }
                 _ = try server.createSession("counter", id: "long")
                 for _ in 0..<120 {
-                    #expect(try server.request("POST", "/sessions/long/actions?wait=true", body: #"{"type":"increase"}"#).status == 200)
+                    #expect(
+                        try server.request("POST", "/sessions/long/actions?wait=true", body: #"{"type":"increase"}"#)
+                            .status == 200)
                 }
                 // Upkeep (every 5 s of the server's clock) trims a subject past the threshold behind a checkpoint.
                 await server.clock.advance(by: .seconds(6))
                 if trimAfter == 64 {
-                    try await eventually("version 1 to be trimmed away") { try Self.state(server, "long", at: 1).status == 410 }
+                    try await eventually("version 1 to be trimmed away") {
+                        try Self.state(server, "long", at: 1).status == 410
+                    }
                 } else {
                     await server.clock.advance(by: .seconds(6))
-                    #expect(try Self.state(server, "long", at: 1).status == 200, "kept with trimAfterMessages=\(trimAfter)")
+                    #expect(
+                        try Self.state(server, "long", at: 1).status == 200, "kept with trimAfterMessages=\(trimAfter)")
                 }
                 let latest = try Self.state(server, "long", at: 120)
-                #expect(latest.status == 200 && (latest.text.contains(#""value":120"#)), "\(latest.status) \(latest.text)")
+                #expect(
+                    latest.status == 200 && (latest.text.contains(#""value":120"#)), "\(latest.status) \(latest.text)")
             }
         }
     }
@@ -87,13 +95,19 @@ import Testing
             #expect(gone.status == 410)
             #expect(gone.errorCode == "version_gone")
             #expect(gone.errorMessage?.contains("oldest retained version") == true)
-            let fork = try server.request("POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":1,"id":"too-late"}"#)
+            let fork = try server.request(
+                "POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":1,"id":"too-late"}"#)
             #expect(fork.status == 410)
             #expect(fork.errorCode == "version_gone")
             #expect(try server.request("GET", "/sessions/too-late").status == 404, "a refused fork leaves no session")
             // The newest version is always there, and can be forked.
-            #expect((try Self.state(server, "old", at: 150).json()["state"] as? [String: Any])?["value"] as? Int == seen[150])
-            #expect(try server.request("POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":150,"id":"recent"}"#).status == 201)
+            #expect(
+                (try Self.state(server, "old", at: 150).json()["state"] as? [String: Any])?["value"] as? Int
+                    == seen[150])
+            #expect(
+                try server.request(
+                    "POST", "/admin/sessions/old/fork", headers: server.admin, body: #"{"version":150,"id":"recent"}"#
+                ).status == 201)
         }
     }
 
@@ -102,20 +116,24 @@ import Testing
         try await storage.withPlace("time-travel") { place in
             var server = try TestServer(storage: place)
             let seen = try Self.history(server, "trunk", steps: 9)
-            let fork = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":5,"id":"branch"}"#)
+            let fork = try server.request(
+                "POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":5,"id":"branch"}"#)
             #expect(fork.status == 201)
             #expect(fork.header("Location") == "/sessions/branch")
             let forked = try fork.json()
             #expect(forked["version"] as? Int == 5)
             #expect((forked["state"] as? [String: Any])?["value"] as? Int == seen[5])
-            let next = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
+            let next = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#)
+                .json()
             #expect(next["version"] as? Int == 6)
             #expect((next["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
             // The source is untouched; an id in use and a future version are refused.
             #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
-            let taken = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":2,"id":"branch"}"#)
+            let taken = try server.request(
+                "POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":2,"id":"branch"}"#)
             #expect(taken.status == 409)
-            let future = try server.request("POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":99}"#)
+            let future = try server.request(
+                "POST", "/admin/sessions/trunk/fork", headers: server.admin, body: #"{"version":99}"#)
             #expect(future.status == 404)
 
             // After a restart the fork is a session like any other, with its own history.
@@ -125,10 +143,13 @@ import Testing
             #expect(restarted["version"] as? Int == 6)
             #expect((restarted["state"] as? [String: Any])?["value"] as? Int == (seen[5] ?? 0) + 1)
             #expect(try server.request("GET", "/sessions/trunk").json()["version"] as? Int == 9)
-            let again = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#).json()
+            let again = try server.request("POST", "/sessions/branch/actions?wait=true", body: #"{"type":"increase"}"#)
+                .json()
             #expect(again["version"] as? Int == 7)
             let past = try Self.state(server, "branch", at: 5)
-            #expect((try past.json()["state"] as? [String: Any])?["value"] as? Int == seen[5], "the fork's first version is the source's")
+            #expect(
+                (try past.json()["state"] as? [String: Any])?["value"] as? Int == seen[5],
+                "the fork's first version is the source's")
             #expect(try Self.state(server, "branch", at: 4).status == 410, "the fork has no history before it")
         }
     }

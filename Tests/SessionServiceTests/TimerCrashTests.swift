@@ -106,7 +106,9 @@ import Testing
                 try Self.lists(clientA, "shared").fired == ["one"]
             }
             // The counter moves just after the action is sent, so a reader may see the state first.
-            try await eventually("a's count of fired timers", within: .seconds(10)) { try Self.timersFired(clientA) == 1 }
+            try await eventually("a's count of fired timers", within: .seconds(10)) {
+                try Self.timersFired(clientA) == 1
+            }
             #expect(
                 try Self.timersFired(clientB) == 0, "the instance that does not run the session fired its timer too")
             // a is killed before the next one is due: b, asking no request of the session, claims it and fires it.

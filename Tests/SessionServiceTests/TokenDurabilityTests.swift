@@ -22,13 +22,21 @@ import Testing
     @Test(arguments: TestStorage.all)
     func tokensOutliveMemoryAndRestartsAndGoWithTheirSession(storage: TestStorage) async throws {
         try await storage.withPlace("tokens") { place in
-            let kept: String, old: String, replaced: String, gone: String, branch: String
+            let kept: String
+            let old: String
+            let replaced: String
+            let gone: String
+            let branch: String
             do {
                 let server = try Self.server(place)
                 kept = try AccessModeTests.create(server, id: "kept").token
                 old = try AccessModeTests.create(server, id: "replaced").token
                 gone = try AccessModeTests.create(server, id: "deleted").token
-                #expect(try server.request("POST", "/sessions/kept/actions?wait=true", headers: Self.bearer(kept), body: #"{"type":"increase"}"#).status == 200)
+                #expect(
+                    try server.request(
+                        "POST", "/sessions/kept/actions?wait=true", headers: Self.bearer(kept),
+                        body: #"{"type":"increase"}"#
+                    ).status == 200)
 
                 // Replaced while the session is not in memory: it need not be loaded for it.
                 #expect(server.server.service.store.passivate(idleBefore: .max) >= 1)
@@ -36,7 +44,8 @@ import Testing
                 #expect(replacement.status == 200)
                 replaced = try #require(try replacement.json()["token"] as? String)
                 #expect(server.isResident("replaced") == false, "replacing a token loaded the session")
-                let fork = try server.request("POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":1,"id":"branch"}"#)
+                let fork = try server.request(
+                    "POST", "/admin/sessions/kept/fork", headers: server.admin, body: #"{"version":1,"id":"branch"}"#)
                 #expect(fork.status == 201)
                 branch = try #require(try fork.json()["token"] as? String)
                 #expect(try server.request("DELETE", "/sessions/deleted", headers: Self.bearer(gone)).status == 204)
@@ -71,7 +80,9 @@ import Testing
             // What is stored is a hash: no token's text is in the journal.
             if let directory = place.directory {
                 try server.syncJournal()
-                let journal = try DurabilityTests.segments(directory).reduce(Data()) { $0 + (try Data(contentsOf: URL(fileURLWithPath: $1))) }
+                let journal = try DurabilityTests.segments(directory).reduce(Data()) {
+                    $0 + (try Data(contentsOf: URL(fileURLWithPath: $1)))
+                }
                 for token in [kept, old, replaced, gone, branch, again] {
                     #expect(journal.range(of: Data(token.utf8)) == nil, "a token's text is in the journal")
                 }

@@ -20,7 +20,9 @@ import Testing
             #expect(policy.contains("default-src 'none'") && policy.contains("connect-src 'self'"))
             let nonce = try #require(policy.firstMatch(of: /script-src 'nonce-([0-9a-f]{32})'/)?.1)
             #expect(policy.contains("style-src 'nonce-\(nonce)'"))
-            #expect(page.text.components(separatedBy: "nonce=\"\(nonce)\"").count == 3, "the style and the script carry the nonce")
+            #expect(
+                page.text.components(separatedBy: "nonce=\"\(nonce)\"").count == 3,
+                "the style and the script carry the nonce")
             #expect(!page.text.contains(WebDocument.placeholder))
             #expect(page.text.firstMatch(of: /<[^>]*\son[a-z]+\s*=/) == nil, "no inline event handlers")
             #expect(page.text.contains(#"<link rel="icon" type="image/svg+xml" href="/favicon.ico">"#))

@@ -50,7 +50,9 @@ func checkPayload(_ input: [UInt8]) {
         guard case .object(let payload)? = try? JSONParser().parse(input) else {
             fail("accepted a payload that is not a JSON object")
         }
-        expect(payload["exp"] != nil && payload["sessions"] != nil && payload["rights"] != nil, "accepted without a required claim")
+        expect(
+            payload["exp"] != nil && payload["sessions"] != nil && payload["rights"] != nil,
+            "accepted without a required claim")
     } catch {
         switch error.reason {
         case .signatureMismatch, .algorithmNotAccepted, .headerNotAccepted:
@@ -72,12 +74,17 @@ func checkHeader(_ input: [UInt8]) {
     signingInput.append(contentsOf: payload)
     var token = signingInput
     token.append(UInt8(ascii: "."))
-    token.append(contentsOf: Base64URL.encodedBytes(HMACSHA256.authenticationCode(for: signingInput, key: Array("fuzz secret: 32 bytes or more, not for production".utf8))))
+    token.append(
+        contentsOf: Base64URL.encodedBytes(
+            HMACSHA256.authenticationCode(
+                for: signingInput, key: Array("fuzz secret: 32 bytes or more, not for production".utf8))))
     guard (try? fuzzVerifier.verify(bytes: token, now: fuzzNow)) != nil else { return }
     guard case .object(let header)? = try? JSONParser().parse(input) else {
         fail("accepted a header that is not a JSON object")
     }
-    expect(header["alg"] == .string("HS256") && Array(header["alg"]!.stringValue!.utf8) == Array("HS256".utf8), "accepted alg \(String(describing: header["alg"]))")
+    expect(
+        header["alg"] == .string("HS256") && Array(header["alg"]!.stringValue!.utf8) == Array("HS256".utf8),
+        "accepted alg \(String(describing: header["alg"]))")
     expect(!header.contains(key: "crit") && !header.contains(key: "b64"), "accepted a crit or b64 header")
 }
 
@@ -85,7 +92,9 @@ func checkHeader(_ input: [UInt8]) {
 func checkClaims(_ claims: JWTClaims) {
     expect(JWTClaims.numericDateRange.contains(claims.expiresAt), "exp out of range accepted")
     expect(fuzzNow < claims.expiresAt + Double(fuzzVerifier.leewaySeconds), "expired token accepted")
-    if let nbf = claims.notBefore { expect(fuzzNow >= nbf - Double(fuzzVerifier.leewaySeconds), "early token accepted") }
+    if let nbf = claims.notBefore {
+        expect(fuzzNow >= nbf - Double(fuzzVerifier.leewaySeconds), "early token accepted")
+    }
     if let iat = claims.issuedAt { expect(iat <= fuzzNow + Double(fuzzVerifier.leewaySeconds), "future iat accepted") }
     for pattern in claims.sessions {
         expect((try? SessionPattern(claim: pattern.description)) == pattern, "a sessions entry does not round-trip")

@@ -5,7 +5,8 @@ import Testing
 @Suite struct Base64URLTests {
     /// RFC 4648 §10's vectors, without the padding, plus bytes that use '-' and '_'.
     @Test(arguments: [
-        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"), ("foobar", "Zm9vYmFy"),
+        ("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v"), ("foob", "Zm9vYg"), ("fooba", "Zm9vYmE"),
+        ("foobar", "Zm9vYmFy"),
     ])
     func rfc4648Vectors(plain: String, encoded: String) throws {
         #expect(Base64URL.encode(Array(plain.utf8)) == encoded)

@@ -67,8 +67,12 @@ let rfc4231Cases: [RFC4231Case] = [
         let block = [UInt8](repeating: 0x42, count: 64)
         let longer = block + [0x42]
         let message = Array("boundary".utf8)
-        #expect(HMACSHA256.authenticationCode(for: message, key: longer) == HMACSHA256.authenticationCode(for: message, key: SHA256.hash(longer)))
-        #expect(HMACSHA256.authenticationCode(for: message, key: block) != HMACSHA256.authenticationCode(for: message, key: SHA256.hash(block)))
+        #expect(
+            HMACSHA256.authenticationCode(for: message, key: longer)
+                == HMACSHA256.authenticationCode(for: message, key: SHA256.hash(longer)))
+        #expect(
+            HMACSHA256.authenticationCode(for: message, key: block)
+                != HMACSHA256.authenticationCode(for: message, key: SHA256.hash(block)))
     }
 
     @Test func neverShowsItsState() {

@@ -8,5 +8,7 @@ func hex(_ bytes: some Sequence<UInt8>) -> String {
 func bytes(hex text: String) -> [UInt8] {
     let digits = Array(text.utf8)
     precondition(digits.count % 2 == 0, "odd hex length in a test vector")
-    return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
+    return stride(from: 0, to: digits.count, by: 2).map {
+        UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)!
+    }
 }

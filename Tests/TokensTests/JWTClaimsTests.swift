@@ -9,7 +9,9 @@ struct AccessCase: Sendable, CustomTestStringConvertible {
     var right: SessionRight
     var id: String?
     var allowed: Bool
-    var testDescription: String { "\(sessions) \(rights.map(\.rawValue).sorted()) → \(right) on \(id ?? "<server-chosen>"): \(allowed)" }
+    var testDescription: String {
+        "\(sessions) \(rights.map(\.rawValue).sorted()) → \(right) on \(id ?? "<server-chosen>"): \(allowed)"
+    }
 }
 
 let accessCases: [AccessCase] = [
@@ -52,9 +54,13 @@ let accessCases: [AccessCase] = [
 
     @Test func refusalsSayWhatIsMissing() {
         let claims = JWTClaims(expiresAt: 1, sessions: [.prefix("game-")], rights: [.read, .create])
-        #expect(claims.refusal(right: .delete, sessionID: "game-1") == "the token does not grant delete (it grants only create, read)")
+        #expect(
+            claims.refusal(right: .delete, sessionID: "game-1")
+                == "the token does not grant delete (it grants only create, read)")
         #expect(claims.refusal(right: .read, sessionID: "chat-1") == "the token's sessions do not cover this session")
-        #expect(claims.refusal(right: .create, sessionID: nil)?.hasPrefix("a server-chosen id needs the entry \"*\"") == true)
+        #expect(
+            claims.refusal(right: .create, sessionID: nil)?.hasPrefix("a server-chosen id needs the entry \"*\"")
+                == true)
         let none = JWTClaims(expiresAt: 1, sessions: [.any], rights: [])
         #expect(none.refusal(right: .read, sessionID: "a") == "the token does not grant read (it grants no rights)")
     }

@@ -1,5 +1,5 @@
-import Tokens
 import Testing
+import Tokens
 
 /// A token minted by make-jwt-fixtures.py that must verify, and the claims it must give.
 struct AcceptedFixture: Sendable, CustomTestStringConvertible {

@@ -19,12 +19,18 @@ import Testing
     }
 
     @Test(arguments: [
-        (["*"], [SessionRight.create, .read, .act, .delete], Int64(1_800_003_600), Int64?.none, Int64?.none, String?.none),
+        (
+            ["*"], [SessionRight.create, .read, .act, .delete], Int64(1_800_003_600), Int64?.none, Int64?.none,
+            String?.none
+        ),
         (["a", "b-*"], [.read], 1_800_000_001, 1_799_999_000, 1_799_999_000, "user-7"),
         ([], [], 1_800_000_030, nil, nil, nil),
     ])
-    func roundTrip(sessions: [String], rights: [SessionRight], exp: Int64, nbf: Int64?, iat: Int64?, sub: String?) throws {
-        let token = JWTSigner(secret: secret).sign(sessions: sessions, rights: rights, expiresAt: exp, notBefore: nbf, issuedAt: iat, subject: sub)
+    func roundTrip(sessions: [String], rights: [SessionRight], exp: Int64, nbf: Int64?, iat: Int64?, sub: String?)
+        throws
+    {
+        let token = JWTSigner(secret: secret).sign(
+            sessions: sessions, rights: rights, expiresAt: exp, notBefore: nbf, issuedAt: iat, subject: sub)
         let claims = try JWTVerifier(secret: secret).verify(token, now: fixtureNow)
         #expect(claims.sessions.map(\.description) == sessions)
         #expect(claims.rights == Set(rights))
@@ -52,7 +58,8 @@ import Testing
             try JWTSecret(bytes: bytes)
         } throws: { error in
             guard let error = error as? JWTConfigurationError else { return false }
-            return error.message.hasPrefix("the JWT secret is \(length) bytes; HS256 needs at least 32 (256 bits, RFC 7518 §3.2)")
+            return error.message.hasPrefix(
+                "the JWT secret is \(length) bytes; HS256 needs at least 32 (256 bits, RFC 7518 §3.2)")
                 && (length < 8 || !error.message.contains(String(decoding: bytes, as: UTF8.self)))
         }
     }

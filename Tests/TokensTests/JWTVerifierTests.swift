@@ -29,7 +29,8 @@ import Testing
     /// the received bytes matches. The example carries no `sessions`, so the verifier gets past the signature
     /// and stops at the claims.
     @Test func rfc7515ExampleSignatureMatches() throws {
-        let key = try Base64URL.decode(Array("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow".utf8))
+        let key = try Base64URL.decode(
+            Array("AyM1SysPpbyDfgZld3umj1qzKObwVMkoqQ-EstJQLr_T-1qS0gZH75aKtMN3Yj0iPS4hcgUuTwjAzZr1Z9CAow".utf8))
         let token =
             "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9"
             + ".eyJpc3MiOiJqb2UiLA0KICJleHAiOjEzMDA4MTkzODAsDQogImh0dHA6Ly9leGFtcGxlLmNvbS9pc19yb290Ijp0cnVlfQ"
@@ -38,7 +39,8 @@ import Testing
         #expect {
             try rfcVerifier.verify(token, now: 1_300_819_000)
         } throws: { error in
-            (error as? JWTError)?.reason == .missingClaim && (error as? JWTError)?.message.contains("sessions is required") == true
+            (error as? JWTError)?.reason == .missingClaim
+                && (error as? JWTError)?.message.contains("sessions is required") == true
         }
         // The same bytes under another key fail at the signature, which proves the first run got past it.
         #expect(refusal(of: token, verifier: verifier)?.reason == .signatureMismatch)
@@ -63,7 +65,9 @@ import Testing
             for replacement in replacements where replacement != token[position] {
                 var changed = token
                 changed[position] = replacement
-                if (try? verifier.verify(bytes: changed, now: fixtureNow)) != nil { accepted.append("\(position)→\(replacement)") }
+                if (try? verifier.verify(bytes: changed, now: fixtureNow)) != nil {
+                    accepted.append("\(position)→\(replacement)")
+                }
             }
         }
         #expect(accepted.isEmpty)
@@ -74,7 +78,8 @@ import Testing
         // Pad an ignored claim until the token is exactly at the limit, then one byte over.
         func token(padding: Int) -> String {
             let payload: JSONObject = [
-                "sessions": ["cart-42"], "rights": ["read"], "exp": 1_800_003_600, "pad": .string(String(repeating: "x", count: padding)),
+                "sessions": ["cart-42"], "rights": ["read"], "exp": 1_800_003_600,
+                "pad": .string(String(repeating: "x", count: padding)),
             ]
             return signer.sign(payload: payload)
         }
@@ -108,7 +113,8 @@ import Testing
         #expect {
             try JWTVerifier(secret: JWTSecret(bytes: fixtureSecret), leewaySeconds: seconds)
         } throws: { error in
-            (error as? JWTConfigurationError)?.message == "the JWT leeway is \(seconds) s; it must lie between 0 and 300 s"
+            (error as? JWTConfigurationError)?.message
+                == "the JWT leeway is \(seconds) s; it must lie between 0 and 300 s"
         }
     }
 
@@ -155,7 +161,9 @@ import Testing
             #expect(error?.reason == reason)
             #expect(error?.message.contains(message) == true, "\(error?.message ?? "accepted")")
         }
-        #expect(throws: JWTConfigurationError.self) { try JWTVerifier(secret: JWTSecret(bytes: fixtureSecret), audience: "") }
+        #expect(throws: JWTConfigurationError.self) {
+            try JWTVerifier(secret: JWTSecret(bytes: fixtureSecret), audience: "")
+        }
     }
 
     /// A hostile claim value is not copied into the message: long or non-printable values are described.

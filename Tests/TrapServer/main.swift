@@ -4,7 +4,7 @@ import Reactors
 import SessionService
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // reactor-server-traps: the server's own command line hosting reactors that misbehave on purpose: they crash, for
@@ -204,8 +204,11 @@ exit(
             HeavyReactor(milliseconds: heavy, scheduler: .workers)
         }
         let recoverTraps = environment["RECOVER_TRAPS"] != nil
-        catalog.register("flowtrap", summary: "Crashes on purpose on Flow and recovery paths.", middlewares: { _ in
-            [FlowTrapGuard()]
-        }) { FlowTrapReactor(recoverTraps: recoverTraps) }
+        catalog.register(
+            "flowtrap", summary: "Crashes on purpose on Flow and recovery paths.",
+            middlewares: { _ in
+                [FlowTrapGuard()]
+            }
+        ) { FlowTrapReactor(recoverTraps: recoverTraps) }
         return catalog
     })

@@ -101,7 +101,8 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 
     /// Whether a field named `name` is present.
     public func contains(_ name: String) -> Bool {
-        spans.isEmpty ? built.contains(where: { Self.same($0.name, name) }) : spans.contains(where: { matches($0, name) })
+        spans.isEmpty
+            ? built.contains(where: { Self.same($0.name, name) }) : spans.contains(where: { matches($0, name) })
     }
 
     /// Appends a field, keeping any others of the same name.

@@ -68,13 +68,28 @@ public struct HTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConv
         // The usual methods as literals: no String is built from the bytes.
         switch bytes.count {
         case 3:
-            if bytes.equals("GET") { self = .GET; return }
-            if bytes.equals("PUT") { self = .PUT; return }
+            if bytes.equals("GET") {
+                self = .GET
+                return
+            }
+            if bytes.equals("PUT") {
+                self = .PUT
+                return
+            }
         case 4:
-            if bytes.equals("POST") { self = .POST; return }
-            if bytes.equals("HEAD") { self = .HEAD; return }
+            if bytes.equals("POST") {
+                self = .POST
+                return
+            }
+            if bytes.equals("HEAD") {
+                self = .HEAD
+                return
+            }
         case 6:
-            if bytes.equals("DELETE") { self = .DELETE; return }
+            if bytes.equals("DELETE") {
+                self = .DELETE
+                return
+            }
         default:
             break
         }

@@ -38,7 +38,8 @@ public struct HTTPRejection: Error, Sendable, Equatable, CustomStringConvertible
     public var status: HTTPStatus {
         switch kind {
         case .malformedRequestLine, .malformedHeader, .invalidCharacter, .obsoleteLineFolding,
-            .missingHost, .invalidHost, .conflictingFraming, .invalidContentLength, .invalidChunk, .invalidTransferEncoding:
+            .missingHost, .invalidHost, .conflictingFraming, .invalidContentLength, .invalidChunk,
+            .invalidTransferEncoding:
             400
         case .unsupportedTransferCoding, .unsupportedMethod: 501
         case .unsupportedVersion: 505

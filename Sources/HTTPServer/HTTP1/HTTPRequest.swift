@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A parsed request, body included. Path, segments and query are derived from `target` on access.
@@ -75,7 +75,8 @@ public struct HTTPRequest: Sendable {
             guard let slash = utf8[authority...].firstIndex(of: UInt8(ascii: "/")) else { return "/" }
             start = slash
         }
-        let end = utf8[start...].firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? utf8.endIndex
+        let end =
+            utf8[start...].firstIndex(where: { $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) ?? utf8.endIndex
         return target[start..<end]
     }
 
@@ -88,7 +89,9 @@ public struct HTTPRequest: Sendable {
         let end = path.utf8.endIndex
         while true {
             if index == end || path.utf8[index] == UInt8(ascii: "/") {
-                if segmentStart != index { segments.append(PercentDecoding.decode(path[segmentStart..<index], plusIsSpace: false)) }
+                if segmentStart != index {
+                    segments.append(PercentDecoding.decode(path[segmentStart..<index], plusIsSpace: false))
+                }
                 if index == end { break }
                 segmentStart = path.utf8.index(after: index)
             }
@@ -111,7 +114,11 @@ public struct HTTPRequest: Sendable {
                 if pairStart != index {
                     let pair = target[pairStart..<index]
                     if let equals = pair.utf8.firstIndex(of: UInt8(ascii: "=")) {
-                        pairs.append((PercentDecoding.decode(pair[..<equals], plusIsSpace: true), PercentDecoding.decode(pair[pair.utf8.index(after: equals)...], plusIsSpace: true)))
+                        pairs.append(
+                            (
+                                PercentDecoding.decode(pair[..<equals], plusIsSpace: true),
+                                PercentDecoding.decode(pair[pair.utf8.index(after: equals)...], plusIsSpace: true)
+                            ))
                     } else {
                         pairs.append((PercentDecoding.decode(pair, plusIsSpace: true), ""))
                     }

@@ -14,7 +14,8 @@ extension RequestParser {
     /// Longest chunk extension accepted (extensions are ignored, but not without bound).
     static let maxChunkExtensionBytes = 4096
 
-    mutating func parseChunked(_ buffer: UnsafeBufferPointer<UInt8>, _ start: ChunkState) -> (consumed: Int, step: Step) {
+    mutating func parseChunked(_ buffer: UnsafeBufferPointer<UInt8>, _ start: ChunkState) -> (consumed: Int, step: Step)
+    {
         var state = start
         var index = 0
         while index < buffer.count {
@@ -43,7 +44,9 @@ extension RequestParser {
                 } else if (byte < 0x20 && byte != .tab) || byte == 0x7F {
                     return (index, reject(.invalidChunk, "control character in a chunk extension"))
                 } else if length >= Self.maxChunkExtensionBytes {
-                    return (index, reject(.invalidChunk, "chunk extension longer than \(Self.maxChunkExtensionBytes) bytes"))
+                    return (
+                        index, reject(.invalidChunk, "chunk extension longer than \(Self.maxChunkExtensionBytes) bytes")
+                    )
                 } else {
                     state = .sizeExtension(value: value, length: length + 1)
                 }
@@ -75,7 +78,9 @@ extension RequestParser {
                     state = .trailer(lineLength: 0, total: total)
                 } else {
                     guard total < limits.maxHeaderBytes else {
-                        return (index, reject(.headerTooLarge, "trailer section larger than \(limits.maxHeaderBytes) bytes"))
+                        return (
+                            index, reject(.headerTooLarge, "trailer section larger than \(limits.maxHeaderBytes) bytes")
+                        )
                     }
                     state = .trailer(lineLength: lineLength + 1, total: total + 1)
                 }

@@ -26,7 +26,9 @@ extension RequestParser {
     /// value, then a `Content-Length` that is not a number or disagrees with an earlier one. Returns
     /// the fields; what the parser acts on is noted in `fields`.
     @inline(__always)
-    static func parseFieldLines(_ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, noting fields: inout FieldLines) throws(HTTPRejection) -> HTTPHeaders {
+    static func parseFieldLines(
+        _ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, noting fields: inout FieldLines
+    ) throws(HTTPRejection) -> HTTPHeaders {
         var spans: [HTTPHeaders.Span] = []
         spans.reserveCapacity(count)
         var lineStart = start
@@ -36,7 +38,8 @@ extension RequestParser {
             let first = head[index]
             if first == .lf || (first == .cr && head[index + 1] == .lf) { break }
             if first == .space || first == .tab {
-                throw HTTPRejection(.obsoleteLineFolding, "obsolete line folding (a field line starting with whitespace)")
+                throw HTTPRejection(
+                    .obsoleteLineFolding, "obsolete line folding (a field line starting with whitespace)")
             }
             var badNameByte: UInt8? = nil
             while true {
@@ -58,7 +61,9 @@ extension RequestParser {
                 throw HTTPRejection(.malformedHeader, "whitespace between a field name and the colon")
             }
             if let byte = badNameByte {
-                if byte < 0x20 || byte == 0x7F { throw HTTPRejection(.invalidCharacter, "control character in a field name") }
+                if byte < 0x20 || byte == 0x7F {
+                    throw HTTPRejection(.invalidCharacter, "control character in a field name")
+                }
                 throw HTTPRejection(.malformedHeader, "a field name contains a character that is not allowed")
             }
             index += 1
@@ -71,17 +76,28 @@ extension RequestParser {
                     continue
                 }
                 if byte == .lf || (byte == .cr && head[index + 1] == .lf) { break }
-                throw HTTPRejection(.invalidCharacter, byte == 0 ? "NUL in a field value" : (byte == .cr ? "bare CR in a field value" : "control character in a field value"))
+                throw HTTPRejection(
+                    .invalidCharacter,
+                    byte == 0
+                        ? "NUL in a field value"
+                        : (byte == .cr ? "bare CR in a field value" : "control character in a field value"))
             }
             let next = head[index] == .lf ? index + 1 : index + 2
             var valueEnd = index
-            while valueEnd > valueStart && (head[valueEnd - 1] == .space || head[valueEnd - 1] == .tab) { valueEnd -= 1 }
-            spans.append(HTTPHeaders.Span(name: (lineStart - start)..<(colon - start), value: (valueStart - start)..<(valueEnd - start)))
-            try fields.note(name: UnsafeBufferPointer(rebasing: head[lineStart..<colon]), head: head, value: valueStart..<valueEnd)
+            while valueEnd > valueStart && (head[valueEnd - 1] == .space || head[valueEnd - 1] == .tab) {
+                valueEnd -= 1
+            }
+            spans.append(
+                HTTPHeaders.Span(
+                    name: (lineStart - start)..<(colon - start), value: (valueStart - start)..<(valueEnd - start)))
+            try fields.note(
+                name: UnsafeBufferPointer(rebasing: head[lineStart..<colon]), head: head, value: valueStart..<valueEnd)
             lineStart = next
         }
         // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
-        return spans.isEmpty ? HTTPHeaders() : HTTPHeaders(raw: Array(UnsafeBufferPointer(rebasing: head[start..<lineStart])), spans: spans)
+        return spans.isEmpty
+            ? HTTPHeaders()
+            : HTTPHeaders(raw: Array(UnsafeBufferPointer(rebasing: head[start..<lineStart])), spans: spans)
     }
 }
 
@@ -89,7 +105,9 @@ extension FieldLines {
     /// Takes note of a field the parser acts on (`Host`, framing, persistence, `Expect`); its value
     /// lies at `range` in `head`.
     @inline(__always)
-    mutating func note(name: UnsafeBufferPointer<UInt8>, head: UnsafeBufferPointer<UInt8>, value range: Range<Int>) throws(HTTPRejection) {
+    mutating func note(name: UnsafeBufferPointer<UInt8>, head: UnsafeBufferPointer<UInt8>, value range: Range<Int>)
+        throws(HTTPRejection)
+    {
         let value = UnsafeBufferPointer(rebasing: head[range])
         switch name.count {
         case 4 where HTTPHeaders.same(name, "Host"):
@@ -108,7 +126,8 @@ extension FieldLines {
             let text = String(decoding: value, as: UTF8.self)
             for item in text.split(separator: ",", omittingEmptySubsequences: false) {
                 guard let length = RequestParser.parseLength(item.trimmingSpaces) else {
-                    throw HTTPRejection(.invalidContentLength, "Content-Length \"\(text)\" is not a non-negative decimal number")
+                    throw HTTPRejection(
+                        .invalidContentLength, "Content-Length \"\(text)\" is not a non-negative decimal number")
                 }
                 if let earlier = contentLength, earlier != length {
                     throw HTTPRejection(.invalidContentLength, "differing Content-Length values")

@@ -2,7 +2,9 @@ extension RequestParser {
     /// The request body's length from its framing fields (RFC 9112 §6): nil for chunked, 0 when it has
     /// none. Both framings at once, or a transfer coding other than a final `chunked`, is refused.
     @inline(__always)
-    static func bodyLength(_ fields: FieldLines, in head: UnsafeBufferPointer<UInt8>, version: HTTPVersion, limits: HTTPParserLimits) throws(HTTPRejection) -> Int? {
+    static func bodyLength(
+        _ fields: FieldLines, in head: UnsafeBufferPointer<UInt8>, version: HTTPVersion, limits: HTTPParserLimits
+    ) throws(HTTPRejection) -> Int? {
         if fields.codingCount > 0 {
             // RFC 9112 §6.1-6.3: both framings at once is a smuggling vector; refuse.
             if fields.contentLength != nil {
@@ -15,7 +17,8 @@ extension RequestParser {
                 throw HTTPRejection(.invalidTransferEncoding, "chunked must be the final transfer coding, exactly once")
             }
             if fields.codingCount > 1 {
-                let first = String(decoding: UnsafeBufferPointer(rebasing: head[fields.firstCoding]), as: UTF8.self).lowercased()
+                let first = String(decoding: UnsafeBufferPointer(rebasing: head[fields.firstCoding]), as: UTF8.self)
+                    .lowercased()
                 throw HTTPRejection(.unsupportedTransferCoding, "transfer coding \(first) is not implemented")
             }
             return nil

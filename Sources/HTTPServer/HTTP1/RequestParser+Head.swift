@@ -6,7 +6,10 @@ extension RequestParser {
     /// sets up body reading; a fixed-length body wholly in `following` is read at once, and
     /// `bodyConsumed` is set to its length. The head is read in three steps, whose errors come in
     /// this order: the request line, the field lines, then what they say together (`Host`, framing).
-    mutating func parseCompleteHead(_ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int, following: UnsafeBufferPointer<UInt8>, bodyConsumed: inout Int) -> Step {
+    mutating func parseCompleteHead(
+        _ head: UnsafeBufferPointer<UInt8>, requestLineEnd: Int, fieldLines: Int, following: UnsafeBufferPointer<UInt8>,
+        bodyConsumed: inout Int
+    ) -> Step {
         let line: RequestLine
         var fields = FieldLines()
         let headers: HTTPHeaders
@@ -14,18 +17,22 @@ extension RequestParser {
         do throws(HTTPRejection) {
             line = try Self.parseRequestLine(UnsafeBufferPointer(rebasing: head[0..<requestLineEnd]))
             // The request line ends in CRLF or LF.
-            headers = try Self.parseFieldLines(head, from: requestLineEnd + (head[requestLineEnd] == .cr ? 2 : 1), count: fieldLines, noting: &fields)
+            headers = try Self.parseFieldLines(
+                head, from: requestLineEnd + (head[requestLineEnd] == .cr ? 2 : 1), count: fieldLines, noting: &fields)
             if let host = try Self.checkHost(fields, in: head, version: line.version), line.isAbsoluteForm {
-                try Self.checkAuthority(of: line.target, agreesWith: host, UnsafeBufferPointer(rebasing: head[fields.host]))
+                try Self.checkAuthority(
+                    of: line.target, agreesWith: host, UnsafeBufferPointer(rebasing: head[fields.host]))
             }
             declaredLength = try Self.bodyLength(fields, in: head, version: line.version, limits: limits)
         } catch {
             return reject(error)
         }
         let version = line.version
-        let keepAlive = version.minor >= 1 ? !fields.connectionClose : (fields.connectionKeepAlive && !fields.connectionClose)
+        let keepAlive =
+            version.minor >= 1 ? !fields.connectionClose : (fields.connectionKeepAlive && !fields.connectionClose)
         guard let length = declaredLength else {
-            pending = HTTPRequest(method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
+            pending = HTTPRequest(
+                method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
             expectsContinue = fields.expectContinue
             phase = .chunked(.size(value: 0, digits: 0))
             return .needMore
@@ -34,7 +41,9 @@ extension RequestParser {
             // Built in place and handed out directly: parking it in `pending` costs a copy and a destroy.
             phase = .head(HeadScan())
             expectsContinue = false
-            return .request(HTTPRequest(method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive))
+            return .request(
+                HTTPRequest(
+                    method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive))
         }
         if length <= following.count {
             // The whole body is here (the usual case): the request is handed out directly, not
@@ -43,9 +52,13 @@ extension RequestParser {
             phase = .head(HeadScan())
             expectsContinue = false
             let body = Array(UnsafeBufferPointer(rebasing: following[0..<length]))
-            return .request(HTTPRequest(method: line.method, version: version, target: line.target, headers: headers, body: body, keepAlive: keepAlive))
+            return .request(
+                HTTPRequest(
+                    method: line.method, version: version, target: line.target, headers: headers, body: body,
+                    keepAlive: keepAlive))
         }
-        var request = HTTPRequest(method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
+        var request = HTTPRequest(
+            method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
         // Reserved up to 16 KiB: a declared length alone must not make the server allocate it (14,000
         // slow-body connections declaring 64 KiB and sending 16 bytes took 70 MiB); the rest grows as it arrives.
         request.body.reserveCapacity(min(length, Self.initialBodyCapacity))

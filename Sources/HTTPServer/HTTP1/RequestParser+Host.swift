@@ -2,9 +2,13 @@ extension RequestParser {
     /// Checks the `Host` field (RFC 9112 §3.2): one in every HTTP/1.1 request, at most one in HTTP/1.0,
     /// a valid `uri-host [ ":" port ]` (RFC 9110 §7.2). Returns it, nil when an HTTP/1.0 request has none.
     @inline(__always)
-    static func checkHost(_ fields: FieldLines, in head: UnsafeBufferPointer<UInt8>, version: HTTPVersion) throws(HTTPRejection) -> HostPort? {
+    static func checkHost(_ fields: FieldLines, in head: UnsafeBufferPointer<UInt8>, version: HTTPVersion)
+        throws(HTTPRejection) -> HostPort?
+    {
         if fields.hostCount == 0 {
-            guard version.minor == 0 else { throw HTTPRejection(.missingHost, "an HTTP/1.1 request needs a Host header") }
+            guard version.minor == 0 else {
+                throw HTTPRejection(.missingHost, "an HTTP/1.1 request needs a Host header")
+            }
             return nil
         }
         if fields.hostCount > 1 {
@@ -23,25 +27,35 @@ extension RequestParser {
     /// RFC 9112 §3.2.2 lets an origin server ignore `Host` when the target is absolute; this server
     /// refuses the disagreement instead (as HAProxy does): a proxy in front may have routed by one
     /// while the application would act on the other.
-    static func checkAuthority(of target: String, agreesWith host: HostPort, _ hostBytes: UnsafeBufferPointer<UInt8>) throws(HTTPRejection) {
+    static func checkAuthority(of target: String, agreesWith host: HostPort, _ hostBytes: UnsafeBufferPointer<UInt8>)
+        throws(HTTPRejection)
+    {
         var target = target
         let rejection = target.withUTF8 { bytes -> HTTPRejection? in
             // The request line let only `http://` and `https://` through, in any case.
             let https = bytes[4] == UInt8(ascii: "s") || bytes[4] == UInt8(ascii: "S")
             let start = https ? 8 : 7
             var end = start
-            while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"), bytes[end] != UInt8(ascii: "#") { end += 1 }
+            while end < bytes.count, bytes[end] != UInt8(ascii: "/"), bytes[end] != UInt8(ascii: "?"),
+                bytes[end] != UInt8(ascii: "#")
+            { end += 1 }
             let authority = UnsafeBufferPointer(rebasing: bytes[start..<end])
             if authority.contains(UInt8(ascii: "@")) {
                 return HTTPRejection(.malformedRequestLine, "the request target carries user information")
             }
             guard !authority.isEmpty, let named = HostPort(authority) else {
-                return HTTPRejection(.malformedRequestLine, "the request target's authority is not a host name or address with an optional port")
+                return HTTPRejection(
+                    .malformedRequestLine,
+                    "the request target's authority is not a host name or address with an optional port")
             }
             let defaultPort = https ? 443 : 80
-            let agrees = (named.port ?? defaultPort) == (host.port ?? defaultPort)
-                && HTTPHeaders.sameBytes(UnsafeBufferPointer(rebasing: authority[named.host]), UnsafeBufferPointer(rebasing: hostBytes[host.host]))
-            return agrees ? nil : HTTPRejection(.invalidHost, "the Host header names another authority than the request target")
+            let agrees =
+                (named.port ?? defaultPort) == (host.port ?? defaultPort)
+                && HTTPHeaders.sameBytes(
+                    UnsafeBufferPointer(rebasing: authority[named.host]),
+                    UnsafeBufferPointer(rebasing: hostBytes[host.host]))
+            return agrees
+                ? nil : HTTPRejection(.invalidHost, "the Host header names another authority than the request target")
         }
         if let rejection { throw rejection }
     }
@@ -69,7 +83,10 @@ struct HostPort {
             // IPv6 (hex digits, colons, dots for an embedded IPv4) or IPvFuture (`v…`).
             let future = base[1] == UInt8(ascii: "v") || base[1] == UInt8(ascii: "V")
             for byte in bytes[1..<close] {
-                let allowed = future ? (byte.isRegisteredNameCharacter || byte == .colon) : (PercentDecoding.hexValue(byte) != nil || byte == .colon || byte == UInt8(ascii: "."))
+                let allowed =
+                    future
+                    ? (byte.isRegisteredNameCharacter || byte == .colon)
+                    : (PercentDecoding.hexValue(byte) != nil || byte == .colon || byte == UInt8(ascii: "."))
                 guard allowed else { return nil }
             }
             index = close + 1
@@ -78,7 +95,9 @@ struct HostPort {
             while index < count {
                 while index < count && base[index].isRegisteredNameCharacter { index &+= 1 }
                 guard index < count, base[index] != .colon else { break }
-                guard base[index] == UInt8(ascii: "%"), index + 2 < count, PercentDecoding.hexValue(base[index + 1]) != nil, PercentDecoding.hexValue(base[index + 2]) != nil else {
+                guard base[index] == UInt8(ascii: "%"), index + 2 < count,
+                    PercentDecoding.hexValue(base[index + 1]) != nil, PercentDecoding.hexValue(base[index + 2]) != nil
+                else {
                     return nil
                 }
                 index += 3

@@ -23,8 +23,10 @@ extension RequestParser {
         let targetBytes = UnsafeBufferPointer(rebasing: line[(firstSpace + 1)..<secondSpace])
         let versionBytes = UnsafeBufferPointer(rebasing: line[(secondSpace + 1)...])
 
-        guard versionBytes.count == 8, UnsafeBufferPointer(rebasing: versionBytes[0..<5]).equals("HTTP/"), versionBytes[6] == UInt8(ascii: "."),
-            let major = PercentDecoding.decimalDigit(versionBytes[5]), let minor = PercentDecoding.decimalDigit(versionBytes[7])
+        guard versionBytes.count == 8, UnsafeBufferPointer(rebasing: versionBytes[0..<5]).equals("HTTP/"),
+            versionBytes[6] == UInt8(ascii: "."),
+            let major = PercentDecoding.decimalDigit(versionBytes[5]),
+            let minor = PercentDecoding.decimalDigit(versionBytes[7])
         else {
             if versionBytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) {
                 throw HTTPRejection(.invalidCharacter, "control character in the request line")
@@ -42,8 +44,11 @@ extension RequestParser {
             throw HTTPRejection(.unsupportedMethod, "CONNECT is not implemented: this server is not a proxy")
         }
         for byte in targetBytes where byte <= 0x20 || byte >= 0x7F {
-            if byte < 0x20 || byte == 0x7F { throw HTTPRejection(.invalidCharacter, "control character in the request target") }
-            throw HTTPRejection(.malformedRequestLine, "the request target contains a byte that must be percent-encoded")
+            if byte < 0x20 || byte == 0x7F {
+                throw HTTPRejection(.invalidCharacter, "control character in the request target")
+            }
+            throw HTTPRejection(
+                .malformedRequestLine, "the request target contains a byte that must be percent-encoded")
         }
         let target = String(decoding: targetBytes, as: UTF8.self)
         var absolute = false
@@ -51,9 +56,11 @@ extension RequestParser {
             let lower = target.lowercased()
             absolute = lower.hasPrefix("http://") || lower.hasPrefix("https://")
             guard absolute || (target == "*" && method == .OPTIONS) else {
-                throw HTTPRejection(.malformedRequestLine, "the request target must start with / or be an absolute http URI")
+                throw HTTPRejection(
+                    .malformedRequestLine, "the request target must start with / or be an absolute http URI")
             }
         }
-        return RequestLine(method: method, target: target, version: HTTPVersion(major: 1, minor: Int(minor)), isAbsoluteForm: absolute)
+        return RequestLine(
+            method: method, target: target, version: HTTPVersion(major: 1, minor: Int(minor)), isAbsoluteForm: absolute)
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An incremental HTTP/1.1 request parser (RFC 9112), pure: bytes in, steps out, no descriptors.
@@ -95,7 +95,9 @@ struct RequestParser: Sendable {
         return .rejected(rejection)
     }
 
-    private mutating func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, _ start: HeadScan) -> (consumed: Int, step: Step) {
+    private mutating func parseHead(_ buffer: UnsafeBufferPointer<UInt8>, _ start: HeadScan) -> (
+        consumed: Int, step: Step
+    ) {
         var scan = start
         var skipped = 0
         // RFC 9112 §2.2: empty lines before a request line are ignored.
@@ -129,10 +131,15 @@ struct RequestParser: Sendable {
             // The same checks in the same order as for an incomplete head below, so that where
             // the input is split never changes the outcome.
             if scan.requestLineEnd == nil && lineEnd - scan.lineStart > limits.maxRequestLineBytes {
-                return (skipped, reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes"))
+                return (
+                    skipped,
+                    reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes")
+                )
             }
             if scan.scanned > limits.maxHeaderBytes {
-                return (skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes"))
+                return (
+                    skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes")
+                )
             }
             if scan.requestLineEnd == nil {
                 scan.requestLineEnd = lineEnd
@@ -140,7 +147,8 @@ struct RequestParser: Sendable {
                 let headEnd = skipped + scan.scanned
                 var bodyConsumed = 0
                 let step = parseCompleteHead(
-                    UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!, fieldLines: scan.fieldLines,
+                    UnsafeBufferPointer(rebasing: head[0..<scan.scanned]), requestLineEnd: scan.requestLineEnd!,
+                    fieldLines: scan.fieldLines,
                     following: UnsafeBufferPointer(rebasing: buffer[headEnd...]), bodyConsumed: &bodyConsumed)
                 let consumed = headEnd + bodyConsumed
                 guard case .needMore = step, consumed < buffer.count else { return (consumed, step) }
@@ -156,7 +164,10 @@ struct RequestParser: Sendable {
             scan.lineStart = scan.scanned
         }
         if scan.requestLineEnd == nil && scan.scanned - scan.lineStart > limits.maxRequestLineBytes + 1 {
-            return (skipped, reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes"))
+            return (
+                skipped,
+                reject(.requestLineTooLong, "the request line is longer than \(limits.maxRequestLineBytes) bytes")
+            )
         }
         if scan.scanned > limits.maxHeaderBytes {
             return (skipped, reject(.headerTooLarge, "the header block is larger than \(limits.maxHeaderBytes) bytes"))
@@ -171,7 +182,9 @@ extension UnsafeBufferPointer<UInt8> {
     /// `String`'s UTF8View is generic and several times slower, on every request line).
     @inline(__always)
     func equals(_ literal: StaticString) -> Bool {
-        guard count == literal.utf8CodeUnitCount, let base = baseAddress else { return count == literal.utf8CodeUnitCount }
+        guard count == literal.utf8CodeUnitCount, let base = baseAddress else {
+            return count == literal.utf8CodeUnitCount
+        }
         return memcmp(base, literal.utf8Start, count) == 0
     }
 }

@@ -8,7 +8,9 @@ enum ResponseEncoder {
     /// the body, so an application can never break the framing; HEAD keeps an application's
     /// value), `Connection: close` when closing, blank line, and unless `isHead` the body, which
     /// is returned apart (`separateBody`) when it is large.
-    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (head: [UInt8], separateBody: [UInt8]?) {
+    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (
+        head: [UInt8], separateBody: [UInt8]?
+    ) {
         var out: [UInt8] = []
         let body = encode(response, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
         return (out, body)
@@ -44,7 +46,9 @@ enum ResponseEncoder {
 
     /// Appends an application's header fields, dropping those the server decides (`Content-Length`
     /// unless `isHead`, `Transfer-Encoding`, `Connection`) and noting `Date` and a kept length.
-    static func appendFields(_ headers: HTTPHeaders, isHead: Bool, hasDate: inout Bool, hasLength: inout Bool, to out: inout [UInt8]) {
+    static func appendFields(
+        _ headers: HTTPHeaders, isHead: Bool, hasDate: inout Bool, hasLength: inout Bool, to out: inout [UInt8]
+    ) {
         for (name, value) in headers {
             switch name.utf8.count {
             case 14 where HTTPHeaders.same(name, "Content-Length"):

@@ -1,14 +1,17 @@
-import Posix
 import Logs
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Ending: graceful shutdown, its deadline, and closing.
 extension Connection {
     /// Server shutdown: idle connections close now; busy ones after their current answer.
     func shutdown() {
-        switch machine.shutdownBegan(midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty) {
+        switch machine.shutdownBegan(
+            midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty)
+        {
         case .none:
             break
         case .finishWriting:
@@ -24,7 +27,9 @@ extension Connection {
     /// The shutdown deadline passed: a request still unanswered gets the responder's 503, written
     /// as the connection's last bytes; then it closes, whatever is left unwritten.
     func shutdownDeadlinePassed() {
-        switch machine.shutdownDeadlinePassed(midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty) {
+        switch machine.shutdownDeadlinePassed(
+            midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty)
+        {
         case .refuseAndClose where holds.held > 0:
             // An earlier answer is still held for durability: a refusal written now would be taken
             // for that answer, so the connection closes with neither.
@@ -55,7 +60,8 @@ extension Connection {
             stream.connectionClosed(reason: reason)
         }
         if loop.logger.isEnabled(.trace) {
-            loop.logger.trace("connection closed", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
+            loop.logger.trace(
+                "connection closed", ["reason": .string(reason), "peer": .string(peer?.description ?? "?")])
         }
     }
 

@@ -5,7 +5,9 @@ extension Connection.StateMachine {
     }
 
     /// The deadline that applies now, given the parser's progress and queued output; nil once closed.
-    func deadline(_ timeouts: EventLoop.Timeouts, readingBody: Bool, midRequest: Bool, outputPending: Bool) -> (at: Duration, kind: Deadline)? {
+    func deadline(_ timeouts: EventLoop.Timeouts, readingBody: Bool, midRequest: Bool, outputPending: Bool) -> (
+        at: Duration, kind: Deadline
+    )? {
         switch state {
         case .closed:
             return nil
@@ -15,7 +17,9 @@ extension Connection.StateMachine {
             return (writeProgressAt + timeouts.writeTimeout, .write)
         case .streaming:
             // A subscriber that stops reading is cut off like any other reader.
-            return outputPending ? (writeProgressAt + timeouts.writeTimeout, .write) : (writeProgressAt + timeouts.eventStreamKeepAliveInterval, .keepAlive)
+            return outputPending
+                ? (writeProgressAt + timeouts.writeTimeout, .write)
+                : (writeProgressAt + timeouts.eventStreamKeepAliveInterval, .keepAlive)
         case .awaitingResponse:
             let response = dispatchedAt + timeouts.responseTimeout
             let write = writeProgressAt + timeouts.writeTimeout

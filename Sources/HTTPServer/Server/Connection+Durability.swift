@@ -6,7 +6,9 @@ extension Connection {
     /// so far). Without a barrier nothing is ever held.
     func hold(_ count: Int, dependingOn position: UInt64?, refusable: Bool = false) {
         guard let barrier = loop.barrier else { return }
-        holds.add(count, position: position ?? barrier.position, exact: position != nil, refusable: refusable) { barrier.isLost($0) }
+        holds.add(count, position: position ?? barrier.position, exact: position != nil, refusable: refusable) {
+            barrier.isLost($0)
+        }
     }
 
     /// Whether output showing what `position` holds (nil: everything appended so far) may be written
@@ -14,7 +16,9 @@ extension Connection {
     func mayWriteAtOnce(dependingOn position: UInt64?) -> Bool {
         guard let barrier = loop.barrier else { return true }
         guard holds.held == 0 else { return false }
-        return holds.isDurable(position ?? barrier.position, exact: position != nil, { barrier.isDurable($0) }, isLost: { barrier.isLost($0) })
+        return holds.isDurable(
+            position ?? barrier.position, exact: position != nil, { barrier.isDurable($0) },
+            isLost: { barrier.isLost($0) })
     }
 
     /// Releases held output whose positions are now durable; replaces a refusable answer whose records
@@ -44,16 +48,21 @@ extension Connection {
     /// them just ends, and its client reconnects to follow the session where it is stored now.
     func refuseHeldOutput(_ reason: String, lost: Bool = false) {
         if lost {
-            loop.logger.warning("output showing records that can never be stored was dropped", ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
+            loop.logger.warning(
+                "output showing records that can never be stored was dropped",
+                ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
         } else {
-            loop.logger.warning("an answer acknowledging a change was replaced by 503: its records were not stored", ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
+            loop.logger.warning(
+                "an answer acknowledging a change was replaced by 503: its records were not stored",
+                ["error": .string(reason), "peer": .string(peer?.description ?? "?")])
         }
         output.removeLast(holds.held)
         holds.removeAll()
         guard machine.heldAnswerRefused() else {
             return close(reason: StateMachine.CloseReason.outputNotDurable.message(loop.timeouts))
         }
-        let message = lost
+        let message =
+            lost
             ? "this answer showed records that can never be stored (\(reason)); nothing it acknowledged took effect, ask again"
             : "this change was not acknowledged: its records could not be stored (\(reason)); it takes effect only if a retried write stores them"
         let rejection = HTTPRejection(.notStored, message)
@@ -68,10 +77,11 @@ extension Connection {
         barrier.whenDurable(position) { [self] in
             // Always through the inbox, never inline: the barrier may call this inside its own
             // `isDurable` on this very loop, holding its locks, and the flush it starts asks again.
-            loop.enqueue(.run {
-                guard !self.isClosed else { return }
-                self.durabilityReached()
-            })
+            loop.enqueue(
+                .run {
+                    guard !self.isClosed else { return }
+                    self.durabilityReached()
+                })
         }
     }
 

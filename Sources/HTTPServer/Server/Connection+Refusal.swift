@@ -6,11 +6,19 @@ extension Connection.StateMachine {
         /// The rejection the responder renders, with a message naming the limit.
         func rejection(_ timeouts: EventLoop.Timeouts) -> HTTPRejection {
             switch self {
-            case .headTimeout: HTTPRejection(.requestTimeout, "the request head was not complete within \(timeouts.requestHeadTimeout.milliseconds) ms")
-            case .bodyTimeout: HTTPRejection(.requestTimeout, "the request body stalled for \(timeouts.bodyTimeout.milliseconds) ms")
-            case .responseTimeout: HTTPRejection(.responseTimeout, "the server did not answer within \(timeouts.responseTimeout.milliseconds) ms")
-            case .shuttingDown: HTTPRejection(.shuttingDown, "the server is shutting down and could not finish this request")
-            case .tooManyConnections: HTTPRejection(.tooManyConnections, "the server holds as many connections as it may; try again later")
+            case .headTimeout:
+                HTTPRejection(
+                    .requestTimeout,
+                    "the request head was not complete within \(timeouts.requestHeadTimeout.milliseconds) ms")
+            case .bodyTimeout:
+                HTTPRejection(.requestTimeout, "the request body stalled for \(timeouts.bodyTimeout.milliseconds) ms")
+            case .responseTimeout:
+                HTTPRejection(
+                    .responseTimeout, "the server did not answer within \(timeouts.responseTimeout.milliseconds) ms")
+            case .shuttingDown:
+                HTTPRejection(.shuttingDown, "the server is shutting down and could not finish this request")
+            case .tooManyConnections:
+                HTTPRejection(.tooManyConnections, "the server holds as many connections as it may; try again later")
             }
         }
     }
@@ -36,7 +44,8 @@ extension Connection.StateMachine {
             case .peerNotReading: "peer did not read for \(timeouts.writeTimeout.milliseconds) ms"
             case .shutdown: "server shutting down"
             case .shutdownDeadline: "server shutdown deadline passed"
-            case .outputNotDurable: "what the answer shows was not stored within \(timeouts.writeTimeout.milliseconds) ms; it was not sent"
+            case .outputNotDurable:
+                "what the answer shows was not stored within \(timeouts.writeTimeout.milliseconds) ms; it was not sent"
             }
         }
     }

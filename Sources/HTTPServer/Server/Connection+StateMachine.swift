@@ -243,7 +243,9 @@ extension Connection {
 
         /// The deadline of `kind` passed; `outputHeld` when output waits for the barrier (its write
         /// deadline then means it never became durable).
-        mutating func deadlinePassed(_ kind: Deadline, midRequest: Bool, outputPending: Bool, outputHeld: Bool = false) -> TimeoutAction {
+        mutating func deadlinePassed(_ kind: Deadline, midRequest: Bool, outputPending: Bool, outputHeld: Bool = false)
+            -> TimeoutAction
+        {
             switch kind {
             case .keepAlive:
                 return state == .streaming && !outputPending ? .sendKeepAlive : .none

@@ -4,7 +4,9 @@ import Logs
 extension Connection {
     /// The deadline that applies now, from the machine.
     var currentDeadline: (at: Duration, kind: StateMachine.Deadline)? {
-        machine.deadline(loop.timeouts, readingBody: parser.isReadingBody, midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty)
+        machine.deadline(
+            loop.timeouts, readingBody: parser.isReadingBody, midRequest: parser.isMidRequest || !inbound.isEmpty,
+            outputPending: !output.isEmpty)
     }
 
     /// Works out which deadline applies now and arms it (only ever earlier: a later deadline is
@@ -31,12 +33,19 @@ extension Connection {
             return
         }
         if deadline.kind == .response {
-            loop.logger.warning("responder did not answer in time", ["timeout_ms": .int(Int(loop.timeouts.responseTimeout.milliseconds))])
+            loop.logger.warning(
+                "responder did not answer in time",
+                ["timeout_ms": .int(Int(loop.timeouts.responseTimeout.milliseconds))])
         }
         if deadline.kind == .write, holds.held > 0 {
-            loop.logger.warning("closed a connection whose answer was held for durability too long", ["timeout_ms": .int(Int(loop.timeouts.writeTimeout.milliseconds))])
+            loop.logger.warning(
+                "closed a connection whose answer was held for durability too long",
+                ["timeout_ms": .int(Int(loop.timeouts.writeTimeout.milliseconds))])
         }
-        perform(machine.deadlinePassed(deadline.kind, midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty, outputHeld: holds.held > 0))
+        perform(
+            machine.deadlinePassed(
+                deadline.kind, midRequest: parser.isMidRequest || !inbound.isEmpty, outputPending: !output.isEmpty,
+                outputHeld: holds.held > 0))
         refreshDeadline()
     }
 
@@ -54,7 +63,9 @@ extension Connection {
             queue(refusal, isHead: isHead)
         case .close(let reason):
             if loop.logger.isEnabled(.debug), reason == .headTimeout || reason == .bodyTimeout || reason == .idle {
-                loop.logger.debug("connection timed out", ["reason": .string(reason.message(loop.timeouts)), "peer": .string(peer?.description ?? "?")])
+                loop.logger.debug(
+                    "connection timed out",
+                    ["reason": .string(reason.message(loop.timeouts)), "peer": .string(peer?.description ?? "?")])
             }
             close(reason: reason.message(loop.timeouts))
         }

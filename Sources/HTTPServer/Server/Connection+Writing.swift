@@ -1,6 +1,6 @@
 #if canImport(Glibc)
-import Posix
-import Glibc
+    import Posix
+    import Glibc
 #endif
 
 /// Writing: output is queued during an iteration and written at its end (or on EPOLLOUT).
@@ -14,7 +14,9 @@ extension Connection {
     /// it and what it shows (`position`, nil: everything appended so far) is durable (the fan-out
     /// case): one `send`, no queueing, no second pass in the loop's flush.
     func writeStream(_ chunk: [UInt8], dependingOn position: UInt64?, for stream: ServerSentEventStream) {
-        guard output.isEmpty, !machine.closeAfterFlush, mayWriteAtOnce(dependingOn: position) else { return queueStream(chunk, dependingOn: position) }
+        guard output.isEmpty, !machine.closeAfterFlush, mayWriteAtOnce(dependingOn: position) else {
+            return queueStream(chunk, dependingOn: position)
+        }
         let sent = chunk.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.send(fd, bytes) } }
         let written: Int
         switch sent {
@@ -78,7 +80,9 @@ extension Connection {
         switch machine.outputDrained(at: loop.now) {
         case .none:
             // Input held back while the peer was not reading what it is owed can be parsed now.
-            if unreadInput || !inbound.isEmpty, !isProcessing, machine.readAction(queuedOutput: 0) == .parse { resume() }
+            if unreadInput || !inbound.isEmpty, !isProcessing, machine.readAction(queuedOutput: 0) == .parse {
+                resume()
+            }
         case .halfClose(let endingStream):
             output.removeAll(release: true)
             if endingStream {

@@ -1,7 +1,8 @@
-import Posix
 import Logs
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One accepted socket: its descriptor, buffers and syscalls. What happens on it is decided by its
@@ -150,7 +151,8 @@ final class Connection: @unchecked Sendable {
             case .processed(0):
                 return peerClosed()
             case .processed(let count):
-                ingest(UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
+                ingest(
+                    UnsafeBufferPointer(start: buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), count: count))
                 if count < buffer.count && !peerFinished {
                     // A short read emptied the socket; edge-triggered epoll reports new data.
                     unreadInput = false
@@ -170,7 +172,9 @@ final class Connection: @unchecked Sendable {
 
     func logInputHeld() {
         if loop.logger.isEnabled(.trace) {
-            loop.logger.trace("input held: the peer is not reading what it is owed", ["queued_bytes": .int(output.byteCount), "peer": .string(peer?.description ?? "?")])
+            loop.logger.trace(
+                "input held: the peer is not reading what it is owed",
+                ["queued_bytes": .int(output.byteCount), "peer": .string(peer?.description ?? "?")])
         }
     }
 
@@ -251,14 +255,20 @@ final class Connection: @unchecked Sendable {
                 }
                 return offset
             case .request(let request):
-                let outcome = StateMachine.ParseOutcome.request(keepAlive: request.keepAlive, isHead: request.method == .HEAD)
+                let outcome = StateMachine.ParseOutcome.request(
+                    keepAlive: request.keepAlive, isHead: request.method == .HEAD)
                 guard case .dispatch(let number) = machine.parsed(outcome, at: loop.now) else { return offset }
                 dispatch(request, number: number)
                 if machine.state == .reading, output.byteCount > StateMachine.outputHighWater { logInputHeld() }
             case .rejected(let rejection):
                 _ = machine.parsed(.rejected, at: loop.now)
                 if loop.logger.isEnabled(.debug) {
-                    loop.logger.debug("request rejected", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+                    loop.logger.debug(
+                        "request rejected",
+                        [
+                            "status": .int(rejection.status.code), "reason": .string(rejection.message),
+                            "peer": .string(peer?.description ?? "?"),
+                        ])
                 }
                 queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false, dependingOn: 0)
                 return offset
@@ -278,11 +288,17 @@ final class Connection: @unchecked Sendable {
     /// Queues the answer to request `number`, written once `position` is durable (nil: everything
     /// appended so far), or replaced by a 503 when `refusable` and storing it fails; drops answers to
     /// anything but the current request.
-    func complete(_ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false) {
+    func complete(
+        _ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false
+    ) {
         // Constant headers (most answers) hold no `Connection` field: no search by name.
-        let closeRequested = !response.headers.hasWireForm
+        let closeRequested =
+            !response.headers.hasWireForm
             && (response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false)
-        guard case .write(let keepAlive, let isHead) = machine.answered(number: number, closeRequested: closeRequested, at: loop.now) else { return }
+        guard
+            case .write(let keepAlive, let isHead) = machine.answered(
+                number: number, closeRequested: closeRequested, at: loop.now)
+        else { return }
         queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
             if keepAlive { resume() }
@@ -341,7 +357,10 @@ final class Connection: @unchecked Sendable {
         if machine.streamFinished() { markDirty() }
     }
 
-    func queue(_ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil, refusable: Bool = false) {
+    func queue(
+        _ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil,
+        refusable: Bool = false
+    ) {
         if output.isEmpty { machine.wrote(at: loop.now) }
         var body: [UInt8]?
         let date = loop.dateLine
@@ -358,7 +377,12 @@ final class Connection: @unchecked Sendable {
     func queue(_ refusal: StateMachine.Refusal, isHead: Bool) {
         let rejection = refusal.rejection(loop.timeouts)
         if loop.logger.isEnabled(.debug) {
-            loop.logger.debug("request refused", ["status": .int(rejection.status.code), "reason": .string(rejection.message), "peer": .string(peer?.description ?? "?")])
+            loop.logger.debug(
+                "request refused",
+                [
+                    "status": .int(rejection.status.code), "reason": .string(rejection.message),
+                    "peer": .string(peer?.description ?? "?"),
+                ])
         }
         // The server's own answers show nothing stored: they wait for nothing but earlier output.
         queue(loop.responder.response(for: rejection), keepAlive: false, isHead: isHead, dependingOn: 0)

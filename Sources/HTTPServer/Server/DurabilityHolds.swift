@@ -43,7 +43,10 @@ struct DurabilityHolds {
 
     /// Notes `count` bytes queued that show what `position` holds (`exact`), or everything appended
     /// up to it.
-    mutating func add(_ count: Int, position: UInt64, exact: Bool = false, refusable: Bool = false, isLost: (UInt64) -> Bool = { _ in false }) {
+    mutating func add(
+        _ count: Int, position: UInt64, exact: Bool = false, refusable: Bool = false,
+        isLost: (UInt64) -> Bool = { _ in false }
+    ) {
         guard count > 0 else { return }
         queued += count
         guard var last = more.last ?? first else {
@@ -55,7 +58,9 @@ struct DurabilityHolds {
             return
         }
         // In order: bytes after held ones wait at least as long (and go, or are refused, with them).
-        let joins = losable ? (exact ? last.exact && position == last.position : position <= last.position) : position <= last.position
+        let joins =
+            losable
+            ? (exact ? last.exact && position == last.position : position <= last.position) : position <= last.position
         if joins {
             last.end = queued
             if more.isEmpty { first = last } else { more[more.count - 1] = last }
@@ -78,7 +83,10 @@ struct DurabilityHolds {
 
     /// Whether `position` is durable (and, for `exact` output, not lost), asking `isDurable` only when
     /// it is past what was seen durable.
-    mutating func isDurable(_ position: UInt64, exact: Bool = false, _ isDurable: (UInt64) -> Bool, isLost: (UInt64) -> Bool = { _ in false }) -> Bool {
+    mutating func isDurable(
+        _ position: UInt64, exact: Bool = false, _ isDurable: (UInt64) -> Bool,
+        isLost: (UInt64) -> Bool = { _ in false }
+    ) -> Bool {
         if losable && exact && isLost(position) { return false }
         if position <= durable { return true }
         guard isDurable(position) else { return false }

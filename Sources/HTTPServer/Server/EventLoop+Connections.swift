@@ -1,8 +1,9 @@
-import Posix
 import CLinux
 import Logs
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Connections of a loop: accepting (with back-off when out of descriptors), timers, shutdown.
@@ -20,7 +21,8 @@ extension EventLoop {
 
     /// (Re)arms a connection's timer entry.
     func schedule(_ connection: Connection, at deadline: Duration, stamp: UInt64) {
-        timers.push(TimerHeap.Entry(deadline: deadline, stamp: stamp, slot: connection.slot, generation: connection.generation))
+        timers.push(
+            TimerHeap.Entry(deadline: deadline, stamp: stamp, slot: connection.slot, generation: connection.generation))
     }
 
     func acceptConnections() {
@@ -100,9 +102,11 @@ extension EventLoop {
             reserveFD = Self.openReserve()
         }
         if acceptBackoff == .zero {
-            logger.warning("out of descriptors or memory: new connections are closed at once until some close", [
-                "error": .string(error.description), "connections": .int(limiter.count), "shed": .int(shed),
-            ])
+            logger.warning(
+                "out of descriptors or memory: new connections are closed at once until some close",
+                [
+                    "error": .string(error.description), "connections": .int(limiter.count), "shed": .int(shed),
+                ])
         }
         acceptBackoff = min(max(acceptBackoff * 2, .milliseconds(10)), .milliseconds(100))
         acceptPausedUntil = now + acceptBackoff

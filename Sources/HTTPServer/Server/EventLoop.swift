@@ -1,9 +1,10 @@
-import Posix
 import CLinux
 import Logs
+import Posix
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One epoll loop on its own thread: owns a listener, its connections, their timers, and an
@@ -153,13 +154,15 @@ final class EventLoop: @unchecked Sendable {
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var created = pthread_t()
-        let result = pthread_create(&created, &attributes, { raw in
-            let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
-            start.loop.thread.store(UInt(pthread_self()), ordering: .releasing)
-            start.loop.run()
-            start.onExit()
-            return nil
-        }, start)
+        let result = pthread_create(
+            &created, &attributes,
+            { raw in
+                let start = Unmanaged<Start>.fromOpaque(raw!).takeRetainedValue()
+                start.loop.thread.store(UInt(pthread_self()), ordering: .releasing)
+                start.loop.run()
+                start.onExit()
+                return nil
+            }, start)
         pthread_attr_destroy(&attributes)
         precondition(result == 0, "pthread_create failed with \(result)")
     }
@@ -234,7 +237,9 @@ final class EventLoop: @unchecked Sendable {
                 default:
                     let slot = Int(truncatingIfNeeded: token & 0xFFFF_FFFF)
                     let generation = UInt32(truncatingIfNeeded: token >> 32)
-                    guard slot < connections.count, let connection = connections[slot], connection.generation == generation else {
+                    guard slot < connections.count, let connection = connections[slot],
+                        connection.generation == generation
+                    else {
                         continue
                     }
                     connection.handle(events)
@@ -291,7 +296,9 @@ final class EventLoop: @unchecked Sendable {
             acceptConnections()
         }
         while let entry = timers.popDue(at: now) {
-            guard entry.slot < connections.count, let connection = connections[entry.slot], connection.generation == entry.generation else {
+            guard entry.slot < connections.count, let connection = connections[entry.slot],
+                connection.generation == entry.generation
+            else {
                 continue
             }
             connection.timerFired(entry)

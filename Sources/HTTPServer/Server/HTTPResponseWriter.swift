@@ -30,7 +30,9 @@ public final class HTTPResponseWriter: Sendable {
     /// stored (a refusal because nothing can be stored). `refusedUnlessStored` for an answer that
     /// acknowledges a change: should the barrier fail to store what it shows, a 503
     /// (``HTTPRejection/Kind/notStored``) goes in its place and the connection closes after it.
-    public func respond(_ response: HTTPResponse, dependingOn position: UInt64? = nil, refusedUnlessStored: Bool = false) {
+    public func respond(
+        _ response: HTTPResponse, dependingOn position: UInt64? = nil, refusedUnlessStored: Bool = false
+    ) {
         guard claim("respond") else { return }
         let connection = connection
         let number = number
@@ -38,18 +40,28 @@ public final class HTTPResponseWriter: Sendable {
             // Answered inside respond(to:writer:): no closure, no hand-off.
             connection.complete(response, number: number, dependingOn: position, refusable: refusedUnlessStored)
         } else {
-            connection.loop.enqueue(.run { connection.complete(response, number: number, dependingOn: position, refusable: refusedUnlessStored) })
+            connection.loop.enqueue(
+                .run {
+                    connection.complete(response, number: number, dependingOn: position, refusable: refusedUnlessStored)
+                })
         }
     }
 
     /// Sends a response built from its parts (see ``respond(_:dependingOn:refusedUnlessStored:)``).
-    public func respond(status: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], dependingOn position: UInt64? = nil, refusedUnlessStored: Bool = false) {
-        respond(HTTPResponse(status: HTTPStatus(code: status), headers: headers, body: body), dependingOn: position, refusedUnlessStored: refusedUnlessStored)
+    public func respond(
+        status: Int, headers: HTTPHeaders = [:], body: [UInt8] = [], dependingOn position: UInt64? = nil,
+        refusedUnlessStored: Bool = false
+    ) {
+        respond(
+            HTTPResponse(status: HTTPStatus(code: status), headers: headers, body: body), dependingOn: position,
+            refusedUnlessStored: refusedUnlessStored)
     }
 
     /// Answers with `200 text/event-stream` and returns the stream to push events to. `onNotice`
     /// runs on the connection's loop when the stream drains after an overflow or ends.
-    public func startEventStream(headers: HTTPHeaders = [:], onNotice: @escaping @Sendable (EventStreamNotice) -> Void) -> ServerSentEventStream {
+    public func startEventStream(headers: HTTPHeaders = [:], onNotice: @escaping @Sendable (EventStreamNotice) -> Void)
+        -> ServerSentEventStream
+    {
         let stream = ServerSentEventStream(connection: connection, onNotice: onNotice)
         guard claim("startEventStream") else {
             stream.connectionClosed(reason: "the request was already answered")

@@ -1,10 +1,11 @@
-import Posix
 import CLinux
 import Dispatch
 import Logs
+import Posix
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An HTTP/1.1 server with Server-Sent Events over epoll: one event loop per core, each with its
@@ -32,7 +33,10 @@ public final class HTTPServer: Sendable {
     }
 
     /// A server that is not listening yet; call `start()`.
-    public init(configuration: Configuration, responder: some HTTPResponder, clock: some ServerClock = MonotonicClock(), logger: Logger) {
+    public init(
+        configuration: Configuration, responder: some HTTPResponder, clock: some ServerClock = MonotonicClock(),
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.responder = responder
         self.clock = clock
@@ -52,9 +56,11 @@ public final class HTTPServer: Sendable {
         // The connection limits, counted across every loop.
         let limiter = ConnectionLimiter(configuration, openFileLimit: openFileLimit)
         if limiter.maxConnections >= openFileLimit {
-            logger.warning("the connection limit is not below the open-file limit: at the descriptor limit, new connections are closed unanswered", [
-                "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
-            ])
+            logger.warning(
+                "the connection limit is not below the open-file limit: at the descriptor limit, new connections are closed unanswered",
+                [
+                    "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
+                ])
         }
         let count = max(1, configuration.loopCount ?? Int(CLinux_affinity_cpu_count()))
         var address = SocketAddress(host: configuration.host, port: configuration.port)
@@ -89,10 +95,13 @@ public final class HTTPServer: Sendable {
             stopped.enter()
             loop.startThread { [stopped] in stopped.leave() }
         }
-        logger.info("listening", [
-            "address": .string(address.description), "loops": .int(count), "max_connections": .int(limiter.maxConnections),
-            "max_connections_per_address": .int(limiter.maxPerAddress ?? 0),
-        ])
+        logger.info(
+            "listening",
+            [
+                "address": .string(address.description), "loops": .int(count),
+                "max_connections": .int(limiter.maxConnections),
+                "max_connections_per_address": .int(limiter.maxPerAddress ?? 0),
+            ])
         return address
     }
 

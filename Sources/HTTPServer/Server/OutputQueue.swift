@@ -1,7 +1,8 @@
-import Posix
 import CLinux
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Bytes waiting to be written to one socket, as a list of shared chunks (an event encoded once
@@ -145,7 +146,9 @@ struct OutputQueue {
 
     /// Pins chunk `index` (0 is `first`) and the ones after it, then writes them all, `limit` bytes
     /// at most (the chunk that reaches it is the last, cut there).
-    private func gather(_ index: Int, _ count: Int, _ iov: UnsafeMutableBufferPointer<iovec>, _ fd: Int32, _ limit: Int) throws(IOError) -> IOResult<Int> {
+    private func gather(_ index: Int, _ count: Int, _ iov: UnsafeMutableBufferPointer<iovec>, _ fd: Int32, _ limit: Int)
+        throws(IOError) -> IOResult<Int>
+    {
         if index == count || limit == 0 {
             return try Posix.writev(fd, iov.baseAddress!, Int32(index))
         }

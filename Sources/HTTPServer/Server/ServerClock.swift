@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The time source for every server timeout. Production uses `MonotonicClock`; tests inject a

@@ -95,7 +95,9 @@ public final class ServerSentEventStream: Sendable {
     /// carries several producers' events (a multiplexed stream) writes its own head (an `id:` only it
     /// knows) before a body shared with other streams, without copying the body. With `force` the event
     /// is queued even past the buffer limit: for a producer's few last words (an `end`), which it bounds.
-    public func send(head: [UInt8], body: EncodedServerSentEvent, force: Bool = false, in batch: inout Batch) -> SendResult {
+    public func send(head: [UInt8], body: EncodedServerSentEvent, force: Bool = false, in batch: inout Batch)
+        -> SendResult
+    {
         let (result, schedule) = enqueue(head, body.bytes, body.position, force: force)
         if schedule { batch.add(self) }
         return result
@@ -138,7 +140,9 @@ public final class ServerSentEventStream: Sendable {
     /// Sends one event to many streams: each loop is woken once for all of its streams.
     /// Returns the streams that refused it with `.overflow` (closed streams are skipped).
     @discardableResult
-    public static func broadcast(_ event: EncodedServerSentEvent, to streams: [ServerSentEventStream]) -> [ServerSentEventStream] {
+    public static func broadcast(_ event: EncodedServerSentEvent, to streams: [ServerSentEventStream])
+        -> [ServerSentEventStream]
+    {
         batch { batch in
             streams.filter { $0.send(event, in: &batch) == .overflow }
         }
@@ -164,7 +168,9 @@ public final class ServerSentEventStream: Sendable {
     }
 
     /// Queues two chunks as one event (see ``send(head:body:force:in:)``).
-    private func enqueue(_ head: [UInt8], _ body: [UInt8], _ position: UInt64?, force: Bool) -> (SendResult, schedule: Bool) {
+    private func enqueue(_ head: [UInt8], _ body: [UInt8], _ position: UInt64?, force: Bool) -> (
+        SendResult, schedule: Bool
+    ) {
         state.withLock { state in
             if state.closed { return (.closed, false) }
             let count = head.count + body.count
@@ -230,7 +236,8 @@ public final class ServerSentEventStream: Sendable {
         }
         switch pending {
         case .none: break
-        case .one(let bytes, let position) where !finishing: connection.writeStream(bytes, dependingOn: position, for: self)
+        case .one(let bytes, let position) where !finishing:
+            connection.writeStream(bytes, dependingOn: position, for: self)
         case .one(let bytes, let position): connection.queueStream(bytes, dependingOn: position)
         case .many(let all): for (bytes, position) in all { connection.queueStream(bytes, dependingOn: position) }
         }

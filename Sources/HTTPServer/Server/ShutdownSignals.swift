@@ -1,8 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-
 import Logs
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// SIGTERM/SIGINT → graceful shutdown, without async-signal-safety hazards: the signals are
 /// blocked in every thread and one dedicated thread waits for them with `sigwait`.
@@ -36,18 +36,20 @@ public enum ShutdownSignals {
         var attributes = pthread_attr_t()
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
-        pthread_create(&thread, &attributes, { raw in
-            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
-            var set = sigset_t()
-            sigemptyset(&set)
-            sigaddset(&set, SIGTERM)
-            sigaddset(&set, SIGINT)
-            var received: Int32 = 0
-            while sigwait(&set, &received) != 0 {}
-            box.logger.notice("signal received; shutting down gracefully", ["signal": .int(Int(received))])
-            box.shutdown()
-            return nil
-        }, box)
+        pthread_create(
+            &thread, &attributes,
+            { raw in
+                let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+                var set = sigset_t()
+                sigemptyset(&set)
+                sigaddset(&set, SIGTERM)
+                sigaddset(&set, SIGINT)
+                var received: Int32 = 0
+                while sigwait(&set, &received) != 0 {}
+                box.logger.notice("signal received; shutting down gracefully", ["signal": .int(Int(received))])
+                box.shutdown()
+                return nil
+            }, box)
         pthread_attr_destroy(&attributes)
     }
 }

@@ -1,7 +1,8 @@
-import Posix
 import CLinux
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An epoll instance: registrations carry a 64-bit token, waits fill a reusable event array.
@@ -33,7 +34,9 @@ struct Epoll: ~Copyable {
     }
 
     func add(_ target: Int32, _ interest: Events, token: UInt64) throws(IOError) {
-        _ = try Posix.blocking("epoll_ctl") { CLinux_epoll_ctl(fd, CLinux_EPOLL_CTL_ADD, target, interest.rawValue, token) }
+        _ = try Posix.blocking("epoll_ctl") {
+            CLinux_epoll_ctl(fd, CLinux_EPOLL_CTL_ADD, target, interest.rawValue, token)
+        }
     }
 
     func remove(_ target: Int32) {
@@ -42,7 +45,9 @@ struct Epoll: ~Copyable {
 
     /// Waits up to `timeoutMilliseconds` (-1: forever); returns how many events `event(at:)` can read.
     func wait(timeoutMilliseconds: Int32) throws(IOError) -> Int {
-        switch try Posix.syscall("epoll_wait", { CLinux_epoll_wait(fd, events, tokens, Int32(Epoll.capacity), timeoutMilliseconds) }) {
+        switch try Posix.syscall(
+            "epoll_wait", { CLinux_epoll_wait(fd, events, tokens, Int32(Epoll.capacity), timeoutMilliseconds) })
+        {
         case .processed(let count): return Int(count)
         case .wouldBlock: return 0
         }

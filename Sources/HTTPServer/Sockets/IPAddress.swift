@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An IPv4 or IPv6 address as 128 bits (IPv4 as its IPv4-mapped IPv6 form, `::ffff:a.b.c.d`), cheap
@@ -70,7 +70,10 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
     init(ipv6 address: in6_addr) {
         var address = address
         (high, low) = withUnsafeBytes(of: &address) { bytes in
-            (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian, bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian)
+            (
+                bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self).bigEndian,
+                bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self).bigEndian
+            )
         }
     }
 
@@ -79,10 +82,14 @@ public struct IPAddress: Sendable, Hashable, CustomStringConvertible {
         var storage = storage
         switch Int32(storage.ss_family) {
         case AF_INET:
-            let address = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr } }
+            let address = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+            }
             self.init(ipv4: UInt32(bigEndian: address.s_addr))
         case AF_INET6:
-            let address = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr } }
+            let address = withUnsafePointer(to: &storage) {
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { $0.pointee.sin6_addr }
+            }
             self.init(ipv6: address)
         default:
             return nil

@@ -1,7 +1,8 @@
-import Posix
 import CLinux
+import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Opening listening sockets: non-blocking, close-on-exec, `SO_REUSEPORT` so every loop can

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An IPv4 or IPv6 socket address.
@@ -31,14 +31,20 @@ public struct SocketAddress: Sendable, Hashable, CustomStringConvertible {
             }
             var copy = address
             inet_ntop(AF_INET, &copy, &buffer, socklen_t(buffer.count))
-            self.init(host: String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self), port: Int(UInt16(bigEndian: port)))
+            self.init(
+                host: String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                port: Int(UInt16(bigEndian: port)))
         case AF_INET6:
             let (address, port) = withUnsafePointer(to: &storage) {
-                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { ($0.pointee.sin6_addr, $0.pointee.sin6_port) }
+                $0.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) {
+                    ($0.pointee.sin6_addr, $0.pointee.sin6_port)
+                }
             }
             var copy = address
             inet_ntop(AF_INET6, &copy, &buffer, socklen_t(buffer.count))
-            self.init(host: String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self), port: Int(UInt16(bigEndian: port)))
+            self.init(
+                host: String(decoding: buffer.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self),
+                port: Int(UInt16(bigEndian: port)))
         default:
             return nil
         }

@@ -1,7 +1,8 @@
 import JSONCodec
 import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Reaching one server: TCP connect, `INFO`, `CONNECT` + `PING`, and its `PONG`, all within
@@ -13,10 +14,13 @@ extension ConnectionDriver {
         self.server = server
         let deadline = ContinuousClock.now + options.connectTimeout
         try openSocket(to: server, until: deadline)
-        parser = ServerOutputParser(limits: NATSParserLimits(maxControlLineBytes: options.maxControlLineBytes, maxPayloadBytes: 1024 * 1024))
+        parser = ServerOutputParser(
+            limits: NATSParserLimits(maxControlLineBytes: options.maxControlLineBytes, maxPayloadBytes: 1024 * 1024))
 
         guard case .info(var info) = try nextOperation(until: deadline, waitingFor: "INFO") else {
-            throw NATSError.protocolViolation(server: server.description, violation: NATSProtocolViolation(.unknownOperation, "the server did not start with INFO"))
+            throw NATSError.protocolViolation(
+                server: server.description,
+                violation: NATSProtocolViolation(.unknownOperation, "the server did not start with INFO"))
         }
         guard !info.tlsRequired else { throw NATSError.tlsRequired(server: server.description) }
         parser.limits.maxPayloadBytes = info.maxPayload
@@ -41,7 +45,12 @@ extension ConnectionDriver {
         }
         written = 0
         pingsOutstanding = 0
-        logger.info("NATS connected", ["server": .string(server.description), "server_name": .string(info.serverName), "version": .string(info.version), "jetstream": .bool(info.jetStream)])
+        logger.info(
+            "NATS connected",
+            [
+                "server": .string(server.description), "server_name": .string(info.serverName),
+                "version": .string(info.version), "jetstream": .bool(info.jetStream),
+            ])
         writing = connection.didConnect(to: server, info: info)
     }
 
@@ -59,7 +68,9 @@ extension ConnectionDriver {
                 socket = try Posix.tcpSocket(family: address.family)
                 if case .wouldBlock = try Posix.connect(socket, to: address) {
                     guard try waitFor(socket, events: Int16(POLLOUT), until: deadline) else {
-                        throw NATSError.cannotConnect(attempts: ["\(server): connect timed out after \(options.connectTimeout)"])
+                        throw NATSError.cannotConnect(attempts: [
+                            "\(server): connect timed out after \(options.connectTimeout)"
+                        ])
                     }
                     let code = try Posix.socketError(socket)
                     guard code == 0 else { throw IOError(call: "connect", errno: code) }
@@ -82,7 +93,8 @@ extension ConnectionDriver {
     private func connectJSON(for server: NATSServerAddress) -> [UInt8] {
         var fields: [(String, JSONValue)] = [
             ("verbose", false), ("pedantic", false), ("tls_required", false), ("name", .string(options.name)),
-            ("lang", "swift"), ("version", "1.0.0"), ("protocol", 1), ("headers", true), ("no_responders", true), ("echo", true),
+            ("lang", "swift"), ("version", "1.0.0"), ("protocol", 1), ("headers", true), ("no_responders", true),
+            ("echo", true),
         ]
         let credentials = options.credentials(for: server)
         if let user = credentials.user {
@@ -110,7 +122,9 @@ extension ConnectionDriver {
         while done < bytes.count {
             let result: IOResult<Int>
             do {
-                result = try bytes.withUnsafeBytes { raw throws(IOError) in try Posix.send(socket, UnsafeRawBufferPointer(rebasing: raw[done...])) }
+                result = try bytes.withUnsafeBytes { raw throws(IOError) in
+                    try Posix.send(socket, UnsafeRawBufferPointer(rebasing: raw[done...]))
+                }
             } catch {
                 throw NATSError.cannotConnect(attempts: ["\(server): \(error)"])
             }
@@ -125,7 +139,9 @@ extension ConnectionDriver {
     }
 
     /// The next operation from the server, reading as needed until `deadline`.
-    private func nextOperation(until deadline: ContinuousClock.Instant, waitingFor what: String) throws(NATSError) -> Incoming {
+    private func nextOperation(until deadline: ContinuousClock.Instant, waitingFor what: String) throws(NATSError)
+        -> Incoming
+    {
         while true {
             if let operation = try parseBuffered() { return operation }
             guard try waitFor(socket, events: Int16(POLLIN), until: deadline) else {

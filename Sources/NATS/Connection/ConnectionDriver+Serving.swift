@@ -1,6 +1,7 @@
 import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One operation from the server, copied out of the read buffer.
@@ -35,7 +36,8 @@ extension ConnectionDriver {
             var until = nextPing
             if let deadline = connection.nextDeadline(), deadline < until { until = deadline }
             do {
-                _ = try Posix.poll(&fds, timeoutMilliseconds: until <= now ? 0 : Int32(clamping: (until - now).milliseconds))
+                _ = try Posix.poll(
+                    &fds, timeoutMilliseconds: until <= now ? 0 : Int32(clamping: (until - now).milliseconds))
             } catch {
                 return "\(error)"
             }
@@ -79,11 +81,14 @@ extension ConnectionDriver {
         case .info(let info):
             parser.limits.maxPayloadBytes = info.maxPayload
             connection.updateInfo(info, from: server)
-            if info.lameDuckMode { logger.notice("NATS server entering lame-duck mode", ["server": .string(server.description)]) }
+            if info.lameDuckMode {
+                logger.notice("NATS server entering lame-duck mode", ["server": .string(server.description)])
+            }
         case .error(let text):
             // A permissions violation concerns one subject; the server keeps the connection.
             guard text.lowercased().contains("permissions violation") else { return "the server reported: \(text)" }
-            logger.warning("NATS permissions violation", ["server": .string(server.description), "error": .string(text)])
+            logger.warning(
+                "NATS permissions violation", ["server": .string(server.description), "error": .string(text)])
         case .ok, .skipped:
             break
         }
@@ -106,7 +111,9 @@ extension ConnectionDriver {
             let result: IOResult<Int>
             do {
                 let from = written
-                result = try writing.withUnsafeBytes { raw throws(IOError) in try Posix.send(socket, UnsafeRawBufferPointer(rebasing: raw[from...])) }
+                result = try writing.withUnsafeBytes { raw throws(IOError) in
+                    try Posix.send(socket, UnsafeRawBufferPointer(rebasing: raw[from...]))
+                }
             } catch {
                 return "\(error)"
             }
@@ -149,7 +156,9 @@ extension ConnectionDriver {
     }
 
     private func copy(_ operation: ServerOperation, from bytes: UnsafeBufferPointer<UInt8>) -> Incoming {
-        func text(_ range: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self) }
+        func text(_ range: Range<Int>) -> String {
+            String(decoding: UnsafeBufferPointer(rebasing: bytes[range]), as: UTF8.self)
+        }
         switch operation {
         case .info(let json):
             return .info(ServerInfo(json: UnsafeBufferPointer(rebasing: bytes[json])) ?? ServerInfo())
@@ -163,7 +172,9 @@ extension ConnectionDriver {
                 do {
                     headers = try NATSHeaders.parse(UnsafeBufferPointer(rebasing: bytes[block]))
                 } catch {
-                    logger.warning("dropped a NATS message with malformed headers", ["subject": .string(text(frame.subject)), "error": .string(error.description)])
+                    logger.warning(
+                        "dropped a NATS message with malformed headers",
+                        ["subject": .string(text(frame.subject)), "error": .string(error.description)])
                     return .skipped
                 }
             }
@@ -187,7 +198,8 @@ extension ConnectionDriver {
             var fds = [pollfd(fd: connection.wakeFD, events: Int16(POLLIN), revents: 0)]
             if let fd { fds.append(pollfd(fd: fd, events: events, revents: 0)) }
             do {
-                _ = try Posix.poll(&fds, timeoutMilliseconds: limit <= now ? 0 : Int32(clamping: (limit - now).milliseconds))
+                _ = try Posix.poll(
+                    &fds, timeoutMilliseconds: limit <= now ? 0 : Int32(clamping: (limit - now).milliseconds))
             } catch {
                 throw NATSError.cannotConnect(attempts: ["\(server): \(error)"])
             }

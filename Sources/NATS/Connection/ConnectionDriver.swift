@@ -1,7 +1,8 @@
 import Logs
 import Posix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The connection's thread: connects, serves the socket, reconnects, and runs every callback.
@@ -35,17 +36,19 @@ final class ConnectionDriver: @unchecked Sendable {
         pthread_attr_init(&attributes)
         pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         var thread = pthread_t()
-        let result = pthread_create(&thread, &attributes, { raw in
-            var driver: ConnectionDriver? = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
-            let finished = driver!.connection.finished
-            driver!.connection.state.withLock { $0.driverThread = pthread_self() }
-            driver!.run()
-            // Let go of the connection before saying so: once close() returns, a connection
-            // nobody else holds is gone.
-            driver = nil
-            finished.signal()
-            return nil
-        }, context)
+        let result = pthread_create(
+            &thread, &attributes,
+            { raw in
+                var driver: ConnectionDriver? = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
+                let finished = driver!.connection.finished
+                driver!.connection.state.withLock { $0.driverThread = pthread_self() }
+                driver!.run()
+                // Let go of the connection before saying so: once close() returns, a connection
+                // nobody else holds is gone.
+                driver = nil
+                finished.signal()
+                return nil
+            }, context)
         pthread_attr_destroy(&attributes)
         guard result == 0 else {
             Unmanaged<ConnectionDriver>.fromOpaque(context).release()
@@ -86,7 +89,12 @@ final class ConnectionDriver: @unchecked Sendable {
             guard connection.passFailed(attempts: attempts, refusal: refusal, failedPasses: failedPasses) else { break }
             let delay = backoff(afterFailedPasses: failedPasses)
             if failedPasses & (failedPasses - 1) == 0 || failedPasses % 30 == 0 {
-                logger.warning("no NATS server reachable; retrying", ["attempts": .string(attempts.joined(separator: "; ")), "pass": .int(failedPasses), "retry_ms": .int(delay.milliseconds)])
+                logger.warning(
+                    "no NATS server reachable; retrying",
+                    [
+                        "attempts": .string(attempts.joined(separator: "; ")), "pass": .int(failedPasses),
+                        "retry_ms": .int(delay.milliseconds),
+                    ])
             }
             do {
                 _ = try waitFor(nil, events: 0, until: .now + delay)
@@ -108,7 +116,8 @@ final class ConnectionDriver: @unchecked Sendable {
     func teardown(_ reason: String) {
         let lost = server
         closeSocket()
-        let (replies, pings) = connection.state.withLock { state -> ([PendingReply], [@Sendable (Result<Void, NATSError>) -> Void]) in
+        let (replies, pings) = connection.state.withLock {
+            state -> ([PendingReply], [@Sendable (Result<Void, NATSError>) -> Void]) in
             let ended = state.epoch
             state.epoch += 1
             state.outbound.removeAll()
@@ -124,7 +133,9 @@ final class ConnectionDriver: @unchecked Sendable {
             state.pings.removeAll { $0.epoch <= ended }
             return (replies, pings)
         }
-        logger.warning("NATS connection lost; reconnecting", ["server": .string(lost.description), "reason": .string(reason), "failed_requests": .int(replies.count)])
+        logger.warning(
+            "NATS connection lost; reconnecting",
+            ["server": .string(lost.description), "reason": .string(reason), "failed_requests": .int(replies.count)])
         connection.setStatus(.reconnecting)
         let error = NATSError.connectionLost(server: lost.description, reason: reason)
         for reply in replies { reply.fail(error) }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A reply someone is waiting for.
@@ -93,7 +93,9 @@ struct ConnectionState: Sendable {
     /// the connection's thread must be woken for the `UNSUB`.
     mutating func removeReply(_ token: UInt64) -> (reply: PendingReply?, wake: Bool) {
         guard let reply = replies.removeValue(forKey: token) else { return (nil, false) }
-        guard let sid = reply.sid, subscriptions.removeValue(forKey: sid) != nil, case .connected = status else { return (reply, false) }
+        guard let sid = reply.sid, subscriptions.removeValue(forKey: sid) != nil, case .connected = status else {
+            return (reply, false)
+        }
         return (reply, (try? enqueue(limit: .max) { ClientCommand.unsubscribe(sid: sid, into: &$0) }) ?? false)
     }
 

@@ -27,7 +27,8 @@ extension NATSConnection {
             var output: [UInt8] = []
             ClientCommand.subscribe(subject: inboxPrefix + "*", queue: nil, sid: Self.inboxSID, into: &output)
             for (sid, subscription) in state.subscriptions.sorted(by: { $0.key < $1.key }) {
-                ClientCommand.subscribe(subject: subscription.subject, queue: subscription.queue, sid: sid, into: &output)
+                ClientCommand.subscribe(
+                    subject: subscription.subject, queue: subscription.queue, sid: sid, into: &output)
             }
             output += state.outbound
             state.outbound.removeAll(keepingCapacity: true)
@@ -69,7 +70,9 @@ extension NATSConnection {
             state.lastAttempts = attempts
             var error: NATSError?
             if let refusal, !state.connectWaiters.isEmpty { error = refusal }
-            if let max = options.maxReconnectAttempts, failedPasses >= max { error = error ?? .cannotConnect(attempts: attempts) }
+            if let max = options.maxReconnectAttempts, failedPasses >= max {
+                error = error ?? .cannotConnect(attempts: attempts)
+            }
             guard let error else { return ([], nil) }
             state.closing = true
             let waiters = Array(state.connectWaiters.values)
@@ -125,16 +128,22 @@ extension NATSConnection {
                     let (removed, unsubscribe) = state.removeReply(token)
                     wake = wake || unsubscribe
                     guard let reply = removed else { continue }
-                    expired.append { reply.fail(.timedOut(subject: reply.subject, server: server, after: reply.timeout)) }
+                    expired.append {
+                        reply.fail(.timedOut(subject: reply.subject, server: server, after: reply.timeout))
+                    }
                 case .ping(let id):
-                    guard let index = state.pings.firstIndex(where: { $0.id == id }), let completion = state.pings[index].completion else { continue }
+                    guard let index = state.pings.firstIndex(where: { $0.id == id }),
+                        let completion = state.pings[index].completion
+                    else { continue }
                     state.pings[index].completion = nil
                     let timeout = state.pings[index].timeout
                     expired.append { completion(.failure(.timedOut(subject: "PING", server: server, after: timeout))) }
                 case .connect(let id):
                     guard let waiter = state.connectWaiters.removeValue(forKey: id) else { continue }
                     state.closing = true
-                    let attempts = state.lastAttempts.isEmpty ? ["no server answered in time (first attempt still running)"] : state.lastAttempts
+                    let attempts =
+                        state.lastAttempts.isEmpty
+                        ? ["no server answered in time (first attempt still running)"] : state.lastAttempts
                     expired.append { waiter(.failure(.cannotConnect(attempts: attempts))) }
                 }
             }

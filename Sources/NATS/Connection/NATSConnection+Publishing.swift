@@ -4,16 +4,22 @@
 extension NATSConnection {
     /// Publishes `payload` (with `headers`, if any) to `subject`, at most once: if the connection
     /// breaks before the bytes are written, the message is lost.
-    public func publish(_ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, replyTo: String? = nil) throws(NATSError) {
+    public func publish(
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil,
+        replyTo: String? = nil
+    ) throws(NATSError) {
         try validate(subject: subject)
         if let replyTo { try validate(subject: replyTo) }
         let headerBytes = try headers.map { headers throws(NATSError) in try headers.encoded() }
         let size = ClientCommand.messageSize(headers: headerBytes, payload: payload.count)
         let limit = options.maxOutboundBytes
         let wake = try state.withLock { state throws(NATSError) -> Bool in
-            guard size <= state.maxPayload else { throw NATSError.payloadTooLarge(bytes: size, limit: state.maxPayload) }
+            guard size <= state.maxPayload else {
+                throw NATSError.payloadTooLarge(bytes: size, limit: state.maxPayload)
+            }
             return try state.enqueue(limit: limit) {
-                ClientCommand.publish(subject: subject, replyTo: replyTo, headers: headerBytes, payload: payload, into: &$0)
+                ClientCommand.publish(
+                    subject: subject, replyTo: replyTo, headers: headerBytes, payload: payload, into: &$0)
             }
         }
         wakeDriver(if: wake)
@@ -22,7 +28,9 @@ extension NATSConnection {
     /// Subscribes to `subject` (wildcards allowed), optionally in a queue group; `handler` runs on the
     /// connection's thread for every message, until ``NATSSubscription/unsubscribe()``. The
     /// subscription is renewed on every reconnect.
-    public func subscribe(to subject: String, queue: String? = nil, handler: @escaping @Sendable (NATSMessage) -> Void) throws(NATSError) -> NATSSubscription {
+    public func subscribe(to subject: String, queue: String? = nil, handler: @escaping @Sendable (NATSMessage) -> Void)
+        throws(NATSError) -> NATSSubscription
+    {
         try validate(subject: subject)
         if let queue { try validate(subject: queue) }
         let limit = options.maxOutboundBytes
@@ -33,7 +41,12 @@ extension NATSConnection {
             state.subscriptions[sid] = SubscriptionRecord(subject: subject, queue: queue, handler: handler)
             // While disconnected, the reconnect handshake subscribes everything in the table.
             guard case .connected = state.status else { return (sid, false) }
-            return (sid, try state.enqueue(limit: limit) { ClientCommand.subscribe(subject: subject, queue: queue, sid: sid, into: &$0) })
+            return (
+                sid,
+                try state.enqueue(limit: limit) {
+                    ClientCommand.subscribe(subject: subject, queue: queue, sid: sid, into: &$0)
+                }
+            )
         }
         wakeDriver(if: wake)
         return NATSSubscription(connection: self, sid: sid, subject: subject)
@@ -41,7 +54,9 @@ extension NATSConnection {
 
     /// Subscribes to `subject` and delivers its messages as an async sequence (buffered without
     /// limit: for tests and low-rate subjects). Unsubscribe through the returned subscription.
-    public func messages(on subject: String, queue: String? = nil) throws(NATSError) -> (NATSSubscription, AsyncStream<NATSMessage>) {
+    public func messages(on subject: String, queue: String? = nil) throws(NATSError) -> (
+        NATSSubscription, AsyncStream<NATSMessage>
+    ) {
         let (stream, continuation) = AsyncStream<NATSMessage>.makeStream()
         let subscription = try subscribe(to: subject, queue: queue) { continuation.yield($0) }
         return (subscription, stream)
@@ -51,7 +66,9 @@ extension NATSConnection {
     func unsubscribe(sid: UInt64) {
         let limit = options.maxOutboundBytes
         let wake = state.withLock { state -> Bool in
-            guard state.subscriptions.removeValue(forKey: sid) != nil, case .connected = state.status else { return false }
+            guard state.subscriptions.removeValue(forKey: sid) != nil, case .connected = state.status else {
+                return false
+            }
             return (try? state.enqueue(limit: limit) { ClientCommand.unsubscribe(sid: sid, into: &$0) }) ?? false
         }
         wakeDriver(if: wake)
@@ -59,7 +76,9 @@ extension NATSConnection {
 
     /// Sends a `PING` after everything queued so far and calls `completion` (on the connection's
     /// thread) when its `PONG` arrives, that is, once the server has processed everything before it.
-    public func flush(timeout: Duration? = nil, completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) {
+    public func flush(timeout: Duration? = nil, completion: @escaping @Sendable (Result<Void, NATSError>) -> Void)
+        throws(NATSError)
+    {
         let wait = timeout ?? options.requestTimeout
         let wake = try state.withLock { state throws(NATSError) -> Bool in
             // Six bytes past the limit: a flush is how a caller waits for a full buffer to drain.
@@ -87,7 +106,8 @@ extension NATSConnection {
 
     func validate(subject: String) throws(NATSError) {
         guard ClientCommand.isValidSubject(subject) else {
-            throw NATSError.invalidArgument("invalid NATS subject \"\(subject)\": it must be non-empty, without blanks or empty tokens")
+            throw NATSError.invalidArgument(
+                "invalid NATS subject \"\(subject)\": it must be non-empty, without blanks or empty tokens")
         }
     }
 }

@@ -9,7 +9,8 @@ extension NATSConnection {
     /// 503), ``NATSError/timedOut(subject:server:after:)``, ``NATSError/connectionLost(server:reason:)``.
     /// Throws (and never calls `completion`) when the request cannot be queued at all.
     public func request(
-        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, timeout: Duration? = nil,
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil,
+        timeout: Duration? = nil,
         completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void
     ) throws(NATSError) {
         _ = try sendRequest(subject, payload: payload, headers: headers, timeout: timeout, handler: .single(completion))
@@ -17,12 +18,17 @@ extension NATSConnection {
 
     /// Publishes a request and returns its first reply; see ``request(_:payload:headers:timeout:completion:)``.
     /// Cancelling the task ends the wait with ``NATSError/cancelled`` (the request may still be served).
-    public func request(_ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, timeout: Duration? = nil) async throws(NATSError) -> NATSMessage {
+    public func request(
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil,
+        timeout: Duration? = nil
+    ) async throws(NATSError) -> NATSMessage {
         let token = Mutex<(UInt64?, cancelled: Bool)>((nil, false))
         let result: Result<NATSMessage, NATSError> = await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
                 do throws(NATSError) {
-                    let sent = try sendRequest(subject, payload: payload, headers: headers, timeout: timeout, handler: .single { continuation.resume(returning: $0) })
+                    let sent = try sendRequest(
+                        subject, payload: payload, headers: headers, timeout: timeout,
+                        handler: .single { continuation.resume(returning: $0) })
                     let cancelled = token.withLock { value in
                         value.0 = sent
                         return value.cancelled
@@ -48,7 +54,8 @@ extension NATSConnection {
     /// subscription of its own on `_INBOX.<random>_S.<token>`: JetStream delivers those messages
     /// under their original subjects, so only the subscription id tells whose they are.
     func sendRequest(
-        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders?, timeout: Duration?, handler: PendingReply.Handler
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders?, timeout: Duration?,
+        handler: PendingReply.Handler
     ) throws(NATSError) -> UInt64 {
         try validate(subject: subject)
         let headerBytes = try headers.map { headers throws(NATSError) in try headers.encoded() }
@@ -56,7 +63,9 @@ extension NATSConnection {
         let wait = timeout ?? options.requestTimeout
         let limit = options.maxOutboundBytes
         let (token, wake) = try state.withLock { state throws(NATSError) -> (UInt64, Bool) in
-            guard size <= state.maxPayload else { throw NATSError.payloadTooLarge(bytes: size, limit: state.maxPayload) }
+            guard size <= state.maxPayload else {
+                throw NATSError.payloadTooLarge(bytes: size, limit: state.maxPayload)
+            }
             let token = state.nextToken
             var reply = PendingReply(subject: subject, epoch: state.epoch, timeout: wait, handler: handler)
             var replyTo = inboxPrefix + String(token)
@@ -69,11 +78,15 @@ extension NATSConnection {
             let connected = if case .connected = state.status { true } else { false }
             let wake = try state.enqueue(limit: limit) { buffer in
                 // While disconnected, the reconnect handshake subscribes everything in the table.
-                if let subscribe, connected { ClientCommand.subscribe(subject: subscribe.subject, queue: nil, sid: subscribe.sid, into: &buffer) }
-                ClientCommand.publish(subject: subject, replyTo: replyTo, headers: headerBytes, payload: payload, into: &buffer)
+                if let subscribe, connected {
+                    ClientCommand.subscribe(subject: subscribe.subject, queue: nil, sid: subscribe.sid, into: &buffer)
+                }
+                ClientCommand.publish(
+                    subject: subject, replyTo: replyTo, headers: headerBytes, payload: payload, into: &buffer)
             }
             if let subscribe {
-                state.subscriptions[subscribe.sid] = SubscriptionRecord(subject: subscribe.subject, queue: nil) { [self] message in
+                state.subscriptions[subscribe.sid] = SubscriptionRecord(subject: subscribe.subject, queue: nil) {
+                    [self] message in
                     deliverStreamReply(message, token: token)
                 }
                 state.nextSID += 1
@@ -101,7 +114,9 @@ extension NATSConnection {
     func replyToken(_ subject: String) -> UInt64? {
         let bytes = subject.utf8
         let prefix = inboxPrefix.utf8
-        guard bytes.count > prefix.count, bytes.count <= prefix.count + 19, bytes.starts(with: prefix) else { return nil }
+        guard bytes.count > prefix.count, bytes.count <= prefix.count + 19, bytes.starts(with: prefix) else {
+            return nil
+        }
         var token: UInt64 = 0
         for byte in bytes.dropFirst(prefix.count) {
             let digit = byte &- UInt8(ascii: "0")
@@ -129,7 +144,9 @@ extension NATSConnection {
     /// Hands a message on a multi-message request's own subscription to it; ends the request when
     /// its handler says so.
     func deliverStreamReply(_ message: NATSMessage, token: UInt64) {
-        guard let reply = state.withLock({ $0.replies[token] }), case .stream(let handler) = reply.handler else { return }
+        guard let reply = state.withLock({ $0.replies[token] }), case .stream(let handler) = reply.handler else {
+            return
+        }
         guard !handler(.success(message)) else { return }
         let (_, wake) = state.withLock { $0.removeReply(token) }
         wakeDriver(if: wake)

@@ -1,8 +1,9 @@
 import Dispatch
 import Posix
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A connection to a NATS server (or cluster), with request/reply, subscriptions and reconnects.
@@ -93,7 +94,11 @@ public final class NATSConnection: Sendable {
         state = Mutex(initial)
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-        inboxPrefix = "_INBOX." + String(decoding: (0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self) + "."
+        inboxPrefix =
+            "_INBOX."
+            + String(
+                decoding: (0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+            + "."
     }
 
     deinit {
@@ -190,7 +195,9 @@ public final class NATSConnection: Sendable {
     /// holding them would keep a closed connection alive.
     func failEverything(with error: NATSError) {
         let (replies, pings, waiters) = state.withLock { state in
-            let taken = (Array(state.replies.values), state.pings.compactMap(\.completion), Array(state.connectWaiters.values))
+            let taken = (
+                Array(state.replies.values), state.pings.compactMap(\.completion), Array(state.connectWaiters.values)
+            )
             state.subscriptions.removeAll()
             state.observers.removeAll()
             state.replies.removeAll()

@@ -32,7 +32,9 @@ public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
         if let schemeEnd = rest.endOfScheme {
             let scheme = rest[..<rest.index(schemeEnd, offsetBy: -3)].lowercased()
             guard scheme == "nats" else {
-                throw NATSError.invalidArgument("unsupported scheme \(scheme):// in NATS server \"\(Self.redacted(text))\" (only nats://; TLS is not supported)")
+                throw NATSError.invalidArgument(
+                    "unsupported scheme \(scheme):// in NATS server \"\(Self.redacted(text))\" (only nats://; TLS is not supported)"
+                )
             }
             rest = rest[schemeEnd...]
         }
@@ -49,10 +51,14 @@ public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
         }
         var portText: Substring?
         if rest.hasPrefix("[") {
-            guard let close = rest.firstIndex(of: "]") else { throw NATSError.invalidArgument("unclosed [ in NATS server \"\(Self.redacted(text))\"") }
+            guard let close = rest.firstIndex(of: "]") else {
+                throw NATSError.invalidArgument("unclosed [ in NATS server \"\(Self.redacted(text))\"")
+            }
             host = String(rest[rest.index(after: rest.startIndex)..<close])
             let after = rest[rest.index(after: close)...]
-            if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
+            if after.hasPrefix(":") {
+                portText = after.dropFirst()
+            } else if !after.isEmpty {
                 throw NATSError.invalidArgument("unexpected text after ] in NATS server \"\(Self.redacted(text))\"")
             }
         } else if let colon = rest.lastIndex(of: ":") {
@@ -64,11 +70,14 @@ public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
         port = 4222
         if let portText {
             guard let value = Int(portText), (1...65535).contains(value) else {
-                throw NATSError.invalidArgument("invalid port \"\(portText)\" in NATS server \"\(Self.redacted(text))\"")
+                throw NATSError.invalidArgument(
+                    "invalid port \"\(portText)\" in NATS server \"\(Self.redacted(text))\"")
             }
             port = value
         }
-        guard !host.isEmpty else { throw NATSError.invalidArgument("no host in NATS server \"\(Self.redacted(text))\"") }
+        guard !host.isEmpty else {
+            throw NATSError.invalidArgument("no host in NATS server \"\(Self.redacted(text))\"")
+        }
     }
 
     /// Parses a comma-separated list, as `storage.nats.servers` gives it.
@@ -107,7 +116,8 @@ public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
                 continue
             }
             guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else {
-                throw NATSError.invalidArgument("invalid %-escape in the credentials of NATS server \"\(redacted(url))\"")
+                throw NATSError.invalidArgument(
+                    "invalid %-escape in the credentials of NATS server \"\(redacted(url))\"")
             }
             bytes.append(value)
             utf8 = utf8.dropFirst(2)
@@ -132,7 +142,8 @@ extension String {
     /// The string without leading and trailing spaces and tabs.
     func trimmingBlanks() -> String {
         let bytes = Array(utf8)
-        guard let first = bytes.firstIndex(where: { !$0.isBlank }), let last = bytes.lastIndex(where: { !$0.isBlank }) else { return "" }
+        guard let first = bytes.firstIndex(where: { !$0.isBlank }), let last = bytes.lastIndex(where: { !$0.isBlank })
+        else { return "" }
         return String(decoding: bytes[first...last], as: UTF8.self)
     }
 }

@@ -36,7 +36,8 @@ final class ReadBuffer {
                 end = count
             }
             if storage.count - end < minimum {
-                let grown = UnsafeMutableRawBufferPointer.allocate(byteCount: max(storage.count * 2, end + minimum), alignment: 16)
+                let grown = UnsafeMutableRawBufferPointer.allocate(
+                    byteCount: max(storage.count * 2, end + minimum), alignment: 16)
                 grown.baseAddress!.copyMemory(from: storage.baseAddress!, byteCount: end)
                 storage.deallocate()
                 storage = grown

@@ -58,7 +58,9 @@ public struct JetStreamAPIError: Error, Sendable, Equatable, CustomStringConvert
     /// Whether the same call may succeed later, once the cluster has settled.
     public var isTransient: Bool {
         if errorCode == Self.notEnabled || errorCode == Self.notEnabledForAccount { return false }
-        return code == 503 || [Self.temporarilyUnavailable, Self.insufficientResources, Self.noSuitablePeers, Self.clusterNotLeader].contains(errorCode)
+        return code == 503
+            || [Self.temporarilyUnavailable, Self.insufficientResources, Self.noSuitablePeers, Self.clusterNotLeader]
+                .contains(errorCode)
     }
 
     /// `JetStream error 10071 (status 400) from nats://127.0.0.1:4222 on $KV.b.k: wrong last sequence: 5`.

@@ -50,7 +50,8 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .cannotConnect, .connectionLost, .timedOut, .noResponders, .jetStreamUnavailable, .outboundBufferFull: true
         case .jetStream(let error): error.isTransient
         case .closed, .authorizationViolation, .tlsRequired, .serverError, .protocolViolation, .payloadTooLarge,
-             .invalidArgument, .invalidResponse, .cancelled, .systemCall: false
+            .invalidArgument, .invalidResponse, .cancelled, .systemCall:
+            false
         }
     }
 
@@ -67,13 +68,16 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noResponders(let subject, let server): "no responders for \(subject) on \(server)"
         case .serverError(let server, let message): "\(server) reported an error: \(message)"
         case .protocolViolation(let server, let violation): "\(server) broke the NATS protocol: \(violation)"
-        case .payloadTooLarge(let bytes, let limit): "a message of \(bytes) bytes exceeds the server's max_payload of \(limit)"
+        case .payloadTooLarge(let bytes, let limit):
+            "a message of \(bytes) bytes exceeds the server's max_payload of \(limit)"
         case .invalidArgument(let message): message
-        case .outboundBufferFull(let limit): "the NATS outbound buffer is full (\(limit) bytes not yet written to the server)"
+        case .outboundBufferFull(let limit):
+            "the NATS outbound buffer is full (\(limit) bytes not yet written to the server)"
         case .jetStream(let error): error.description
         case .jetStreamUnavailable(let subject, let server):
             "JetStream not enabled/not ready on \(server) (nothing answered \(subject); for a publish: no stream captures that subject)"
-        case .invalidResponse(let subject, let server, let detail): "unexpected reply to \(subject) from \(server): \(detail)"
+        case .invalidResponse(let subject, let server, let detail):
+            "unexpected reply to \(subject) from \(server): \(detail)"
         case .cancelled: "the waiting task was cancelled"
         case .systemCall(let failure): "the NATS connection could not be set up: \(failure)"
         }

@@ -20,7 +20,7 @@ enum Base64 {
                 bytes.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
-        guard padding <= 2, (text.utf8.count % 4 == 0) else { return nil }
+        guard padding <= 2, text.utf8.count % 4 == 0 else { return nil }
         return bytes
     }
 

@@ -5,15 +5,21 @@ import Synchronization
 extension JetStream {
     /// Creates a consumer on `stream` (durable if the config names one, else ephemeral).
     public func createConsumer(stream: String, _ config: ConsumerConfig) async throws(NATSError) -> ConsumerInfo {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void) throws(NATSError) in
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void) throws(NATSError) in
             try createConsumer(stream: stream, config, completion: completion)
         }
     }
 
     /// Creates a consumer and calls `completion` (on the connection's thread) with what the server made.
-    public func createConsumer(stream: String, _ config: ConsumerConfig, completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void) throws(NATSError) {
+    public func createConsumer(
+        stream: String, _ config: ConsumerConfig,
+        completion: @escaping @Sendable (Result<ConsumerInfo, NATSError>) -> Void
+    ) throws(NATSError) {
         let api = config.durableName.map { "CONSUMER.DURABLE.CREATE.\(stream).\($0)" } ?? "CONSUMER.CREATE.\(stream)"
-        try request(api, body: ["stream_name": .string(stream), "config": config.json]) { completion($0.map(ConsumerInfo.init)) }
+        try request(api, body: ["stream_name": .string(stream), "config": config.json]) {
+            completion($0.map(ConsumerInfo.init))
+        }
     }
 
     /// Asks for a consumer's deletion without waiting for the answer (a reader done with an
@@ -40,62 +46,82 @@ extension JetStream {
         completion: @escaping @Sendable (Result<[StoredMessage], NATSError>) -> Void
     ) throws(NATSError) {
         let subject = "\(apiPrefix).CONSUMER.MSG.NEXT.\(stream).\(consumer)"
-        let body: JSONValue = ["batch": .number(.int(Int64(batch))), "expires": .number(.int(expires.nanoseconds)), "no_wait": .bool(noWait)]
+        let body: JSONValue = [
+            "batch": .number(.int(Int64(batch))), "expires": .number(.int(expires.nanoseconds)),
+            "no_wait": .bool(noWait),
+        ]
         let collected = Mutex<[StoredMessage]>([])
         let connection = self.connection
-        _ = try connection.sendRequest(subject, payload: body.serialized(), headers: nil, timeout: expires + timeout, handler: .stream { result in
-            switch result {
-            case .failure(.timedOut):
-                completion(.success(collected.withLock { $0 }))
-                return false
-            case .failure(.noResponders(_, let server)):
-                completion(.failure(.jetStreamUnavailable(subject: subject, server: server)))
-                return false
-            case .failure(let error):
-                completion(.failure(error))
-                return false
-            case .success(let message):
-                switch message.status {
-                case nil:
-                    guard let stored = Self.storedMessage(fromDelivery: message, stream: stream) else {
-                        completion(.failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "a delivery without a $JS.ACK reply subject")))
+        _ = try connection.sendRequest(
+            subject, payload: body.serialized(), headers: nil, timeout: expires + timeout,
+            handler: .stream { result in
+                switch result {
+                case .failure(.timedOut):
+                    completion(.success(collected.withLock { $0 }))
+                    return false
+                case .failure(.noResponders(_, let server)):
+                    completion(.failure(.jetStreamUnavailable(subject: subject, server: server)))
+                    return false
+                case .failure(let error):
+                    completion(.failure(error))
+                    return false
+                case .success(let message):
+                    switch message.status {
+                    case nil:
+                        guard let stored = Self.storedMessage(fromDelivery: message, stream: stream) else {
+                            completion(
+                                .failure(
+                                    .invalidResponse(
+                                        subject: subject, server: connection.serverName,
+                                        detail: "a delivery without a $JS.ACK reply subject")))
+                            return false
+                        }
+                        let count = collected.withLock { messages in
+                            messages.append(stored)
+                            return messages.count
+                        }
+                        guard count >= batch else { return true }
+                    case 100?:
+                        return true  // an idle heartbeat
+                    case 404?, 408?:
+                        break  // no (more) messages, or the request expired
+                    case 503?:
+                        completion(.failure(.jetStreamUnavailable(subject: subject, server: connection.serverName)))
+                        return false
+                    case let status?:
+                        let reason = "\(status) \(message.headers.statusDescription ?? "")"
+                        if status == 409 && collected.withLock({ !$0.isEmpty }) { break }
+                        completion(
+                            .failure(
+                                .invalidResponse(
+                                    subject: subject, server: connection.serverName,
+                                    detail: "the fetch ended with status \(reason)")))
                         return false
                     }
-                    let count = collected.withLock { messages in
-                        messages.append(stored)
-                        return messages.count
-                    }
-                    guard count >= batch else { return true }
-                case 100?:
-                    return true  // an idle heartbeat
-                case 404?, 408?:
-                    break  // no (more) messages, or the request expired
-                case 503?:
-                    completion(.failure(.jetStreamUnavailable(subject: subject, server: connection.serverName)))
-                    return false
-                case let status?:
-                    let reason = "\(status) \(message.headers.statusDescription ?? "")"
-                    if status == 409 && collected.withLock({ !$0.isEmpty }) { break }
-                    completion(.failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "the fetch ended with status \(reason)")))
+                    completion(.success(collected.withLock { $0 }))
                     return false
                 }
-                completion(.success(collected.withLock { $0 }))
-                return false
-            }
-        })
+            })
     }
 
     /// Fetches up to `batch` messages; see ``fetch(stream:consumer:batch:expires:noWait:completion:)``.
-    public func fetch(stream: String, consumer: String, batch: Int, expires: Duration = .seconds(1), noWait: Bool = true) async throws(NATSError) -> [StoredMessage] {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<[StoredMessage], NATSError>) -> Void) throws(NATSError) in
-            try fetch(stream: stream, consumer: consumer, batch: batch, expires: expires, noWait: noWait, completion: completion)
+    public func fetch(
+        stream: String, consumer: String, batch: Int, expires: Duration = .seconds(1), noWait: Bool = true
+    ) async throws(NATSError) -> [StoredMessage] {
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<[StoredMessage], NATSError>) -> Void) throws(NATSError) in
+            try fetch(
+                stream: stream, consumer: consumer, batch: batch, expires: expires, noWait: noWait,
+                completion: completion)
         }
     }
 
     /// Every message on `subject` (wildcards allowed) from sequence `from` on, oldest first, read
     /// through an ephemeral, in-memory, unacknowledged consumer in batches of `batch`: an ordered
     /// consumer, recreated from the last sequence seen if a delivery is ever skipped.
-    public func replay(stream: String, subject: String, from: UInt64 = 1, batch: Int = 256) async throws(NATSError) -> [StoredMessage] {
+    public func replay(stream: String, subject: String, from: UInt64 = 1, batch: Int = 256) async throws(NATSError)
+        -> [StoredMessage]
+    {
         var messages: [StoredMessage] = []
         var next = from
         consumers: while true {
@@ -134,7 +160,9 @@ extension JetStream {
         guard offset > 0, let sequence = UInt64(tokens[offset + 3]), let consumerSequence = UInt64(tokens[offset + 4]),
             let pending = UInt64(tokens[offset + 6])
         else { return nil }
-        var stored = StoredMessage(stream: stream, subject: message.subject, sequence: sequence, headers: message.headers, payload: message.payload)
+        var stored = StoredMessage(
+            stream: stream, subject: message.subject, sequence: sequence, headers: message.headers,
+            payload: message.payload)
         stored.pending = pending
         stored.consumerSequence = consumerSequence
         return stored

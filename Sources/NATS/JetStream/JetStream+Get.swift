@@ -45,7 +45,10 @@ extension JetStream {
     /// Reads one message by direct get and calls `completion` (on the connection's thread) with it,
     /// or nil when there is none. A replica may lag the leader by the last few publishes. On a
     /// stream without `allow_direct`, nats-server 2.9 ignores the request: it times out.
-    public func directGet(stream: String, _ selector: MessageSelector, completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) {
+    public func directGet(
+        stream: String, _ selector: MessageSelector,
+        completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void
+    ) throws(NATSError) {
         let subject = "\(apiPrefix).DIRECT.GET.\(stream)"
         let connection = self.connection
         try connection.request(subject, payload: selector.json.serialized(), timeout: timeout) { result in
@@ -55,21 +58,26 @@ extension JetStream {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let message):
-                completion(Self.storedMessage(fromDirect: message, stream: stream, subject: subject, server: connection.serverName))
+                completion(
+                    Self.storedMessage(
+                        fromDirect: message, stream: stream, subject: subject, server: connection.serverName))
             }
         }
     }
 
     /// Reads one message by direct get; nil when there is none. See ``directGet(stream:_:completion:)``.
     public func directGet(stream: String, _ selector: MessageSelector) async throws(NATSError) -> StoredMessage? {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) in
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) in
             try directGet(stream: stream, selector, completion: completion)
         }
     }
 
     /// Every message on `subject` from sequence `from` on, oldest first, one direct get each (for
     /// short histories; ``replay(stream:subject:from:batch:)`` reads long ones in batches).
-    public func directMessages(stream: String, subject: String, from: UInt64 = 1) async throws(NATSError) -> [StoredMessage] {
+    public func directMessages(stream: String, subject: String, from: UInt64 = 1) async throws(NATSError)
+        -> [StoredMessage]
+    {
         var messages: [StoredMessage] = []
         var next = from
         while let message = try await directGet(stream: stream, .nextBySubject(subject, from: next)) {
@@ -81,14 +89,18 @@ extension JetStream {
 
     /// Reads one message from the stream's leader; nil when there is none.
     public func getMessage(stream: String, _ selector: MessageSelector) async throws(NATSError) -> StoredMessage? {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) in
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) in
             try getMessage(stream: stream, selector, completion: completion)
         }
     }
 
     /// Reads one message from the stream's leader (consistent with every acknowledged publish) and
     /// calls `completion` (on the connection's thread) with it, or nil when there is none.
-    public func getMessage(stream: String, _ selector: MessageSelector, completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void) throws(NATSError) {
+    public func getMessage(
+        stream: String, _ selector: MessageSelector,
+        completion: @escaping @Sendable (Result<StoredMessage?, NATSError>) -> Void
+    ) throws(NATSError) {
         let subject = "\(apiPrefix).STREAM.MSG.GET.\(stream)"
         let connection = self.connection
         try request("STREAM.MSG.GET.\(stream)", body: selector.json) { result in
@@ -98,45 +110,77 @@ extension JetStream {
             case .failure(let error):
                 completion(.failure(error))
             case .success(let reply):
-                completion(Self.storedMessage(fromGet: reply, stream: stream, subject: subject, server: connection.serverName).map(Optional.some))
+                completion(
+                    Self.storedMessage(fromGet: reply, stream: stream, subject: subject, server: connection.serverName)
+                        .map(Optional.some))
             }
         }
     }
 
     /// A `STREAM.MSG.GET` reply: the message with its payload and headers in base64.
-    static func storedMessage(fromGet reply: JSONValue, stream: String, subject: String, server: String) -> Result<StoredMessage, NATSError> {
-        guard let message = reply["message"], let messageSubject = message["subject"]?.stringValue, let sequence = message.uint64("seq") else {
+    static func storedMessage(fromGet reply: JSONValue, stream: String, subject: String, server: String) -> Result<
+        StoredMessage, NATSError
+    > {
+        guard let message = reply["message"], let messageSubject = message["subject"]?.stringValue,
+            let sequence = message.uint64("seq")
+        else {
             return .failure(.invalidResponse(subject: subject, server: server, detail: "no message in \(reply)"))
         }
-        guard let payload = Base64.decode(message["data"]?.stringValue ?? ""), let headerBytes = Base64.decode(message["hdrs"]?.stringValue ?? "") else {
+        guard let payload = Base64.decode(message["data"]?.stringValue ?? ""),
+            let headerBytes = Base64.decode(message["hdrs"]?.stringValue ?? "")
+        else {
             return .failure(.invalidResponse(subject: subject, server: server, detail: "invalid base64 in the message"))
         }
         var headers = NATSHeaders()
         if !headerBytes.isEmpty {
             do {
-                headers = try headerBytes.withUnsafeBufferPointer { buffer throws(NATSProtocolViolation) in try NATSHeaders.parse(buffer) }
+                headers = try headerBytes.withUnsafeBufferPointer { buffer throws(NATSProtocolViolation) in
+                    try NATSHeaders.parse(buffer)
+                }
             } catch {
-                return .failure(.invalidResponse(subject: subject, server: server, detail: "malformed headers: \(error)"))
+                return .failure(
+                    .invalidResponse(subject: subject, server: server, detail: "malformed headers: \(error)"))
             }
         }
-        return .success(StoredMessage(stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: payload, time: message["time"]?.stringValue))
+        return .success(
+            StoredMessage(
+                stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: payload,
+                time: message["time"]?.stringValue))
     }
 
     /// A direct get's reply: the message with `Nats-Stream`/`Nats-Subject`/`Nats-Sequence`/
     /// `Nats-Time-Stamp` headers, or a status (404: nothing found).
-    static func storedMessage(fromDirect message: NATSMessage, stream: String, subject: String, server: String) -> Result<StoredMessage?, NATSError> {
+    static func storedMessage(fromDirect message: NATSMessage, stream: String, subject: String, server: String)
+        -> Result<StoredMessage?, NATSError>
+    {
         if message.status == 404 { return .success(nil) }
         if let status = message.status {
-            return .failure(.invalidResponse(subject: subject, server: server, detail: "status \(status) \(message.headers.statusDescription ?? "")"))
+            return .failure(
+                .invalidResponse(
+                    subject: subject, server: server,
+                    detail: "status \(status) \(message.headers.statusDescription ?? "")"))
         }
         var headers = message.headers
-        guard let messageSubject = headers["Nats-Subject"], let sequence = headers["Nats-Sequence"].flatMap({ UInt64($0) }) else {
+        guard let messageSubject = headers["Nats-Subject"],
+            let sequence = headers["Nats-Sequence"].flatMap({ UInt64($0) })
+        else {
             // A JSON error instead of a message: direct gets are not allowed on this stream, say.
-            if case .failure(let error) = decodeJSON(message, subject: subject, server: server), case .jetStream = error { return .failure(error) }
-            return .failure(.invalidResponse(subject: subject, server: server, detail: "a direct get reply without Nats-Subject and Nats-Sequence"))
+            if case .failure(let error) = decodeJSON(message, subject: subject, server: server), case .jetStream = error
+            {
+                return .failure(error)
+            }
+            return .failure(
+                .invalidResponse(
+                    subject: subject, server: server,
+                    detail: "a direct get reply without Nats-Subject and Nats-Sequence"))
         }
         let time = headers["Nats-Time-Stamp"]
-        for name in ["Nats-Stream", "Nats-Subject", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Last-Sequence", "Nats-Num-Pending"] { headers[name] = nil }
-        return .success(StoredMessage(stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: message.payload, time: time))
+        for name in [
+            "Nats-Stream", "Nats-Subject", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Last-Sequence", "Nats-Num-Pending",
+        ] { headers[name] = nil }
+        return .success(
+            StoredMessage(
+                stream: stream, subject: messageSubject, sequence: sequence, headers: headers, payload: message.payload,
+                time: time))
     }
 }

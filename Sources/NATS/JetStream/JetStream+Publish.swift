@@ -16,8 +16,10 @@ public struct PublishOptions: Sendable, Equatable {
     public var timeout: Duration?
 
     /// Options; every expectation is off unless given.
-    public init(messageID: String? = nil, expectedStream: String? = nil, expectedLastSequence: UInt64? = nil,
-                expectedLastSubjectSequence: UInt64? = nil, expectedLastMessageID: String? = nil, timeout: Duration? = nil) {
+    public init(
+        messageID: String? = nil, expectedStream: String? = nil, expectedLastSequence: UInt64? = nil,
+        expectedLastSubjectSequence: UInt64? = nil, expectedLastMessageID: String? = nil, timeout: Duration? = nil
+    ) {
         self.messageID = messageID
         self.expectedStream = expectedStream
         self.expectedLastSequence = expectedLastSequence
@@ -32,7 +34,9 @@ public struct PublishOptions: Sendable, Equatable {
         if let messageID { result["Nats-Msg-Id"] = messageID }
         if let expectedStream { result["Nats-Expected-Stream"] = expectedStream }
         if let expectedLastSequence { result["Nats-Expected-Last-Sequence"] = String(expectedLastSequence) }
-        if let expectedLastSubjectSequence { result["Nats-Expected-Last-Subject-Sequence"] = String(expectedLastSubjectSequence) }
+        if let expectedLastSubjectSequence {
+            result["Nats-Expected-Last-Subject-Sequence"] = String(expectedLastSubjectSequence)
+        }
         if let expectedLastMessageID { result["Nats-Expected-Last-Msg-Id"] = expectedLastMessageID }
         return result.isEmpty ? nil : result
     }
@@ -63,25 +67,35 @@ extension JetStream {
     /// subject; a timeout or lost connection, after which the message may or may not be stored: retry
     /// with the same ``PublishOptions/messageID`` to be safe). Any number may be in flight at once.
     public func publish(
-        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, options: PublishOptions = PublishOptions(),
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil,
+        options: PublishOptions = PublishOptions(),
         completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void
     ) throws(NATSError) {
         let connection = self.connection
-        try connection.request(subject, payload: payload, headers: options.apply(to: headers), timeout: options.timeout ?? timeout) { result in
-            completion(Self.decode(result, subject: subject, connection: connection).flatMap { reply in
-                guard let stream = reply["stream"]?.stringValue, let sequence = reply.uint64("seq") else {
-                    return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "no stream and seq in the acknowledgement: \(reply)"))
-                }
-                return .success(PubAck(stream: stream, sequence: sequence, duplicate: reply["duplicate"]?.boolValue ?? false))
-            })
+        try connection.request(
+            subject, payload: payload, headers: options.apply(to: headers), timeout: options.timeout ?? timeout
+        ) { result in
+            completion(
+                Self.decode(result, subject: subject, connection: connection).flatMap { reply in
+                    guard let stream = reply["stream"]?.stringValue, let sequence = reply.uint64("seq") else {
+                        return .failure(
+                            .invalidResponse(
+                                subject: subject, server: connection.serverName,
+                                detail: "no stream and seq in the acknowledgement: \(reply)"))
+                    }
+                    return .success(
+                        PubAck(stream: stream, sequence: sequence, duplicate: reply["duplicate"]?.boolValue ?? false))
+                })
         }
     }
 
     /// Publishes and returns the acknowledgement; see ``publish(_:payload:headers:options:completion:)``.
     public func publish(
-        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil, options: PublishOptions = PublishOptions()
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders? = nil,
+        options: PublishOptions = PublishOptions()
     ) async throws(NATSError) -> PubAck {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void) throws(NATSError) in
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void) throws(NATSError) in
             try publish(subject, payload: payload, headers: headers, options: options, completion: completion)
         }
     }

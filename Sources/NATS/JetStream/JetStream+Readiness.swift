@@ -8,7 +8,8 @@ extension JetStream {
     /// intervals; throws the last error after `timeout`, or at once on one that will not pass
     /// (JetStream disabled for the account, bad credentials, a closed connection).
     public func waitUntilReady(timeout: Duration, logger: Logger) async throws(NATSError) {
-        _ = try await retrying("waiting for JetStream", timeout: timeout, logger: logger) { () async throws(NATSError) in
+        _ = try await retrying("waiting for JetStream", timeout: timeout, logger: logger) {
+            () async throws(NATSError) in
             try await accountInfo()
         }
     }
@@ -33,7 +34,9 @@ extension JetStream {
                 failures += 1
                 guard error.isTransient, clock.now + delay < deadline else { throw error }
                 if clock.now - lastLog >= .seconds(5) {
-                    logger.warning("\(what): not ready yet; retrying", ["error": .string(error.description), "attempt": .int(failures)])
+                    logger.warning(
+                        "\(what): not ready yet; retrying",
+                        ["error": .string(error.description), "attempt": .int(failures)])
                     lastLog = clock.now
                 }
                 do {

@@ -35,8 +35,11 @@ extension JetStream {
     /// keeping the newest `keep` if given, or only those before sequence `before` if given. Returns
     /// how many were removed.
     @discardableResult
-    public func purgeStream(_ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil) async throws(NATSError) -> UInt64 {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+    public func purgeStream(_ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil)
+        async throws(NATSError) -> UInt64
+    {
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try purgeStream(name, subject: subject, keep: keep, before: before, completion: completion)
         }
     }
@@ -44,7 +47,8 @@ extension JetStream {
     /// Purges as ``purgeStream(_:subject:keep:before:)`` does and calls `completion` (on the
     /// connection's thread) with how many messages were removed.
     public func purgeStream(
-        _ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+        _ name: String, subject: String? = nil, keep: UInt64? = nil, before: UInt64? = nil,
+        completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
     ) throws(NATSError) {
         var fields: [(String, JSONValue)] = []
         if let subject { fields.append(("filter", .string(subject))) }

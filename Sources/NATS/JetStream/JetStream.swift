@@ -31,7 +31,10 @@ public struct JetStream: Sendable {
     /// Sends `body` to `$JS.API.<api>` and calls `completion` with the decoded reply, or with the
     /// JetStream error it contains, or with ``NATSError/jetStreamUnavailable(subject:server:)`` when
     /// nothing answers.
-    public func request(_ api: String, body: JSONValue?, timeout: Duration? = nil, completion: @escaping @Sendable (Result<JSONValue, NATSError>) -> Void) throws(NATSError) {
+    public func request(
+        _ api: String, body: JSONValue?, timeout: Duration? = nil,
+        completion: @escaping @Sendable (Result<JSONValue, NATSError>) -> Void
+    ) throws(NATSError) {
         let subject = apiPrefix + "." + api
         let connection = self.connection
         try connection.request(subject, payload: body?.serialized() ?? [], timeout: timeout ?? self.timeout) { result in
@@ -40,14 +43,18 @@ public struct JetStream: Sendable {
     }
 
     /// Sends `body` to `$JS.API.<api>` and returns the decoded reply; see ``request(_:body:timeout:completion:)``.
-    public func request(_ api: String, body: JSONValue?, timeout: Duration? = nil) async throws(NATSError) -> JSONValue {
-        try await Self.awaiting { (completion: @escaping @Sendable (Result<JSONValue, NATSError>) -> Void) throws(NATSError) in
+    public func request(_ api: String, body: JSONValue?, timeout: Duration? = nil) async throws(NATSError) -> JSONValue
+    {
+        try await Self.awaiting {
+            (completion: @escaping @Sendable (Result<JSONValue, NATSError>) -> Void) throws(NATSError) in
             try request(api, body: body, timeout: timeout, completion: completion)
         }
     }
 
     /// A reply as JSON, with JetStream's `error` object and "no responders" turned into errors.
-    static func decode(_ result: Result<NATSMessage, NATSError>, subject: String, connection: NATSConnection) -> Result<JSONValue, NATSError> {
+    static func decode(_ result: Result<NATSMessage, NATSError>, subject: String, connection: NATSConnection) -> Result<
+        JSONValue, NATSError
+    > {
         switch result {
         case .failure(.noResponders(_, let server)):
             return .failure(.jetStreamUnavailable(subject: subject, server: server))
@@ -60,8 +67,11 @@ public struct JetStream: Sendable {
 
     /// A reply's payload as a JSON object, with JetStream's `error` object turned into an error.
     static func decodeJSON(_ message: NATSMessage, subject: String, server: String) -> Result<JSONValue, NATSError> {
-        guard let value = try? JSONParser(maxDepth: 32, maxBytes: 64 << 20).parse(message.payload), case .object = value else {
-            return .failure(.invalidResponse(subject: subject, server: server, detail: "not a JSON object: \(message.text.prefix(200))"))
+        guard let value = try? JSONParser(maxDepth: 32, maxBytes: 64 << 20).parse(message.payload), case .object = value
+        else {
+            return .failure(
+                .invalidResponse(
+                    subject: subject, server: server, detail: "not a JSON object: \(message.text.prefix(200))"))
         }
         if let error = apiError(in: value, subject: subject, server: server) { return .failure(.jetStream(error)) }
         return .success(value)
@@ -71,12 +81,15 @@ public struct JetStream: Sendable {
     static func apiError(in value: JSONValue, subject: String, server: String) -> JetStreamAPIError? {
         guard let error = value["error"], case .object = error else { return nil }
         return JetStreamAPIError(
-            code: Int(error["code"]?.numberValue?.int64Value ?? 0), errorCode: Int(error["err_code"]?.numberValue?.int64Value ?? 0),
+            code: Int(error["code"]?.numberValue?.int64Value ?? 0),
+            errorCode: Int(error["err_code"]?.numberValue?.int64Value ?? 0),
             text: error["description"]?.stringValue ?? "", subject: subject, server: server)
     }
 
     /// Turns a completion-handler call into an `async` one.
-    static func awaiting<T: Sendable>(_ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws(NATSError) -> Void) async throws(NATSError) -> T {
+    static func awaiting<T: Sendable>(
+        _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws(NATSError) -> Void
+    ) async throws(NATSError) -> T {
         let result: Result<T, NATSError> = await withCheckedContinuation { continuation in
             do throws(NATSError) {
                 try start { continuation.resume(returning: $0) }

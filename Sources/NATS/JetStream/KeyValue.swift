@@ -26,37 +26,46 @@ public struct KeyValue: Sendable {
     /// The subject of `key`, or why it is not a valid key (`[-/_=.A-Za-z0-9]+`, not starting or ending with `.`).
     public func subject(for key: String) throws(NATSError) -> String {
         let bytes = key.utf8
-        guard !bytes.isEmpty, bytes.first != UInt8(ascii: "."), bytes.last != UInt8(ascii: "."), bytes.allSatisfy({ $0.isKeyCharacter }),
+        guard !bytes.isEmpty, bytes.first != UInt8(ascii: "."), bytes.last != UInt8(ascii: "."),
+            bytes.allSatisfy({ $0.isKeyCharacter }),
             ClientCommand.isValidSubject(key)
         else {
-            throw NATSError.invalidArgument("invalid key \"\(key)\" for bucket \(bucket): use letters, digits and - / _ = . (not at the ends)")
+            throw NATSError.invalidArgument(
+                "invalid key \"\(key)\" for bucket \(bucket): use letters, digits and - / _ = . (not at the ends)")
         }
         return "$KV.\(bucket).\(key)"
     }
 
     /// The latest entry of `key`, delete and purge markers included, by direct get; nil if never written.
-    public func entry(_ key: String, completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) {
+    public func entry(_ key: String, completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void)
+        throws(NATSError)
+    {
         let bucket = self.bucket
         let prefixLength = "$KV.\(bucket).".utf8.count
         try jetStream.directGet(stream: streamName, .lastBySubject(try subject(for: key))) { result in
-            completion(result.map { message in message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) } })
+            completion(
+                result.map { message in message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) } })
         }
     }
 
     /// The latest entry of `key`, markers included, read from the stream's leader (consistent with
     /// every acknowledged write); calls `completion` on the connection's thread, nil if never written.
-    public func consistentEntry(_ key: String, completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) {
+    public func consistentEntry(
+        _ key: String, completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void
+    ) throws(NATSError) {
         let bucket = self.bucket
         let prefixLength = "$KV.\(bucket).".utf8.count
         try jetStream.getMessage(stream: streamName, .lastBySubject(try subject(for: key))) { result in
-            completion(result.map { message in message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) } })
+            completion(
+                result.map { message in message.map { Self.entry($0, bucket: bucket, prefixLength: prefixLength) } })
         }
     }
 
     /// The latest entry of `key`, markers included; nil if never written. With `consistent`, read from
     /// the stream's leader (sees every acknowledged write) instead of any replica.
     public func entry(_ key: String, consistent: Bool = false) async throws(NATSError) -> KeyValueEntry? {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<KeyValueEntry?, NATSError>) -> Void) throws(NATSError) in
             if consistent {
                 try consistentEntry(key, completion: completion)
             } else {
@@ -72,19 +81,27 @@ public struct KeyValue: Sendable {
     }
 
     /// Writes `value` whatever the current revision; calls `completion` with the new revision.
-    public func put(_ key: String, value: [UInt8], completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) {
+    public func put(_ key: String, value: [UInt8], completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void)
+        throws(NATSError)
+    {
         try write(key, value: value, headers: nil, expected: nil, completion: completion)
     }
 
     /// Writes `value` only if the key's latest revision is `revision` (10071 otherwise).
-    public func update(_ key: String, value: [UInt8], revision: UInt64, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) {
+    public func update(
+        _ key: String, value: [UInt8], revision: UInt64,
+        completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+    ) throws(NATSError) {
         try write(key, value: value, headers: nil, expected: revision, completion: completion)
     }
 
     /// Writes `value` only if the key has no value: never written, deleted or purged (10071 otherwise).
-    public func create(_ key: String, value: [UInt8], completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) {
+    public func create(
+        _ key: String, value: [UInt8], completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+    ) throws(NATSError) {
         try write(key, value: value, headers: nil, expected: 0) { result in
-            guard case .failure(let error) = result, error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence else {
+            guard case .failure(let error) = result, error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence
+            else {
                 completion(result)
                 return
             }
@@ -109,21 +126,24 @@ public struct KeyValue: Sendable {
 
     /// Writes `value` whatever the current revision; returns the new revision.
     public func put(_ key: String, value: [UInt8]) async throws(NATSError) -> UInt64 {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try put(key, value: value, completion: completion)
         }
     }
 
     /// Writes `value` only if the key's latest revision is `revision`; returns the new revision.
     public func update(_ key: String, value: [UInt8], revision: UInt64) async throws(NATSError) -> UInt64 {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try update(key, value: value, revision: revision, completion: completion)
         }
     }
 
     /// Writes `value` only if the key has no value; returns the new revision.
     public func create(_ key: String, value: [UInt8]) async throws(NATSError) -> UInt64 {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try create(key, value: value, completion: completion)
         }
     }
@@ -131,27 +151,34 @@ public struct KeyValue: Sendable {
     /// Deletes the key, keeping its history (a `DEL` marker); only at `revision` if given.
     @discardableResult
     public func delete(_ key: String, revision: UInt64? = nil) async throws(NATSError) -> UInt64 {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
             try delete(key, revision: revision, completion: completion)
         }
     }
 
     /// Deletes the key (a `DEL` marker), only at `revision` if given; calls `completion` with the
     /// marker's revision.
-    public func delete(_ key: String, revision: UInt64? = nil, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) {
+    public func delete(
+        _ key: String, revision: UInt64? = nil, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+    ) throws(NATSError) {
         try write(key, value: [], headers: ["KV-Operation": "DEL"], expected: revision, completion: completion)
     }
 
     /// Removes the key and its history, leaving one `PURGE` marker; only at `revision` if given.
     @discardableResult
     public func purge(_ key: String, revision: UInt64? = nil) async throws(NATSError) -> UInt64 {
-        try await JetStream.awaiting { (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
-            try write(key, value: [], headers: ["KV-Operation": "PURGE", "Nats-Rollup": "sub"], expected: revision, completion: completion)
+        try await JetStream.awaiting {
+            (completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void) throws(NATSError) in
+            try write(
+                key, value: [], headers: ["KV-Operation": "PURGE", "Nats-Rollup": "sub"], expected: revision,
+                completion: completion)
         }
     }
 
     private func write(
-        _ key: String, value: [UInt8], headers: NATSHeaders?, expected: UInt64?, completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
+        _ key: String, value: [UInt8], headers: NATSHeaders?, expected: UInt64?,
+        completion: @escaping @Sendable (Result<UInt64, NATSError>) -> Void
     ) throws(NATSError) {
         let options = PublishOptions(expectedLastSubjectSequence: expected)
         try jetStream.publish(try subject(for: key), payload: value, headers: headers, options: options) { result in
@@ -162,7 +189,8 @@ public struct KeyValue: Sendable {
     private static func entry(_ message: StoredMessage, bucket: String, prefixLength: Int) -> KeyValueEntry {
         let operation = message.headers["KV-Operation"].flatMap(KeyValueOperation.init(rawValue:)) ?? .put
         let key = String(decoding: message.subject.utf8.dropFirst(prefixLength), as: UTF8.self)
-        return KeyValueEntry(bucket: bucket, key: key, value: message.payload, revision: message.sequence, operation: operation)
+        return KeyValueEntry(
+            bucket: bucket, key: key, value: message.payload, revision: message.sequence, operation: operation)
     }
 }
 

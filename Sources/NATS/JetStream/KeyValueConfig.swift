@@ -48,7 +48,9 @@ public struct KeyValueConfig: Sendable, Equatable {
         guard !bucket.isEmpty, bucket.utf8.allSatisfy({ $0.isBucketCharacter }) else {
             throw NATSError.invalidArgument("invalid key-value bucket name \"\(bucket)\": use letters, digits, - and _")
         }
-        guard (1...64).contains(history) else { throw NATSError.invalidArgument("a key-value bucket keeps 1 to 64 values per key, not \(history)") }
+        guard (1...64).contains(history) else {
+            throw NATSError.invalidArgument("a key-value bucket keeps 1 to 64 values per key, not \(history)")
+        }
     }
 }
 
@@ -88,8 +90,10 @@ public struct KeyValueEntry: Sendable, Equatable {
 extension UInt8 {
     /// `[A-Za-z0-9_-]`.
     var isBucketCharacter: Bool {
-        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z")) || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
-            || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_") || self == UInt8(ascii: "-")
+        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z"))
+            || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
+            || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_")
+            || self == UInt8(ascii: "-")
     }
 
     /// `[-/_=.A-Za-z0-9]`, the characters of a key.

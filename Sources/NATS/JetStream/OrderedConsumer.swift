@@ -49,7 +49,8 @@ public final class OrderedConsumer: Sendable {
     /// A consumer of `filter` on `stream` that starts with `start` (all messages, or the last of each
     /// subject, as a key-value watcher does); `heartbeat` is the idle heartbeat asked of the server.
     public init(
-        jetStream: JetStream, stream: String, filter: String, start: ConsumerConfig.DeliverPolicy = .all, heartbeat: Duration = .seconds(2),
+        jetStream: JetStream, stream: String, filter: String, start: ConsumerConfig.DeliverPolicy = .all,
+        heartbeat: Duration = .seconds(2),
         handler: @escaping @Sendable (StoredMessage) -> Void, caughtUp: @escaping @Sendable () -> Void = {}
     ) {
         self.jetStream = jetStream
@@ -115,7 +116,10 @@ public final class OrderedConsumer: Sendable {
         }
         old?.unsubscribe()
         if let consumer { jetStream.deleteConsumerLater(stream: stream, name: consumer) }
-        if let reason { jetStream.connection.options.logger.debug("a stream reader starts over", ["stream": .string(stream), "reason": .string(reason)]) }
+        if let reason {
+            jetStream.connection.options.logger.debug(
+                "a stream reader starts over", ["stream": .string(stream), "reason": .string(reason)])
+        }
         if delay == .zero {
             create(generation)
         } else {
@@ -139,14 +143,18 @@ public final class OrderedConsumer: Sendable {
         config.memoryStorage = true
         config.replicas = 1
         do throws(NATSError) {
-            let subscription = try jetStream.connection.subscribe(to: inbox) { [weak self] message in self?.receive(message, generation: generation) }
+            let subscription = try jetStream.connection.subscribe(to: inbox) { [weak self] message in
+                self?.receive(message, generation: generation)
+            }
             let current = state.withLock { state -> Bool in
                 guard state.generation == generation else { return false }
                 state.subscription = subscription
                 return true
             }
             guard current else { return subscription.unsubscribe() }
-            try jetStream.createConsumer(stream: stream, config) { [weak self] result in self?.created(result, generation: generation) }
+            try jetStream.createConsumer(stream: stream, config) { [weak self] result in
+                self?.created(result, generation: generation)
+            }
         } catch {
             failed(generation)
         }
@@ -158,7 +166,9 @@ public final class OrderedConsumer: Sendable {
             guard state.generation == generation else { return (false, false) }
             state.consumer = info.name
             state.failures = 0
-            guard info.pending == 0, state.expectedConsumerSequence == 1, !state.hasCaughtUp else { return (true, false) }
+            guard info.pending == 0, state.expectedConsumerSequence == 1, !state.hasCaughtUp else {
+                return (true, false)
+            }
             state.hasCaughtUp = true
             return (true, true)
         }
@@ -183,7 +193,11 @@ public final class OrderedConsumer: Sendable {
             state.lastHeard = .now
             if message.status == 100 {
                 // An idle heartbeat names the last consumer sequence sent: one we never saw is a gap.
-                if let last = message.headers["Nats-Last-Consumer"].flatMap(UInt64.init), last >= state.expectedConsumerSequence { return .gap }
+                if let last = message.headers["Nats-Last-Consumer"].flatMap(UInt64.init),
+                    last >= state.expectedConsumerSequence
+                {
+                    return .gap
+                }
                 return .ignore
             }
             guard message.status == nil, let stored = JetStream.storedMessage(fromDelivery: message, stream: stream),
@@ -214,7 +228,8 @@ public final class OrderedConsumer: Sendable {
     public static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz".utf8)
-        return String(decoding: (0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self)
+        return String(
+            decoding: (0..<22).map { _ in alphabet[Int(generator.next() % UInt64(alphabet.count))] }, as: UTF8.self)
     }
 }
 

@@ -53,10 +53,13 @@ public struct StreamConfig: Sendable, Equatable {
     /// The configuration as JetStream's JSON.
     var json: JSONValue {
         var fields: [(String, JSONValue)] = [
-            ("name", .string(name)), ("subjects", .array(subjects.map { .string($0) })), ("retention", .string(retention.rawValue)),
+            ("name", .string(name)), ("subjects", .array(subjects.map { .string($0) })),
+            ("retention", .string(retention.rawValue)),
             ("storage", .string(storage.rawValue)), ("num_replicas", .number(.int(Int64(replicas)))),
-            ("max_msgs", .number(.int(maxMessages))), ("max_bytes", .number(.int(maxBytes))), ("max_age", .number(.int(maxAge.nanoseconds))),
-            ("max_msgs_per_subject", .number(.int(maxMessagesPerSubject))), ("max_msg_size", .number(.int(Int64(maxMessageSize)))),
+            ("max_msgs", .number(.int(maxMessages))), ("max_bytes", .number(.int(maxBytes))),
+            ("max_age", .number(.int(maxAge.nanoseconds))),
+            ("max_msgs_per_subject", .number(.int(maxMessagesPerSubject))),
+            ("max_msg_size", .number(.int(Int64(maxMessageSize)))),
             ("max_consumers", -1), ("discard", .string(discard.rawValue)), ("allow_rollup_hdrs", .bool(allowRollup)),
             ("deny_delete", .bool(denyDelete)), ("deny_purge", .bool(denyPurge)), ("allow_direct", .bool(allowDirect)),
         ]

@@ -11,8 +11,12 @@ enum ClientCommand {
 
     /// `PUB subject [reply] size\r\npayload\r\n`, or `HPUB subject [reply] hsize tsize\r\nheaders payload\r\n`
     /// when `headers` (an encoded block) is given.
-    static func publish(subject: String, replyTo: String?, headers: [UInt8]?, payload: some Collection<UInt8>, into buffer: inout [UInt8]) {
-        buffer.reserveCapacity(buffer.count + subject.utf8.count + (replyTo?.utf8.count ?? 0) + (headers?.count ?? 0) + payload.count + 32)
+    static func publish(
+        subject: String, replyTo: String?, headers: [UInt8]?, payload: some Collection<UInt8>,
+        into buffer: inout [UInt8]
+    ) {
+        buffer.reserveCapacity(
+            buffer.count + subject.utf8.count + (replyTo?.utf8.count ?? 0) + (headers?.count ?? 0) + payload.count + 32)
         buffer += headers == nil ? Array("PUB ".utf8) : Array("HPUB ".utf8)
         buffer += subject.utf8
         if let replyTo {
@@ -83,9 +87,12 @@ enum ClientCommand {
             buffer.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var count = 0
         var rest = value
         withUnsafeMutableBytes(of: &digits) { raw in

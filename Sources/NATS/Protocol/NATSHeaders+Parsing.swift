@@ -9,14 +9,18 @@ extension NATSHeaders {
         try headers.readStatusLine(UnsafeBufferPointer(rebasing: block[first]))
         while let line = lines.next() {
             if line.isEmpty {
-                guard lines.offset == block.count else { throw malformed("bytes follow the empty line that ends the header block") }
+                guard lines.offset == block.count else {
+                    throw malformed("bytes follow the empty line that ends the header block")
+                }
                 return headers
             }
             guard let colon = block[line].firstIndex(of: .colon), colon > line.lowerBound else {
                 throw malformed("a header line has no name followed by ':'")
             }
             let name = block[line.lowerBound..<colon]
-            guard name.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { throw malformed("a header name contains a blank or a control byte") }
+            guard name.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw malformed("a header name contains a blank or a control byte")
+            }
             var start = colon + 1
             var end = line.upperBound
             while start < end && block[start].isBlank { start += 1 }

@@ -73,7 +73,8 @@ public struct NATSHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
         bytes += [.cr, .lf]
         for field in fields {
             guard !field.name.isEmpty, field.name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != .colon }) else {
-                throw NATSError.invalidArgument("header name \"\(field.name)\" must be printable ASCII without ':' or blanks")
+                throw NATSError.invalidArgument(
+                    "header name \"\(field.name)\" must be printable ASCII without ':' or blanks")
             }
             guard !field.value.utf8.contains(where: { $0 == .cr || $0 == .lf }) else {
                 throw NATSError.invalidArgument("the value of header \(field.name) contains a line break")
@@ -91,6 +92,8 @@ extension String {
         let left = utf8
         let right = other.utf8
         guard left.count == right.count else { return false }
-        return zip(left, right).allSatisfy { $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A) }
+        return zip(left, right).allSatisfy {
+            $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($0 | 0x20) >= 0x61 && ($0 | 0x20) <= 0x7A)
+        }
     }
 }

@@ -28,11 +28,15 @@ public struct ServerInfo: Sendable, Equatable {
 
     /// The fields of an `INFO` JSON object; nil when it is not a JSON object.
     public init?(json: some Collection<UInt8>) {
-        guard let value = try? JSONParser(maxDepth: 16, maxBytes: 1 << 20).parse(json), case .object = value else { return nil }
+        guard let value = try? JSONParser(maxDepth: 16, maxBytes: 1 << 20).parse(json), case .object = value else {
+            return nil
+        }
         serverID = value["server_id"]?.stringValue ?? ""
         serverName = value["server_name"]?.stringValue ?? serverID
         version = value["version"]?.stringValue ?? ""
-        if let max = value["max_payload"]?.numberValue?.int64Value, max > 0, max <= Int64(Int32.max) { maxPayload = Int(max) }
+        if let max = value["max_payload"]?.numberValue?.int64Value, max > 0, max <= Int64(Int32.max) {
+            maxPayload = Int(max)
+        }
         supportsHeaders = value["headers"]?.boolValue ?? false
         authRequired = value["auth_required"]?.boolValue ?? false
         tlsRequired = value["tls_required"]?.boolValue ?? false

@@ -1,6 +1,8 @@
 /// `MSG <subject> <sid> [reply-to] <#bytes>` and `HMSG <subject> <sid> [reply-to] <#header bytes> <#total bytes>`.
 extension ServerOutputParser {
-    mutating func parseMessage(_ buffer: UnsafeBufferPointer<UInt8>, arguments: Range<Int>, next: Int, withHeaders: Bool) -> (consumed: Int, step: Step) {
+    mutating func parseMessage(
+        _ buffer: UnsafeBufferPointer<UInt8>, arguments: Range<Int>, next: Int, withHeaders: Bool
+    ) -> (consumed: Int, step: Step) {
         let operation = withHeaders ? "HMSG" : "MSG"
         var fields: [Range<Int>] = []
         var index = arguments.lowerBound
@@ -15,17 +17,30 @@ extension ServerOutputParser {
         guard fields.count == minimum || fields.count == minimum + 1 else {
             return (0, malformed("\(operation) needs \(minimum) or \(minimum + 1) arguments"))
         }
-        guard let sid = decimal(buffer, fields[1]).map(UInt64.init) else { return (0, malformed("\(operation) has a subscription id that is not a number")) }
+        guard let sid = decimal(buffer, fields[1]).map(UInt64.init) else {
+            return (0, malformed("\(operation) has a subscription id that is not a number"))
+        }
         let replyTo = fields.count == minimum + 1 ? fields[2] : nil
-        guard let total = decimal(buffer, fields[fields.count - 1]) else { return (0, malformed("\(operation) has a size that is not a number")) }
+        guard let total = decimal(buffer, fields[fields.count - 1]) else {
+            return (0, malformed("\(operation) has a size that is not a number"))
+        }
         var headerBytes = 0
         if withHeaders {
-            guard let size = decimal(buffer, fields[fields.count - 2]) else { return (0, malformed("HMSG has a header size that is not a number")) }
-            guard size <= total else { return (0, malformed("HMSG announces \(size) header bytes in a message of \(total) bytes")) }
+            guard let size = decimal(buffer, fields[fields.count - 2]) else {
+                return (0, malformed("HMSG has a header size that is not a number"))
+            }
+            guard size <= total else {
+                return (0, malformed("HMSG announces \(size) header bytes in a message of \(total) bytes"))
+            }
             headerBytes = size
         }
         guard total <= limits.maxPayloadBytes else {
-            return (0, .rejected(NATSProtocolViolation(.payloadTooLarge, "a message of \(total) bytes exceeds the limit of \(limits.maxPayloadBytes)")))
+            return (
+                0,
+                .rejected(
+                    NATSProtocolViolation(
+                        .payloadTooLarge, "a message of \(total) bytes exceeds the limit of \(limits.maxPayloadBytes)"))
+            )
         }
         let frame = MessageFrame(
             subject: fields[0], sid: sid, replyTo: replyTo,

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// An incremental parser for what a NATS server sends (the client protocol: `INFO`, `MSG`, `HMSG`,
@@ -47,7 +47,10 @@ public struct ServerOutputParser: Sendable {
             guard buffer.count >= end else { return (0, .needMore) }
             awaiting = nil
             guard buffer[end - 2] == .cr, buffer[end - 1] == .lf else {
-                return (0, .rejected(NATSProtocolViolation(.missingPayloadTerminator, "the payload is not followed by CRLF")))
+                return (
+                    0,
+                    .rejected(NATSProtocolViolation(.missingPayloadTerminator, "the payload is not followed by CRLF"))
+                )
             }
             return (end, .operation(.message(frame)))
         }
@@ -77,7 +80,9 @@ public struct ServerOutputParser: Sendable {
     }
 
     /// Dispatches on the operation name (case-insensitive, as the protocol says).
-    private mutating func parseLine(_ buffer: UnsafeBufferPointer<UInt8>, lineEnd: Int, next: Int) -> (consumed: Int, step: Step) {
+    private mutating func parseLine(_ buffer: UnsafeBufferPointer<UInt8>, lineEnd: Int, next: Int) -> (
+        consumed: Int, step: Step
+    ) {
         var nameEnd = 0
         while nameEnd < lineEnd && !buffer[nameEnd].isBlank { nameEnd += 1 }
         let name = UnsafeBufferPointer(rebasing: buffer[0..<nameEnd])
@@ -90,12 +95,20 @@ public struct ServerOutputParser: Sendable {
             return parseMessage(buffer, arguments: rest, next: next, withHeaders: true)
         } else if name.equalsUppercased("PING") || name.equalsUppercased("PONG") || name.equalsUppercased("+OK") {
             guard rest.isEmpty else {
-                return (0, .rejected(NATSProtocolViolation(.malformedArguments, "\(String(decoding: name, as: UTF8.self)) takes no arguments")))
+                return (
+                    0,
+                    .rejected(
+                        NATSProtocolViolation(
+                            .malformedArguments, "\(String(decoding: name, as: UTF8.self)) takes no arguments"))
+                )
             }
-            let operation: ServerOperation = name.equalsUppercased("PING") ? .ping : name.equalsUppercased("PONG") ? .pong : .ok
+            let operation: ServerOperation =
+                name.equalsUppercased("PING") ? .ping : name.equalsUppercased("PONG") ? .pong : .ok
             return (next, .operation(operation))
         } else if name.equalsUppercased("INFO") {
-            guard !rest.isEmpty else { return (0, .rejected(NATSProtocolViolation(.malformedArguments, "INFO without a JSON object"))) }
+            guard !rest.isEmpty else {
+                return (0, .rejected(NATSProtocolViolation(.malformedArguments, "INFO without a JSON object")))
+            }
             return (next, .operation(.info(json: trimmingTrailingBlanks(buffer, rest))))
         } else if name.equalsUppercased("-ERR") {
             var text = trimmingTrailingBlanks(buffer, rest)
@@ -115,7 +128,8 @@ public struct ServerOutputParser: Sendable {
 
     /// At most 16 bytes of an unknown operation name, with non-printable bytes escaped.
     private func printable(_ bytes: UnsafeBufferPointer<UInt8>) -> String {
-        bytes.prefix(16).map { $0 >= 0x21 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }.joined()
+        bytes.prefix(16).map { $0 >= 0x21 && $0 < 0x7F ? String(UnicodeScalar($0)) : "\\x" + String($0, radix: 16) }
+            .joined()
     }
 }
 

@@ -19,7 +19,8 @@ public struct AdminSession<R: Reactor>: Sendable {
     /// `PUT /admin/sessions/{id}/stub`: stub mode on (actions are logged, not run) or off; returns the new mode.
     @discardableResult
     public func setStub(_ enabled: Bool) async throws(ReactorClientError) -> Bool {
-        let body = try await admin.json("PUT", ["sessions", id, "stub"], body: JSONValue.object(["enabled": .bool(enabled)]).serialized())
+        let body = try await admin.json(
+            "PUT", ["sessions", id, "stub"], body: JSONValue.object(["enabled": .bool(enabled)]).serialized())
         return try APIResponse.bool(body, "stub")
     }
 
@@ -32,18 +33,24 @@ public struct AdminSession<R: Reactor>: Sendable {
 
     /// `GET /admin/sessions/{id}/actions`: log entries with `seq` > `since`, oldest first, at most `limit`
     /// (the server's default, 1000, when nil); ``ActionLogPage/next`` is set when more remain.
-    public func actions(since: UInt64 = 0, limit: Int? = nil) async throws(ReactorClientError) -> ActionLogPage<R.Action> {
+    public func actions(since: UInt64 = 0, limit: Int? = nil) async throws(ReactorClientError) -> ActionLogPage<
+        R.Action
+    > {
         var query = [("since", String(since))]
         if let limit { query.append(("limit", String(limit))) }
         let body = try await admin.json("GET", ["sessions", id, "actions"], query: query)
-        guard let list = try APIResponse.member(body, "actions").arrayValue else { throw .invalidResponse("\"actions\" is not a list") }
+        guard let list = try APIResponse.member(body, "actions").arrayValue else {
+            throw .invalidResponse("\"actions\" is not a list")
+        }
         var entries: [ActionLogEntry<R.Action>] = []
         for entry in list { entries.append(try ActionLogEntry(entry)) }
         return ActionLogPage(entries: entries, next: body["next"]?.numberValue?.uint64Value)
     }
 
     /// The whole log after `since`, following `next` page by page.
-    public func allActions(since: UInt64 = 0, pageSize: Int? = nil) async throws(ReactorClientError) -> [ActionLogEntry<R.Action>] {
+    public func allActions(since: UInt64 = 0, pageSize: Int? = nil) async throws(ReactorClientError) -> [ActionLogEntry<
+        R.Action
+    >] {
         var page = try await actions(since: since, limit: pageSize)
         var entries = page.entries
         while let next = page.next {
@@ -62,7 +69,9 @@ public struct AdminSession<R: Reactor>: Sendable {
 
     /// `POST /admin/sessions/{id}/fork`: a new session holding this one's state at `version` (its versions go on
     /// from there); `newID` chooses its id.
-    public func fork(atVersion version: UInt64, id newID: String? = nil) async throws(ReactorClientError) -> RemoteSession<R> {
+    public func fork(atVersion version: UInt64, id newID: String? = nil) async throws(ReactorClientError)
+        -> RemoteSession<R>
+    {
         var request: JSONValue = ["version": .number(.int(Int64(clamping: version)))]
         if let newID { request = ["version": .number(.int(Int64(clamping: version))), "id": .string(newID)] }
         let body = try await admin.json("POST", ["sessions", id, "fork"], body: request.serialized())

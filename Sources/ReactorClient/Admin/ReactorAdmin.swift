@@ -23,7 +23,9 @@ public struct ReactorAdmin: Sendable {
     public func sessions() async throws(ReactorClientError) -> [AdminSessionSummary] {
         let transport = client.transport
         let body = try await transport.json(transport.request("GET", ["admin", "sessions"], bearer: token))
-        guard let list = try APIResponse.member(body, "sessions").arrayValue else { throw .invalidResponse("\"sessions\" is not a list") }
+        guard let list = try APIResponse.member(body, "sessions").arrayValue else {
+            throw .invalidResponse("\"sessions\" is not a list")
+        }
         var summaries: [AdminSessionSummary] = []
         for entry in list { summaries.append(try AdminSessionSummary(entry)) }
         return summaries
@@ -40,9 +42,12 @@ public struct ReactorAdmin: Sendable {
     }
 
     /// An authorized request to `/admin/…`, parsed.
-    func json(_ method: String, _ segments: [String], query: [(String, String)] = [], body: [UInt8]? = nil) async throws(ReactorClientError) -> JSONValue {
+    func json(_ method: String, _ segments: [String], query: [(String, String)] = [], body: [UInt8]? = nil)
+        async throws(ReactorClientError) -> JSONValue
+    {
         let transport = client.transport
-        return try await transport.json(transport.request(method, ["admin"] + segments, query: query, body: body, bearer: token))
+        return try await transport.json(
+            transport.request(method, ["admin"] + segments, query: query, body: body, bearer: token))
     }
 }
 

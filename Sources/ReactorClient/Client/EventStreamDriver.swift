@@ -1,7 +1,8 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// What the reader of a stream decides after each event.
 enum EventVerdict: Sendable {
@@ -46,7 +47,9 @@ struct EventStreamDriver: Sendable {
     }
 
     /// Runs attempts until the stream ends; see the type's documentation.
-    func run(lastEventID: String, connection report: (ConnectionState) -> Void, event read: (ServerSentEvent) -> EventVerdict) async -> EndReason {
+    func run(
+        lastEventID: String, connection report: (ConnectionState) -> Void, event read: (ServerSentEvent) -> EventVerdict
+    ) async -> EndReason {
         var progress = Progress(lastEventID: lastEventID)
         var failures = 0
         while true {
@@ -58,7 +61,8 @@ struct EventStreamDriver: Sendable {
             case .cancelled: return .stopped
             case .dropped(let cause, let accepted, let notBefore):
                 if accepted { failures = 0 }
-                var delay = configuration.reconnect.delay(failures: failures, serverRetry: progress.serverRetry, random: Double.random(in: 0..<1))
+                var delay = configuration.reconnect.delay(
+                    failures: failures, serverRetry: progress.serverRetry, random: Double.random(in: 0..<1))
                 if let notBefore { delay = max(delay, notBefore) }
                 failures += 1
                 report(.reconnecting(after: delay, cause: cause))
@@ -72,8 +76,11 @@ struct EventStreamDriver: Sendable {
     }
 
     /// One connection, from request to close.
-    private func attempt(_ progress: inout Progress, report: (ConnectionState) -> Void, read: (ServerSentEvent) -> EventVerdict) async -> Attempt {
-        let connection = EventStreamConnection(request: makeRequest(progress.lastEventID), configuration: configuration.streamSessionConfiguration)
+    private func attempt(
+        _ progress: inout Progress, report: (ConnectionState) -> Void, read: (ServerSentEvent) -> EventVerdict
+    ) async -> Attempt {
+        let connection = EventStreamConnection(
+            request: makeRequest(progress.lastEventID), configuration: configuration.streamSessionConfiguration)
         defer { connection.cancel() }
         var parser = ServerSentEventParser(limits: configuration.eventLimits, lastEventID: progress.lastEventID)
         var accepted = false
@@ -90,16 +97,21 @@ struct EventStreamDriver: Sendable {
             case .bytes(let data):
                 if refusal != nil {
                     // Keep the start of an error body, enough for its code and message.
-                    if refusal!.body.count < 65536 { refusal!.body.append(contentsOf: data.prefix(65536 - refusal!.body.count)) }
+                    if refusal!.body.count < 65536 {
+                        refusal!.body.append(contentsOf: data.prefix(65536 - refusal!.body.count))
+                    }
                     continue
                 }
                 if let outcome = Self.parse(data, &parser, &progress, read: read) { return outcome }
             case .end(let error):
                 if let refusal {
-                    let cause = refusal.status == 200
-                        ? ReactorClientError.invalidResponse("an event stream was answered without Content-Type text/event-stream")
+                    let cause =
+                        refusal.status == 200
+                        ? ReactorClientError.invalidResponse(
+                            "an event stream was answered without Content-Type text/event-stream")
                         : ReactorClientError.answer(status: refusal.status, body: refusal.body)
-                    return cause.isTransient ? .dropped(cause, accepted: false, notBefore: refusal.retryAfter) : .failed(cause)
+                    return cause.isTransient
+                        ? .dropped(cause, accepted: false, notBefore: refusal.retryAfter) : .failed(cause)
                 }
                 if error == .cancelled { return .cancelled }
                 return .dropped(error ?? .transport("the server closed the event stream"), accepted: accepted)
@@ -109,7 +121,10 @@ struct EventStreamDriver: Sendable {
     }
 
     /// Feeds one chunk to the parser and each event to the reader; an outcome when the attempt is over.
-    private static func parse(_ data: Data, _ parser: inout ServerSentEventParser, _ progress: inout Progress, read: (ServerSentEvent) -> EventVerdict) -> Attempt? {
+    private static func parse(
+        _ data: Data, _ parser: inout ServerSentEventParser, _ progress: inout Progress,
+        read: (ServerSentEvent) -> EventVerdict
+    ) -> Attempt? {
         var offset = data.startIndex
         while true {
             let (consumed, step) = data[offset...].withUnsafeBytes { parser.parse($0) }

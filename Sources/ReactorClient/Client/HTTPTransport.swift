@@ -1,8 +1,9 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
 import JSONCodec
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Builds the API's requests and runs them on `URLSession`: one place for URLs, headers, cancellation and the
 /// mapping of answers to ``ReactorClientError``.
@@ -17,16 +18,23 @@ struct HTTPTransport: Sendable {
         while text.hasSuffix("/") { text.removeLast() }
         for segment in segments { text += "/" + Self.percentEncoded(segment) }
         if !query.isEmpty {
-            text += "?" + query.map { name, value in
-                Self.percentEncoded(name) + "=" + value.split(separator: ",", omittingEmptySubsequences: false).map { Self.percentEncoded(String($0)) }.joined(separator: ",")
-            }.joined(separator: "&")
+            text +=
+                "?"
+                + query.map { name, value in
+                    Self.percentEncoded(name) + "="
+                        + value.split(separator: ",", omittingEmptySubsequences: false).map {
+                            Self.percentEncoded(String($0))
+                        }.joined(separator: ",")
+                }.joined(separator: "&")
         }
         // Every byte outside the unreserved set is escaped above, so this always parses.
         return URL(string: text)!
     }
 
     /// A request with JSON headers, `Authorization: Bearer` when `bearer` is set, and `body` when given.
-    func request(_ method: String, _ segments: [String], query: [(String, String)] = [], body: [UInt8]? = nil, bearer: String?) -> URLRequest {
+    func request(
+        _ method: String, _ segments: [String], query: [(String, String)] = [], body: [UInt8]? = nil, bearer: String?
+    ) -> URLRequest {
         var request = URLRequest(url: url(segments, query: query))
         request.httpMethod = method
         request.cachePolicy = .reloadIgnoringLocalCacheData
@@ -60,7 +68,8 @@ struct HTTPTransport: Sendable {
         let running = RunningTask()
         do {
             return try await withTaskCancellationHandler {
-                try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                try await withCheckedThrowingContinuation {
+                    (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                     let task = configuration.urlSession.dataTask(with: request) { data, response, error in
                         running.complete()
                         if let error {
@@ -86,7 +95,8 @@ struct HTTPTransport: Sendable {
         var out = ""
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"):
                 out.unicodeScalars.append(Unicode.Scalar(byte))
             default:

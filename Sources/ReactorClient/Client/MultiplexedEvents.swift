@@ -37,10 +37,13 @@ public struct MultiplexedEvents: AsyncSequence, Sendable {
         let ids = Set(sessions.map(\.id))
         let task = Task {
             let reader = MultiplexedEventReader(sessions: ids)
-            let end = await driver.run(lastEventID: "", connection: { state in
-                if case .connecting = state { reader.connecting() }
-                continuation.yield(.connection(state))
-            }) { event in
+            let end = await driver.run(
+                lastEventID: "",
+                connection: { state in
+                    if case .connecting = state { reader.connecting() }
+                    continuation.yield(.connection(state))
+                }
+            ) { event in
                 let (verdict, element) = reader.read(event)
                 if let element { continuation.yield(element) }
                 return verdict
@@ -130,7 +133,8 @@ final class MultiplexedEventReader {
             case "state":
                 let data = try APIResponse.parse(event: event)
                 let session = try APIResponse.string(data, "session")
-                let update = VersionedState(version: try APIResponse.integer(data, "version"), state: try APIResponse.member(data, "state"))
+                let update = VersionedState(
+                    version: try APIResponse.integer(data, "version"), state: try APIResponse.member(data, "state"))
                 documents[session] = (update.version, update.state)
                 resumeCursor = event.lastEventID
                 return (.next, .state(session: session, update))
@@ -167,7 +171,9 @@ final class MultiplexedEventReader {
                 // A reconnect asks for every session again: a part that ended before ends again, unreported.
                 guard ended.insert(session).inserted else { return (.next, nil) }
                 let element = MultiplexedEvent.end(session: session, reason: data["reason"]?.stringValue ?? "ended")
-                return (sessions.isSubset(of: ended) ? .finish(reason: "every session of the stream ended") : .next, element)
+                return (
+                    sessions.isSubset(of: ended) ? .finish(reason: "every session of the stream ended") : .next, element
+                )
             case "error":
                 return (.reconnect(SessionEventReading.streamError(event)), nil)
             default:

@@ -1,7 +1,8 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 extension ReactorClient {
     /// Timeouts, reconnection, limits and the clock of a client.
@@ -36,10 +37,13 @@ extension ReactorClient {
         public var statePatches = true
 
         /// The defaults: 60 s requests, 60 s stream silence, ``ReconnectPolicy`` (its defaults), header credentials.
-        public init(urlSession: URLSession = Configuration.sharedURLSession, requestTimeout: Duration = .seconds(60),
-                    streamIdleTimeout: Duration = .seconds(60), reconnect: ReconnectPolicy = ReconnectPolicy(),
-                    eventLimits: ServerSentEventParser.Limits = .init(), streamCredentials: StreamCredentials = .authorizationHeader,
-                    clock: any Clock<Duration> = ContinuousClock()) {
+        public init(
+            urlSession: URLSession = Configuration.sharedURLSession, requestTimeout: Duration = .seconds(60),
+            streamIdleTimeout: Duration = .seconds(60), reconnect: ReconnectPolicy = ReconnectPolicy(),
+            eventLimits: ServerSentEventParser.Limits = .init(),
+            streamCredentials: StreamCredentials = .authorizationHeader,
+            clock: any Clock<Duration> = ContinuousClock()
+        ) {
             self.urlSession = urlSession
             self.requestTimeout = requestTimeout
             self.streamIdleTimeout = streamIdleTimeout

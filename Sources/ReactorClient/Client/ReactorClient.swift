@@ -1,9 +1,10 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
 import JSONCodec
 import Reactors
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// A typed client of one reactor-server: sessions of your own reactor types, their actions and live states,
 /// several sessions over one stream, and the admin API.
@@ -43,17 +44,24 @@ public struct ReactorClient: Sendable {
     /// `GET /reactors`: the reactor types the server hosts.
     public func reactors() async throws(ReactorClientError) -> [ReactorDescription] {
         let body = try await transport.json(transport.request("GET", ["reactors"], bearer: bearerToken))
-        guard let list = try APIResponse.member(body, "reactors").arrayValue else { throw .invalidResponse("\"reactors\" is not a list") }
+        guard let list = try APIResponse.member(body, "reactors").arrayValue else {
+            throw .invalidResponse("\"reactors\" is not a list")
+        }
         var reactors: [ReactorDescription] = []
         for entry in list {
-            reactors.append(ReactorDescription(name: try APIResponse.string(entry, "name"), initialState: try APIResponse.member(entry, "initialState"), json: entry))
+            reactors.append(
+                ReactorDescription(
+                    name: try APIResponse.string(entry, "name"),
+                    initialState: try APIResponse.member(entry, "initialState"), json: entry))
         }
         return reactors
     }
 
     /// `POST /sessions`: a new session of the reactor the server hosts as `name`, decoded as `R`; `id` chooses
     /// its id (`[A-Za-z0-9_-]{1,64}`), else the server picks one. In `token` mode the handle holds its token.
-    public func createSession<R: Reactor>(reactor name: String, as type: R.Type = R.self, id: String? = nil) async throws(ReactorClientError) -> RemoteSession<R> {
+    public func createSession<R: Reactor>(reactor name: String, as type: R.Type = R.self, id: String? = nil)
+        async throws(ReactorClientError) -> RemoteSession<R>
+    {
         try await createSession(reactor: name, as: type, id: id, paramsJSON: nil)
     }
 
@@ -85,7 +93,8 @@ public struct ReactorClient: Sendable {
         if let id { members.append(("id", .string(id))) }
         if let paramsJSON { members.append(("params", paramsJSON)) }
         let body = JSONValue.object(JSONObject(members))
-        let created = try await transport.json(transport.request("POST", ["sessions"], body: body.serialized(), bearer: bearerToken))
+        let created = try await transport.json(
+            transport.request("POST", ["sessions"], body: body.serialized(), bearer: bearerToken))
         return try RemoteSession(client: self, created: created)
     }
 

@@ -69,7 +69,9 @@ public struct RemoteSession<R: Reactor>: Sendable {
     }
 
     /// `?select=/json/pointer`: only the selected part of the state, sent when it changes, decoded as `Value`.
-    public func events<Value: Decodable & Sendable>(select pointer: String, as type: Value.Type, lastEventID: String = "") -> SessionEvents<Value> {
+    public func events<Value: Decodable & Sendable>(
+        select pointer: String, as type: Value.Type, lastEventID: String = ""
+    ) -> SessionEvents<Value> {
         SessionEvents(session: access, client: client, select: pointer, lastEventID: lastEventID)
     }
 }
@@ -79,7 +81,8 @@ extension RemoteSession where R.Action: Encodable {
     @discardableResult
     public func send(_ action: R.Action) async throws(ReactorClientError) -> UInt64 {
         let transport = client.transport
-        let body = try await transport.json(transport.request("POST", ["sessions", id, "actions"], body: try Self.encode(action), bearer: credential))
+        let body = try await transport.json(
+            transport.request("POST", ["sessions", id, "actions"], body: try Self.encode(action), bearer: credential))
         return try APIResponse.integer(body, "seq")
     }
 
@@ -87,9 +90,13 @@ extension RemoteSession where R.Action: Encodable {
     /// (504 `timeout` past the server's bound).
     public func sendAndWait(_ action: R.Action) async throws(ReactorClientError) -> ActionResult<R.State> {
         let transport = client.transport
-        let request = transport.request("POST", ["sessions", id, "actions"], query: [("wait", "true")], body: try Self.encode(action), bearer: credential)
+        let request = transport.request(
+            "POST", ["sessions", id, "actions"], query: [("wait", "true")], body: try Self.encode(action),
+            bearer: credential)
         let body = try await transport.json(request)
-        return ActionResult(seq: try APIResponse.integer(body, "seq"), reduced: try VersionedState(body, as: R.State.self, "the reduced state"))
+        return ActionResult(
+            seq: try APIResponse.integer(body, "seq"),
+            reduced: try VersionedState(body, as: R.State.self, "the reduced state"))
     }
 
     /// The action as `{"type": …}`, refusing values that do not encode as such an object.

@@ -116,6 +116,8 @@ enum SessionEventReading {
     /// The `{"code", "message"}` of an `event: error`, read leniently: the stream closes either way.
     static func streamError(_ event: ServerSentEvent) -> ReactorClientError {
         let data = try? APIResponse.parse(event: event)
-        return .stream(code: ServerErrorCode(rawValue: data?["code"]?.stringValue ?? "unknown"), message: data?["message"]?.stringValue ?? event.data)
+        return .stream(
+            code: ServerErrorCode(rawValue: data?["code"]?.stringValue ?? "unknown"),
+            message: data?["message"]?.stringValue ?? event.data)
     }
 }

@@ -40,10 +40,13 @@ public struct SessionEvents<State: Decodable & Sendable>: AsyncSequence, Sendabl
         let lastEventID = self.lastEventID
         let task = Task {
             let reader = SessionEventReader<State>(lastEventID: lastEventID)
-            let end = await driver.run(lastEventID: lastEventID, connection: { state in
-                if case .connecting = state { reader.connecting() }
-                continuation.yield(.connection(state))
-            }) { event in
+            let end = await driver.run(
+                lastEventID: lastEventID,
+                connection: { state in
+                    if case .connecting = state { reader.connecting() }
+                    continuation.yield(.connection(state))
+                }
+            ) { event in
                 let (verdict, element) = reader.read(event)
                 if let element { continuation.yield(element) }
                 return verdict

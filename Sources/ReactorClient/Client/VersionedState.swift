@@ -43,6 +43,7 @@ extension ActionResult: Equatable where State: Equatable {}
 extension VersionedState where State == JSONValue {
     /// The state decoded as `Value`, with the server's coding.
     public func decoded<Value: Decodable>(as type: Value.Type) throws(ReactorClientError) -> VersionedState<Value> {
-        VersionedState<Value>(version: version, state: try APIResponse.decode(Value.self, from: state, "a state of version \(version)"))
+        VersionedState<Value>(
+            version: version, state: try APIResponse.decode(Value.self, from: state, "a state of version \(version)"))
     }
 }

@@ -1,8 +1,9 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
 import Synchronization
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// One HTTP request whose body is read as it arrives: the response head, then chunks of bytes, then the end.
 ///
@@ -30,7 +31,9 @@ final class EventStreamConnection: Sendable {
         self.parts = parts
         let running = RunningTask()
         self.running = running
-        let session = URLSession(configuration: configuration, delegate: Delegate(continuation: continuation, running: running), delegateQueue: nil)
+        let session = URLSession(
+            configuration: configuration, delegate: Delegate(continuation: continuation, running: running),
+            delegateQueue: nil)
         let task = session.dataTask(with: request)
         session.finishTasksAndInvalidate()
         continuation.onTermination = { _ in running.cancel() }
@@ -54,12 +57,18 @@ final class EventStreamConnection: Sendable {
             self.running = running
         }
 
-        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
-                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        func urlSession(
+            _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+            completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+        ) {
             let http = response as? HTTPURLResponse
-            let retryAfter = http?.value(forHTTPHeaderField: "Retry-After").flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-            continuation.yield(.response(status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type") ?? "",
-                                         retryAfter: retryAfter.map { .seconds(max(0, $0)) }))
+            let retryAfter = http?.value(forHTTPHeaderField: "Retry-After").flatMap {
+                Int($0.trimmingCharacters(in: .whitespaces))
+            }
+            continuation.yield(
+                .response(
+                    status: http?.statusCode ?? 0, contentType: http?.value(forHTTPHeaderField: "Content-Type") ?? "",
+                    retryAfter: retryAfter.map { .seconds(max(0, $0)) }))
             completionHandler(.allow)
         }
 

@@ -20,7 +20,10 @@ public struct ReconnectPolicy: Sendable, Equatable {
     public var jitter: Double
 
     /// A policy; the defaults wait 1 s, 2 s, 4 s … up to 30 s, each up to 20 % shorter.
-    public init(initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30), multiplier: Double = 2, jitter: Double = 0.2) {
+    public init(
+        initialDelay: Duration = .seconds(1), maximumDelay: Duration = .seconds(30), multiplier: Double = 2,
+        jitter: Double = 0.2
+    ) {
         self.initialDelay = initialDelay
         self.maximumDelay = maximumDelay
         self.multiplier = multiplier

@@ -109,7 +109,9 @@ public struct ServerSentEventParser: Sendable {
             while end < bytes.count, bytes[end] != .lf, bytes[end] != .cr { end += 1 }
             guard line.count + (end - index) <= limits.maxLineBytes else {
                 // Consumed through the first byte past the limit, wherever the input was split.
-                return (index + (limits.maxLineBytes - line.count) + 1, reject(.lineTooLong(limit: limits.maxLineBytes)))
+                return (
+                    index + (limits.maxLineBytes - line.count) + 1, reject(.lineTooLong(limit: limits.maxLineBytes))
+                )
             }
             line.append(contentsOf: UnsafeRawBufferPointer(rebasing: bytes[index..<end]))
             index = end
@@ -163,8 +165,10 @@ public struct ServerSentEventParser: Sendable {
         }
         guard !dataBuffer.isEmpty else { return .needMore }
         let data = dataBuffer.last == .lf ? dataBuffer.dropLast() : dataBuffer[...]
-        return .event(ServerSentEvent(type: eventType.isEmpty ? "message" : eventType,
-                                      data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID))
+        return .event(
+            ServerSentEvent(
+                type: eventType.isEmpty ? "message" : eventType,
+                data: String(decoding: data, as: UTF8.self), lastEventID: lastEventID))
     }
 
     private mutating func reject(_ reason: Rejection) -> Step {
@@ -176,7 +180,9 @@ public struct ServerSentEventParser: Sendable {
 
     /// Base-ten ASCII digits as an integer (saturating), or nil when empty or anything else is there.
     static func digits(_ value: ArraySlice<UInt8>) -> Int64? {
-        guard !value.isEmpty, value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else { return nil }
+        guard !value.isEmpty, value.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
         var result: Int64 = 0
         for digit in value {
             let (times10, overflow1) = result.multipliedReportingOverflow(by: 10)

@@ -88,8 +88,10 @@ public struct JSONPatch: Sendable, Hashable {
         case "copy": return .copy(from: try pointer("from"), path: try pointer("path"))
         case "test": return .test(path: try pointer("path"), value: try value())
         default:
-            throw JSONPatchError(operation: index, "unknown op \(JSONValue.string(name).serializedString()) (RFC 6902 "
-                + "has add, remove, replace, move, copy and test)")
+            throw JSONPatchError(
+                operation: index,
+                "unknown op \(JSONValue.string(name).serializedString()) (RFC 6902 "
+                    + "has add, remove, replace, move, copy and test)")
         }
     }
 

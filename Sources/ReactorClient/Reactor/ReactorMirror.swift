@@ -81,7 +81,9 @@ final class ReactorMirror<State: Sendable>: Sendable {
             contents.ended = true
             contents.connection = .ended(reason)
             for continuation in contents.connections.values { continuation.yield(.ended(reason)) }
-            var finishers: [@Sendable () -> Void] = contents.states.values.map { continuation in { continuation.finish() } }
+            var finishers: [@Sendable () -> Void] = contents.states.values.map { continuation in
+                { continuation.finish() }
+            }
             finishers += contents.pulses.values.map(\.finish)
             finishers += contents.connections.values.map { continuation in { continuation.finish() } }
             return finishers
@@ -120,30 +122,36 @@ final class ReactorMirror<State: Sendable>: Sendable {
         let id = contents.withLock { contents -> Int? in
             guard !contents.ended else { return nil }
             let id = contents.takeID()
-            contents.pulses[id] = PulseSubscriber(name: name, deliver: { pulse in
-                do throws(ReactorClientError) {
-                    continuation.yield(try pulse.value(as: Value.self))
-                    return nil
-                } catch {
-                    return error
-                }
-            }, finish: { continuation.finish() })
+            contents.pulses[id] = PulseSubscriber(
+                name: name,
+                deliver: { pulse in
+                    do throws(ReactorClientError) {
+                        continuation.yield(try pulse.value(as: Value.self))
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }, finish: { continuation.finish() })
             return id
         }
         guard let id else {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in _ = self?.contents.withLock { $0.pulses.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.contents.withLock { $0.pulses.removeValue(forKey: id) }
+        }
         return stream
     }
 
     /// Adds a subscriber to `list`, yielding `first` of the contents right away when there is one; the stream is
     /// finished at once when `over` (by default: the session's stream ended) is already true.
-    private func subscribe<Element: Sendable>(_ list: WritableKeyPath<Contents, [Int: AsyncStream<Element>.Continuation]> & Sendable,
-                                              buffering: AsyncStream<Element>.Continuation.BufferingPolicy,
-                                              over: KeyPath<Contents, Bool> = \.ended,
-                                              first: (Contents) -> Element?) -> AsyncStream<Element> {
+    private func subscribe<Element: Sendable>(
+        _ list: WritableKeyPath<Contents, [Int: AsyncStream<Element>.Continuation]> & Sendable,
+        buffering: AsyncStream<Element>.Continuation.BufferingPolicy,
+        over: KeyPath<Contents, Bool> = \.ended,
+        first: (Contents) -> Element?
+    ) -> AsyncStream<Element> {
         let (stream, continuation) = AsyncStream.makeStream(of: Element.self, bufferingPolicy: buffering)
         let id = contents.withLock { contents -> Int? in
             if let element = first(contents) { continuation.yield(element) }
@@ -156,7 +164,9 @@ final class ReactorMirror<State: Sendable>: Sendable {
             continuation.finish()
             return stream
         }
-        continuation.onTermination = { [weak self] _ in _ = self?.contents.withLock { $0[keyPath: list].removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.contents.withLock { $0[keyPath: list].removeValue(forKey: id) }
+        }
         return stream
     }
 }

@@ -38,7 +38,8 @@ extension RemoteReactor {
     /// Sends `action` after those queued before it and returns once the server has reduced its mutations,
     /// with the version and state they produced. Cancelling the caller does not take the action back.
     public func sendAndWait(_ action: R.Action) async throws(ReactorClientError) -> ActionResult<R.State> {
-        let result = await withCheckedContinuation { (reply: CheckedContinuation<Result<ActionResult<R.State>, ReactorClientError>, Never>) in
+        let result = await withCheckedContinuation {
+            (reply: CheckedContinuation<Result<ActionResult<R.State>, ReactorClientError>, Never>) in
             if case .terminated = outbox.yield(.sendAndWait(action, reply)) {
                 reply.resume(returning: .failure(.cancelled))
             }

@@ -25,7 +25,9 @@ enum APIResponse {
     }
 
     /// Decodes `value` with the server's coding (`{"type": …}` actions, `@Pulse` as its value).
-    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, _ what: @autoclosure () -> String) throws(ReactorClientError) -> T {
+    static func decode<T: Decodable>(_ type: T.Type, from value: JSONValue, _ what: @autoclosure () -> String)
+        throws(ReactorClientError) -> T
+    {
         var decoder = JSONValueDecoder()
         decoder.parser = parser
         do {
@@ -46,7 +48,9 @@ enum APIResponse {
 
     /// The member `key` of an object.
     static func member(_ value: JSONValue, _ key: String) throws(ReactorClientError) -> JSONValue {
-        guard let member = value[key] else { throw .invalidResponse("no \"\(key)\" in \(value.description.prefix(200))") }
+        guard let member = value[key] else {
+            throw .invalidResponse("no \"\(key)\" in \(value.description.prefix(200))")
+        }
         return member
     }
 

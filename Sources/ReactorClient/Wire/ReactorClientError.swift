@@ -1,7 +1,8 @@
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Foundation
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
 
 /// Everything a client call or stream can fail with.
 ///
@@ -56,7 +57,8 @@ public enum ReactorClientError: Error, Sendable, Hashable {
     /// The error for an answer outside 2xx: the API error body when there is one.
     static func answer(status: Int, body: [UInt8]) -> ReactorClientError {
         if let error = try? APIResponse.parse(body)["error"], let code = error["code"]?.stringValue {
-            return .server(status: status, code: ServerErrorCode(rawValue: code), message: error["message"]?.stringValue ?? "")
+            return .server(
+                status: status, code: ServerErrorCode(rawValue: code), message: error["message"]?.stringValue ?? "")
         }
         let text = String(decoding: body.prefix(200), as: UTF8.self)
         return .invalidResponse("HTTP \(status) without an API error body" + (text.isEmpty ? "" : ": \(text)"))
@@ -65,7 +67,8 @@ public enum ReactorClientError: Error, Sendable, Hashable {
     /// The error for a failed `URLSession` task.
     static func transport(_ error: any Error) -> ReactorClientError {
         if let urlError = error as? URLError {
-            return urlError.code == .cancelled ? .cancelled : .transport(urlError.localizedDescription + " (URLError \(urlError.code.rawValue))")
+            return urlError.code == .cancelled
+                ? .cancelled : .transport(urlError.localizedDescription + " (URLError \(urlError.code.rawValue))")
         }
         if error is CancellationError { return .cancelled }
         return .transport("\(error)")

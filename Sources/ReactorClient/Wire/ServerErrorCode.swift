@@ -31,12 +31,14 @@ public enum ServerErrorCode: Sendable, Hashable {
         (.invalidParams, "invalid_params"),
         (.invalidQuery, "invalid_query"), (.invalidSelect, "invalid_select"), (.bodyTooLarge, "body_too_large"),
         (.unsupportedMediaType, "unsupported_media_type"), (.timeout, "timeout"), (.notFound, "not_found"),
-        (.methodNotAllowed, "method_not_allowed"), (.rateLimited, "rate_limited"), (.tooManySubscribers, "too_many_subscribers"),
+        (.methodNotAllowed, "method_not_allowed"), (.rateLimited, "rate_limited"),
+        (.tooManySubscribers, "too_many_subscribers"),
         (.unauthorized, "unauthorized"),
         (.forbidden, "forbidden"), (.stubDisabled, "stub_disabled"), (.invalidState, "invalid_state"),
         (.invalidVersion, "invalid_version"), (.unknownVersion, "unknown_version"), (.versionGone, "version_gone"),
         (.memoryOnly, "memory_only"), (.sessionUnavailable, "session_unavailable"),
-        (.storageUnavailable, "storage_unavailable"), (.internalError, "internal_error"), (.sessionMoved, "session_moved"),
+        (.storageUnavailable, "storage_unavailable"), (.internalError, "internal_error"),
+        (.sessionMoved, "session_moved"),
         (.sessionPassivated, "session_passivated"), (.subscriberTooSlow, "subscriber_too_slow"),
     ]
     private static let byName = Dictionary(uniqueKeysWithValues: names.map { ($0.1, $0.0) })

@@ -52,13 +52,18 @@ public final class ReactorContext<R: Reactor, Params: Sendable>: Sendable {
     /// Connects the context to a plain runtime (tests, a reactor run outside the server).
     public func attach(to runtime: ReactorRuntime<R>) {
         // Weak: the runtime holds the reactor, which holds this context. A running effect holds the runtime.
-        attach(ReactorContextHost(currentState: { [weak runtime] in
-            guard let runtime else { preconditionFailure("ReactorContext.currentState read after its runtime ended") }
-            return runtime.currentState
-        }, send: { [weak runtime] action in
-            guard let runtime else { throw ReactorError.stopped }
-            return try runtime.send(action)
-        }))
+        attach(
+            ReactorContextHost(
+                currentState: { [weak runtime] in
+                    guard let runtime else {
+                        preconditionFailure("ReactorContext.currentState read after its runtime ended")
+                    }
+                    return runtime.currentState
+                },
+                send: { [weak runtime] action in
+                    guard let runtime else { throw ReactorError.stopped }
+                    return try runtime.send(action)
+                }))
     }
 
     /// The session's state now, as observers see it: read from an effect after it awaited, it shows what

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The threads every reactor's effects run on: a small pool of this module's own, preferred by each
@@ -31,11 +31,13 @@ public final class EffectExecutor: TaskExecutor, @unchecked Sendable {
         for _ in 0..<max(1, threads) {
             var thread = pthread_t()
             let context = Unmanaged.passRetained(self).toOpaque()
-            pthread_create(&thread, nil, { raw in
-                let executor = Unmanaged<EffectExecutor>.fromOpaque(raw!).takeRetainedValue()
-                executor.run()
-                return nil
-            }, context)
+            pthread_create(
+                &thread, nil,
+                { raw in
+                    let executor = Unmanaged<EffectExecutor>.fromOpaque(raw!).takeRetainedValue()
+                    executor.run()
+                    return nil
+                }, context)
             pthread_detach(thread)
         }
     }

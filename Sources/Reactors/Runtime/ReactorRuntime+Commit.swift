@@ -83,7 +83,8 @@ extension ReactorRuntime {
     /// Makes `state` the next version (shown through `transform(state:)`), in the drain and in the
     /// core that `currentState` reads; returns the observers to notify and the previously shown state.
     @inlinable
-    func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State) {
+    func commit(_ state: R.State, _ drain: inout DrainState<R>) -> (observers: ObserverList<R.State>, previous: R.State)
+    {
         let shown = traced(.transformState, seq: drain.seq, version: drain.version &+ 1) {
             reactor.transform(state: state)
         }

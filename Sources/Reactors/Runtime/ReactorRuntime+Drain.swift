@@ -97,7 +97,9 @@ extension ReactorRuntime {
     func process(_ item: WorkItem<R>, _ drain: inout DrainState<R>) {
         switch item {
         case .action(let action, let seq, let completion, let isTransformed, let isStubbed):
-            process(action: action, seq: seq, completion: completion, isTransformed: isTransformed, isStubbed: isStubbed, &drain)
+            process(
+                action: action, seq: seq, completion: completion, isTransformed: isTransformed, isStubbed: isStubbed,
+                &drain)
         case .mutation(let mutation, let token, let isTransformed, let resume):
             if !drain.isStopped, !drain.isStubbed, !(token?.isCancelled ?? false) {
                 drain.seq = token?.seq
@@ -141,7 +143,10 @@ extension ReactorRuntime {
     /// Takes one action: log it, then (unless stub mode took it when it was admitted) transform, mutate,
     /// and run its effect.
     @inlinable
-    func process(action: R.Action, seq: UInt64, completion: Completion?, isTransformed: Bool, isStubbed: Bool, _ drain: inout DrainState<R>) {
+    func process(
+        action: R.Action, seq: UInt64, completion: Completion?, isTransformed: Bool, isStubbed: Bool,
+        _ drain: inout DrainState<R>
+    ) {
         if drain.isStopped {
             completion?(.failure(.stopped))
             return
@@ -191,7 +196,9 @@ extension ReactorRuntime {
 
     /// Runs the synchronous parts of `effect` inline and starts a task for each asynchronous part.
     @inlinable
-    func run(_ effect: Effect<R.Mutation>, id: EffectID?, tracker: CompletionTracker<R.State>?, _ drain: inout DrainState<R>) {
+    func run(
+        _ effect: Effect<R.Mutation>, id: EffectID?, tracker: CompletionTracker<R.State>?, _ drain: inout DrainState<R>
+    ) {
         switch effect.kind {
         case .none:
             break
@@ -204,7 +211,9 @@ extension ReactorRuntime {
                     run(effect, id: id, tracker: tracker, &drain)
                 } else {
                     // The rest must wait for this asynchronous part, so it all continues in one task.
-                    spawn(Effect(.concat(Array(effects[index...])), isSynchronous: false), id: id, seq: drain.seq, tracker: tracker)
+                    spawn(
+                        Effect(.concat(Array(effects[index...])), isSynchronous: false), id: id, seq: drain.seq,
+                        tracker: tracker)
                     return
                 }
             }

@@ -19,14 +19,15 @@ extension ReactorRuntime {
         }
         guard accepted else { return nil }
         tracker?.retain()
-        token.attach(Task(executorPreference: token.executor) {
-            do {
-                try await self.perform(effect, token: token, tracker: tracker)
-            } catch {
-                self.reportUnlessCancelled(error, token: token)
-            }
-            self.finish(token, tracker: tracker)
-        })
+        token.attach(
+            Task(executorPreference: token.executor) {
+                do {
+                    try await self.perform(effect, token: token, tracker: tracker)
+                } catch {
+                    self.reportUnlessCancelled(error, token: token)
+                }
+                self.finish(token, tracker: tracker)
+            })
         return token
     }
 
@@ -133,24 +134,28 @@ extension ReactorRuntime {
         // With a tracer, the sources' jobs are told to it as the reactor's code (their tasks hold it).
         let executor = EffectToken(id: nil, seq: nil, outcome: nil, tracer: tracer, call: .source).executor
         for source in actions {
-            tasks.append(Task(executorPreference: executor) {
-                do {
-                    try await source { action in
-                        weak.runtime?.admitMerged(action)
+            tasks.append(
+                Task(executorPreference: executor) {
+                    do {
+                        try await source { action in
+                            weak.runtime?.admitMerged(action)
+                        }
+                    } catch {
+                        weak.runtime?.reportUnlessCancelled(error, token: nil)
                     }
-                } catch {
-                    weak.runtime?.reportUnlessCancelled(error, token: nil)
-                }
-            })
+                })
         }
         for source in mutations {
-            tasks.append(Task(executorPreference: executor) {
-                do {
-                    try await source { mutation in await weak.runtime?.emit(mutation, token: nil, isTransformed: true) }
-                } catch {
-                    weak.runtime?.reportUnlessCancelled(error, token: nil)
-                }
-            })
+            tasks.append(
+                Task(executorPreference: executor) {
+                    do {
+                        try await source { mutation in
+                            await weak.runtime?.emit(mutation, token: nil, isTransformed: true)
+                        }
+                    } catch {
+                        weak.runtime?.reportUnlessCancelled(error, token: nil)
+                    }
+                })
         }
         core.withLock { $0.ensureExtras().sourceTasks = tasks }
     }

@@ -1,7 +1,7 @@
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a reactor's staged flows need while its runtime runs: the chains of stages, `flatMapLatest`, and
@@ -40,9 +40,13 @@ final class FlowRuntime<R: Reactor>: Sendable {
             guard let token = hold as? EffectToken else { return }
             await link.runtime?.emit(mutation, token: token, isTransformed: true)
         }
-        actions = actionFlow.stages.isEmpty ? nil
+        actions =
+            actionFlow.stages.isEmpty
+            ? nil
             : FlowChain(actionFlow.stages, environment: environment(.transformAction), sink: releaseAction)
-        mutations = mutationFlow.stages.isEmpty ? nil
+        mutations =
+            mutationFlow.stages.isEmpty
+            ? nil
             : FlowChain(mutationFlow.stages, environment: environment(.transformMutation), sink: releaseMutation)
         switchesToLatest = actionFlow.switchesToLatest
         hasDebugStages = actionFlow.hasDebugStages || mutationFlow.hasDebugStages
@@ -124,10 +128,12 @@ extension ReactorRuntime {
     /// only), then starts the merged sources. `init` calls it unless told not to (`start: false`), for a
     /// host that adds middlewares first so that they see the start elements; later calls do nothing.
     public func start() {
-        guard let pipeline, let launch = pipeline.launch.withLock({ launch in
-            defer { launch = nil }
-            return launch
-        }) else { return }
+        guard let pipeline,
+            let launch = pipeline.launch.withLock({ launch in
+                defer { launch = nil }
+                return launch
+            })
+        else { return }
         let flows = pipeline.flows
         flows?.actions?.start()
         flows?.mutations?.start()
@@ -262,14 +268,15 @@ extension ReactorRuntime {
         guard accepted else { return nil }
         let tracker = ticket.outcome as? CompletionTracker<R.State>
         tracker?.retain()
-        token.attach(Task(executorPreference: token.executor) {
-            do {
-                try await body(token)
-            } catch {
-                self.reportUnlessCancelled(error, token: token)
-            }
-            self.finish(token, tracker: tracker)
-        })
+        token.attach(
+            Task(executorPreference: token.executor) {
+                do {
+                    try await body(token)
+                } catch {
+                    self.reportUnlessCancelled(error, token: token)
+                }
+                self.finish(token, tracker: tracker)
+            })
         return token
     }
 }

@@ -108,7 +108,10 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 core.lastSeq &+= 1
                 receipt = ActionReceipt(seq: core.lastSeq, isStubbed: core.isStubbed)
                 if core.isDraining {
-                    core.queue.append(.action(action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed))
+                    core.queue.append(
+                        .action(
+                            action, seq: receipt.seq, completion: completion, isTransformed: false,
+                            isStubbed: receipt.isStubbed))
                     return .queued
                 }
                 core.isDraining = true
@@ -214,16 +217,18 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         } else if let handler {
             deliver = handler
         } else {
-            return report(TimerCommandError(
-                description: "timer \"\(command.name)\" was not kept: this runtime has no timer handler (a hosted "
-                    + "session has one; elsewhere call setTimerHandler)"))
+            return report(
+                TimerCommandError(
+                    description: "timer \"\(command.name)\" was not kept: this runtime has no timer handler (a hosted "
+                        + "session has one; elsewhere call setTimerHandler)"))
         }
         switch command {
         case .schedule(let name, let delay, let action):
             guard let action = action as? R.Action else {
-                return report(TimerCommandError(
-                    description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), not the "
-                        + "reactor's \(R.Action.self)"))
+                return report(
+                    TimerCommandError(
+                        description: "timer \"\(name)\" was not kept: its action is a \(type(of: action)), not the "
+                            + "reactor's \(R.Action.self)"))
             }
             deliver(.schedule(name: name, delay: delay, action: action), seq)
         case .cancel(let name):
@@ -328,7 +333,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Cancels every in-flight effect and merged source, refuses later actions, and sends observers `.finished`.
     public func stop() {
-        let work = core.withLock { core -> (tokens: [EffectToken], sources: [Task<Void, Never>], drain: DrainState<R>?)? in
+        let work = core.withLock {
+            core -> (tokens: [EffectToken], sources: [Task<Void, Never>], drain: DrainState<R>?)? in
             if core.isStopped { return nil }
             core.isStopped = true
             let tokens = core.extras.map { Array($0.effects.values) } ?? []

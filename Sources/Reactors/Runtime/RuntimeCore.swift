@@ -53,8 +53,9 @@ struct RuntimeCore<R: Reactor> {
 
     /// What the thread that takes over the drain works with.
     @inlinable func drainState() -> DrainState<R> {
-        DrainState(state: state, shown: shown, version: version, isStubbed: isStubbed, isStopped: isStopped,
-                   middlewares: extras?.middlewares ?? [], vetters: extras?.vetters ?? 0)
+        DrainState(
+            state: state, shown: shown, version: version, isStubbed: isStubbed, isStopped: isStopped,
+            middlewares: extras?.middlewares ?? [], vetters: extras?.vetters ?? 0)
     }
 
     /// The extras, allocated on first use.
@@ -107,8 +108,10 @@ struct DrainState<R: Reactor>: Sendable {
     /// state is copied on every admission, and a reference is one word to copy where a rejection is four.
     @usableFromInline var refusal: StateRefusal?
 
-    @inlinable init(state: R.State, shown: R.State, version: UInt64, isStubbed: Bool, isStopped: Bool,
-                    middlewares: [any ReactorMiddleware<R>], vetters: UInt64) {
+    @inlinable init(
+        state: R.State, shown: R.State, version: UInt64, isStubbed: Bool, isStopped: Bool,
+        middlewares: [any ReactorMiddleware<R>], vetters: UInt64
+    ) {
         self.state = state
         self.shown = shown
         self.version = version

@@ -71,27 +71,54 @@ extension OpenAPIDocument.Schemas {
     func security(for access: RouteAccess) -> JSONValue? {
         switch (access, settings.access) {
         case (.admin, _): return [JSONValue.members([("adminToken", [])])]
-        case (.session, .token): return [JSONValue.members([("sessionToken", [])]), JSONValue.members([("sessionTokenQuery", [])])]
-        case (.session, .jwt), (.createSession, .jwt), (.eachSession, .jwt): return [JSONValue.members([("sessionJWT", [])]), JSONValue.members([("sessionJWTQuery", [])])]
+        case (.session, .token):
+            return [JSONValue.members([("sessionToken", [])]), JSONValue.members([("sessionTokenQuery", [])])]
+        case (.session, .jwt), (.createSession, .jwt), (.eachSession, .jwt):
+            return [JSONValue.members([("sessionJWT", [])]), JSONValue.members([("sessionJWTQuery", [])])]
         default: return nil
         }
     }
 
     /// The credentials this server asks for: the admin token, and the session credential of its access mode.
     func securitySchemes() -> JSONObject {
-        var schemes = JSONObject([("adminToken", JSONValue.members([
-            ("type", "http"), ("scheme", "bearer"),
-            ("description", "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."),
-        ]))])
-        let query = "The same credential as the query parameter access_token, for clients that cannot set headers (EventSource)."
+        var schemes = JSONObject([
+            (
+                "adminToken",
+                JSONValue.members([
+                    ("type", "http"), ("scheme", "bearer"),
+                    (
+                        "description",
+                        "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."
+                    ),
+                ])
+            )
+        ])
+        let query =
+            "The same credential as the query parameter access_token, for clients that cannot set headers (EventSource)."
         switch settings.access {
         case .open: break
         case .token:
-            schemes["sessionToken"] = .members([("type", "http"), ("scheme", "bearer"), ("description", "The session's capability token, returned once by POST /sessions (and by the admin token route).")])
-            schemes["sessionTokenQuery"] = .members([("type", "apiKey"), ("in", "query"), ("name", "access_token"), ("description", .string(query))])
+            schemes["sessionToken"] = .members([
+                ("type", "http"), ("scheme", "bearer"),
+                (
+                    "description",
+                    "The session's capability token, returned once by POST /sessions (and by the admin token route)."
+                ),
+            ])
+            schemes["sessionTokenQuery"] = .members([
+                ("type", "apiKey"), ("in", "query"), ("name", "access_token"), ("description", .string(query)),
+            ])
         case .jwt:
-            schemes["sessionJWT"] = .members([("type", "http"), ("scheme", "bearer"), ("bearerFormat", "JWT"), ("description", "An HS256 JWT from the app's backend: exp, nbf, sessions (ids; prefix* matches a prefix) and rights (create, read, act, delete).")])
-            schemes["sessionJWTQuery"] = .members([("type", "apiKey"), ("in", "query"), ("name", "access_token"), ("description", .string(query))])
+            schemes["sessionJWT"] = .members([
+                ("type", "http"), ("scheme", "bearer"), ("bearerFormat", "JWT"),
+                (
+                    "description",
+                    "An HS256 JWT from the app's backend: exp, nbf, sessions (ids; prefix* matches a prefix) and rights (create, read, act, delete)."
+                ),
+            ])
+            schemes["sessionJWTQuery"] = .members([
+                ("type", "apiKey"), ("in", "query"), ("name", "access_token"), ("description", .string(query)),
+            ])
         }
         return schemes
     }

@@ -82,22 +82,36 @@ struct OpenAPIDocument: Sendable {
         }
         return JSONValue.members([
             ("openapi", "3.1.0"),
-            ("info", JSONValue.members([
-                ("title", "reactor-server"), ("version", "1.0.0"),
-                ("description", .string(description(reactor: reactor))),
-            ])),
-            ("tags", [
-                JSONValue.members([("name", "service"), ("description", "Pages, health, metrics, this document, the reactor list.")]),
-                JSONValue.members([("name", "sessions"), ("description", "Sessions, their actions and their event streams.")]),
-                JSONValue.members([("name", "admin"), ("description", "Operators: the admin bearer token.")]),
-            ]),
+            (
+                "info",
+                JSONValue.members([
+                    ("title", "reactor-server"), ("version", "1.0.0"),
+                    ("description", .string(description(reactor: reactor))),
+                ])
+            ),
+            (
+                "tags",
+                [
+                    JSONValue.members([
+                        ("name", "service"),
+                        ("description", "Pages, health, metrics, this document, the reactor list."),
+                    ]),
+                    JSONValue.members([
+                        ("name", "sessions"), ("description", "Sessions, their actions and their event streams."),
+                    ]),
+                    JSONValue.members([("name", "admin"), ("description", "Operators: the admin bearer token.")]),
+                ]
+            ),
             ("paths", .object(paths)),
-            ("components", JSONValue.members([
-                ("schemas", .object(schemas.components())),
-                ("responses", .object(Self.generalResponses(settings))),
-                ("parameters", .object(schemas.parameters())),
-                ("securitySchemes", .object(schemas.securitySchemes())),
-            ])),
+            (
+                "components",
+                JSONValue.members([
+                    ("schemas", .object(schemas.components())),
+                    ("responses", .object(Self.generalResponses(settings))),
+                    ("parameters", .object(schemas.parameters())),
+                    ("securitySchemes", .object(schemas.securitySchemes())),
+                ])
+            ),
         ])
     }
 
@@ -105,7 +119,12 @@ struct OpenAPIDocument: Sendable {
     static func pathItem(_ pattern: String) -> JSONObject {
         let names = pattern.split(separator: "/").filter { $0.hasPrefix("{") }.map { $0.dropFirst().dropLast() }
         guard !names.isEmpty else { return JSONObject() }
-        return JSONObject([("parameters", .array(names.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0)"))]) }))])
+        return JSONObject([
+            (
+                "parameters",
+                .array(names.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0)"))]) })
+            )
+        ])
     }
 
     /// One operation: summary, parameters, body, security and every answer the route can give here.
@@ -114,15 +133,31 @@ struct OpenAPIDocument: Sendable {
         var operation = JSONObject([
             ("operationId", .string(entry.route.name)),
             ("summary", .string(documentation.summary)),
-            ("tags", [.string(entry.pattern.hasPrefix("/admin") ? "admin" : entry.pattern.hasPrefix("/sessions") ? "sessions" : "service")]),
+            (
+                "tags",
+                [
+                    .string(
+                        entry.pattern.hasPrefix("/admin")
+                            ? "admin" : entry.pattern.hasPrefix("/sessions") ? "sessions" : "service")
+                ]
+            ),
         ])
         // The list of session tokens exists only in token mode.
         let parameters = documentation.parameters.filter { $0 != .sessionTokens || settings.access == .token }
         if !parameters.isEmpty {
-            operation["parameters"] = .array(parameters.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0.rawValue)"))]) })
+            operation["parameters"] = .array(
+                parameters.map { JSONValue.members([("$ref", .string("#/components/parameters/\($0.rawValue)"))]) })
         }
         if let body = documentation.body {
-            operation["requestBody"] = JSONValue.members([("required", true), ("content", JSONValue.members([("application/json", JSONValue.members([("schema", schemas.payload(body).json)]))]))])
+            operation["requestBody"] = JSONValue.members([
+                ("required", true),
+                (
+                    "content",
+                    JSONValue.members([
+                        ("application/json", JSONValue.members([("schema", schemas.payload(body).json)]))
+                    ])
+                ),
+            ])
         }
         if let security = schemas.security(for: entry.access) { operation["security"] = security }
         operation["responses"] = .object(responses(entry, schemas))
@@ -136,7 +171,8 @@ struct OpenAPIDocument: Sendable {
         // succeed, another instance having taken a session over), 503 storage_unavailable goes in its place
         // (HTTPRejection.Kind.notStored).
         let held = entry.needs.showsSessionState ? [RouteAnswer.error(.storageUnavailable)] : []
-        let own = entry.documentation.answers.filter { settings.allows($0.condition) } + schemas.accessAnswers(entry.access)
+        let own =
+            entry.documentation.answers.filter { settings.allows($0.condition) } + schemas.accessAnswers(entry.access)
             + held
         let general = Self.generalAnswers(settings)
         var byStatus: [Int: [RouteAnswer]] = [:]
@@ -145,7 +181,9 @@ struct OpenAPIDocument: Sendable {
         for status in byStatus.keys.sorted() {
             let answers = byStatus[status]!
             if !own.contains(where: { $0.status == status }) {
-                responses[String(status)] = JSONValue.members([("$ref", .string("#/components/responses/\(Self.generalResponseName(status))"))])
+                responses[String(status)] = JSONValue.members([
+                    ("$ref", .string("#/components/responses/\(Self.generalResponseName(status))"))
+                ])
             } else if let success = answers.first(where: { $0.payload != nil }) {
                 responses[String(status)] = schemas.successResponse(success)
             } else {
@@ -179,19 +217,27 @@ struct OpenAPIDocument: Sendable {
             headers[name] = Schemas.header(name, meaning, required: always)
         }
         if !headers.isEmpty { response["headers"] = .object(headers) }
-        response["content"] = JSONValue.members([("application/json", JSONValue.members([("schema", Schemas.error(codes: codes).json)]))])
+        response["content"] = JSONValue.members([
+            ("application/json", JSONValue.members([("schema", Schemas.error(codes: codes).json)]))
+        ])
         return .object(response)
     }
 
     /// The document's introduction: the error shape, what every route can answer, the access mode.
     func description(reactor: String?) -> String {
-        let view = reactor.map { "This view describes sessions of the reactor \"\($0)\" only: `POST /sessions` creates only those, and actions and states are that reactor's. Without `?reactor=` the document covers every hosted reactor." }
+        let view =
+            reactor.map {
+                "This view describes sessions of the reactor \"\($0)\" only: `POST /sessions` creates only those, and actions and states are that reactor's. Without `?reactor=` the document covers every hosted reactor."
+            }
             ?? "Actions and states are those of every hosted reactor; a session takes the actions of its own reactor only (others answer 422 unknown_action). `GET /openapi.json?reactor=NAME` narrows this document to one reactor."
-        let access = switch settings.access {
-        case .open: "Sessions are open on this server (auth.sessions=open): anyone who knows an id may use it."
-        case .token: "Session routes need the session's token (auth.sessions=token), as Authorization: Bearer or ?access_token=; POST /sessions returns it."
-        case .jwt: "Session routes need an HS256 JWT naming the session and the right (auth.sessions=jwt), as Authorization: Bearer or ?access_token=."
-        }
+        let access =
+            switch settings.access {
+            case .open: "Sessions are open on this server (auth.sessions=open): anyone who knows an id may use it."
+            case .token:
+                "Session routes need the session's token (auth.sessions=token), as Authorization: Bearer or ?access_token=; POST /sessions returns it."
+            case .jwt:
+                "Session routes need an HS256 JWT naming the session and the right (auth.sessions=jwt), as Authorization: Bearer or ?access_token=."
+            }
         return """
             A state service hosting one ReactorKit-style reactor per session: clients POST actions, subscribers watch \
             states over Server-Sent Events, admin routes expose stub mode, action logs, time travel and forks. \

@@ -17,9 +17,12 @@ protocol ClusterPeers: AnyObject, Sendable {
     func hostingInstances() -> [String]
     /// Sends `request` to `instance`, which answers it as its own (the sender checked access), and
     /// calls `completion` with the answer or why there is none.
-    func forward(_ request: ForwardedRequest, to instance: String, completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void)
+    func forward(
+        _ request: ForwardedRequest, to instance: String,
+        completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void)
     /// Installs what answers requests other instances forward to this one.
-    func serveForwardedRequests(_ handler: @escaping @Sendable (ForwardedRequest, @escaping @Sendable (ForwardedResponse) -> Void) -> Void)
+    func serveForwardedRequests(
+        _ handler: @escaping @Sendable (ForwardedRequest, @escaping @Sendable (ForwardedResponse) -> Void) -> Void)
     /// Whether `instance` is alive (its heartbeat is current); false when that cannot be told now.
     func isAlive(_ instance: String) -> Bool
 
@@ -74,7 +77,8 @@ struct ForwardedRequest: Sendable, Equatable {
     var relay: (subject: String, instance: String)? = nil
 
     static func == (a: ForwardedRequest, b: ForwardedRequest) -> Bool {
-        a.method == b.method && a.target == b.target && a.contentType == b.contentType && a.body == b.body && a.relay?.subject == b.relay?.subject
+        a.method == b.method && a.target == b.target && a.contentType == b.contentType && a.body == b.body
+            && a.relay?.subject == b.relay?.subject
             && a.relay?.instance == b.relay?.instance
     }
 }

@@ -13,7 +13,9 @@ final class ForwardedReply: ExchangeReplyChannel {
         self.reply = reply
     }
 
-    func respond(status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool) {
+    func respond(
+        status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool
+    ) {
         let response = ForwardedResponse(
             status: status, headers: headers.map { ForwardedHeader(name: $0.name, value: $0.value) }, body: body)
         guard let storage, position != 0 else { return reply(response) }
@@ -24,7 +26,8 @@ final class ForwardedReply: ExchangeReplyChannel {
             // Woken on the storage's thread, possibly with its locks held: answered from another.
             DispatchQueue.global().async {
                 let lost = exact ? storage.lossReason(position) : nil
-                let unstored = storage.isDurable(position) ? nil : storage.unavailableReason ?? "its records were not stored"
+                let unstored =
+                    storage.isDurable(position) ? nil : storage.unavailableReason ?? "its records were not stored"
                 guard let reason = lost ?? unstored else { return reply(response) }
                 let error =
                     lost.map {
@@ -33,7 +36,8 @@ final class ForwardedReply: ExchangeReplyChannel {
                             "this answer showed records that can never be stored (\($0)); nothing it acknowledged took "
                                 + "effect, ask again")
                     } ?? APIError(SessionError.storageUnavailable(reason))
-                let fields = error.headers.map { ForwardedHeader(name: $0.0, value: $0.1) }
+                let fields =
+                    error.headers.map { ForwardedHeader(name: $0.0, value: $0.1) }
                     + [ForwardedHeader(name: "Content-Type", value: Exchange.jsonContentType)]
                 reply(ForwardedResponse(status: error.status, headers: fields, body: error.body + [UInt8(ascii: "\n")]))
             }

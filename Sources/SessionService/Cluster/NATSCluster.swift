@@ -23,7 +23,10 @@ final class NATSCluster: ClusterPeers {
 
     func hostingInstances() -> [String] { storage.claims.mirror.instances }
 
-    func forward(_ request: ForwardedRequest, to instance: String, completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void) {
+    func forward(
+        _ request: ForwardedRequest, to instance: String,
+        completion: @escaping @Sendable (Result<ForwardedResponse, ClusterError>) -> Void
+    ) {
         var headers: NATSHeaders = ["Reactor-Method": request.method, "Reactor-Target": request.target]
         if let contentType = request.contentType { headers["Content-Type"] = contentType }
         if let relay = request.relay {
@@ -32,15 +35,20 @@ final class NATSCluster: ClusterPeers {
         }
         let subject = names.forward(instance)
         do throws(NATSError) {
-            try connection.request(subject, payload: request.body, headers: headers, timeout: options.requestTimeout) { result in
+            try connection.request(subject, payload: request.body, headers: headers, timeout: options.requestTimeout) {
+                result in
                 switch result {
                 case .failure(let error):
                     completion(.failure(ClusterError(description: "instance \(instance) did not answer: \(error)")))
                 case .success(let message):
-                    guard let status = message.headers["Reactor-Status"].flatMap(Int.init), (100...599).contains(status) else {
-                        return completion(.failure(ClusterError(description: "instance \(instance) answered without a status")))
+                    guard let status = message.headers["Reactor-Status"].flatMap(Int.init), (100...599).contains(status)
+                    else {
+                        return completion(
+                            .failure(ClusterError(description: "instance \(instance) answered without a status")))
                     }
-                    let fields = message.headers.fields.filter { $0.name.lowercased() != "reactor-status" }.map { ForwardedHeader(name: $0.name, value: $0.value) }
+                    let fields = message.headers.fields.filter { $0.name.lowercased() != "reactor-status" }.map {
+                        ForwardedHeader(name: $0.name, value: $0.value)
+                    }
                     completion(.success(ForwardedResponse(status: status, headers: fields, body: message.payload)))
                 }
             }
@@ -49,15 +57,25 @@ final class NATSCluster: ClusterPeers {
         }
     }
 
-    func serveForwardedRequests(_ handler: @escaping @Sendable (ForwardedRequest, @escaping @Sendable (ForwardedResponse) -> Void) -> Void) {
+    func serveForwardedRequests(
+        _ handler: @escaping @Sendable (ForwardedRequest, @escaping @Sendable (ForwardedResponse) -> Void) -> Void
+    ) {
         let connection = self.connection
         let logger = self.logger
         do {
             _ = try connection.subscribe(to: names.forward(options.instance)) { message in
-                guard let replyTo = message.replyTo, let method = message.headers["Reactor-Method"], let target = message.headers["Reactor-Target"] else { return }
+                guard let replyTo = message.replyTo, let method = message.headers["Reactor-Method"],
+                    let target = message.headers["Reactor-Target"]
+                else { return }
                 var relay: (subject: String, instance: String)?
-                if let subject = message.headers["Reactor-Relay-To"], let instance = message.headers["Reactor-Relay-Instance"] { relay = (subject, instance) }
-                let request = ForwardedRequest(method: method, target: target, contentType: message.headers["Content-Type"], body: message.payload, relay: relay)
+                if let subject = message.headers["Reactor-Relay-To"],
+                    let instance = message.headers["Reactor-Relay-Instance"]
+                {
+                    relay = (subject, instance)
+                }
+                let request = ForwardedRequest(
+                    method: method, target: target, contentType: message.headers["Content-Type"], body: message.payload,
+                    relay: relay)
                 // Off the connection's thread: the answer may load a session (JetStream round trips).
                 DispatchQueue.global().async {
                     handler(request) { response in
@@ -68,7 +86,9 @@ final class NATSCluster: ClusterPeers {
                 }
             }
         } catch {
-            logger.error("cannot listen for requests forwarded by other instances; admin routes reach this instance's sessions only here", ["error": .string("\(error)")])
+            logger.error(
+                "cannot listen for requests forwarded by other instances; admin routes reach this instance's sessions only here",
+                ["error": .string("\(error)")])
         }
     }
 
@@ -123,7 +143,9 @@ final class NATSCluster: ClusterPeers {
             guard let version = message.headers["Reactor-Version"].flatMap(UInt64.init) else { return nil }
             kind = .state(version: version)
         case "pulse"?:
-            guard let name = message.headers["Reactor-Pulse"], let count = message.headers["Reactor-Count"].flatMap(UInt64.init) else { return nil }
+            guard let name = message.headers["Reactor-Pulse"],
+                let count = message.headers["Reactor-Count"].flatMap(UInt64.init)
+            else { return nil }
             kind = .pulse(name: name, count: count)
         case "end"?:
             kind = .end

@@ -25,7 +25,10 @@ final class RelayedSession: SessionStreamSource {
         var establishedAt: UInt64?
     }
 
-    init(id: String, reactor: String, owner: String, context: SessionContext, onEnd: @escaping @Sendable (RelayedSession) -> Void) {
+    init(
+        id: String, reactor: String, owner: String, context: SessionContext,
+        onEnd: @escaping @Sendable (RelayedSession) -> Void
+    ) {
         self.id = id
         reactorName = reactor
         self.owner = owner
@@ -39,7 +42,9 @@ final class RelayedSession: SessionStreamSource {
     func start(_ peers: any ClusterPeers) -> Bool {
         guard let inbox = peers.openRelayInbox({ [weak self] event in self?.receive(event) }) else { return false }
         shared.withLock { $0.inbox = inbox }
-        let request = ForwardedRequest(method: Self.subscribeMethod, target: "/sessions/\(id)/events", contentType: nil, body: [], relay: (inbox.subject, peers.instanceName))
+        let request = ForwardedRequest(
+            method: Self.subscribeMethod, target: "/sessions/\(id)/events", contentType: nil, body: [],
+            relay: (inbox.subject, peers.instanceName))
         peers.forward(request, to: owner) { [weak self] result in
             guard let self else { return }
             switch result {
@@ -49,8 +54,9 @@ final class RelayedSession: SessionStreamSource {
             case .success(let answer):
                 end(.moved("instance \(owner) no longer runs the session (\(answer.status)); reconnect to follow it"))
             case .failure(let error):
-                end(.moved(
-                    "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
+                end(
+                    .moved(
+                        "instance \(owner), which runs the session, did not answer (\(error)); reconnect to follow it"))
             }
         }
         return true
@@ -78,7 +84,8 @@ final class RelayedSession: SessionStreamSource {
             shared.withLock { shared in
                 guard !shared.ended, let latest = shared.latest else { return }
                 let pulse = SessionEvent(.pulse(name: name, count: count), json: event.json, position: 0)
-                shared.subscribers.publish(Self.latest(latest.version, latest.json), pulses: [pulse], reporting: reporting)
+                shared.subscribers.publish(
+                    Self.latest(latest.version, latest.json), pulses: [pulse], reporting: reporting)
             }
         case .end:
             end(.deleted)
@@ -89,7 +96,9 @@ final class RelayedSession: SessionStreamSource {
 
     static func latest(_ version: UInt64, _ json: [UInt8]) -> SubscriberList.Latest {
         // Relayed once durable where the session runs: nothing here to wait for.
-        SubscriberList.Latest(version: version, position: 0, json: { json }, value: { try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) })
+        SubscriberList.Latest(
+            version: version, position: 0, json: { json },
+            value: { try? JSONParser(maxDepth: 512, maxBytes: .max).parse(json) })
     }
 
     /// Ends every local subscription with `end` and stops listening.
@@ -118,14 +127,18 @@ final class RelayedSession: SessionStreamSource {
         shared.withLock { shared in
             // Ended as this subscriber came (its owner let it go, or nobody watched): look it up again.
             guard !shared.ended else { return .passivated }
-            shared.subscribers.add(subscriber, sink: sink, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
+            shared.subscribers.add(
+                subscriber, sink: sink, latest: shared.latest.map { Self.latest($0.version, $0.json) },
+                reporting: reporting)
             return .subscribed
         }
     }
 
     func handle(_ notice: SubscriberNotice, for subscriber: Subscriber) {
         shared.withLock { shared in
-            shared.subscribers.handle(notice, for: subscriber, latest: shared.latest.map { Self.latest($0.version, $0.json) }, reporting: reporting)
+            shared.subscribers.handle(
+                notice, for: subscriber, latest: shared.latest.map { Self.latest($0.version, $0.json) },
+                reporting: reporting)
         }
     }
 
@@ -134,7 +147,10 @@ final class RelayedSession: SessionStreamSource {
     func subscriberInfo() -> [SubscriberInfo] { [] }
 
     func snapshot() -> EncodedSnapshot {
-        shared.withLock { shared in shared.latest.map { EncodedSnapshot(version: $0.version, state: $0.json) } ?? EncodedSnapshot(version: 0, state: Array("null".utf8)) }
+        shared.withLock { shared in
+            shared.latest.map { EncodedSnapshot(version: $0.version, state: $0.json) }
+                ?? EncodedSnapshot(version: 0, state: Array("null".utf8))
+        }
     }
 
     var lastActive: UInt64 { 0 }

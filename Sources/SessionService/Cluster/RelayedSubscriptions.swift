@@ -21,10 +21,14 @@ final class RelayedSubscriptions: Sendable {
     // MARK: Streaming a session another instance runs
 
     /// The relay of session `id` from `owner`: the one already running, or a new one subscribed there.
-    func session(_ id: String, owner: String, reactor: String, context: SessionContext, peers: any ClusterPeers) -> RelayedSession? {
+    func session(_ id: String, owner: String, reactor: String, context: SessionContext, peers: any ClusterPeers)
+        -> RelayedSession?
+    {
         relayed.withLock { relayed -> RelayedSession? in
             if let running = relayed[id], running.owner == owner { return running }
-            let session = RelayedSession(id: id, reactor: reactor, owner: owner, context: context) { [weak self] ended in self?.forget(ended) }
+            let session = RelayedSession(id: id, reactor: reactor, owner: owner, context: context) {
+                [weak self] ended in self?.forget(ended)
+            }
             guard session.start(peers) else { return nil }
             relayed[id] = session
             return session
@@ -41,11 +45,16 @@ final class RelayedSubscriptions: Sendable {
 
     /// Subscribes `instance`'s relay (its inbox `subject`) to `session` here; false when the session
     /// cannot take subscribers now (it ended or left memory).
-    func hold(_ session: any SessionStreamSource, for subject: String, instance: String, peers: any ClusterPeers, storage: any StorageBackend) -> Bool {
+    func hold(
+        _ session: any SessionStreamSource, for subject: String, instance: String, peers: any ClusterPeers,
+        storage: any StorageBackend
+    ) -> Bool {
         let subscriber = Subscriber(lastEventID: nil, select: nil, selectText: nil)
         let sink = RelaySink(peers: peers, storage: storage, subject: subject, instance: instance)
         guard session.subscribe(subscriber, sink: sink) == .subscribed else { return false }
-        let replaced = held.withLock { $0.updateValue(Held(session: session, subscriber: subscriber, instance: instance), forKey: subject) }
+        let replaced = held.withLock {
+            $0.updateValue(Held(session: session, subscriber: subscriber, instance: instance), forKey: subject)
+        }
         if let replaced { replaced.session.handle(.closed, for: replaced.subscriber) }
         return true
     }
@@ -106,11 +115,13 @@ final class RelayedSubscriptions: Sendable {
             let subjects = sessions.compactMap(\.inboxSubject)
             guard !subjects.isEmpty else { continue }
             let request = ForwardedRequest(
-                method: RelayedSession.checkMethod, target: "/events", contentType: nil, body: Array(subjects.joined(separator: "\n").utf8))
+                method: RelayedSession.checkMethod, target: "/events", contentType: nil,
+                body: Array(subjects.joined(separator: "\n").utf8))
             peers.forward(request, to: owner) { result in
                 // No answer: the owner's liveness is the sweep's to judge.
                 guard case .success(let answer) = result, answer.status == 200 else { return }
-                let lost = Set(answer.body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) })
+                let lost = Set(
+                    answer.body.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) })
                 for session in sessions where lost.contains(session.inboxSubject ?? "") {
                     session.end(
                         .moved("instance \(owner) no longer sends this session's events; reconnect to follow it"))
@@ -129,7 +140,9 @@ final class RelayedSubscriptions: Sendable {
 
     /// Tells the owner of `session` to end the subscription whose events go to `inbox`.
     private func unsubscribe(_ session: RelayedSession, _ inbox: String, _ peers: any ClusterPeers) {
-        let request = ForwardedRequest(method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil, body: [], relay: (inbox, peers.instanceName))
+        let request = ForwardedRequest(
+            method: RelayedSession.unsubscribeMethod, target: "/sessions/\(session.id)/events", contentType: nil,
+            body: [], relay: (inbox, peers.instanceName))
         peers.forward(request, to: session.owner) { _ in }
     }
 }

@@ -33,7 +33,9 @@ public enum ConfigurationFile {
     }
 
     /// Nested objects become dotted keys: `{"jwt": {"secret": …}}` under `auth` is `auth.jwt.secret`.
-    static func flatten(_ members: JSONObject, prefix: String, path: String, into values: inout [(String, ConfigurationValue)]) throws(ConfigurationError) {
+    static func flatten(
+        _ members: JSONObject, prefix: String, path: String, into values: inout [(String, ConfigurationValue)]
+    ) throws(ConfigurationError) {
         for (name, value) in members {
             let key = "\(prefix).\(name)"
             if case .object(let nested) = value {

@@ -94,7 +94,8 @@ public enum ConfigurationLoader {
                 options.sources[key] = flag
             } else if flag == "--set", let value {
                 guard let equals = value.firstIndex(of: "=") else {
-                    throw ConfigurationError("--set: expected KEY=VALUE such as http.port=9000, got \(ConfigurationValue.quoted(value))")
+                    throw ConfigurationError(
+                        "--set: expected KEY=VALUE such as http.port=9000, got \(ConfigurationValue.quoted(value))")
                 }
                 let key = String(value[..<equals])
                 let text = String(value[value.index(after: equals)...])

@@ -27,7 +27,9 @@ public struct ConfigurationSetting: Sendable {
                 // whose plural's "s" ends the word (clientChosenIDs).
                 let after = index + 2 < characters.count ? characters[index + 2] : nil
                 let plural = next == "s" && (after == nil || after == "." || after?.isUppercase == true)
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next?.isLowercase == true && !plural) {
+                if previous.isLowercase || previous.isNumber
+                    || (previous.isUppercase && next?.isLowercase == true && !plural)
+                {
                     name += "_"
                 }
             }
@@ -40,14 +42,19 @@ public struct ConfigurationSetting: Sendable {
     public func value(in configuration: ServerConfiguration) -> ConfigurationValue { read(configuration) }
 
     /// Sets the value, checking type and range; errors name the key.
-    public func apply(_ value: ConfigurationValue, to configuration: inout ServerConfiguration) throws(ConfigurationError) {
+    public func apply(_ value: ConfigurationValue, to configuration: inout ServerConfiguration)
+        throws(ConfigurationError)
+    {
         try write(&configuration, value)
     }
 
     /// Sets the value from text (environment variable or flag), checking type and range.
-    public func apply(text: String, from source: String, to configuration: inout ServerConfiguration) throws(ConfigurationError) {
+    public func apply(text: String, from source: String, to configuration: inout ServerConfiguration)
+        throws(ConfigurationError)
+    {
         guard let value = parse(text) else {
-            throw ConfigurationError("\(key) (from \(source)): expected \(expected), got \(ConfigurationValue.quoted(text))")
+            throw ConfigurationError(
+                "\(key) (from \(source)): expected \(expected), got \(ConfigurationValue.quoted(text))")
         }
         do {
             try write(&configuration, value)
@@ -82,7 +89,8 @@ extension ConfigurationSetting {
     public static func seconds(
         _ key: String, _ path: Path<Double>, _ range: ClosedRange<Double>, _ help: String
     ) -> Self {
-        let expected = "a number of seconds from \(ConfigurationValue.number(range.lowerBound)) to \(ConfigurationValue.number(range.upperBound))"
+        let expected =
+            "a number of seconds from \(ConfigurationValue.number(range.lowerBound)) to \(ConfigurationValue.number(range.upperBound))"
         return Self(
             key: key, help: help, expected: expected, read: { .number($0[keyPath: path]) },
             write: { configuration, value throws(ConfigurationError) in

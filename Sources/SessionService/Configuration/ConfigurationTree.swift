@@ -18,7 +18,8 @@ final class ConfigurationTree {
     func json(indent: String) -> String {
         let inner = indent + "  "
         let lines = members.map { member in
-            "\(inner)\(ConfigurationValue.quoted(member.name)): " + (member.child?.json(indent: inner) ?? member.value?.json ?? "null")
+            "\(inner)\(ConfigurationValue.quoted(member.name)): "
+                + (member.child?.json(indent: inner) ?? member.value?.json ?? "null")
         }
         return "{\n" + lines.joined(separator: ",\n") + "\n\(indent)}"
     }

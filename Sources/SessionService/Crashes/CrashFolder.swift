@@ -3,7 +3,7 @@ import Logs
 import Posix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The crash folder, `<storage.dataDir>/crashes`: the fatal-signal handler writes a record there when a

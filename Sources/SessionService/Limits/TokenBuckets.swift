@@ -60,7 +60,9 @@ final class TokenBuckets: Sendable {
         let refillNanoseconds = UInt64(burst / rate * 1e9)
         let before = buckets.count
         buckets = buckets.filter { now &- $0.value.updated < refillNanoseconds }
-        guard buckets.count == before, let oldest = buckets.min(by: { $0.value.updated < $1.value.updated }) else { return }
+        guard buckets.count == before, let oldest = buckets.min(by: { $0.value.updated < $1.value.updated }) else {
+            return
+        }
         buckets.removeValue(forKey: oldest.key)
     }
 

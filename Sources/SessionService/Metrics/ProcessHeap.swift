@@ -13,7 +13,9 @@ struct ProcessHeap: Sendable, Equatable {
 
     /// Read now: the allocator locks each arena briefly to count it (once per scrape).
     static func current() -> ProcessHeap {
-        var inUse: UInt64 = 0, free: UInt64 = 0, mapped: UInt64 = 0
+        var inUse: UInt64 = 0
+        var free: UInt64 = 0
+        var mapped: UInt64 = 0
         CLinux_heap_statistics(&inUse, &free, &mapped)
         return ProcessHeap(inUse: inUse, free: free, mapped: mapped)
     }

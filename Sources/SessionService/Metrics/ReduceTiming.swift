@@ -19,7 +19,8 @@ public final class ReduceTiming: Sendable {
     func mayLog(atNanoseconds nanoseconds: UInt64) -> (allowed: Bool, unlogged: Int) {
         let second = nanoseconds / 1_000_000_000 + 1
         let last = lastLineSecond.load(ordering: .relaxed)
-        if last != second, lastLineSecond.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged {
+        if last != second, lastLineSecond.compareExchange(expected: last, desired: second, ordering: .relaxed).exchanged
+        {
             return (true, unlogged.exchange(0, ordering: .relaxed))
         }
         unlogged.add(1, ordering: .relaxed)

@@ -2,7 +2,9 @@
 /// counting costs an atomic add on every request.
 final class RequestCounters: Sendable {
     /// Statuses the service answers with; anything else counts under its own "other" slot.
-    static let statuses = [200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 414, 415, 422, 431, 500, 501, 503, 504, 505]
+    static let statuses = [
+        200, 201, 202, 204, 400, 401, 403, 404, 405, 408, 409, 410, 413, 414, 415, 422, 431, 500, 501, 503, 504, 505,
+    ]
     /// Rows: every route, then "unmatched". Columns: `statuses`, then other.
     private let counters: [Counter]
 
@@ -38,7 +40,11 @@ final class RequestCounters: Sendable {
             for column in 0...Self.statuses.count {
                 let count = counters[row * (Self.statuses.count + 1) + column].value
                 guard count > 0 else { continue }
-                result.append((route?.label ?? "unmatched", column < Self.statuses.count ? String(Self.statuses[column]) : "other", count))
+                result.append(
+                    (
+                        route?.label ?? "unmatched",
+                        column < Self.statuses.count ? String(Self.statuses[column]) : "other", count
+                    ))
             }
         }
         return result

@@ -60,9 +60,12 @@ public final class ServiceMetrics: Sendable {
     /// The exposition text.
     public func render() -> String {
         var text = PrometheusText()
-        text.family("reactor_http_requests_total", type: "counter", help: "HTTP requests answered, by route and status.")
+        text.family(
+            "reactor_http_requests_total", type: "counter", help: "HTTP requests answered, by route and status.")
         for sample in requests.samples() {
-            text.sample("reactor_http_requests_total", labels: ["route": sample.route, "status": sample.status], value: sample.count)
+            text.sample(
+                "reactor_http_requests_total", labels: ["route": sample.route, "status": sample.status],
+                value: sample.count)
         }
         text.family("reactor_sessions", type: "gauge", help: "Sessions currently hosted.")
         text.sample("reactor_sessions", value: sessions.value)
@@ -80,15 +83,21 @@ public final class ServiceMetrics: Sendable {
         text.sample("reactor_timers_fired_total", value: timersFired.value)
         text.family("reactor_timer_sessions", type: "gauge", help: "Sessions with a pending timer, in memory or not.")
         text.sample("reactor_timer_sessions", value: timerSessions.value)
-        text.family("reactor_states_emitted_total", type: "counter", help: "New state versions produced by reducers or forced by stub mode.")
+        text.family(
+            "reactor_states_emitted_total", type: "counter",
+            help: "New state versions produced by reducers or forced by stub mode.")
         text.sample("reactor_states_emitted_total", value: statesEmitted.value)
-        text.family("reactor_subscriber_drops_total", type: "counter", help: "States skipped for subscribers too slow to read them (they get the latest later).")
+        text.family(
+            "reactor_subscriber_drops_total", type: "counter",
+            help: "States skipped for subscribers too slow to read them (they get the latest later).")
         text.sample("reactor_subscriber_drops_total", value: subscriberDrops.value)
         text.family(
             "reactor_state_patches_total", type: "counter",
             help: "JSON Patches made for delta=json-patch streams, one per version (and select pointer) for them all.")
         text.sample("reactor_state_patches_total", value: statePatches.value)
-        text.family("reactor_subscribers_closed_slow_total", type: "counter", help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
+        text.family(
+            "reactor_subscribers_closed_slow_total", type: "counter",
+            help: "Subscriptions closed with event: error because pulses overflowed their buffer.")
         text.sample("reactor_subscribers_closed_slow_total", value: subscribersClosedSlow.value)
         text.family(
             "reactor_limit_refusals_total", type: "counter",
@@ -99,7 +108,11 @@ public final class ServiceMetrics: Sendable {
         text.sample(
             "reactor_limit_refusals_total", labels: ["limit": "limits.actionBytesPerMinute"],
             value: actionsRefusedForBytes.value)
-        text.family("reactor_answers_not_stored_total", type: "counter", help: "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose).")
+        text.family(
+            "reactor_answers_not_stored_total", type: "counter",
+            help:
+                "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose)."
+        )
         text.sample("reactor_answers_not_stored_total", value: answersNotStored.value)
         let ended = "reactor_streams_ended_unauthorized_total"
         text.family(
@@ -116,7 +129,11 @@ public final class ServiceMetrics: Sendable {
         }
         loadFailures.render(into: &text)
         let heap = ProcessHeap.current()
-        text.family("reactor_process_heap_bytes", type: "gauge", help: "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept).")
+        text.family(
+            "reactor_process_heap_bytes", type: "gauge",
+            help:
+                "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept)."
+        )
         text.sample("reactor_process_heap_bytes", labels: ["state": "in_use"], value: Int(clamping: heap.inUse))
         text.sample("reactor_process_heap_bytes", labels: ["state": "free"], value: Int(clamping: heap.free))
         storageMetrics.withLock { $0 }?.renderMetrics(into: &text)

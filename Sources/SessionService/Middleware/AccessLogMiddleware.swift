@@ -15,9 +15,11 @@ struct AccessLogMiddleware: ServiceMiddleware {
 
     func answered(_ exchange: Exchange, status: Int) {
         let micros = (clock.monotonicNanoseconds() &- exchange.started) / 1000
-        logger.info("request", [
-            "method": .string(exchange.method), "route": .string(exchange.route?.label ?? "unmatched"),
-            "status": .int(status), "micros": .int(Int(micros)),
-        ])
+        logger.info(
+            "request",
+            [
+                "method": .string(exchange.method), "route": .string(exchange.route?.label ?? "unmatched"),
+                "status": .int(status), "micros": .int(Int(micros)),
+            ])
     }
 }

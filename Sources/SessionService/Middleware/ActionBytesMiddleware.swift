@@ -17,10 +17,11 @@ struct ActionBytesMiddleware: ServiceMiddleware {
         metrics.actionsRefusedForBytes.increment()
         let seconds = max(1, Int(wait.rounded(.up)))
         let budget = Int(buckets.burst)
-        exchange.fail(APIError(
-            .rateLimited,
-            "too many bytes of actions from \(client): \(budget) per minute (limits.actionBytesPerMinute); "
-                + "this action's \(bytes) fit in \(seconds) s",
-            headers: [("Retry-After", String(seconds))]))
+        exchange.fail(
+            APIError(
+                .rateLimited,
+                "too many bytes of actions from \(client): \(budget) per minute (limits.actionBytesPerMinute); "
+                    + "this action's \(bytes) fit in \(seconds) s",
+                headers: [("Retry-After", String(seconds))]))
     }
 }

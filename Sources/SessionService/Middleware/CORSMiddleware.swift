@@ -35,11 +35,13 @@ struct CORSMiddleware: ServiceMiddleware {
             let refusal = "origin \(JSONWriter.quoted(origin)) is not in cors.allowedOrigins"
             return exchange.fail(APIError(.originNotAllowed, refusal))
         }
-        exchange.reply(204, body: [], contentType: nil, headers: [
-            ("Allow", allow),
-            ("Access-Control-Allow-Methods", allow),
-            ("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID"),
-            ("Access-Control-Max-Age", "600"),
-        ])
+        exchange.reply(
+            204, body: [], contentType: nil,
+            headers: [
+                ("Allow", allow),
+                ("Access-Control-Allow-Methods", allow),
+                ("Access-Control-Allow-Headers", "Content-Type, Authorization, Last-Event-ID"),
+                ("Access-Control-Max-Age", "600"),
+            ])
     }
 }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServer
 import JSONCodec
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 // How routes read their request: a JSON body (its media type matched without allocating) and integer
 // query parameters, each answering the client's mistake itself (415, 400) and returning nil.
@@ -18,7 +19,9 @@ extension Exchange {
         // What nearly every client sends, compared in one go (the loop below costs ~13
         // instructions a byte).
         let usual: StaticString = "application/json"
-        if bytes.count == usual.utf8CodeUnitCount && memcmp(base, usual.utf8Start, usual.utf8CodeUnitCount) == 0 { return true }
+        if bytes.count == usual.utf8CodeUnitCount && memcmp(base, usual.utf8Start, usual.utf8CodeUnitCount) == 0 {
+            return true
+        }
         var start = 0
         var end = 0
         while end < bytes.count && base[end] != UInt8(ascii: ";") { end += 1 }
@@ -72,10 +75,11 @@ extension Exchange {
     func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
         guard let text = request.queryValue(name) else { return value }
         guard let number = UInt64(text), range.contains(number) else {
-            fail(APIError(
-                .invalidQuery,
-                "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got "
-                    + "\(JSONWriter.quoted(text))"))
+            fail(
+                APIError(
+                    .invalidQuery,
+                    "\(name) must be an integer from \(range.lowerBound) to \(range.upperBound), got "
+                        + "\(JSONWriter.quoted(text))"))
             return nil
         }
         return number

@@ -96,9 +96,13 @@ final class Exchange: Sendable {
         let verb = request.method
         let acknowledgesChange = status < 300 && verb != .GET && verb != .HEAD && verb != .OPTIONS
         if let writer {
-            writer.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
+            writer.respond(
+                status: status, headers: headers, body: body, dependingOn: dependsOn,
+                refusedUnlessStored: acknowledgesChange)
         } else {
-            forwarded?.respond(status: status, headers: headers, body: body, dependingOn: dependsOn, refusedUnlessStored: acknowledgesChange)
+            forwarded?.respond(
+                status: status, headers: headers, body: body, dependingOn: dependsOn,
+                refusedUnlessStored: acknowledgesChange)
         }
         finished(status)
     }
@@ -122,7 +126,8 @@ final class Exchange: Sendable {
 /// instance forwarded, back to that instance (`ForwardedReply`). Both hold an answer until the records it shows
 /// (`position`) are stored, and refuse one acknowledging a change (503) should they never be.
 protocol ExchangeReplyChannel: Sendable {
-    func respond(status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool)
+    func respond(
+        status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool)
 }
 
 extension HTTPResponseWriter: ExchangeReplyChannel {}

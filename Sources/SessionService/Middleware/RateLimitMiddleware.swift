@@ -15,8 +15,9 @@ struct RateLimitMiddleware: ServiceMiddleware {
             let wait = buckets.take(client)
         else { return next(exchange) }
         let seconds = max(1, Int(wait.rounded(.up)))
-        exchange.fail(APIError(
-            .rateLimited, "too many \(what) from \(client) (\(settings)); retry in \(seconds) s",
-            headers: [("Retry-After", String(seconds))]))
+        exchange.fail(
+            APIError(
+                .rateLimited, "too many \(what) from \(client) (\(settings)); retry in \(seconds) s",
+                headers: [("Retry-After", String(seconds))]))
     }
 }

@@ -6,7 +6,9 @@ extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
     func postAction(_ exchange: Exchange) {
         let id = exchange.id
-        guard let session = store.session(id), let sendAction = senders[session.reactorName] else { return exchange.fail(store.absence(id)) }
+        guard let session = store.session(id), let sendAction = senders[session.reactorName] else {
+            return exchange.fail(store.absence(id))
+        }
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }
         let wait: Bool
@@ -53,7 +55,10 @@ extension ReactorService {
     /// more to the session loaded back (a request must not see a 404 because its session was idle).
     /// `sendAction` is the one registered for the session's reactor (looked up once by the caller).
     /// Returns the action's seq and the session that accepted it.
-    func send(_ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8], _ completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> (UInt64, any HostedSession) {
+    func send(
+        _ id: String, _ session: any HostedSession, _ sendAction: ReactorDefinition.SendAction, _ body: [UInt8],
+        _ completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?
+    ) throws(SessionError) -> (UInt64, any HostedSession) {
         do {
             return (try sendAction(session, body, completion), session)
         } catch .passivated {
@@ -134,10 +139,11 @@ final class ActionWaiter: Sendable {
         }
         guard let seq else { return }
         let which = seq.map { "action \($0)" } ?? "the action"
-        exchange.fail(APIError(
-            .timeout,
-            "\(which) was accepted but its mutations were not all reduced within \(seconds) s "
-                + "(sessions.waitTimeoutSeconds); it keeps running"))
+        exchange.fail(
+            APIError(
+                .timeout,
+                "\(which) was accepted but its mutations were not all reduced within \(seconds) s "
+                    + "(sessions.waitTimeoutSeconds); it keeps running"))
     }
 
     private func answer(_ seq: UInt64, _ result: Result<EncodedSnapshot, SessionError>) {

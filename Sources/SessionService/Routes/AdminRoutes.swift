@@ -10,9 +10,10 @@ extension ReactorService {
     func adminSessions(_ exchange: Exchange) {
         let scope = exchange.request.queryValue("scope")
         if let scope, scope != "local" {
-            return exchange.fail(APIError(
-                .invalidQuery,
-                "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
+            return exchange.fail(
+                APIError(
+                    .invalidQuery,
+                    "scope must be local (only this instance's sessions) or left out, got \(JSONWriter.quoted(scope))"))
         }
         let local = scope != nil
         guard !local, !exchange.isForwarded, let peers else {
@@ -25,7 +26,9 @@ extension ReactorService {
 
     /// The session list: the resident sessions, `remote` entries from other instances, then (with
     /// `includeStored`) stored sessions resident nowhere that answered.
-    func replySessions(_ exchange: Exchange, remote: [[UInt8]], remoteIDs: Set<String>, unreachable: [String], includeStored: Bool) {
+    func replySessions(
+        _ exchange: Exchange, remote: [[UInt8]], remoteIDs: Set<String>, unreachable: [String], includeStored: Bool
+    ) {
         let instance = peers?.instanceName
         // While storage cannot store records, the listing must not wait for them: each session whose
         // newest changes are not stored is marked instead.
@@ -55,7 +58,9 @@ extension ReactorService {
                 out.string(instance)
             }
             out.raw(",\"idleSeconds\":")
-            out.integer((context.clock.monotonicNanoseconds() &- min(session.lastActive, context.clock.monotonicNanoseconds())) / 1_000_000_000)
+            out.integer(
+                (context.clock.monotonicNanoseconds() &- min(session.lastActive, context.clock.monotonicNanoseconds()))
+                    / 1_000_000_000)
             out.raw(",\"subscriberDetails\":[")
             for (position, subscriber) in subscribers.enumerated() {
                 if position > 0 { out.raw(",") }
@@ -131,12 +136,14 @@ extension ReactorService {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .bool(let enabled)? = body["enabled"] else {
-            return exchange.fail(APIError(
-                .invalidBodyMember,
-                #"the body must be {"enabled": true} or {"enabled": false}"#))
+            return exchange.fail(
+                APIError(
+                    .invalidBodyMember,
+                    #"the body must be {"enabled": true} or {"enabled": false}"#))
         }
         session.setStub(enabled: enabled)
-        logger.notice(enabled ? "stub mode on: actions are recorded, not run" : "stub mode off", ["session": .string(id)])
+        logger.notice(
+            enabled ? "stub mode on: actions are recorded, not run" : "stub mode off", ["session": .string(id)])
         exchange.dependsOn = session.storedPosition
         exchange.reply(200, json: Array((enabled ? #"{"stub":true}"# : #"{"stub":false}"#).utf8))
     }
@@ -148,9 +155,10 @@ extension ReactorService {
         guard let session = store.session(id) else { return exchange.fail(store.absence(id)) }
         guard let body = exchange.jsonBody() else { return }
         guard session.isStubEnabled else {
-            return exchange.fail(APIError(
-                .stubDisabled,
-                "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
+            return exchange.fail(
+                APIError(
+                    .stubDisabled,
+                    "states can be forced only in stub mode: PUT /admin/sessions/\(id)/stub {\"enabled\": true} first"))
         }
         do {
             _ = try bodyParser.parse(body)
@@ -179,10 +187,11 @@ extension ReactorService {
     func replaceSessionToken(_ exchange: Exchange) {
         let id = exchange.id
         guard access.kind == .token else {
-            return exchange.fail(APIError(
-                .notTokenMode,
-                "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only "
-                    + "with auth.sessions=token"))
+            return exchange.fail(
+                APIError(
+                    .notTokenMode,
+                    "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only "
+                        + "with auth.sessions=token"))
         }
         let token = SessionToken.generate()
         // Stored with the session, which need not be loaded for it.
@@ -201,7 +210,8 @@ extension ReactorService {
     func storedSessionsJSON(_ out: inout JSONWriter, first: Bool, skipping listed: Set<String> = []) {
         guard let storage = store.storage else { return }
         var first = first
-        for info in storage.storedSessions().sorted(by: { $0.id < $1.id }) where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
+        for info in storage.storedSessions().sorted(by: { $0.id < $1.id })
+        where (!info.resident || info.unavailable != nil) && !listed.contains(info.id) {
             if !first { out.raw(",") }
             first = false
             out.raw("{\"id\":")

@@ -11,10 +11,15 @@ extension ReactorService {
         // Counted without a lock, so a burst of subscribers racing the limit may pass it by a few.
         let limits = configuration.sse
         if session.subscriberCount >= limits.maxSubscribersPerSession {
-            return exchange.fail(.tooManySubscribers("session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"))
+            return exchange.fail(
+                .tooManySubscribers(
+                    "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"
+                ))
         }
         if metrics.subscribers.value >= limits.maxSubscribers {
-            return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
+            return exchange.fail(
+                .tooManySubscribers(
+                    "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers)"))
         }
         let select: (pointer: JSONPointer, text: String)?
         let patches: Bool
@@ -60,7 +65,8 @@ extension ReactorService {
     static func patches(_ exchange: Exchange) throws(APIError) -> Bool {
         guard let delta = exchange.request.queryValue("delta") else { return false }
         guard delta == "json-patch" else {
-            let message = "delta=\(JSONWriter.quoted(String(delta.prefix(80)))) is not a delta this server makes: "
+            let message =
+                "delta=\(JSONWriter.quoted(String(delta.prefix(80)))) is not a delta this server makes: "
                 + "ask for json-patch (RFC 6902 patches after the first state), or leave delta out for whole states"
             throw APIError(.invalidDelta, message)
         }

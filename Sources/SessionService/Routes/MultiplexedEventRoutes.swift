@@ -51,11 +51,17 @@ extension ReactorService {
             guard case .subscribe(let session) = start else { continue }
             subscribing += 1
             if session.subscriberCount >= limits.maxSubscribersPerSession {
-                return exchange.fail(.tooManySubscribers("session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"))
+                return exchange.fail(
+                    .tooManySubscribers(
+                        "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"
+                    ))
             }
         }
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
-            return exchange.fail(.tooManySubscribers("the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"))
+            return exchange.fail(
+                .tooManySubscribers(
+                    "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"
+                ))
         }
         // One per part that subscribes, in order; given back as each part leaves its session.
         var holds: [AddressQuota.Hold]
@@ -130,7 +136,9 @@ extension ReactorService {
         case .open:
             return ids.map { _ in (true, nil) }
         case .token:
-            let tokens = BearerCredential.presented(by: exchange.request)?.split(separator: ",", omittingEmptySubsequences: false) ?? []
+            let tokens =
+                BearerCredential.presented(by: exchange.request)?.split(
+                    separator: ",", omittingEmptySubsequences: false) ?? []
             return ids.enumerated().map { index, id in
                 let token = index < tokens.count && !tokens[index].isEmpty ? String(tokens[index]) : nil
                 let stored = store.accessTokenHash(for: id)

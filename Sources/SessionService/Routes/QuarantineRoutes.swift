@@ -21,7 +21,9 @@ extension ReactorService {
             // Damage is not a reactor's doing: nothing deployed can fix it, and loading what is left could serve
             // a history with holes.
             return exchange.fail(
-                APIError(.sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be released: it is not quarantined by a crash "
+                APIError(
+                    .sessionUnavailable,
+                    "session \(JSONWriter.quoted(id)) cannot be released: it is not quarantined by a crash "
                         + "but because \(reason); DELETE it to start over"
                 ))
         }
@@ -151,7 +153,9 @@ extension ReactorService {
         guard !records.isEmpty else { return APIError(.unavailable(id: id, reason: reason)) }
         let lastGood = records.lastGoodVersion(stored: info.version)
         guard version > lastGood else { return nil }
-        return APIError(.sessionUnavailable, "session \(JSONWriter.quoted(id)) is quarantined and version \(version) is past its last good version "
+        return APIError(
+            .sessionUnavailable,
+            "session \(JSONWriter.quoted(id)) is quarantined and version \(version) is past its last good version "
                 + "\(lastGood): \(reason)"
         )
     }

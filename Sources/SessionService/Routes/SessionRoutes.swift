@@ -7,18 +7,20 @@ extension ReactorService {
     func createSession(_ exchange: Exchange) {
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .string(let name)? = body["reactor"] else {
-            return exchange.fail(APIError(
-                .bodyNotObject,
-                #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
+            return exchange.fail(
+                APIError(
+                    .bodyNotObject,
+                    #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
         }
         guard let definition = catalog.definition(named: name) else {
             return exchange.fail(.unknownReactor(name, known: catalog.definitions.map(\.name)))
         }
         guard mayCreate(name) else {
-            return exchange.fail(APIError(
-                .forbidden,
-                "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows "
-                    + "\(configuration.auth.reactors.joined(separator: ", ")))"))
+            return exchange.fail(
+                APIError(
+                    .forbidden,
+                    "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows "
+                        + "\(configuration.auth.reactors.joined(separator: ", ")))"))
         }
         let id: String
         switch body["id"] {
@@ -27,31 +29,37 @@ extension ReactorService {
         case .string(let chosen)?:
             // Before anything about the id is looked at: the same answer whether it exists or not.
             guard configuration.auth.clientChosenIDs else {
-                return exchange.fail(APIError(
-                    .forbidden,
-                    #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
+                return exchange.fail(
+                    APIError(
+                        .forbidden,
+                        #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
             }
             guard SessionID.isValid(chosen) else {
-                return exchange.fail(APIError(
-                    .invalidID,
-                    "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got "
-                        + "\(JSONWriter.quoted(String(chosen.prefix(80))))"))
+                return exchange.fail(
+                    APIError(
+                        .invalidID,
+                        "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got "
+                            + "\(JSONWriter.quoted(String(chosen.prefix(80))))"))
             }
             id = chosen
         case let other?:
-            return exchange.fail(APIError(
-                .invalidID, "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
+            return exchange.fail(
+                APIError(
+                    .invalidID, "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
         }
-        if let claims = exchange.claims, let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id) {
+        if let claims = exchange.claims,
+            let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id)
+        {
             return exchange.fail(APIError(.forbidden, refusal))
         }
         let params: SessionParams
         do throws(ParamsError) {
             params = try definition.decodeParams(body["params"])
         } catch {
-            return exchange.fail(APIError(
-                .invalidParams,
-                "\(error.message) (reactor \(JSONWriter.quoted(name)); /openapi.json describes its params)"))
+            return exchange.fail(
+                APIError(
+                    .invalidParams,
+                    "\(error.message) (reactor \(JSONWriter.quoted(name)); /openapi.json describes its params)"))
         }
         if let reason = store.storage?.unavailableReason { return exchange.fail(.storageUnavailable(reason)) }
         let token = newToken()
@@ -63,15 +71,17 @@ extension ReactorService {
         } catch .exists {
             return exchange.fail(APIError(.sessionExists, "a session with id \(JSONWriter.quoted(id)) already exists"))
         } catch {
-            return exchange.fail(APIError(
-                .tooManySessions,
-                "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
+            return exchange.fail(
+                APIError(
+                    .tooManySessions,
+                    "the server holds its limit of \(store.limit) sessions (sessions.limit); delete some or try later"))
         }
         metrics.sessions.increment()
         let snapshot = session.snapshot()
         store.settle(session)
         exchange.dependsOn = session.storedPosition
-        exchange.reply(201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
+        exchange.reply(
+            201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
     }
 
     /// Whether `auth.reactors` lets `POST /sessions` create sessions of this reactor.
@@ -108,14 +118,18 @@ extension ReactorService {
         // A quarantined session's crash records go with it (an operator acted).
         crashes.forget(id)
         if store.storage != nil {
-            logger.info("deleted a session; its records in the journal are erased in the background within seconds", ["session": .string(id)])
+            logger.info(
+                "deleted a session; its records in the journal are erased in the background within seconds",
+                ["session": .string(id)])
         }
         exchange.reply(204, body: [], contentType: nil)
     }
 
     /// `{"id", "reactor", "version", "state"}`, `"params"` when its reactor takes them, and `"token"` when one
     /// was just issued.
-    static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot, token: SessionToken? = nil) -> [UInt8] {
+    static func sessionJSON(_ session: any HostedSession, _ snapshot: EncodedSnapshot, token: SessionToken? = nil)
+        -> [UInt8]
+    {
         let params = session.params
         var out = JSONWriter(capacity: 128 + snapshot.state.count + params.count)
         out.raw("{\"id\":")

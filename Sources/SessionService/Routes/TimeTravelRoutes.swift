@@ -15,15 +15,17 @@ extension ReactorService {
     /// `GET …/versions/{version}` answered from the records this instance can read.
     func answerVersion(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
-            return exchange.fail(APIError(
-                .memoryOnly, "time travel needs the journal; this server runs with storage.memoryOnly"))
+            return exchange.fail(
+                APIError(
+                    .memoryOnly, "time travel needs the journal; this server runs with storage.memoryOnly"))
         }
         let segments = exchange.request.pathSegments
         guard segments.count == 5, let version = UInt64(segments[4]) else {
-            return exchange.fail(APIError(
-                .invalidVersion,
-                "the version must be a non-negative integer, got "
-                    + "\(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
+            return exchange.fail(
+                APIError(
+                    .invalidVersion,
+                    "the version must be a non-negative integer, got "
+                        + "\(JSONWriter.quoted(exchange.request.pathSegments.last ?? ""))"))
         }
         // Replayed from what the files hold: while storage fails it shows nothing that waits for a write.
         if storage.unavailableReason != nil { exchange.dependsOn = 0 }
@@ -42,7 +44,9 @@ extension ReactorService {
     }
 
     /// The state of session `id` at `version`, as clients would have seen it.
-    func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<[UInt8], APIError> {
+    func stateJSON(_ id: String, at version: UInt64, storage: any StorageBackend, shown: Bool = true) -> Result<
+        [UInt8], APIError
+    > {
         stateAndParams(id, at: version, storage: storage, shown: shown).map(\.state)
     }
 
@@ -62,22 +66,25 @@ extension ReactorService {
         let shared = peers != nil
         guard version <= info.version || shared else { return .failure(notYet) }
         guard let definition = catalog.definition(named: info.reactor) else {
-            return .failure(APIError(
-                .sessionUnavailable, "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
+            return .failure(
+                APIError(
+                    .sessionUnavailable, "reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         let history: StoredVersionHistory
         do {
             guard let found = try storage.history(of: id, upTo: version) else {
                 if version > info.version {
-                    return .failure(APIError(
-                        .unknownVersion,
-                        "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does "
-                            + "not exist yet"))
+                    return .failure(
+                        APIError(
+                            .unknownVersion,
+                            "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does "
+                                + "not exist yet"))
                 }
                 // A version not rebuilt while writes fail may be one whose records wait to be written.
                 if let reason = storage.unavailableReason { return .failure(APIError(.storageUnavailable(reason))) }
                 let oldest = storage.oldestRetainedVersion(of: id).map(String.init) ?? "unknown"
-                let message = "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained "
+                let message =
+                    "version \(version) of session \(JSONWriter.quoted(id)) is older than its retained "
                     + "history (storage keeps the newest \(configuration.storage.historyVersions) versions of each "
                     + "session, storage.historyVersions, and older ones until compaction drops them); the oldest "
                     + "retained version is \(oldest)"
@@ -91,8 +98,9 @@ extension ReactorService {
             let state = try definition.replay(id, history, shown)
             return .success((state, history.params))
         } catch {
-            return .failure(APIError(
-                .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
+            return .failure(
+                APIError(
+                    .sessionUnavailable, "session \(JSONWriter.quoted(id)) cannot be replayed: \(error.reason)"))
         }
     }
 
@@ -108,14 +116,16 @@ extension ReactorService {
     /// `POST …/fork` on this instance, from the records it can read.
     func forkHere(_ id: String, _ exchange: Exchange) {
         guard let storage = store.storage else {
-            return exchange.fail(APIError(
-                .memoryOnly, "forking needs the journal; this server runs with storage.memoryOnly"))
+            return exchange.fail(
+                APIError(
+                    .memoryOnly, "forking needs the journal; this server runs with storage.memoryOnly"))
         }
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
         guard case .number(let number)? = body["version"], let version = number.uint64Value else {
-            return exchange.fail(APIError(
-                .invalidBodyMember,
-                #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
+            return exchange.fail(
+                APIError(
+                    .invalidBodyMember,
+                    #"the body must name a version: {"version": 3, "id": "optional-new-id"}"#))
         }
         let newID: String
         switch body["id"] {
@@ -135,10 +145,11 @@ extension ReactorService {
         // A fork is a new session: what it starts from must fit the limit its own states will be held to.
         let limit = configuration.sessions.maxStateBytes
         guard state.count <= limit else {
-            return exchange.fail(APIError(
-                .stateTooLarge,
-                "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes "
-                    + "(sessions.maxStateBytes); a fork cannot start from it"))
+            return exchange.fail(
+                APIError(
+                    .stateTooLarge,
+                    "the state of version \(version) is \(state.count) bytes of JSON, over the limit of \(limit) bytes "
+                        + "(sessions.maxStateBytes); a fork cannot start from it"))
         }
         guard let definition = catalog.definition(named: info.reactor) else { return exchange.fail(store.absence(id)) }
         // The fork keeps the source's parameters: it is the same session from here on, under another id. Replayed
@@ -158,20 +169,25 @@ extension ReactorService {
                 return try? definition.restoreSession(newID, context, history, journal)
             }
         } catch .exists {
-            return exchange.fail(APIError(
-                .sessionExists, "a session with id \(JSONWriter.quoted(newID)) already exists"))
+            return exchange.fail(
+                APIError(
+                    .sessionExists, "a session with id \(JSONWriter.quoted(newID)) already exists"))
         } catch .notStored {
-            return exchange.fail(.storageUnavailable(
-                storage.unavailableReason ?? "the fork could not be stored or started; the server's log says why"))
+            return exchange.fail(
+                .storageUnavailable(
+                    storage.unavailableReason ?? "the fork could not be stored or started; the server's log says why"))
         } catch {
-            return exchange.fail(APIError(
-                .tooManySessions, "the server holds its limit of \(store.limit) sessions (sessions.limit)"))
+            return exchange.fail(
+                APIError(
+                    .tooManySessions, "the server holds its limit of \(store.limit) sessions (sessions.limit)"))
         }
         metrics.sessions.increment()
-        logger.notice("forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
+        logger.notice(
+            "forked a session", ["from": .string(id), "version": .int(Int(version)), "session": .string(newID)])
         let created = session.snapshot()
         store.settle(session)
         exchange.dependsOn = session.storedPosition
-        exchange.reply(201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
+        exchange.reply(
+            201, json: Self.sessionJSON(session, created, token: token), headers: [("Location", "/sessions/\(newID)")])
     }
 }

@@ -91,8 +91,12 @@ public struct RouteAnswer: Sendable {
     public let condition: RouteCondition
 
     /// A success answer with `payload` (and the headers it always carries).
-    public static func success(_ status: Int, _ payload: RoutePayload, _ meaning: String, headers: [(name: String, meaning: String)] = [], when condition: RouteCondition = .always) -> RouteAnswer {
-        RouteAnswer(status: status, code: nil, meaning: meaning, payload: payload, headers: headers, condition: condition)
+    public static func success(
+        _ status: Int, _ payload: RoutePayload, _ meaning: String, headers: [(name: String, meaning: String)] = [],
+        when condition: RouteCondition = .always
+    ) -> RouteAnswer {
+        RouteAnswer(
+            status: status, code: nil, meaning: meaning, payload: payload, headers: headers, condition: condition)
     }
 
     /// An error answer, `{"error": {"code": …, "message": …}}`: its status, code, meaning and headers from the
@@ -108,7 +112,8 @@ public struct RouteAnswer: Sendable {
 
     /// The same answer, given only under `condition`.
     public func when(_ condition: RouteCondition) -> RouteAnswer {
-        RouteAnswer(status: status, code: code, meaning: meaning, payload: payload, headers: headers, condition: condition)
+        RouteAnswer(
+            status: status, code: code, meaning: meaning, payload: payload, headers: headers, condition: condition)
     }
 }
 

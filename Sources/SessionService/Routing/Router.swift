@@ -1,6 +1,7 @@
 import HTTPServer
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Matches a request's method and path against ``Route/table``, on the target's bytes: it runs on
@@ -152,6 +153,7 @@ public struct Router: Sendable {
 
     /// Percent-decodes the id segment; most ids have no escapes and are copied as they are.
     static func decode(_ segment: Slice<UnsafeBufferPointer<UInt8>>) -> String {
-        segment.contains(UInt8(ascii: "%")) ? PercentDecoding.decode(bytes: segment, plusIsSpace: false) : String(decoding: segment, as: UTF8.self)
+        segment.contains(UInt8(ascii: "%"))
+            ? PercentDecoding.decode(bytes: segment, plusIsSpace: false) : String(decoding: segment, as: UTF8.self)
     }
 }

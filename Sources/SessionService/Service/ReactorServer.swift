@@ -1,8 +1,8 @@
-import Posix
 import Foundation
 import HTTPServer
 import Logs
 import NATS
+import Posix
 import Synchronization
 
 /// The whole server: configuration, the HTTP server and the reactor service, in a few lines. To run it as
@@ -41,8 +41,11 @@ public final class ReactorServer: Sendable {
         catalog: ReactorCatalog, configuration: ServerConfiguration, clock: any ServiceClock = SystemServiceClock(),
         logger: Logger? = nil
     ) throws(ConfigurationError) {
-        let logger = logger ?? Logger(
-            label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
+        let logger =
+            logger
+            ?? Logger(
+                label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info,
+                handler: JSONLineLogHandler.standardError)
         self.configuration = configuration
         self.logger = logger
         (adminToken, adminTokenGenerated) = try Self.resolveAdminToken(configuration.admin)
@@ -89,7 +92,9 @@ public final class ReactorServer: Sendable {
         default: lines = ["listening on http://\(address.isIPv6 ? "[\(address.host)]" : address.host):\(address.port)/"]
         }
         if adminTokenGenerated {
-            lines.append("admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)")
+            lines.append(
+                "admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)"
+            )
         } else {
             lines.append("admin token: as configured (\(Self.adminTokenSource(configuration.admin)))")
         }
@@ -102,9 +107,13 @@ public final class ReactorServer: Sendable {
         }
         switch service.access.kind {
         case .open where !Self.isLoopback(configuration.http.host):
-            lines.append("WARNING: sessions are open (auth.sessions=open) on \(configuration.http.host), beyond loopback: anyone who can reach this port and knows or guesses a session id can read, change and delete it. Set auth.sessions=token or jwt (README: Access to sessions)")
+            lines.append(
+                "WARNING: sessions are open (auth.sessions=open) on \(configuration.http.host), beyond loopback: anyone who can reach this port and knows or guesses a session id can read, change and delete it. Set auth.sessions=token or jwt (README: Access to sessions)"
+            )
         case .open:
-            lines.append("sessions: open (anyone who knows a session id may use it; fine on loopback, see auth.sessions before exposing it)")
+            lines.append(
+                "sessions: open (anyone who knows a session id may use it; fine on loopback, see auth.sessions before exposing it)"
+            )
         case .token:
             lines.append("sessions: token (each session needs the token POST /sessions returned)")
         case .jwt:
@@ -114,7 +123,9 @@ public final class ReactorServer: Sendable {
             let count = storage.count
             let sessions = "\(count) \(count == 1 ? "session" : "sessions")"
             if storage is NATSStorage {
-                let servers = configuration.storage.nats.servers.map { (try? NATSServerAddress.list($0).first?.description) ?? "?" }.joined(separator: ",")
+                let servers = configuration.storage.nats.servers.map {
+                    (try? NATSServerAddress.list($0).first?.description) ?? "?"
+                }.joined(separator: ",")
                 lines.append("sessions on NATS JetStream: \(servers) (\(sessions) stored)")
             } else {
                 lines.append("data folder: \(configuration.storage.dataDir) (\(sessions) recovered)")
@@ -134,7 +145,8 @@ public final class ReactorServer: Sendable {
     /// Graceful shutdown: stop accepting, finish in-flight requests, end streams.
     public func shutdown() {
         // Once: a second signal must not move the deadline effects are given.
-        _ = shutdownBegan.compareExchange(expected: 0, desired: max(1, service.context.clock.monotonicNanoseconds()), ordering: .relaxed)
+        _ = shutdownBegan.compareExchange(
+            expected: 0, desired: max(1, service.context.clock.monotonicNanoseconds()), ordering: .relaxed)
         service.stop()
         http.shutdown()
     }
@@ -166,9 +178,13 @@ public final class ReactorServer: Sendable {
         guard outcome.effectsCutOff > 0 else { return }
         let fields: LogFields = ["effects": .int(outcome.effectsCutOff), "ended": .bool(outcome.effectsEnded)]
         if outcome.effectsEnded {
-            logger.notice("effects still running at shutdown were cancelled; their actions show as interrupted after a restart", fields)
+            logger.notice(
+                "effects still running at shutdown were cancelled; their actions show as interrupted after a restart",
+                fields)
         } else {
-            logger.warning("effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them", fields)
+            logger.warning(
+                "effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them",
+                fields)
         }
     }
 
@@ -212,7 +228,10 @@ public final class ReactorServer: Sendable {
         switch StorageKind(rawValue: configuration.storage.backend) {
         case .file?: return try openFileJournal(configuration, logger: logger, readOnly: readOnly)
         case .nats?: return try openNATSStorage(configuration, logger: logger, readOnly: readOnly)
-        case nil: throw ConfigurationError("storage.backend: expected file or nats, got \(ConfigurationValue.quoted(configuration.storage.backend))")
+        case nil:
+            throw ConfigurationError(
+                "storage.backend: expected file or nats, got \(ConfigurationValue.quoted(configuration.storage.backend))"
+            )
         }
     }
 
@@ -228,8 +247,13 @@ public final class ReactorServer: Sendable {
         } catch {
             throw ConfigurationError("storage.nats.servers: \(error)")
         }
-        guard !servers.isEmpty else { throw ConfigurationError("storage.nats.servers: name at least one server (nats://host:port)") }
-        var options = NATSStorage.Options(servers: servers, instance: settings.instance.isEmpty ? defaultInstanceName(port: configuration.http.port) : settings.instance)
+        guard !servers.isEmpty else {
+            throw ConfigurationError("storage.nats.servers: name at least one server (nats://host:port)")
+        }
+        var options = NATSStorage.Options(
+            servers: servers,
+            instance: settings.instance.isEmpty ? defaultInstanceName(port: configuration.http.port) : settings.instance
+        )
         options.user = settings.user.isEmpty ? nil : settings.user
         options.password = settings.password.isEmpty ? nil : settings.password
         options.token = settings.token.isEmpty ? nil : settings.token
@@ -237,9 +261,11 @@ public final class ReactorServer: Sendable {
         options.claimTTL = .milliseconds(Int64(settings.claimTTLSeconds * 1000))
         options.prefix = settings.prefix
         options.requestTimeout = .milliseconds(Int64(settings.timeoutSeconds * 1000))
-        options.startTimeout = settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
+        options.startTimeout =
+            settings.startTimeoutSeconds > 0 ? .milliseconds(Int64(settings.startTimeoutSeconds * 1000)) : nil
         options.trimAfterMessages = settings.trimAfterMessages
-        options.actionLogLimits = ActionLogLimits(count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
+        options.actionLogLimits = ActionLogLimits(
+            count: configuration.sessions.actionLogLimit, bytes: configuration.sessions.actionLogBytes)
         if readOnly {
             // Never an instance's name: it claims nothing and puts no heartbeat, but its connection is named.
             options.readOnly = true
@@ -262,8 +288,11 @@ public final class ReactorServer: Sendable {
     /// sessions back at once; with port 0 (a port picked at start), the process id stands in.
     static func defaultInstanceName(port: Int) -> String {
         var buffer = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&buffer, buffer.count) == 0 ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
-        let name = String(host.unicodeScalars.map { $0.isASCII && UInt8($0.value).isNameCharacter ? Character($0) : "-" })
+        let host =
+            gethostname(&buffer, buffer.count) == 0
+            ? String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "host"
+        let name = String(
+            host.unicodeScalars.map { $0.isASCII && UInt8($0.value).isNameCharacter ? Character($0) : "-" })
         return "\(name.prefix(40))-\(port == 0 ? "pid\(getpid())" : String(port))"
     }
 
@@ -283,7 +312,9 @@ public final class ReactorServer: Sendable {
         do {
             return try FileJournal(options: options, logger: logger)
         } catch {
-            throw ConfigurationError("storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)")
+            throw ConfigurationError(
+                "storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)"
+            )
         }
     }
 
@@ -295,8 +326,13 @@ public final class ReactorServer: Sendable {
             guard let data = FileManager.default.contents(atPath: admin.tokenFile) else {
                 throw ConfigurationError("admin.tokenFile: cannot read \(admin.tokenFile)")
             }
-            let token = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map { String($0).trimmed } ?? ""
-            guard !token.isEmpty else { throw ConfigurationError("admin.tokenFile: \(admin.tokenFile) holds no token on its first line") }
+            let token =
+                String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first.map {
+                    String($0).trimmed
+                } ?? ""
+            guard !token.isEmpty else {
+                throw ConfigurationError("admin.tokenFile: \(admin.tokenFile) holds no token on its first line")
+            }
             return (token, false)
         }
         return (AdminAuthenticator.generateToken(), true)
@@ -350,7 +386,8 @@ public final class ReactorServer: Sendable {
         result.maxConnectionsPerAddress = http.maxConnectionsPerAddress == 0 ? nil : http.maxConnectionsPerAddress
         // A trusted proxy carries many clients' connections; both lists were checked when loaded.
         let limits = configuration.limits
-        result.connectionLimitExemptions = (limits.exemptAddresses + limits.trustedProxies).compactMap(IPAddressRange.init)
+        result.connectionLimitExemptions = (limits.exemptAddresses + limits.trustedProxies).compactMap(
+            IPAddressRange.init)
         result.eventStreamKeepAliveInterval = .seconds(configuration.sse.keepAliveSeconds)
         result.eventStreamBufferLimit = configuration.sse.subscriberBufferBytes
         return result

@@ -1,11 +1,12 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 import HTTPServer
-import Synchronization
 import Logs
 import Posix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The `reactor-server` command line: flags and environment → configuration → a running server until
 /// SIGTERM/SIGINT. Your own executable can host your reactors with the same command line (and `settings`
@@ -78,7 +79,9 @@ public enum ReactorServerCommand {
         warnings: [String], sources: [String: String]
     ) -> Int32 {
         let options = (warnings: warnings, sources: sources)
-        let logger = Logger(label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info, handler: JSONLineLogHandler.standardError)
+        let logger = Logger(
+            label: "reactor-server", level: LogLevel(name: configuration.log.level) ?? .info,
+            handler: JSONLineLogHandler.standardError)
         for warning in options.warnings { logger.warning(warning) }
 
         // Before any thread starts, so that only the signal thread receives SIGTERM/SIGINT, and so that
@@ -110,7 +113,8 @@ public enum ReactorServerCommand {
         } catch {
             // One plain line for the person at the terminal (as for a bad configuration); no backtrace.
             let place = configuration.http.host.contains(":") ? "[\(configuration.http.host)]" : configuration.http.host
-            let why = error.errno == EADDRINUSE
+            let why =
+                error.errno == EADDRINUSE
                 ? "the port is in use by another process (choose another with --port or http.port)" : "\(error)"
             writeStandardError("reactor-server: cannot listen on \(place):\(configuration.http.port): \(why)\n")
             return 1
@@ -122,11 +126,15 @@ public enum ReactorServerCommand {
         for warning in summary.split(separator: "\n") where warning.hasPrefix("WARNING: ") {
             logger.warning(String(warning.dropFirst("WARNING: ".count)))
         }
-        logger.info("listening", [
-            "address": .string("\(address)"),
-            "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
-            "configured": .string(options.sources.sorted { $0.key < $1.key }.map { "\($0.key) from \($0.value)" }.joined(separator: "; ")),
-        ])
+        logger.info(
+            "listening",
+            [
+                "address": .string("\(address)"),
+                "reactors": .string(server.service.catalog.definitions.map(\.name).joined(separator: ",")),
+                "configured": .string(
+                    options.sources.sorted { $0.key < $1.key }.map { "\($0.key) from \($0.value)" }.joined(
+                        separator: "; ")),
+            ])
         serving.withLock { $0 = server }
         server.waitUntilStopped()
         server.service.stop()
@@ -141,7 +149,9 @@ public enum ReactorServerCommand {
     private static func write(fd: Int32, _ text: String) {
         var text = text
         // Nothing to tell anyone when the terminal itself is gone.
-        text.withUTF8 { bytes in _ = Result { () throws(IOError) in try Posix.writeAll(fd, UnsafeRawBufferPointer(bytes)) } }
+        text.withUTF8 { bytes in
+            _ = Result { () throws(IOError) in try Posix.writeAll(fd, UnsafeRawBufferPointer(bytes)) }
+        }
     }
 }
 

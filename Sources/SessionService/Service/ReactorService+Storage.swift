@@ -49,7 +49,8 @@ extension ReactorService {
         guard let storage = store.storage, !storage.isDurable(position), let reason = storage.unavailableReason else {
             return nil
         }
-        let message = "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
+        let message =
+            "session \(JSONWriter.quoted(id))'s newest changes are not stored (\(reason)); reads of it "
             + "answer 503 until a retried write stores them"
         return APIError(.storageUnavailable, message)
     }
@@ -87,12 +88,15 @@ extension ReactorService {
                 logger.info("stored sessions load with this server's reactor", fields)
             }
         }
-        let checked = check.checked < check.stored
+        let checked =
+            check.checked < check.stored
             ? "a sample of \(check.checked) of the \(check.stored) stored sessions (storage.checkAtStart; "
                 + "reactor-server verify reads them all)"
             : "all \(check.stored) stored sessions"
-        logger.notice("checked \(checked) at start", [
-            "as_stored": .int(check.asStored), "migrated": .int(check.migrated), "failed": .int(check.failed),
-        ])
+        logger.notice(
+            "checked \(checked) at start",
+            [
+                "as_stored": .int(check.asStored), "migrated": .int(check.migrated), "failed": .int(check.failed),
+            ])
     }
 }

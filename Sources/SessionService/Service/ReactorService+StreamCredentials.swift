@@ -24,7 +24,8 @@ extension ReactorService {
             guard let claims = exchange.claims else { return }
             let exp = Int64(exactly: claims.expiresAt.rounded(.down)).map(String.init) ?? "\(claims.expiresAt)"
             let leeway = verifier.leewaySeconds
-            let message = "the bearer token expired (exp \(exp), auth.jwt.leewaySeconds \(leeway)); "
+            let message =
+                "the bearer token expired (exp \(exp), auth.jwt.leewaySeconds \(leeway)); "
                 + "open the stream again with a new token"
             expiringStreams.add(stream, endingAt: claims.expiresAt + Double(leeway), message: message)
         }

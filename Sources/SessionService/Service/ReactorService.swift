@@ -59,7 +59,9 @@ public final class ReactorService: HTTPResponder {
         catalog: ReactorCatalog, configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
         clock: any ServiceClock = SystemServiceClock(), logger: Logger
     ) {
-        self.init(catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock, logger: logger, storage: nil)
+        self.init(
+            catalog: catalog, configuration: configuration, adminToken: adminToken, access: access, clock: clock,
+            logger: logger, storage: nil)
     }
 
     /// A service for `catalog` with its sessions kept in `storage` (nil: memory only).
@@ -71,7 +73,8 @@ public final class ReactorService: HTTPResponder {
         self.access = access
         self.peers = peers
         self.catalog = catalog
-        senders = Dictionary(catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
+        senders = Dictionary(
+            catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit
@@ -85,7 +88,9 @@ public final class ReactorService: HTTPResponder {
         bodyParser = limits.bodyParser
         context = SessionContext(limits: limits, clock: clock, logger: logger, storage: storage)
         expiringStreams = ExpiringStreams(clock: clock, ended: context.metrics.streamsEndedJWTExpired)
-        let store = SessionStore(limit: configuration.sessions.limit, catalog: catalog, context: context, maxResident: configuration.sessions.maxResident)
+        let store = SessionStore(
+            limit: configuration.sessions.limit, catalog: catalog, context: context,
+            maxResident: configuration.sessions.maxResident)
         self.store = store
         storageWaitsOnNetwork = storage?.waitsOnNetwork ?? false
         if let storage {
@@ -95,9 +100,12 @@ public final class ReactorService: HTTPResponder {
         let folder = storage == nil ? nil : CrashFolder(path: configuration.storage.dataDir + "/crashes")
         crashes = CrashQuarantine(
             folder: folder, storage: storage, logger: logger, gauge: context.metrics.sessionsQuarantined)
-        let openAPI = OpenAPIDocument(definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
+        let openAPI = OpenAPIDocument(
+            definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
         openAPIDocument = openAPI.json(reactor: nil)
-        openAPIDocuments = Dictionary(catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last })
+        openAPIDocuments = Dictionary(
+            catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last }
+        )
         reactorsDocument = Self.reactorsJSON(catalog)
         let trustedProxies = configuration.limits.trustedProxies.compactMap(IPNetwork.init)
         clientResolver = ClientAddressResolver(trustedProxies: trustedProxies)
@@ -106,7 +114,8 @@ public final class ReactorService: HTTPResponder {
         subscriberQuota = perAddress > 0 ? AddressQuota(limit: perAddress) : nil
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
-            configuration, adminToken: adminToken, access: access, tokenHash: { [store] id in store.accessTokenHash(for: id) },
+            configuration, adminToken: adminToken, access: access,
+            tokenHash: { [store] id in store.accessTokenHash(for: id) },
             metrics: context.metrics, logger: logger, clock: clock)
         // Before any request can load a session: one that crashed the server must not run again by itself.
         crashes.quarantineAtStart()
@@ -146,13 +155,15 @@ public final class ReactorService: HTTPResponder {
 
     public func response(for rejection: HTTPRejection) -> HTTPResponse {
         let error = APIError(rejection)
-        return HTTPResponse(status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body + [UInt8(ascii: "\n")])
+        return HTTPResponse(
+            status: HTTPStatus(code: error.status), headers: jsonHeaders(), body: error.body + [UInt8(ascii: "\n")])
     }
 
     /// Builds every route's chain: metrics and the access log around everything, then CORS, then the
     /// access check the route's table row asks for.
     func buildChains(
-        _ configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode, tokenHash: @escaping @Sendable (String) -> SessionTokenHash?,
+        _ configuration: ServerConfiguration, adminToken: String, access: SessionAccessMode,
+        tokenHash: @escaping @Sendable (String) -> SessionTokenHash?,
         metrics: ServiceMetrics, logger: Logger, clock: any ServiceClock
     ) -> (routes: [MiddlewareChain], unrouted: MiddlewareChain, preflight: MiddlewareChain) {
         var outer: [any ServiceMiddleware] = [MetricsMiddleware(metrics: metrics)]
@@ -164,12 +175,19 @@ public final class ReactorService: HTTPResponder {
         let exempt = exemptClients
         if limits.requestsPerSecond > 0 {
             let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
-            outer.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "requests", settings: "limits.requestsPerSecond"))
+            outer.append(
+                RateLimitMiddleware(
+                    buckets: buckets, resolver: resolver, exempt: exempt, what: "requests",
+                    settings: "limits.requestsPerSecond"))
         }
         var creation: [any ServiceMiddleware] = []
         if limits.sessionsPerMinute > 0 {
-            let buckets = TokenBuckets(rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
-            creation.append(RateLimitMiddleware(buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions", settings: "limits.sessionsPerMinute"))
+            let buckets = TokenBuckets(
+                rate: Double(limits.sessionsPerMinute) / 60, burst: limits.sessionBurst, clock: clock)
+            creation.append(
+                RateLimitMiddleware(
+                    buckets: buckets, resolver: resolver, exempt: exempt, what: "new sessions",
+                    settings: "limits.sessionsPerMinute"))
         }
         var acting: [any ServiceMiddleware] = []
         if limits.actionBytesPerMinute > 0 {
@@ -186,14 +204,21 @@ public final class ReactorService: HTTPResponder {
             case .admin: layers.append(admin)
             case .createSession:
                 layers += creation
-                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
+                if access.kind != .open {
+                    layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock))
+                }
             case .session(let right):
-                if access.kind != .open { layers.append(SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock)) }
+                if access.kind != .open {
+                    layers.append(
+                        SessionAccessMiddleware(mode: access, right: right, tokenHash: tokenHash, clock: clock))
+                }
                 // After the access check: only those who may act spend their budget.
                 if entry.route == .postAction { layers += acting }
             case .eachSession:
                 // Only the JWT itself is checked here; the route checks each session (tokens, rights).
-                if access.kind == .jwt { layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock)) }
+                if access.kind == .jwt {
+                    layers.append(SessionAccessMiddleware(mode: access, right: nil, tokenHash: tokenHash, clock: clock))
+                }
             case .open: break
             }
             let needs = entry.needs
@@ -279,7 +304,9 @@ public final class ReactorService: HTTPResponder {
         let count = resident.count + storedOnly
         for _ in 0..<count { metrics.sessions.decrement() }
         if count > 0 {
-            logger.info("expired idle sessions", ["count": .int(count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
+            logger.info(
+                "expired idle sessions",
+                ["count": .int(count), "ttl_seconds": .double(configuration.sessions.idleTTLSeconds)])
         }
     }
 }

@@ -28,7 +28,11 @@ public struct DeliveryBatch {
         }
         let made = F()
         owned.append(made)
-        if first == nil { first = (key, Unmanaged.passUnretained(made)) } else { others.append((key, Unmanaged.passUnretained(made))) }
+        if first == nil {
+            first = (key, Unmanaged.passUnretained(made))
+        } else {
+            others.append((key, Unmanaged.passUnretained(made)))
+        }
         return body(made)
     }
 

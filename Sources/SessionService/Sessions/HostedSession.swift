@@ -64,7 +64,8 @@ public protocol HostedSession: SessionStreamSource {
 
     /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
     /// mutation the action produced has been reduced (or the session ended).
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?)
+        throws(SessionError) -> UInt64
 
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)

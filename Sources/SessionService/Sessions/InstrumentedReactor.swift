@@ -2,7 +2,7 @@ import Logs
 import Reactors
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Wraps a reactor to time each `reduce` call into the reduce-latency histogram (and count the states
@@ -45,7 +45,9 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
 
     @inlinable func mutate(action: Action) -> Effect<Mutation> { base.mutate(action: action) }
 
-    @inlinable func mutate(action: Action, state: State) -> Effect<Mutation> { base.mutate(action: action, state: state) }
+    @inlinable func mutate(action: Action, state: State) -> Effect<Mutation> {
+        base.mutate(action: action, state: state)
+    }
 
     @inlinable
     func reduce(state: State, mutation: Mutation) -> State {
@@ -81,12 +83,15 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
     @inlinable func transform(state: State) -> State { base.transform(state: state) }
 
     @inlinable
-    func recover(interrupted action: Action, state: State) -> [Mutation] { base.recover(interrupted: action, state: state) }
+    func recover(interrupted action: Action, state: State) -> [Mutation] {
+        base.recover(interrupted: action, state: state)
+    }
 
     @usableFromInline
     func effectDidFail(_ error: any Error) {
         base.effectDidFail(error)
-        context.logger.warning("an effect failed; the session goes on", ["session": .string(sessionID), "error": .string("\(error)")])
+        context.logger.warning(
+            "an effect failed; the session goes on", ["session": .string(sessionID), "error": .string("\(error)")])
     }
 
     @inlinable

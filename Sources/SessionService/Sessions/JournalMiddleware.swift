@@ -26,7 +26,9 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
         } catch {
             // Without the mutation the version cannot be replayed: a snapshot must cover it instead.
             journal.requireSnapshot()
-            journal.logger.error("a mutation does not encode as JSON; a snapshot will cover it", ["session": .string(journal.id), "version": .int(Int(version)), "error": .string("\(error)")])
+            journal.logger.error(
+                "a mutation does not encode as JSON; a snapshot will cover it",
+                ["session": .string(journal.id), "version": .int(Int(version)), "error": .string("\(error)")])
         }
     }
 
@@ -37,7 +39,9 @@ struct JournalMiddleware<R: Reactor>: ReactorMiddleware {
             journal.cannotJournal(version: version, "the forced state")
         } catch {
             journal.requireSnapshot()
-            journal.logger.error("a forced state does not encode as JSON", ["session": .string(journal.id), "error": .string("\(error)")])
+            journal.logger.error(
+                "a forced state does not encode as JSON",
+                ["session": .string(journal.id), "error": .string("\(error)")])
         }
     }
 }

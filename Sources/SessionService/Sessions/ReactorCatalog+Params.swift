@@ -58,9 +58,10 @@ extension ReactorCatalog {
         precondition(undelivered.isEmpty, Self.undeliverableMessage(name, undelivered))
         // What GET /reactors shows: the example's initial state, else that of parameters decoded from `{}`.
         let shown = exampleParams ?? (try? JSONValueDecoder().decode(P.self, from: .object(JSONObject())))
-        let initialState = shown.flatMap { params in
-            try? JSONValueEncoder().encode(make(ReactorContext(sessionID: "example", params: params)).initialState)
-        } ?? Array("null".utf8)
+        let initialState =
+            shown.flatMap { params in
+                try? JSONValueEncoder().encode(make(ReactorContext(sessionID: "example", params: params)).initialState)
+            } ?? Array("null".utf8)
         // Where members missing from stored states come from (StoredTypes).
         let template = (try? JSONParser(maxDepth: .max, maxBytes: .max).parse(initialState)) ?? .null
         let definition = ReactorDefinition(

@@ -25,37 +25,47 @@ public struct ReactorDefinition: Sendable {
     /// Checks `"params"` of `POST /sessions` (nil when left out) against the reactor's parameter type.
     @usableFromInline let decodeParams: @Sendable (_ given: JSONValue?) throws(ParamsError) -> SessionParams
     /// Starts a new session with its checked parameters, stored with its access token's hash when there is one.
-    @usableFromInline let makeSession: @Sendable (
-        _ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?, _ params: SessionParams
-    ) -> any PersistentSession
+    @usableFromInline let makeSession:
+        @Sendable (
+            _ id: String, _ context: SessionContext, _ accessTokenHash: SessionTokenHash?, _ params: SessionParams
+        ) -> any PersistentSession
     /// Sends an action to a session of this type. Built where the reactor is registered, so it calls
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
     @usableFromInline let sendAction: SendAction
 
     @usableFromInline
-    typealias SendAction = @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64
+    typealias SendAction =
+        @Sendable (any HostedSession, [UInt8], (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?)
+        throws(SessionError) -> UInt64
     /// Rebuilds a stored session (snapshot + replayed tail), or says why it cannot.
-    @usableFromInline let restoreSession: @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal) throws(RestoreError) -> any PersistentSession
+    @usableFromInline let restoreSession:
+        @Sendable (_ id: String, _ context: SessionContext, _ history: StoredHistory, _ journal: SessionJournal)
+            throws(RestoreError) -> any PersistentSession
     /// The state (as shown to clients, or `shown` false: as `reduce` keeps it) that a snapshot's state and
     /// the records after it lead to, for session `id` (with the parameters the history carries).
-    @usableFromInline let replay: @Sendable (
-        _ id: String, _ history: StoredVersionHistory, _ shown: Bool
-    ) throws(RestoreError) -> [UInt8]
+    @usableFromInline let replay:
+        @Sendable (
+            _ id: String, _ history: StoredVersionHistory, _ shown: Bool
+        ) throws(RestoreError) -> [UInt8]
     /// Whether stored session `id` loads, and what had to be made of it (`verify`, and without `reducing` the
     /// check at start, which runs no `reduce`).
-    @usableFromInline let check: @Sendable (
-        _ id: String, _ history: StoredHistory, _ reducing: Bool
-    ) -> Result<LoadReport, RestoreError>
+    @usableFromInline let check:
+        @Sendable (
+            _ id: String, _ history: StoredHistory, _ reducing: Bool
+        ) -> Result<LoadReport, RestoreError>
 
     @usableFromInline
     init(
         name: String, summary: String, exampleActions: [String], initialState: [UInt8], storageVersion: Int,
         schema: ReactorSchema?, hasMiddlewares: Bool, takesParams: Bool = false, exampleParams: [UInt8]? = nil,
         decodeParams: @escaping @Sendable (JSONValue?) throws(ParamsError) -> SessionParams = SessionParams.none(for:),
-        makeSession: @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
+        makeSession:
+            @escaping @Sendable (String, SessionContext, SessionTokenHash?, SessionParams)
             -> any PersistentSession,
-        restoreSession: @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) -> any PersistentSession,
+        restoreSession:
+            @escaping @Sendable (String, SessionContext, StoredHistory, SessionJournal) throws(RestoreError) ->
+            any PersistentSession,
         replay: @escaping @Sendable (String, StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
         check: @escaping @Sendable (String, StoredHistory, Bool) -> Result<LoadReport, RestoreError>,
         sendAction: @escaping SendAction
@@ -167,7 +177,8 @@ public struct ReactorCatalog: Sendable {
                     reactor: make(), id: id, name: name, template: template, history: history, reducing: reducing)
             },
             sendAction: { session, body, completion throws(SessionError) in
-                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(actionBody: body, completion: completion, encodeAction: encodeAction)
+                try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(
+                    actionBody: body, completion: completion, encodeAction: encodeAction)
             })
         add(definition)
     }

@@ -21,14 +21,17 @@ extension Session {
                 id: id, reactor: name, version: checkpoint.version, lastSeq: checkpoint.lastSeq, stub: false,
                 state: state, pulses: checkpoint.pulseCounts, params: params, storageVersion: R.storageVersion)
             guard let log = storage.create(snapshot, accessTokenHash: accessTokenHash) else {
-                context.logger.error("a session id is already stored; this session is not persisted", ["session": .string(id)])
+                context.logger.error(
+                    "a session id is already stored; this session is not persisted", ["session": .string(id)])
                 return nil
             }
             return SessionJournal(
                 log: log, id: id, reactor: name, storageVersion: R.storageVersion,
                 snapshotEvery: context.limits.snapshotEvery, logger: context.logger, params: params)
         } catch {
-            context.logger.error("the initial state does not encode as JSON; the session is not persisted", ["session": .string(id), "error": .string("\(error)")])
+            context.logger.error(
+                "the initial state does not encode as JSON; the session is not persisted",
+                ["session": .string(id), "error": .string("\(error)")])
             return nil
         }
     }
@@ -75,10 +78,14 @@ extension Session {
                 if passivating { journal.release() }
                 return true
             }
-            context.logger.error("a snapshot is larger than a stored record may be; none written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "state_bytes": .int(state.count)])
+            context.logger.error(
+                "a snapshot is larger than a stored record may be; none written",
+                ["session": .string(id), "version": .int(Int(checkpoint.version)), "state_bytes": .int(state.count)])
         } catch {
             journal.changedSinceSnapshot.store(true, ordering: .relaxed)
-            context.logger.error("a state does not encode as JSON; no snapshot written", ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
+            context.logger.error(
+                "a state does not encode as JSON; no snapshot written",
+                ["session": .string(id), "version": .int(Int(checkpoint.version)), "error": .string("\(error)")])
         }
         return false
     }
@@ -107,7 +114,9 @@ extension Session {
         guard idle else { return false }
         runtime.stop()
         if !log.withLock({ writeSnapshot(&$0, passivating: true) }) {
-            context.logger.critical("a session left memory without its final snapshot; its latest versions come back only after a restart", ["session": .string(id)])
+            context.logger.critical(
+                "a session left memory without its final snapshot; its latest versions come back only after a restart",
+                ["session": .string(id)])
         }
         return true
     }
@@ -131,7 +140,9 @@ extension Session {
         runtime.stop()
         if !log.withLock({ writeSnapshot(&$0, passivating: true) }) {
             journal.release()
-            context.logger.notice("a session handed off without a final snapshot; the next instance replays its records since the last one", ["session": .string(id)])
+            context.logger.notice(
+                "a session handed off without a final snapshot; the next instance replays its records since the last one",
+                ["session": .string(id)])
         }
         let message = "the session moved to instance \(instance); reconnect to follow it"
         SubscriberList.finish(subscribers, .moved(message))

@@ -55,7 +55,9 @@ extension Session {
         do {
             return try json(of: snapshot.state, version: snapshot.version)
         } catch {
-            context.logger.error("a state does not encode as JSON; subscribers skip it", ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
+            context.logger.error(
+                "a state does not encode as JSON; subscribers skip it",
+                ["session": .string(id), "version": .int(Int(snapshot.version)), "error": .string("\(error)")])
             return nil
         }
     }
@@ -64,7 +66,8 @@ extension Session {
     @usableFromInline
     func encodePulse(_ pulse: PulseUpdate, position: UInt64) -> SessionEvent? {
         guard let value = try? tracer.run(.encodeState, { try JSONValueEncoder().encode(pulse.value) }) else {
-            context.logger.error("a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
+            context.logger.error(
+                "a pulse value does not encode as JSON", ["session": .string(id), "pulse": .string(pulse.name)])
             return nil
         }
         return SessionEvent(.pulse(name: pulse.name, count: pulse.count), json: value, position: position)

@@ -1,7 +1,7 @@
 import JSONCodec
 import Logs
-import Synchronization
 import Reactors
+import Synchronization
 
 // How a session comes back from its stored history, and how a past version is rebuilt.
 extension Session {
@@ -55,8 +55,9 @@ extension Session {
                 try types.state(snapshot.state, storageVersion: snapshot.storageVersion)
             }
         } catch {
-            throw RestoreError(reason: types.reason(
-                "its snapshot at version \(snapshot.version)", storageVersion: snapshot.storageVersion, error))
+            throw RestoreError(
+                reason: types.reason(
+                    "its snapshot at version \(snapshot.version)", storageVersion: snapshot.storageVersion, error))
         }
         Pulses.restore(snapshot.pulses, into: &state)
         var version = snapshot.version
@@ -99,7 +100,9 @@ extension Session {
     static func restoredParts(
         name: String, reactor: R, template: JSONValue, history: StoredHistory, journal: SessionJournal,
         tracer: SessionCallTracer
-    ) throws(RestoreError) -> (checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool) {
+    ) throws(RestoreError) -> (
+        checkpoint: Checkpoint<R.State>, actions: [ActionLogEntry], isStubbed: Bool, recovered: Bool
+    ) {
         var types = StoredTypes(reactor: reactor, name: name, template: template)
         var (state, version) = try storedState(history, types: &types, tracer: tracer)
         if types.report.isMigrated {
@@ -144,7 +147,10 @@ extension Session {
         } catch {
             logger.warning(
                 "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
-                ["session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)), "error": .string("\(error)")])
+                [
+                    "session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)),
+                    "error": .string("\(error)"),
+                ])
             return
         }
         let current = state
@@ -191,7 +197,8 @@ extension Session {
             let result = state
             return try tracer.run(.encodeState, version: last) { try JSONValueEncoder().encode(result) }
         } catch {
-            throw RestoreError(reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
+            throw RestoreError(
+                reason: "the stored history does not decode with reactor \(JSONWriter.quoted(name)): \(error)")
         }
     }
 }

@@ -19,10 +19,12 @@ extension Session {
             made.remember(current, json: json)
         }
         let owned = Unmanaged.passRetained(made)
-        let (exchanged, existing) = stateLimitPointer.compareExchange(expected: 0, desired: UInt(bitPattern: owned.toOpaque()), ordering: .acquiringAndReleasing)
+        let (exchanged, existing) = stateLimitPointer.compareExchange(
+            expected: 0, desired: UInt(bitPattern: owned.toOpaque()), ordering: .acquiringAndReleasing)
         guard exchanged else {
             owned.release()
-            return Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque(UnsafeRawPointer(bitPattern: existing)!).takeUnretainedValue()
+            return Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque(UnsafeRawPointer(bitPattern: existing)!)
+                .takeUnretainedValue()
         }
         runtime.addMiddleware(made)
         return made
@@ -31,7 +33,9 @@ extension Session {
     /// The state limit, once the first change made it.
     @inlinable
     var stateLimit: StateLimit<InstrumentedReactor<R>>? {
-        UnsafeRawPointer(bitPattern: stateLimitPointer.load(ordering: .acquiring)).map { Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque($0).takeUnretainedValue() }
+        UnsafeRawPointer(bitPattern: stateLimitPointer.load(ordering: .acquiring)).map {
+            Unmanaged<StateLimit<InstrumentedReactor<R>>>.fromOpaque($0).takeUnretainedValue()
+        }
     }
 
     /// The JSON of `state` (of version `version`): the one the state limit measured when it is that state,

@@ -15,7 +15,8 @@ extension Session {
             guard !passivated.load(ordering: .relaxed) else { return .passivated }
             guard !shared.ended else { return .ended }
             // Before the observer starts, its first event delivers the latest state.
-            shared.subscribers.add(subscriber, sink: sink, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
+            shared.subscribers.add(
+                subscriber, sink: sink, latest: shared.observing ? latest(shared) : nil, reporting: reporting)
             if !shared.observing {
                 shared.observing = true
                 startObserving = true
@@ -58,7 +59,9 @@ extension Session {
     func subscriberInfo() -> [SubscriberInfo] {
         shared.withLock { shared in
             shared.subscribers.all.map {
-                SubscriberInfo(queuedBytes: $0.sink?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops, select: $0.selectText)
+                SubscriberInfo(
+                    queuedBytes: $0.sink?.queuedByteCount ?? 0, lastEventID: $0.lastSentVersion, drops: $0.drops,
+                    select: $0.selectText)
             }
         }
     }

@@ -78,7 +78,9 @@ final class Session<R: Reactor>: PersistentSession {
             InstrumentedReactor(reactor, context: context, tracer: tracer), restoring: checkpoint, start: false,
             tracer: tracer)
         // Setting it allocates the runtime's rarely used extras: only when it differs from the default.
-        if runtime.stubRecordLimit != context.limits.stubRecordLimit { runtime.stubRecordLimit = context.limits.stubRecordLimit }
+        if runtime.stubRecordLimit != context.limits.stubRecordLimit {
+            runtime.stubRecordLimit = context.limits.stubRecordLimit
+        }
         var actionLog = ActionLog(limit: context.limits.actionLogLimit, byteLimit: context.limits.actionLogBytes)
         for entry in actions { actionLog.append(entry) }
         log = Mutex(actionLog)
@@ -89,9 +91,12 @@ final class Session<R: Reactor>: PersistentSession {
             guard case .state(let snapshot, let pulses) = event else { return }
             session.publish(snapshot, pulses: pulses)
         }
-        journal = existing ?? Self.createJournal(
-            id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash, params: params,
-            tracer: tracer)
+        journal =
+            existing
+            ?? Self.createJournal(
+                id: id, name: name, runtime: runtime, context: context, accessTokenHash: accessTokenHash,
+                params: params,
+                tracer: tracer)
         shared = Mutex(Shared(latest: runtime.currentSnapshot))
         activity = Atomic(context.clock.monotonicNanoseconds())
         attachJournal()
@@ -120,14 +125,19 @@ final class Session<R: Reactor>: PersistentSession {
     // MARK: Actions
 
     @inlinable
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?) throws(SessionError) -> UInt64 {
+    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?)
+        throws(SessionError) -> UInt64
+    {
         try send(actionBody: actionBody, completion: completion, encodeAction: nil)
     }
 
     /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
     /// (specialized where the reactor was registered; without it the type is asked at run time).
     @inlinable
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, encodeAction: ((R.Action) throws -> [UInt8])?) throws(SessionError) -> UInt64 {
+    func send(
+        actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?,
+        encodeAction: ((R.Action) throws -> [UInt8])?
+    ) throws(SessionError) -> UInt64 {
         try send(actionBody: actionBody, completion: completion, encodeAction: encodeAction, timer: nil)
     }
 
@@ -167,54 +177,57 @@ final class Session<R: Reactor>: PersistentSession {
         _ action: R.Action, json: [UInt8], origin: ActionOrigin,
         completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?, timer: PendingTimer? = nil
     ) throws(SessionError) -> UInt64 {
-        if let journal, json.count > journal.maxActionBytes { throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes) }
+        if let journal, json.count > journal.maxActionBytes {
+            throw .actionTooLarge(bytes: json.count, limit: journal.maxActionBytes)
+        }
         let at = context.clock.wallNanoseconds()
         let seq: UInt64
         do {
             // When the runtime runs the action inline on this thread, a crash in it keeps its JSON.
             seq = try SessionCallTracer.sending(json) { () throws(ReactorError) -> UInt64 in
-            try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
-                if let timer, !takeTimer(timer) { return 0 }
-                ensureStateLimit()
-                // The receipt says whether stub mode took the action, decided by the runtime as it admitted
-                // it: the log records what really happens to it, however long it waits in the queue.
-                let receipt: ActionReceipt
-                if let journal {
-                    let ticket = ActionTicket()
+                try log.withLock { (log: inout ActionLog) throws(ReactorError) -> UInt64 in
+                    if let timer, !takeTimer(timer) { return 0 }
+                    ensureStateLimit()
+                    // The receipt says whether stub mode took the action, decided by the runtime as it admitted
+                    // it: the log records what really happens to it, however long it waits in the queue.
+                    let receipt: ActionReceipt
+                    if let journal {
+                        let ticket = ActionTicket()
+                        if let completion {
+                            receipt = try runtime.submit(action) { [weak self] result in
+                                journal.ended(ticket, result)
+                                guard let self else { return completion(.failure(.ended)) }
+                                completion(self.encoded(result))
+                            }
+                        } else {
+                            // No caller waits: no weak reference to take and load on every action.
+                            receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
+                        }
+                        log.append(
+                            ActionLogEntry(
+                                seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
+                                timer: timer?.name))
+                        journal.accepted(
+                            ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json,
+                            timer: timer?.name)
+                        if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
+                        return receipt.seq
+                    }
                     if let completion {
                         receipt = try runtime.submit(action) { [weak self] result in
-                            journal.ended(ticket, result)
                             guard let self else { return completion(.failure(.ended)) }
                             completion(self.encoded(result))
                         }
                     } else {
-                        // No caller waits: no weak reference to take and load on every action.
-                        receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
+                        receipt = try runtime.submit(action)
                     }
                     log.append(
                         ActionLogEntry(
                             seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
                             timer: timer?.name))
-                    journal.accepted(
-                        ticket, seq: receipt.seq, at: at, stubbed: receipt.isStubbed, origin: origin, body: json,
-                        timer: timer?.name)
-                    if journal.isSnapshotDue { writeSnapshot(&log, passivating: false) }
                     return receipt.seq
                 }
-                if let completion {
-                    receipt = try runtime.submit(action) { [weak self] result in
-                        guard let self else { return completion(.failure(.ended)) }
-                        completion(self.encoded(result))
-                    }
-                } else {
-                    receipt = try runtime.submit(action)
-                }
-                log.append(
-                    ActionLogEntry(
-                        seq: receipt.seq, at: at, action: json, stubbed: receipt.isStubbed, origin: origin,
-                        timer: timer?.name))
-                return receipt.seq
-            } }
+            }
         } catch {
             if case .stopped = error, passivated.load(ordering: .acquiring) { throw .passivated }
             throw .reactor(error)
@@ -241,7 +254,8 @@ final class Session<R: Reactor>: PersistentSession {
     @usableFromInline
     func snapshot() -> EncodedSnapshot {
         let latest = runtime.currentSnapshot
-        return (try? encoded(.success(latest)).get()) ?? EncodedSnapshot(version: latest.version, state: Array("null".utf8))
+        return (try? encoded(.success(latest)).get())
+            ?? EncodedSnapshot(version: latest.version, state: Array("null".utf8))
     }
 
     // MARK: Admin

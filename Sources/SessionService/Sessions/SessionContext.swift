@@ -37,7 +37,10 @@ public final class SessionContext: Sendable {
     let timers: TimerIndex
 
     /// A context for sessions stored in `storage` (nil: memory only).
-    init(limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(), clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: (any StorageBackend)? = nil) {
+    init(
+        limits: Limits = Limits(), metrics: ServiceMetrics = ServiceMetrics(),
+        clock: any ServiceClock = SystemServiceClock(), logger: Logger = .disabled, storage: (any StorageBackend)? = nil
+    ) {
         self.limits = limits
         self.metrics = metrics
         self.clock = clock

@@ -161,7 +161,8 @@ final class SessionJournal: Sendable {
                 running = running.filter { $0.key >= oldestRetained }
             }
             var snapshot = StoredSnapshot(
-                id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state, running: running.keys.sorted(),
+                id: id, reactor: reactor, version: version, lastSeq: lastSeq, stub: stub, state: state,
+                running: running.keys.sorted(),
                 pulses: pulses, recoveredThrough: recoveredThrough.load(ordering: .relaxed), params: params,
                 storageVersion: storageVersion)
             let appended = timers { pending, serial in

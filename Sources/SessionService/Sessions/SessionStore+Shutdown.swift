@@ -34,7 +34,8 @@ extension SessionStore {
             }
         }
         guard !stopped.isEmpty else { return ShutdownStop(effectsCutOff: 0, effectsEnded: true) }
-        return ShutdownStop(effectsCutOff: cutOff, effectsEnded: waitForEffects(of: stopped, until: bound, onClock: false))
+        return ShutdownStop(
+            effectsCutOff: cutOff, effectsEnded: waitForEffects(of: stopped, until: bound, onClock: false))
     }
 
     /// Blocks until none of `sessions` runs an effect, or `limit` passed (on the service's clock when

@@ -119,9 +119,13 @@ public final class SessionStore: ResidentSessions {
     }
 
     /// Rebuilds a session from its stored history with the reactor it was stored under.
-    private func restore(_ id: String, _ history: StoredHistory, _ log: any SessionLog) -> Result<any PersistentSession, RestoreError> {
+    private func restore(_ id: String, _ history: StoredHistory, _ log: any SessionLog) -> Result<
+        any PersistentSession, RestoreError
+    > {
         guard let definition = catalog.definition(named: history.snapshot.reactor) else {
-            return .failure(RestoreError(reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
+            return .failure(
+                RestoreError(
+                    reason: "its reactor \(JSONWriter.quoted(history.snapshot.reactor)) is not hosted by this server"))
         }
         let journal = SessionJournal(
             log: log, id: id, reactor: definition.name, storageVersion: definition.storageVersion,
@@ -136,7 +140,9 @@ public final class SessionStore: ResidentSessions {
 
     /// Runs `body` on the session with this id (loading it) while no passivation can take it out of
     /// memory; nil when there is no such session.
-    func withSessionHeld<T>(_ id: String, _ body: (any PersistentSession) throws(SessionError) -> T) throws(SessionError) -> T? {
+    func withSessionHeld<T>(_ id: String, _ body: (any PersistentSession) throws(SessionError) -> T)
+        throws(SessionError) -> T?
+    {
         guard let storage else { return try sessions.withLock { $0[id] }.map(body) }
         let result = try loading.withLock { _ throws(SessionError) -> T? in
             guard let session = loadLocked(id, storage) else { return nil }
@@ -164,7 +170,8 @@ public final class SessionStore: ResidentSessions {
         id: String, accessTokenHash: SessionTokenHash? = nil, _ make: (SessionTokenHash?) -> (any PersistentSession)?
     ) throws(InsertError) -> any PersistentSession {
         let session = try loading.withLock { _ throws(InsertError) -> any PersistentSession in
-            try sessions.withLock { (sessions: inout [String: any PersistentSession]) throws(InsertError) -> any PersistentSession in
+            try sessions.withLock {
+                (sessions: inout [String: any PersistentSession]) throws(InsertError) -> any PersistentSession in
                 guard sessions[id] == nil, !(storage?.contains(id) ?? false) else { throw .exists }
                 guard (storage?.count ?? sessions.count) < limit else { throw .full }
                 guard let session = make(storage == nil ? nil : accessTokenHash) else { throw .notStored }
@@ -346,7 +353,8 @@ public final class SessionStore: ResidentSessions {
         let target = excess + max(0, min(maxResident / 10, 1000))
         let victims = sessions.withLock { sessions in
             // Never the session the caller is about to use.
-            sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }.prefix(target)
+            sessions.values.filter { $0.subscriberCount == 0 && $0.id != kept }.sorted { $0.lastActive < $1.lastActive }
+                .prefix(target)
         }
         _ = passivate(Array(victims))
     }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import JSONCodec
 import Logs
 import Reactors
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Keeps every state a session commits within `sessions.maxStateBytes` of JSON, so that whatever the server
 /// accepted it can snapshot and read back, and keeps the JSON it measured: reads, events, `?wait=true`
@@ -113,9 +114,14 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
 
     @usableFromInline
     func didRefuse(_ rejection: ActionRejection, seq: UInt64?) {
-        var fields: LogFields = ["session": .string(sessionID), "code": .string(rejection.code), "reason": .string(rejection.message)]
+        var fields: LogFields = [
+            "session": .string(sessionID), "code": .string(rejection.code), "reason": .string(rejection.message),
+        ]
         if let seq { fields.append("seq", .int(Int(truncatingIfNeeded: seq))) }
-        context.logger.warning(seq == nil ? "a state was refused; the session is unchanged" : "an action's state was refused; the session is unchanged", fields)
+        context.logger.warning(
+            seq == nil
+                ? "a state was refused; the session is unchanged"
+                : "an action's state was refused; the session is unchanged", fields)
         guard let seq else { return }
         storage.withLock { storage in
             storage.refusals[seq] = rejection
@@ -168,7 +174,8 @@ final class StateLimit<R: Reactor>: ReactorMiddleware {
     static func sameBits(_ a: R.State, _ b: R.State) -> Bool {
         withUnsafeBytes(of: a) { first in
             withUnsafeBytes(of: b) { second in
-                first.count == second.count && (first.isEmpty || memcmp(first.baseAddress!, second.baseAddress!, first.count) == 0)
+                first.count == second.count
+                    && (first.isEmpty || memcmp(first.baseAddress!, second.baseAddress!, first.count) == 0)
             }
         }
     }

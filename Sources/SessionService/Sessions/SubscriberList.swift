@@ -104,7 +104,8 @@ struct SubscriberList {
     }
 
     /// A notice from a subscriber's transport: it ended, or it drained after refusing events.
-    mutating func handle(_ notice: SubscriberNotice, for subscriber: Subscriber, latest: Latest?, reporting: Reporting) {
+    mutating func handle(_ notice: SubscriberNotice, for subscriber: Subscriber, latest: Latest?, reporting: Reporting)
+    {
         guard !subscriber.closed else { return }
         switch notice {
         case .closed:
@@ -142,7 +143,10 @@ struct SubscriberList {
 
     /// Sends the latest state (when newer than what the subscriber has) and then the `pulses` of the part
     /// of the state it follows.
-    mutating func deliver(_ latest: inout Latest, pulses: [SessionEvent], to subscriber: Subscriber, reporting: Reporting, batch: inout DeliveryBatch) {
+    mutating func deliver(
+        _ latest: inout Latest, pulses: [SessionEvent], to subscriber: Subscriber, reporting: Reporting,
+        batch: inout DeliveryBatch
+    ) {
         guard !subscriber.closed, let sink = subscriber.sink else { return }
         if subscriber.behind {
             subscriber.drops += 1
@@ -168,7 +172,10 @@ struct SubscriberList {
 
     /// Sends the latest state if the subscriber has not seen it (and, with `select`, if the selected
     /// value changed); marks it behind on overflow.
-    mutating func sendLatest(_ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting, batch: inout DeliveryBatch) {
+    mutating func sendLatest(
+        _ latest: inout Latest, to subscriber: Subscriber, sink: any SubscriberSink, reporting: Reporting,
+        batch: inout DeliveryBatch
+    ) {
         let version = latest.version
         if let last = subscriber.lastSentVersion, last >= version {
             guard last > version, restartsFutureResumes else { return }
@@ -198,8 +205,8 @@ struct SubscriberList {
             subscriber.drops += 1
             reporting.context.metrics.subscriberDrops.increment()
             if subscriber.select != nil { subscriber.lastSelected = nil }
-            // Its patch base stays: if this version is still the latest once it drains, it gets the patch after
-            // all; if newer ones came meanwhile, it skipped some, and the version check sends the whole state.
+        // Its patch base stays: if this version is still the latest once it drains, it gets the patch after
+        // all; if newer ones came meanwhile, it skipped some, and the version check sends the whole state.
         case .closed:
             subscriber.closed = true
         }
@@ -252,9 +259,12 @@ struct SubscriberList {
         guard subscriber.pendingPulses.count < context.limits.pulseBuffer else {
             subscriber.closed = true
             context.metrics.subscribersClosedSlow.increment()
-            let message = "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent (sse.pulseBuffer); reconnect to get the current state"
+            let message =
+                "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent (sse.pulseBuffer); reconnect to get the current state"
             subscriber.sink?.finish(.tooSlow(message: message))
-            context.logger.notice("closed a subscriber that could not keep up", ["session": .string(reporting.sessionID), "pending_pulses": .int(subscriber.pendingPulses.count)])
+            context.logger.notice(
+                "closed a subscriber that could not keep up",
+                ["session": .string(reporting.sessionID), "pending_pulses": .int(subscriber.pendingPulses.count)])
             return
         }
         subscriber.pendingPulses.append(pulse)

@@ -35,7 +35,8 @@ struct StoredSnapshot: Sendable, Equatable {
     var timerSerial: UInt64 = 0
 
     init(
-        id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8], actions: [ActionLogEntry] = [],
+        id: String, reactor: String, version: UInt64, lastSeq: UInt64, stub: Bool, state: [UInt8],
+        actions: [ActionLogEntry] = [],
         running: [UInt64] = [], pulses: [String: UInt64] = [:], recoveredThrough: UInt64 = 0, params: [UInt8] = [],
         storageVersion: Int = 1
     ) {

@@ -52,7 +52,10 @@ final class MultiplexedEventStream: RevocableStream {
         var start = StreamCursor(sessions: sessions, incarnations: incarnations)
         if let cursor { start.positions = cursor.positions(resumingOn: start) }
         resumingFrom = start.positions
-        state = Mutex(State(cursor: start, subscriptions: Array(repeating: nil, count: sessions.count), live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
+        state = Mutex(
+            State(
+                cursor: start, subscriptions: Array(repeating: nil, count: sessions.count),
+                live: Array(repeating: true, count: sessions.count), liveCount: sessions.count))
     }
 
     /// Takes the response the events go to (its notices come to ``handle(_:)``).
@@ -68,7 +71,8 @@ final class MultiplexedEventStream: RevocableStream {
     /// `lookup` (it loads back), a few times; one that ended meanwhile ends the part as deleted. `hold`
     /// counts the part against its client address until it has left its session (or, never taken in, now).
     func subscribe(
-        _ index: Int, to session: any SessionStreamSource, hold: AddressQuota.Hold? = nil, lookup: () -> (any SessionStreamSource)?
+        _ index: Int, to session: any SessionStreamSource, hold: AddressQuota.Hold? = nil,
+        lookup: () -> (any SessionStreamSource)?
     ) {
         let subscriber = Subscriber(
             lastEventID: resumingFrom[index], select: select, selectText: selectText, patches: patches, hold: hold)
@@ -97,14 +101,21 @@ final class MultiplexedEventStream: RevocableStream {
                 session = again
             }
         }
-        finish(index, .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage))
+        finish(
+            index,
+            .unavailable(
+                code: ServerSentEventVocabulary.sessionPassivated,
+                message: ServerSentEventVocabulary.sessionPassivatedMessage))
     }
 
     /// Ends part `index` before it subscribed: `event: end` with `reason` (`unknown_session`, `unauthorized`, …).
     func end(_ index: Int, reason: String) {
         state.withLock { state in
             guard state.live[index], !state.closed else { return }
-            endPart(index, with: ServerSentEventVocabulary.multiplexedEnd(session: sessions[index], reason: reason, cursor: state.cursor.text), &state)
+            endPart(
+                index,
+                with: ServerSentEventVocabulary.multiplexedEnd(
+                    session: sessions[index], reason: reason, cursor: state.cursor.text), &state)
         }
     }
 
@@ -159,18 +170,25 @@ final class MultiplexedEventStream: RevocableStream {
         return batch.withFlush(EventStreamFlush.self) { flush in
             let body = event.wire(for: ObjectIdentifier(Part.self)) { event in
                 switch event.kind {
-                case .state(let version): ServerSentEventVocabulary.multiplexedState(session: session, version: version, json: event.json)
+                case .state(let version):
+                    ServerSentEventVocabulary.multiplexedState(session: session, version: version, json: event.json)
                 case .patch(let version):
                     ServerSentEventVocabulary.multiplexedPatch(session: session, version: version, json: event.json)
-                case .pulse(let name, let count): ServerSentEventVocabulary.multiplexedPulse(session: session, name: name, count: count, value: event.json)
+                case .pulse(let name, let count):
+                    ServerSentEventVocabulary.multiplexedPulse(
+                        session: session, name: name, count: count, value: event.json)
                 }
             }
-            return send(event.kind, body: EncodedServerSentEvent(bytes: body, position: event.position), index: index, flush: flush)
+            return send(
+                event.kind, body: EncodedServerSentEvent(bytes: body, position: event.position), index: index,
+                flush: flush)
         }
     }
 
     /// Queues one event of part `index`, the cursor counting it in its head.
-    private func send(_ kind: SessionEvent.Kind, body: EncodedServerSentEvent, index: Int, flush: EventStreamFlush) -> DeliveryResult {
+    private func send(_ kind: SessionEvent.Kind, body: EncodedServerSentEvent, index: Int, flush: EventStreamFlush)
+        -> DeliveryResult
+    {
         state.withLock { state in
             guard state.live[index], let sse = state.sse else { return .closed }
             let head: [UInt8]
@@ -204,7 +222,10 @@ final class MultiplexedEventStream: RevocableStream {
                 endPart(index, with: event, position: nil, &state)
                 return []
             case .unavailable(let code, let message):
-                endPart(index, with: ServerSentEventVocabulary.error(session: session, code: code, message: message, cursor: state.cursor.text), &state)
+                endPart(
+                    index,
+                    with: ServerSentEventVocabulary.error(
+                        session: session, code: code, message: message, cursor: state.cursor.text), &state)
                 return []
             case .tooSlow(let message):
                 state.subscriptions[index] = nil

@@ -47,7 +47,10 @@ final class SessionEventStream: RevocableStream {
         switch session.subscribe(subscriber, sink: stream) {
         case .subscribed: return opened
         case .ended: end = .deleted
-        case .passivated: end = .unavailable(code: ServerSentEventVocabulary.sessionPassivated, message: ServerSentEventVocabulary.sessionPassivatedMessage)
+        case .passivated:
+            end = .unavailable(
+                code: ServerSentEventVocabulary.sessionPassivated,
+                message: ServerSentEventVocabulary.sessionPassivatedMessage)
         }
         // Never taken in: nothing else gives its place back.
         hold?.release()

@@ -31,7 +31,9 @@ struct StreamCursor: Sendable, Equatable {
     init?(_ text: String, sessions: [String]) {
         let bytes = Array(text.utf8)
         let list = Self.name(of: sessions)
-        guard bytes.count > list.count, bytes.starts(with: list), bytes[list.count] == UInt8(ascii: ":") else { return nil }
+        guard bytes.count > list.count, bytes.starts(with: list), bytes[list.count] == UInt8(ascii: ":") else {
+            return nil
+        }
         let fields = bytes[(list.count + 1)...].split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false)
         guard fields.count == sessions.count else { return nil }
         var positions: [UInt64?] = []

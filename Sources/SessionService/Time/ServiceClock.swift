@@ -3,7 +3,7 @@ import HTTPServer
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the service reads time and schedules deadlines (`?wait=true` timeouts, idle-session expiry,

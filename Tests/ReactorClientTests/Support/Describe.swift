@@ -23,7 +23,8 @@ func describe(_ connection: ConnectionState) -> String {
     switch connection {
     case .connecting: "connecting"
     case .connected: "connected"
-    case .reconnecting(let delay, let cause): "reconnecting after \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms (\(describe(cause)))"
+    case .reconnecting(let delay, let cause):
+        "reconnecting after \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms (\(describe(cause)))"
     case .ended(.finished(let reason)): "ended: \(reason)"
     case .ended(.stopped): "ended: stopped"
     case .ended(.failed(let error)): "failed: \(describe(error))"

@@ -44,7 +44,9 @@ final class LiveServer: Sendable {
     var baseURL: URL { URL(string: "http://127.0.0.1:\(port)")! }
 
     /// A client of this server; `configure` adjusts its configuration.
-    func client(bearerToken: String? = nil, _ configure: (inout ReactorClient.Configuration) -> Void = { _ in }) -> ReactorClient {
+    func client(bearerToken: String? = nil, _ configure: (inout ReactorClient.Configuration) -> Void = { _ in })
+        -> ReactorClient
+    {
         var configuration = ReactorClient.Configuration()
         configure(&configuration)
         return ReactorClient(baseURL: baseURL, bearerToken: bearerToken, configuration: configuration)
@@ -65,9 +67,11 @@ final class LiveServer: Sendable {
         running.withLock { $0 = server }
     }
 
-    private static func makeServer(port: Int, dataDirectory: String, logs: RecordingLogHandler,
-                                   configure: (inout ServerConfiguration) -> Void,
-                                   extra: (inout ReactorCatalog) -> Void) throws -> ReactorServer {
+    private static func makeServer(
+        port: Int, dataDirectory: String, logs: RecordingLogHandler,
+        configure: (inout ServerConfiguration) -> Void,
+        extra: (inout ReactorCatalog) -> Void
+    ) throws -> ReactorServer {
         var configuration = ServerConfiguration()
         configuration.http.port = port
         configuration.http.loops = 2
@@ -79,7 +83,8 @@ final class LiveServer: Sendable {
         var catalog = ReactorCatalog()
         ExampleCatalog.register(in: &catalog, clock: TestClock())
         extra(&catalog)
-        return try ReactorServer(catalog: catalog, configuration: configuration, clock: InjectedClock(),
-                                 logger: Logger(label: "client-test", level: .debug, handler: logs))
+        return try ReactorServer(
+            catalog: catalog, configuration: configuration, clock: InjectedClock(),
+            logger: Logger(label: "client-test", level: .debug, handler: logs))
     }
 }

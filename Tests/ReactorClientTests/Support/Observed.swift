@@ -40,7 +40,9 @@ final class Observed<Value: Sendable>: Sendable {
 
     /// Returns the value once `condition` holds; fails after `timeout` saying `what` was awaited.
     @discardableResult
-    func wait(_ what: String, timeout: Duration = defaultBound, until condition: @escaping @Sendable (Value) -> Bool) async throws -> Value {
+    func wait(_ what: String, timeout: Duration = defaultBound, until condition: @escaping @Sendable (Value) -> Bool)
+        async throws -> Value
+    {
         do {
             return try await waitFor(what, within: timeout) { try await self.waitUnbounded(condition) }
         } catch let failure as TestFailure {

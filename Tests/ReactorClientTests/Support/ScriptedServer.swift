@@ -97,7 +97,9 @@ final class ScriptedServer: HTTPResponder, Sendable {
         }
         switch script(number, seen) {
         case .status(let status, let json, let extra):
-            writer.respond(status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + extra), body: Array(json.utf8))
+            writer.respond(
+                status: status, headers: HTTPHeaders([("Content-Type", "application/json")] + extra),
+                body: Array(json.utf8))
         case .events(let events, let close):
             let log = log
             let stream = writer.startEventStream(headers: ["Cache-Control": "no-cache"]) { notice in

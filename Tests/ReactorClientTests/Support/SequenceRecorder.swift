@@ -26,7 +26,8 @@ final class SequenceRecorder<Element: Sendable>: Sendable {
     }
 
     /// Records a sequence that throws the client's error.
-    init<S: AsyncSequence & Sendable>(throwing sequence: S) where S.Element == Element, S.Failure == ReactorClientError {
+    init<S: AsyncSequence & Sendable>(throwing sequence: S)
+    where S.Element == Element, S.Failure == ReactorClientError {
         let recording = recording
         task.withLock {
             $0 = Task {

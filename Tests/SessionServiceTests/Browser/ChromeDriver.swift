@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The programs the browser tests drive (Debian's `chromium` and `chromium-driver`) and the
@@ -15,7 +15,8 @@ import Glibc
 /// func pageWorks() async throws { try await Browser.run("page") { browser in … } }
 /// ```
 enum BrowserPrograms {
-    static let installHint = "install them with apt-get install chromium chromium-driver (.ci/run does when they are missing)"
+    static let installHint =
+        "install them with apt-get install chromium chromium-driver (.ci/run does when they are missing)"
     static let chromium = find(["chromium", "chromium-browser"])
     static let chromedriver = find(["chromedriver"])
 
@@ -23,13 +24,17 @@ enum BrowserPrograms {
     static var shouldRun: Bool { (chromium != nil && chromedriver != nil) || isCI }
     static var isCI: Bool { !(ProcessInfo.processInfo.environment["CI"] ?? "").isEmpty }
     static var skipReason: Comment {
-        Comment(rawValue: "chromium or chromedriver is not installed: \(installHint); skipped here, a failure when CI is set")
+        Comment(
+            rawValue:
+                "chromium or chromedriver is not installed: \(installHint); skipped here, a failure when CI is set")
     }
 
     /// Both paths, or a failure carrying the install hint.
     static func require() throws -> (chromium: String, chromedriver: String) {
         guard let chromium, let chromedriver else {
-            let missing = [chromium == nil ? "chromium" : nil, chromedriver == nil ? "chromedriver" : nil].compactMap { $0 }
+            let missing = [chromium == nil ? "chromium" : nil, chromedriver == nil ? "chromedriver" : nil].compactMap {
+                $0
+            }
             throw TestFailure("\(missing.joined(separator: " and ")) not found on PATH: \(installHint)")
         }
         return (chromium, chromedriver)
@@ -60,7 +65,8 @@ final class ChromeDriver: Sendable {
             let process = try TestProcess(path, ["--port=0"])
             let line: String
             do {
-                line = try await process.outputLines.next("chromedriver to say which port it listens on", within: bound) {
+                line = try await process.outputLines.next("chromedriver to say which port it listens on", within: bound)
+                {
                     port(in: $0) != nil || $0.contains("port not available")
                 }
             } catch {
@@ -70,7 +76,9 @@ final class ChromeDriver: Sendable {
             if let port = port(in: line) { return ChromeDriver(process: process, port: port) }
             process.signal(SIGKILL)
             if attempt >= 5 {
-                throw TestFailure("chromedriver found no free port in \(attempt) starts; it printed: \(process.standardOutput)\(process.standardError)")
+                throw TestFailure(
+                    "chromedriver found no free port in \(attempt) starts; it printed: \(process.standardOutput)\(process.standardError)"
+                )
             }
         }
     }

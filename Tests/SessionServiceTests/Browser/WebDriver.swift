@@ -3,7 +3,7 @@ import ReactorServerTesting
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// One headless Chromium, driven over the W3C WebDriver HTTP API: navigate, find elements by CSS,
@@ -61,14 +61,16 @@ final class Browser: @unchecked Sendable {
         let driver = try await ChromeDriver.start(path: chromedriver)
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent("browser-profile-\(unique)")
-        let screenshots = FileManager.default.temporaryDirectory.appendingPathComponent("browser-screenshots-\(name)-\(unique)")
+        let screenshots = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "browser-screenshots-\(name)-\(unique)")
         try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
         var arguments = [
             "--headless=new", "--disable-gpu", "--disable-dev-shm-usage", "--user-data-dir=\(profile.path)",
             "--window-size=1360,1400", "--no-first-run", "--no-default-browser-check", "--disable-extensions",
             "--disable-component-update", "--disable-sync", "--lang=en-US",
             // Timers of a window in the background must run as in front: a test switches windows.
-            "--disable-background-timer-throttling", "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows",
+            "--disable-background-timer-throttling", "--disable-renderer-backgrounding",
+            "--disable-backgrounding-occluded-windows",
         ]
         // Chromium's sandbox refuses to run as root (containers, CI).
         if getuid() == 0 { arguments.append("--no-sandbox") }
@@ -80,7 +82,8 @@ final class Browser: @unchecked Sendable {
         ]
         let answer: Any?
         do {
-            answer = try await Self.send("POST", port: driver.port, path: "/session", body: ["capabilities": ["alwaysMatch": capabilities]])
+            answer = try await Self.send(
+                "POST", port: driver.port, path: "/session", body: ["capabilities": ["alwaysMatch": capabilities]])
         } catch {
             await driver.stop()
             throw TestFailure("chromium did not start through chromedriver: \(error)")
@@ -112,7 +115,8 @@ final class Browser: @unchecked Sendable {
     /// One WebDriver command on this session (`path` after `/session/{id}`); its `value`, or the error it answered.
     @discardableResult
     func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> Any? {
-        try await Self.send(method, port: driver.port, path: "/session/\(session)\(path)", body: body ?? (method == "POST" ? [:] : nil))
+        try await Self.send(
+            method, port: driver.port, path: "/session/\(session)\(path)", body: body ?? (method == "POST" ? [:] : nil))
     }
 
     static func send(_ method: String, port: Int, path: String, body: [String: Any]?) async throws -> Any? {
@@ -131,8 +135,12 @@ final class Browser: @unchecked Sendable {
         guard status == 200 else {
             let error = value as? [String: Any]
             let name = error?["error"] as? String ?? "HTTP \(status)"
-            let message = (error?["message"] as? String ?? String(decoding: data, as: UTF8.self)).split(separator: "\n").first.map(String.init) ?? ""
-            throw TestFailure("WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): \(name): \(message)")
+            let message =
+                (error?["message"] as? String ?? String(decoding: data, as: UTF8.self)).split(separator: "\n").first
+                .map(String.init) ?? ""
+            throw TestFailure(
+                "WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): \(name): \(message)"
+            )
         }
         return value is NSNull ? nil : value
     }
@@ -149,14 +157,20 @@ final class Browser: @unchecked Sendable {
     /// The first element matching the CSS selector; an error naming the selector when there is none.
     func find(_ selector: String) async throws -> WebElement {
         let answer = try await command("POST", "/element", ["using": "css selector", "value": selector])
-        guard let id = (answer as? [String: Any])?[WebElement.key] as? String else { throw TestFailure("no element matches \(selector)") }
+        guard let id = (answer as? [String: Any])?[WebElement.key] as? String else {
+            throw TestFailure("no element matches \(selector)")
+        }
         return WebElement(browser: self, id: id, selector: selector)
     }
 
     /// Every element matching the CSS selector, in document order.
     func findAll(_ selector: String) async throws -> [WebElement] {
-        let answer = try await command("POST", "/elements", ["using": "css selector", "value": selector]) as? [[String: Any]] ?? []
-        return answer.compactMap { ($0[WebElement.key] as? String).map { WebElement(browser: self, id: $0, selector: selector) } }
+        let answer =
+            try await command("POST", "/elements", ["using": "css selector", "value": selector]) as? [[String: Any]]
+            ?? []
+        return answer.compactMap {
+            ($0[WebElement.key] as? String).map { WebElement(browser: self, id: $0, selector: selector) }
+        }
     }
 
     /// Runs `script` (a function body; `arguments` holds `args`) in the page and returns what it returns.
@@ -173,7 +187,9 @@ final class Browser: @unchecked Sendable {
     /// Opens a new window (not a tab, so it is never in the background) and returns its handle.
     func newWindow() async throws -> String {
         let answer = try await command("POST", "/window/new", ["type": "window"])
-        guard let handle = (answer as? [String: Any])?["handle"] as? String else { throw TestFailure("no handle for a new window: \(String(describing: answer))") }
+        guard let handle = (answer as? [String: Any])?["handle"] as? String else {
+            throw TestFailure("no handle for a new window: \(String(describing: answer))")
+        }
         return handle
     }
 
@@ -190,7 +206,10 @@ actor Turns {
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
     func acquire() async {
-        guard busy else { busy = true; return }
+        guard busy else {
+            busy = true
+            return
+        }
         await withCheckedContinuation { waiting.append($0) }
     }
 

@@ -30,11 +30,17 @@ struct WebElement: @unchecked Sendable {
     func text() async throws -> String { try await browser.command("GET", "/element/\(id)/text") as? String ?? "" }
 
     /// A DOM property (`value`, `checked`, `disabled` …).
-    func property(_ name: String) async throws -> Any? { try await browser.command("GET", "/element/\(id)/property/\(name)") }
+    func property(_ name: String) async throws -> Any? {
+        try await browser.command("GET", "/element/\(id)/property/\(name)")
+    }
 
     /// An HTML attribute, nil when absent.
-    func attribute(_ name: String) async throws -> String? { try await browser.command("GET", "/element/\(id)/attribute/\(name)") as? String }
+    func attribute(_ name: String) async throws -> String? {
+        try await browser.command("GET", "/element/\(id)/attribute/\(name)") as? String
+    }
 
     /// Whether it can be used (not disabled).
-    func isEnabled() async throws -> Bool { try await browser.command("GET", "/element/\(id)/enabled") as? Bool ?? false }
+    func isEnabled() async throws -> Bool {
+        try await browser.command("GET", "/element/\(id)/enabled") as? Bool ?? false
+    }
 }

@@ -35,11 +35,23 @@ enum CRC32C {
         let count = bytes.count
         var index = 0
         tables.withUnsafeBufferPointer { all in
-            let t0 = all[0], t1 = all[1], t2 = all[2], t3 = all[3], t4 = all[4], t5 = all[5], t6 = all[6], t7 = all[7]
+            let t0 = all[0]
+            let t1 = all[1]
+            let t2 = all[2]
+            let t3 = all[3]
+            let t4 = all[4]
+            let t5 = all[5]
+            let t6 = all[6]
+            let t7 = all[7]
             while index + 8 <= count {
-                let low = crc ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(bytes[index + 3]) << 24)
-                crc = t7[Int(low & 0xFF)] ^ t6[Int((low >> 8) & 0xFF)] ^ t5[Int((low >> 16) & 0xFF)] ^ t4[Int(low >> 24)]
-                    ^ t3[Int(bytes[index + 4])] ^ t2[Int(bytes[index + 5])] ^ t1[Int(bytes[index + 6])] ^ t0[Int(bytes[index + 7])]
+                let low =
+                    crc
+                    ^ (UInt32(bytes[index]) | UInt32(bytes[index + 1]) << 8 | UInt32(bytes[index + 2]) << 16 | UInt32(
+                        bytes[index + 3]) << 24)
+                crc =
+                    t7[Int(low & 0xFF)] ^ t6[Int((low >> 8) & 0xFF)] ^ t5[Int((low >> 16) & 0xFF)] ^ t4[Int(low >> 24)]
+                    ^ t3[Int(bytes[index + 4])] ^ t2[Int(bytes[index + 5])] ^ t1[Int(bytes[index + 6])]
+                    ^ t0[Int(bytes[index + 7])]
                 index += 8
             }
             while index < count {

@@ -3,7 +3,7 @@ import Synchronization
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Compaction: delete the oldest segments once deleting them pays off.
@@ -80,7 +80,7 @@ extension FileJournal {
         for segment in pass.oldest...last {
             do {
                 try Posix.unlink(segmentPath(segment))
-            } catch where error.errno != ENOENT {
+            } catch  where error.errno != ENOENT {
                 logger.error(
                     "cannot delete a compacted journal segment; retrying after the next change",
                     ["error": .string("\(error)")])
@@ -177,7 +177,8 @@ extension FileJournal {
         guard let plan else { return }
         var reader = SegmentReader(storage: self)
         defer { reader.close() }
-        func copy(_ kind: JournalRecord.Kind, _ number: UInt64, _ payload: (inout [UInt8]) -> Void) throws(CopyStopped) {
+        func copy(_ kind: JournalRecord.Kind, _ number: UInt64, _ payload: (inout [UInt8]) -> Void) throws(CopyStopped)
+        {
             let copied = state.withLock { state -> Bool in
                 // A copy after the session's delete record would bring it back at the next start.
                 guard state.index.entries[key] === plan.entry else { return false }
@@ -200,14 +201,18 @@ extension FileJournal {
             for location in plan.chunks {
                 let record = try reader.read(location)
                 guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
-                    throw JournalError.corrupt(path: segmentPath(location.segment), offset: Int(location.offset), reason: "holds an action-log chunk that does not decode")
+                    throw JournalError.corrupt(
+                        path: segmentPath(location.segment), offset: Int(location.offset),
+                        reason: "holds an action-log chunk that does not decode")
                 }
                 for entry in entries { try chunks.add(entry, emit: emit) }
             }
             for location in plan.accepts {
                 let record = try reader.read(location)
                 guard let accept = try? StoredAccept(payload: record.payload) else {
-                    throw JournalError.corrupt(path: segmentPath(location.segment), offset: Int(location.offset), reason: "holds an accepted action that does not decode")
+                    throw JournalError.corrupt(
+                        path: segmentPath(location.segment), offset: Int(location.offset),
+                        reason: "holds an accepted action that does not decode")
                 }
                 try chunks.add(accept.entry(seq: record.number), emit: emit)
             }
@@ -217,9 +222,13 @@ extension FileJournal {
         } catch JournalError.corrupt(let path, let offset, let reason) {
             let message = "the journal record at \(path) offset \(offset) \(reason)"
             quarantine(key: key, reason: message)
-            logger.error("a stored session is quarantined: compaction found a damaged record; its segments stay until it is deleted", ["session": .string(plan.entry.id), "path": .string(path), "offset": .int(offset)])
+            logger.error(
+                "a stored session is quarantined: compaction found a damaged record; its segments stay until it is deleted",
+                ["session": .string(plan.entry.id), "path": .string(path), "offset": .int(offset)])
         } catch {
-            logger.error("cannot copy a session forward during compaction; retrying later", ["session": .string(plan.entry.id), "error": .string("\(error)")])
+            logger.error(
+                "cannot copy a session forward during compaction; retrying later",
+                ["session": .string(plan.entry.id), "error": .string("\(error)")])
         }
     }
 }

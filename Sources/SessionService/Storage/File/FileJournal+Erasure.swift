@@ -1,7 +1,7 @@
 import Posix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A deleted session whose records are still to be overwritten.
@@ -58,7 +58,8 @@ extension FileJournal {
                     metrics.writtenBytes.increment(by: overwritten)
                 } catch {
                     // Tried again at the next run, from this segment on.
-                    logger.error("cannot erase a deleted session's records; retrying later", ["error": .string("\(error)")])
+                    logger.error(
+                        "cannot erase a deleted session's records; retrying later", ["error": .string("\(error)")])
                     for (key, erasure) in work where erasure.firstSegment <= segment && retry[key] == nil {
                         retry[key] = Erasure(firstSegment: segment, deleteSegment: erasure.deleteSegment)
                     }
@@ -76,7 +77,11 @@ extension FileJournal {
                 state.unfinishedErasures += retryUnfinished
             }
         }
-        if erased > 0 { logger.info("erased deleted sessions' records from the journal", ["sessions": .int(work.count), "records": .int(erased), "bytes": .int(bytes)]) }
+        if erased > 0 {
+            logger.info(
+                "erased deleted sessions' records from the journal",
+                ["sessions": .int(work.count), "records": .int(erased), "bytes": .int(bytes)])
+        }
     }
 
     /// Where the records of the sessions in `work` lie in `segment` (none when it is gone).
@@ -85,7 +90,7 @@ extension FileJournal {
         let data: [UInt8]
         do {
             data = try JournalFiles.readAll(segmentPath(segment))
-        } catch where error.errno == ENOENT {
+        } catch  where error.errno == ENOENT {
             return []  // compacted meanwhile
         }
         var found: [RecordLocation] = []
@@ -95,7 +100,9 @@ extension FileJournal {
                 let rest = UnsafeRawBufferPointer(rebasing: raw[offset...])
                 switch JournalRecord.parse(rest, withPayload: false) {
                 case .record(let record, let size):
-                    if let erasure = work[record.key], segment >= erasure.firstSegment, record.kind != .delete, record.kind != .padding {
+                    if let erasure = work[record.key], segment >= erasure.firstSegment, record.kind != .delete,
+                        record.kind != .padding
+                    {
                         found.append(RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size)))
                     }
                     offset += size
@@ -143,6 +150,7 @@ extension FileJournal {
 
     static func pwrite(_ fd: Int32, _ bytes: ArraySlice<UInt8>, at offset: Int) throws(IOError) {
         // withUnsafeBytes rethrows untyped; a Result carries the typed error out.
-        try bytes.withUnsafeBytes { raw in Result { () throws(IOError) in try Posix.pwriteAll(fd, raw, offset: offset) } }.get()
+        try bytes.withUnsafeBytes { raw in Result { () throws(IOError) in try Posix.pwriteAll(fd, raw, offset: offset) }
+        }.get()
     }
 }

@@ -1,7 +1,7 @@
 import Posix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Loading a stored session: its latest snapshot, the records after it and its retained action log,
@@ -26,7 +26,9 @@ extension FileJournal {
             writeOut(&io)
             let writeFailure = unavailableReason
             return state.withLock { state in
-                guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return .failure(.missing) }
+                guard let key = state.index.keys[id], let entry = state.index.entries[key] else {
+                    return .failure(.missing)
+                }
                 if let reason = entry.unavailable { return .failure(.unavailable(reason)) }
                 // With fsync=always a written record is not durable until synced, and syncing failed.
                 if let writeFailure, options.fsync == .always || !Self.isWritten(entry, io, state) {
@@ -44,7 +46,9 @@ extension FileJournal {
             return .unavailable(reason)
         case .failure(.storage(let reason)):
             readFailures.withLock { $0[id] = reason }
-            logger.error("a stored session cannot be read from the journal now; it is not quarantined, the next request tries again", ["session": .string(id), "error": .string(reason)])
+            logger.error(
+                "a stored session cannot be read from the journal now; it is not quarantined, the next request tries again",
+                ["session": .string(id), "error": .string(reason)])
             return .storageUnavailable(reason)
         case .success(let records):
             _ = readFailures.withLock { $0.removeValue(forKey: id) }
@@ -58,10 +62,14 @@ extension FileJournal {
                     // other sessions' records (everything appended), which may never be written.
                     return failing.load(ordering: .acquiring) ? written.load(ordering: .acquiring) : state.appended
                 }
-                return .loaded(history, FileSessionLog(journal: self, key: records.key, id: id, reactor: history.snapshot.reactor, position: position))
+                return .loaded(
+                    history,
+                    FileSessionLog(
+                        journal: self, key: records.key, id: id, reactor: history.snapshot.reactor, position: position))
             case .failure(let failure):
                 quarantine(key: records.key, reason: failure.reason)
-                logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
+                logger.error(
+                    "a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
                 return .unavailable(failure.reason)
             }
         }
@@ -137,7 +145,9 @@ extension FileJournal {
         var expected = snapshot.version + 1
         for record in states {
             guard record.version == expected else {
-                return .failure(.unavailable("the journal misses version \(expected) of this session (it has \(record.version) next)"))
+                return .failure(
+                    .unavailable(
+                        "the journal misses version \(expected) of this session (it has \(record.version) next)"))
             }
             expected += 1
         }
@@ -147,7 +157,8 @@ extension FileJournal {
         for entry in snapshot.actions { bySeq[entry.seq] = entry }
         for record in records.actionLog {
             guard let entries = try? StoredActionLog.decode(payload: record.payload) else {
-                return .failure(.unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
+                return .failure(
+                    .unavailable("the action-log record up to seq \(record.number) is malformed in the journal"))
             }
             for entry in entries { bySeq[entry.seq] = entry }
         }

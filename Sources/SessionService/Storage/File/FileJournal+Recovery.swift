@@ -3,7 +3,7 @@ import Posix
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Start-up: rebuild the index of sessions from the journal's record headers. Only a write cut short
@@ -48,14 +48,21 @@ extension FileJournal {
                     var size: Int?
                     switch JournalRecord.parse(rest, withPayload: false) {
                     case .record(let record, let size):
-                        let payload = UnsafeRawBufferPointer(rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])
+                        let payload = UnsafeRawBufferPointer(
+                            rebasing: rest[(JournalRecord.frameBytes + JournalRecord.headerBytes)..<size])
                         let identity = record.kind == .snapshot ? StoredSnapshot.identity(payload: payload) : nil
-                        let accessToken = record.kind == .accessToken ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
+                        let accessToken =
+                            record.kind == .accessToken
+                            ? SessionTokenHash(storedText: String(decoding: payload, as: UTF8.self)) : nil
                         let location = RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32(size))
-                        recovered.index.apply(kind: record.kind, key: record.key, number: record.number, location: location, identity: identity, accessToken: accessToken)
+                        recovered.index.apply(
+                            kind: record.kind, key: record.key, number: record.number, location: location,
+                            identity: identity, accessToken: accessToken)
                         if record.kind == .snapshot, let entry = recovered.index.entries[record.key] {
                             entry.unavailable = nil
-                            if entry.incarnation == 0 { entry.incarnation = StoredSnapshot.incarnation(payload: payload) }
+                            if entry.incarnation == 0 {
+                                entry.incarnation = StoredSnapshot.incarnation(payload: payload)
+                            }
                             // Its latest snapshot holds every timer before it.
                             if entry.snapshot == location {
                                 entry.timerHint = StoredSnapshot.earliestTimer(payload: payload)
@@ -88,8 +95,13 @@ extension FileJournal {
                     let next = Self.nextRecord(in: raw, after: offset)
                     // A write cut short: the last frame of the newest segment, of a possible length, with
                     // nothing readable after it. Anything else was written whole and damaged since.
-                    if newest, next == nil, case .truncated = JournalRecord.parse(rest, withPayload: false) { return offset }
-                    damaged.append(quarantine(&recovered.index, path: path, segment: segment, offset: offset, size: size, damage: damage, frame: rest, skipped: (next ?? raw.count) - offset))
+                    if newest, next == nil, case .truncated = JournalRecord.parse(rest, withPayload: false) {
+                        return offset
+                    }
+                    damaged.append(
+                        quarantine(
+                            &recovered.index, path: path, segment: segment, offset: offset, size: size, damage: damage,
+                            frame: rest, skipped: (next ?? raw.count) - offset))
                     offset = next ?? raw.count
                 }
                 return nil
@@ -112,16 +124,23 @@ extension FileJournal {
         for damage in damaged {
             // Overwriting in place keeps a frame's length; a stop in the middle leaves a frame of a
             // deleted session, or one already marked as padding, whose checksum fails.
-            if let location = damage.location, damage.kind == JournalRecord.Kind.padding.rawValue || damage.key.map(deleted.contains) == true {
+            if let location = damage.location,
+                damage.kind == JournalRecord.Kind.padding.rawValue || damage.key.map(deleted.contains) == true
+            {
                 recovered.unfinishedErasures.append(location)
-                if let key = damage.key, let entry = recovered.index.entries[key], entry.unavailable == damage.reason { entry.unavailable = nil }
-                logger.notice("a deleted session's record was being erased when the server stopped; the erasure is finished now", damage.fields)
+                if let key = damage.key, let entry = recovered.index.entries[key], entry.unavailable == damage.reason {
+                    entry.unavailable = nil
+                }
+                logger.notice(
+                    "a deleted session's record was being erased when the server stopped; the erasure is finished now",
+                    damage.fields)
             } else if let session = damage.session {
                 var fields = damage.fields
                 fields.append("session", .string(session))
                 logger.error("a damaged journal record; its session is quarantined and the bytes are kept", fields)
             } else {
-                logger.error("a damaged journal record of no known session; the bytes are kept and skipped", damage.fields)
+                logger.error(
+                    "a damaged journal record of no known session; the bytes are kept and skipped", damage.fields)
             }
         }
         recovered.segment = (segments.last ?? 0) + 1
@@ -130,9 +149,18 @@ extension FileJournal {
         let erasures = recovered.erasures.count + recovered.unfinishedErasures.count
         state.withLock { $0 = recovered }
         if !segments.isEmpty {
-            logger.info("recovered the session index from the journal", ["sessions": .int(sessions), "records": .int(records), "bytes": .int(bytes), "segments": .int(segments.count)])
+            logger.info(
+                "recovered the session index from the journal",
+                [
+                    "sessions": .int(sessions), "records": .int(records), "bytes": .int(bytes),
+                    "segments": .int(segments.count),
+                ])
         }
-        if erasures > 0 { logger.notice("deleted sessions' records are still on disk; they are erased in the background", ["sessions": .int(recovered.erasures.count), "records": .int(recovered.unfinishedErasures.count)]) }
+        if erasures > 0 {
+            logger.notice(
+                "deleted sessions' records are still on disk; they are erased in the background",
+                ["sessions": .int(recovered.erasures.count), "records": .int(recovered.unfinishedErasures.count)])
+        }
     }
 
     /// A damaged frame found by the start-up scan.
@@ -149,10 +177,17 @@ extension FileJournal {
 
     /// Quarantines the session a damaged frame names (when its key is readable and known); the bytes
     /// stay on disk. Returns what to log once the whole journal is read.
-    func quarantine(_ index: inout JournalIndex, path: String, segment: UInt32, offset: Int, size: Int?, damage: String, frame: UnsafeRawBufferPointer, skipped: Int) -> Damage {
+    func quarantine(
+        _ index: inout JournalIndex, path: String, segment: UInt32, offset: Int, size: Int?, damage: String,
+        frame: UnsafeRawBufferPointer, skipped: Int
+    ) -> Damage {
         let reason = "the journal record at \(path) offset \(offset) \(damage); history after it cannot be trusted"
-        let key = frame.count >= JournalRecord.frameBytes + 5 ? frame.loadLittleEndian(UInt32.self, at: JournalRecord.frameBytes + 1) : nil
-        let fields: LogFields = ["path": .string(path), "offset": .int(offset), "damage": .string(damage), "skipped_bytes": .int(skipped)]
+        let key =
+            frame.count >= JournalRecord.frameBytes + 5
+            ? frame.loadLittleEndian(UInt32.self, at: JournalRecord.frameBytes + 1) : nil
+        let fields: LogFields = [
+            "path": .string(path), "offset": .int(offset), "damage": .string(damage), "skipped_bytes": .int(skipped),
+        ]
         var session: String?
         if let key, let entry = index.entries[key] {
             entry.unavailable = reason
@@ -160,7 +195,8 @@ extension FileJournal {
         }
         return Damage(
             location: size.map { RecordLocation(segment: segment, offset: UInt32(offset), length: UInt32($0)) },
-            kind: frame.count > JournalRecord.frameBytes ? frame[JournalRecord.frameBytes] : nil, key: key, session: session, reason: reason, fields: fields)
+            kind: frame.count > JournalRecord.frameBytes ? frame[JournalRecord.frameBytes] : nil, key: key,
+            session: session, reason: reason, fields: fields)
     }
 
     /// The offset of the next well-formed record after a bad one, or nil when none follows.
@@ -169,7 +205,8 @@ extension FileJournal {
         while candidate + JournalRecord.frameBytes + JournalRecord.headerBytes <= raw.count {
             let rest = UnsafeRawBufferPointer(rebasing: raw[candidate...])
             let length = Int(rest.loadLittleEndian(UInt32.self, at: 0))
-            if length >= JournalRecord.headerBytes, length <= rest.count - JournalRecord.frameBytes, JournalRecord.Kind(rawValue: rest[8]) != nil,
+            if length >= JournalRecord.headerBytes, length <= rest.count - JournalRecord.frameBytes,
+                JournalRecord.Kind(rawValue: rest[8]) != nil,
                 case .record = JournalRecord.parse(rest, withPayload: false)
             {
                 return candidate

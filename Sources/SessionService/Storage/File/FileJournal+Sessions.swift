@@ -1,14 +1,12 @@
 import Posix
-
-#if canImport(Glibc)
-import Glibc
-#endif
-
-import Posix
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
+#endif
+
+#if canImport(Glibc)
+    import Glibc
 #endif
 
 // Sessions in the journal: create, load (the passivation and restart path), delete, quarantine, tokens.
@@ -48,12 +46,16 @@ extension FileJournal {
             guard state.index.keys[snapshot.id] == nil else { return nil }
             let key = state.index.nextKey
             let identity = (snapshot.id, snapshot.reactor)
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: identity, payload: { snapshot.encode(into: &$0) }) != nil
+            guard
+                append(
+                    &state, kind: .snapshot, key: key, number: snapshot.version, identity: identity,
+                    payload: { snapshot.encode(into: &$0) }) != nil
             else { return nil }
             state.index.entries[key]?.incarnation = snapshot.incarnation
             if let accessTokenHash { appendAccessToken(&state, key: key, accessTokenHash) }
             state.index.entries[key]?.resident = true
-            return FileSessionLog(journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.appended)
+            return FileSessionLog(
+                journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.appended)
         }
     }
 
@@ -65,7 +67,11 @@ extension FileJournal {
             // Every snapshot carries the incarnation the session was created with.
             var snapshot = snapshot
             snapshot.incarnation = entry.incarnation
-            guard append(&state, kind: .snapshot, key: key, number: snapshot.version, identity: nil, payload: { snapshot.encode(into: &$0) }) != nil else { return nil }
+            guard
+                append(
+                    &state, kind: .snapshot, key: key, number: snapshot.version, identity: nil,
+                    payload: { snapshot.encode(into: &$0) }) != nil
+            else { return nil }
             return state.appended
         }
     }
@@ -82,7 +88,9 @@ extension FileJournal {
         let deleted = state.withLock { state -> Bool in
             guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return false }
             let location = append(&state, kind: .delete, key: key, number: 0, identity: nil) { _ in }
-            if let location { state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment) }
+            if let location {
+                state.erasures[key] = Erasure(firstSegment: entry.firstSegment, deleteSegment: location.segment)
+            }
             return true
         }
         if deleted { _ = readFailures.withLock { $0.removeValue(forKey: id) } }

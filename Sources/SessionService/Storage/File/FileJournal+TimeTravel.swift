@@ -1,7 +1,7 @@
 import Posix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Time travel: the records that rebuild a past version, from the index's retained history
@@ -17,7 +17,7 @@ extension FileJournal {
             let data: [UInt8]
             do {
                 data = try JournalFiles.readAll(path)
-            } catch where error.errno == ENOENT {
+            } catch  where error.errno == ENOENT {
                 continue
             }
             data.withUnsafeBytes { raw in

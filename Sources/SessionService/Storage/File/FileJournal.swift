@@ -5,7 +5,7 @@ import Synchronization
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The embedded storage backend: one shared, segmented, append-only journal of checksummed records
@@ -157,10 +157,13 @@ final class FileJournal: StorageBackend {
         }
         lockFD = fd
         if !permissions.changed.isEmpty {
-            logger.notice("made the data directory and the journal readable by this user only (0700, 0600)", ["directory": .string(options.directory), "changed": .int(permissions.changed.count)])
+            logger.notice(
+                "made the data directory and the journal readable by this user only (0700, 0600)",
+                ["directory": .string(options.directory), "changed": .int(permissions.changed.count)])
         }
         for failure in permissions.failed {
-            logger.warning("cannot make a journal file private to this user; others may read it", ["error": .string("\(failure)")])
+            logger.warning(
+                "cannot make a journal file private to this user; others may read it", ["error": .string("\(failure)")])
         }
         // A file-size limit (ulimit -f) must fail a write with EFBIG, not kill the server.
         signal(SIGXFSZ, SIG_IGN)
@@ -187,7 +190,9 @@ final class FileJournal: StorageBackend {
             guard io.fd >= 0 else { return }
             // Every failed write was cut back; check, so a clean stop never leaves part of a record.
             if let size = try? Posix.size(io.fd), size != io.fdEnd {
-                logger.warning("the open journal segment does not end where its last whole record does; cutting it back", ["path": .string(segmentPath(io.fdSegment)), "size": .int(size), "end": .int(io.fdEnd)])
+                logger.warning(
+                    "the open journal segment does not end where its last whole record does; cutting it back",
+                    ["path": .string(segmentPath(io.fdSegment)), "size": .int(size), "end": .int(io.fdEnd)])
                 try? Posix.ftruncate(io.fd, io.fdEnd)
             }
             Posix.close(io.fd)
@@ -205,16 +210,23 @@ final class FileJournal: StorageBackend {
     /// Appends one record, updates the index, and returns its position; nil (nothing appended) when its
     /// body would be larger than ``JournalRecord/maxBodyBytes``.
     @discardableResult
-    func append(kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil, payload: (inout [UInt8]) -> Void) -> UInt64? {
+    func append(
+        kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil,
+        payload: (inout [UInt8]) -> Void
+    ) -> UInt64? {
         state.withLock { state in
-            append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) == nil ? nil : state.appended
+            append(&state, kind: kind, key: key, number: number, identity: identity, payload: payload) == nil
+                ? nil : state.appended
         }
     }
 
     /// Appends one record and returns where it will lie; the caller holds the state lock. Its position
     /// is `state.appended` right after.
     @discardableResult
-    func append(_ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil, payload: (inout [UInt8]) -> Void) -> RecordLocation? {
+    func append(
+        _ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64,
+        identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil, payload: (inout [UInt8]) -> Void
+    ) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {
             state.segmentSizes[state.segment] = state.segmentLength
             state.segment += 1
@@ -228,14 +240,20 @@ final class FileJournal: StorageBackend {
         }
         let last = state.chunks.count - 1
         let start = state.chunks[last].bytes.count
-        guard JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload) else {
-            logger.error("a journal record larger than the record limit was refused; nothing of it was written", ["kind": .string("\(kind)"), "limit_bytes": .int(JournalRecord.maxBodyBytes)])
+        guard
+            JournalRecord.append(kind: kind, key: key, number: number, to: &state.chunks[last].bytes, payload: payload)
+        else {
+            logger.error(
+                "a journal record larger than the record limit was refused; nothing of it was written",
+                ["kind": .string("\(kind)"), "limit_bytes": .int(JournalRecord.maxBodyBytes)])
             return nil
         }
         let length = state.chunks[last].bytes.count - start
-        let location = RecordLocation(segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
+        let location = RecordLocation(
+            segment: state.segment, offset: UInt32(state.segmentLength), length: UInt32(length))
         state.segmentLength += length
-        state.index.apply(kind: kind, key: key, number: number, location: location, identity: identity, accessToken: accessToken)
+        state.index.apply(
+            kind: kind, key: key, number: number, location: location, identity: identity, accessToken: accessToken)
         state.appended += 1
         appended.store(state.appended, ordering: .releasing)
         return location
@@ -303,7 +321,9 @@ final class FileJournal: StorageBackend {
                 let fd = io.fd
                 start = io.fdEnd
                 // A typed-throws closure here crashes the 6.3 compiler; a Result carries the error out.
-                let result = chunk.bytes.withUnsafeBytes { bytes in Result { () throws(IOError) in try Posix.writeAll(fd, bytes) } }
+                let result = chunk.bytes.withUnsafeBytes { bytes in
+                    Result { () throws(IOError) in try Posix.writeAll(fd, bytes) }
+                }
                 // The path is named only for an error message: formatting it cost more than the rest of a commit.
                 do { try result.get() } catch { throw error.about(segmentPath(chunk.segment)) }
                 io.fdEnd += chunk.bytes.count
@@ -319,7 +339,8 @@ final class FileJournal: StorageBackend {
                     } catch {
                         // The segment may end in part of a record, and an appended retry would follow it
                         // (a damaged frame in the middle): nothing more is written until a restart cuts it off.
-                        fail("cannot cut back a partial write: \(error.about(segmentPath(chunk.segment)))", sticky: true)
+                        fail(
+                            "cannot cut back a partial write: \(error.about(segmentPath(chunk.segment)))", sticky: true)
                     }
                 }
                 return

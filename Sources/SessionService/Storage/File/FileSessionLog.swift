@@ -23,7 +23,9 @@ final class FileSessionLog: SessionLog {
 
     /// A snapshot's bookkeeping (id, reactor, pulse counts, unfinished actions) needs room besides the
     /// state: a megabyte is far more than any of it takes.
-    var largestSnapshotState: Int { JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count }
+    var largestSnapshotState: Int {
+        JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
+    }
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
@@ -57,9 +59,10 @@ final class FileSessionLog: SessionLog {
     ) -> Bool {
         let limit = JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes
         guard json.count <= limit else { return false }
-        return note(journal.append(kind: kind, key: key, number: version) {
-            StoredState.appendPayload(json, storageVersion: storageVersion, into: &$0)
-        })
+        return note(
+            journal.append(kind: kind, key: key, number: version) {
+                StoredState.appendPayload(json, storageVersion: storageVersion, into: &$0)
+            })
     }
 
     func appendSnapshot(_ snapshot: StoredSnapshot) -> Bool {
@@ -70,7 +73,10 @@ final class FileSessionLog: SessionLog {
         var chunks = ActionLogCheckpoint()
         // Each chunk is written out once the buffer grows, so the log is never copied whole.
         let emit = { [journal, key] (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
-            self.note(journal.append(kind: kind, key: key, number: chunk[chunk.count - 1].seq) { StoredActionLog.encode(chunk, into: &$0) })
+            self.note(
+                journal.append(kind: kind, key: key, number: chunk[chunk.count - 1].seq) {
+                    StoredActionLog.encode(chunk, into: &$0)
+                })
             journal.flushIfLarge()
         }
         entries { chunks.add($0, emit: emit) }
@@ -90,7 +96,8 @@ final class FileSessionLog: SessionLog {
         // positions in either order: keep the higher.
         var current = last.load(ordering: .relaxed)
         while current < position {
-            let (exchanged, original) = last.compareExchange(expected: current, desired: position, ordering: .acquiringAndReleasing)
+            let (exchanged, original) = last.compareExchange(
+                expected: current, desired: position, ordering: .acquiringAndReleasing)
             if exchanged { break }
             current = original
         }

@@ -1,7 +1,7 @@
 import Posix
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the journal's files lie in the data directory, and reading one whole (all syscalls go
@@ -29,7 +29,9 @@ enum JournalFiles {
     static func read(_ fd: Int32, offset: Int, count: Int, path: String) throws(IOError) -> [UInt8] {
         var result = [UInt8](repeating: 0, count: count)
         // withUnsafeMutableBytes rethrows untyped; a Result carries the typed error out.
-        let read = result.withUnsafeMutableBytes { buffer in Result { () throws(IOError) in try Posix.preadFully(fd, buffer, offset: offset) } }
+        let read = result.withUnsafeMutableBytes { buffer in
+            Result { () throws(IOError) in try Posix.preadFully(fd, buffer, offset: offset) }
+        }
         let done: Int
         do { done = try read.get() } catch { throw error.about(path) }
         if done < count { result.removeLast(count - done) }
@@ -55,7 +57,9 @@ enum JournalFiles {
     static func tightenPermissions(_ directory: String) throws(IOError) -> (changed: [String], failed: [IOError]) {
         var changed: [String] = []
         var failed: [IOError] = []
-        let files = try Posix.listDirectory(directory).filter { $0 == "LOCK" || ($0.hasPrefix("journal-") && $0.hasSuffix(".log")) }
+        let files = try Posix.listDirectory(directory).filter {
+            $0 == "LOCK" || ($0.hasPrefix("journal-") && $0.hasSuffix(".log"))
+        }
         for (path, mode) in [(directory, directoryMode)] + files.map({ (directory + "/" + $0, fileMode) }) {
             do {
                 guard try Posix.permissions(path) & 0o077 != 0 else { continue }

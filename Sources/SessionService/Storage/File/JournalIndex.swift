@@ -66,7 +66,10 @@ final class IndexEntry: @unchecked Sendable {
     /// start-up scan first saw it): erasing it after its deletion looks no further back.
     let firstSegment: UInt32
 
-    init(id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64, lastSeq: UInt64, resident: Bool) {
+    init(
+        id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64,
+        lastSeq: UInt64, resident: Bool
+    ) {
         self.id = id
         self.reactor = reactor
         self.snapshot = snapshot
@@ -111,7 +114,9 @@ final class IndexEntry: @unchecked Sendable {
 
     /// The session as the admin listing and error answers show it.
     var info: StoredSessionInfo {
-        StoredSessionInfo(id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable, incarnation: incarnation)
+        StoredSessionInfo(
+            id: id, reactor: reactor, version: version, resident: resident, unavailable: unavailable,
+            incarnation: incarnation)
     }
 
     /// Applies one record of this session (not its creation or deletion), keeping its newest versions'
@@ -193,7 +198,9 @@ final class IndexEntry: @unchecked Sendable {
     func retain(accept seq: UInt64, at location: RecordLocation, limits: ActionLogLimits) -> Bool {
         guard limits.count > 0, seq > actionLogSeq else { return false }
         if let last = accepts.last, last.seq >= seq {
-            if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) { accepts[same].location = location }
+            if let same = accepts[acceptsStart...].lastIndex(where: { $0.seq == seq }) {
+                accepts[same].location = location
+            }
             return true
         }
         var moved = acceptsStart == accepts.count
@@ -253,7 +260,10 @@ struct JournalIndex: Sendable {
 
     /// Applies one record, as appended now or found by the start-up scan: `identity` is a snapshot's
     /// (id and reactor), `accessToken` an access-token record's hash.
-    mutating func apply(kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation, identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil) {
+    mutating func apply(
+        kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation,
+        identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil
+    ) {
         nextKey = max(nextKey, key &+ 1)
         switch kind {
         case .padding:

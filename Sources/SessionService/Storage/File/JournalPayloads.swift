@@ -75,7 +75,9 @@ extension StoredSnapshot {
     static func earliestTimer(payload: UnsafeRawBufferPointer) -> Int64? {
         // The incarnation and recoveredThrough, the params (a blob) and the storage version, then the timers'
         // count and earliest time.
-        guard let afterPulses = offsetAfterPulses(payload: payload), afterPulses + 20 <= payload.count else { return nil }
+        guard let afterPulses = offsetAfterPulses(payload: payload), afterPulses + 20 <= payload.count else {
+            return nil
+        }
         let offset = afterPulses + 16 + 4 + Int(payload.loadLittleEndian(UInt32.self, at: afterPulses + 16)) + 4
         guard offset + 12 <= payload.count, payload.loadLittleEndian(UInt32.self, at: offset) > 0 else { return nil }
         return payload.loadLittleEndian(Int64.self, at: offset + 4)
@@ -117,7 +119,9 @@ extension StoredSnapshot {
         let nameLength = Int(payload[10 + idLength])
         guard payload.count >= 11 + idLength + nameLength else { return nil }
         let id = String(decoding: UnsafeRawBufferPointer(rebasing: payload[10..<(10 + idLength)]), as: UTF8.self)
-        let reactor = String(decoding: UnsafeRawBufferPointer(rebasing: payload[(11 + idLength)..<(11 + idLength + nameLength)]), as: UTF8.self)
+        let reactor = String(
+            decoding: UnsafeRawBufferPointer(rebasing: payload[(11 + idLength)..<(11 + idLength + nameLength)]),
+            as: UTF8.self)
         return (id, reactor)
     }
 }

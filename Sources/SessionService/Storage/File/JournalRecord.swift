@@ -67,12 +67,15 @@ struct JournalRecord: Sendable, Equatable {
     /// writer refuses a larger record; the reader takes a larger announced length for corruption.
     static let maxBodyBytes = 128 << 20
     /// The largest action JSON that fits both in an accept record and alone in an action-log chunk.
-    static let maxActionBytes = maxBodyBytes - headerBytes - StoredActionLog.chunkHeaderBytes - StoredActionLog.entryHeaderBytes
+    static let maxActionBytes =
+        maxBodyBytes - headerBytes - StoredActionLog.chunkHeaderBytes - StoredActionLog.entryHeaderBytes
 
     /// Appends the framed record to `buffer`; false (and `buffer` as it was) when the body would be
     /// larger than ``maxBodyBytes``: nothing is ever written that the reader would refuse.
     @discardableResult
-    static func append(kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void) -> Bool {
+    static func append(
+        kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void
+    ) -> Bool {
         let start = buffer.count
         buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
         buffer.append(kind.rawValue)
@@ -84,7 +87,9 @@ struct JournalRecord: Sendable, Equatable {
             buffer.removeSubrange(start...)
             return false
         }
-        let crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...])) }
+        let crc = buffer.withUnsafeBytes {
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + frameBytes)...]))
+        }
         buffer.storeLittleEndian(UInt32(length), at: start)
         buffer.storeLittleEndian(crc, at: start + 4)
         return true
@@ -118,7 +123,8 @@ struct JournalRecord: Sendable, Equatable {
 
         var description: String {
             switch self {
-            case .impossibleLength(let length): return "announces an impossible length (\(length) bytes; records are \(headerBytes) to \(maxBodyBytes))"
+            case .impossibleLength(let length):
+                return "announces an impossible length (\(length) bytes; records are \(headerBytes) to \(maxBodyBytes))"
             case .checksumMismatch: return "fails its checksum"
             case .unknownKind(let kind): return "has an unknown kind (\(kind))"
             }
@@ -139,13 +145,20 @@ struct JournalRecord: Sendable, Equatable {
     static func parse(_ bytes: UnsafeRawBufferPointer, withPayload: Bool = true) -> Parse {
         guard bytes.count >= 4 else { return .truncated }
         let length = Int(bytes.loadLittleEndian(UInt32.self, at: 0))
-        guard length >= headerBytes, length <= maxBodyBytes else { return .corrupt(.impossibleLength(length), size: nil) }
+        guard length >= headerBytes, length <= maxBodyBytes else {
+            return .corrupt(.impossibleLength(length), size: nil)
+        }
         guard bytes.count >= frameBytes + length else { return .truncated }
         let body = UnsafeRawBufferPointer(rebasing: bytes[frameBytes..<(frameBytes + length)])
-        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else { return .corrupt(.checksumMismatch, size: frameBytes + length) }
-        guard let kind = Kind(rawValue: body[0]) else { return .corrupt(.unknownKind(body[0]), size: frameBytes + length) }
+        guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else {
+            return .corrupt(.checksumMismatch, size: frameBytes + length)
+        }
+        guard let kind = Kind(rawValue: body[0]) else {
+            return .corrupt(.unknownKind(body[0]), size: frameBytes + length)
+        }
         let record = JournalRecord(
-            kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1), number: body.loadLittleEndian(UInt64.self, at: 5),
+            kind: kind, key: body.loadLittleEndian(UInt32.self, at: 1),
+            number: body.loadLittleEndian(UInt64.self, at: 5),
             payload: withPayload ? Array(body[headerBytes...]) : [])
         return .record(record, size: frameBytes + length)
     }

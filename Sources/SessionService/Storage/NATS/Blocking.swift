@@ -9,7 +9,10 @@ enum Blocking {
     /// Starts a completion-handler call and waits for its completion; a call that does not complete
     /// within `timeout` (its own timeout plus a margin) fails with a timeout naming `what` (the call in
     /// words: "a put of i1 in the bucket b-instances", made only then).
-    static func call<T: Sendable>(_ what: @autoclosure () -> String, timeout: Duration, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+    static func call<T: Sendable>(
+        _ what: @autoclosure () -> String, timeout: Duration,
+        _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void
+    ) -> Result<T, NATSError> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, NATSError>?>(nil)
         do {
@@ -29,7 +32,9 @@ enum Blocking {
     /// Runs `operation` as a task and waits for it (at start-up). The task runs on a queue of its
     /// own, not on Swift's cooperative pool: the caller may be holding a pool thread (a test starting
     /// a server in an async test), and with every pool thread waiting here nothing would run it.
-    static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(NATSError) -> T) -> Result<T, NATSError> {
+    static func run<T: Sendable>(_ operation: @escaping @Sendable () async throws(NATSError) -> T) -> Result<
+        T, NATSError
+    > {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<T, NATSError>?>(nil)
         Task(executorPreference: BlockingExecutor.shared) {

@@ -57,7 +57,9 @@ final class NATSClaims: Sendable {
             case .success(let found): entry = found
             }
             guard let entry, entry.operation == .put else {
-                switch wait("the creation of session \(id)'s claim", { try bucket.create(id, value: mine.json, completion: $0) }) {
+                switch wait(
+                    "the creation of session \(id)'s claim", { try bucket.create(id, value: mine.json, completion: $0) }
+                ) {
                 case .success(let revision): return .taken(revision: revision, from: nil)
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                     lastError = error
@@ -167,7 +169,9 @@ final class NATSClaims: Sendable {
         let heartbeats = self.heartbeats
         let instance = own.instance
         let beat = OwnershipClaim(instance: own.instance, incarnation: own.incarnation).json
-        return Blocking.call("the heartbeat (a put of \(instance) in the bucket \(heartbeats.bucket))", timeout: timeout) {
+        return Blocking.call(
+            "the heartbeat (a put of \(instance) in the bucket \(heartbeats.bucket))", timeout: timeout
+        ) {
             try heartbeats.put(instance, value: beat, completion: $0)
         }
     }

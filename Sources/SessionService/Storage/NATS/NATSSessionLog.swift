@@ -69,12 +69,18 @@ final class NATSSessionLog: SessionLog {
         var attempts = 0
     }
 
-    init(storage: NATSStorage, id: String, reactor: String, lastSequence: UInt64, claimRevision: UInt64, version: UInt64, messages: Int, fresh: Bool) {
+    init(
+        storage: NATSStorage, id: String, reactor: String, lastSequence: UInt64, claimRevision: UInt64, version: UInt64,
+        messages: Int, fresh: Bool
+    ) {
         self.storage = storage
         self.id = id
         self.reactor = reactor
         subject = storage.names.records(id)
-        state = Mutex(Outbox(lastSequence: lastSequence, claimRevision: claimRevision, version: version, fresh: fresh, messages: messages))
+        state = Mutex(
+            Outbox(
+                lastSequence: lastSequence, claimRevision: claimRevision, version: version, fresh: fresh,
+                messages: messages))
     }
 
     // MARK: SessionLog
@@ -88,7 +94,9 @@ final class NATSSessionLog: SessionLog {
     var maxActionBytes: Int { FileJournal.maxActionBytes }
 
     /// As in the file journal: a snapshot's bookkeeping needs room besides the state.
-    var largestSnapshotState: Int { JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count }
+    var largestSnapshotState: Int {
+        JournalRecord.maxBodyBytes - JournalRecord.headerBytes - (1 << 20) - id.utf8.count - reactor.utf8.count
+    }
 
     var lastPosition: UInt64 { last.load(ordering: .acquiring) }
 
@@ -173,7 +181,8 @@ final class NATSSessionLog: SessionLog {
         let emit = { (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
             var payload: [UInt8] = []
             StoredActionLog.encode(chunk, into: &payload)
-            self.append(kind == .actionLogFirst ? .actionLogFirst : .actionLogNext, number: chunk[chunk.count - 1].seq, payload)
+            self.append(
+                kind == .actionLogFirst ? .actionLogFirst : .actionLogNext, number: chunk[chunk.count - 1].seq, payload)
         }
         entries { chunks.add($0, emit: emit) }
         // Also after an empty log: the end marks the checkpoint complete, so what came before may go.
@@ -208,13 +217,16 @@ final class NATSSessionLog: SessionLog {
             repeat {
                 // A record that does not fit whole after what the batch holds starts a batch of its own;
                 // one larger than a message goes on in the next ones.
-                if !outbox.building.payload.isEmpty, outbox.building.payload.count + RecordFrame.headerBytes + rest.count > limit {
+                if !outbox.building.payload.isEmpty,
+                    outbox.building.payload.count + RecordFrame.headerBytes + rest.count > limit
+                {
                     outbox.queued.append(outbox.building)
                     outbox.building = Batch()
                 }
                 let piece = rest.prefix(limit - RecordFrame.headerBytes - outbox.building.payload.count)
                 rest = rest.dropFirst(piece.count)
-                RecordFrame.append(kind: kind, number: number, continues: !rest.isEmpty, body: piece, to: &outbox.building.payload)
+                RecordFrame.append(
+                    kind: kind, number: number, continues: !rest.isEmpty, body: piece, to: &outbox.building.payload)
                 if first, kind == .snapshot { outbox.building.startsSnapshot = true }
                 first = false
                 if !rest.isEmpty {
@@ -229,7 +241,8 @@ final class NATSSessionLog: SessionLog {
         }
         if refused {
             // The log stopped (taken over, deleted) as this record came: it can never be stored.
-            storage.lost([position], shown: kind.isShown, id: id, reason: unavailableReason ?? "the session's log is closed")
+            storage.lost(
+                [position], shown: kind.isShown, id: id, reason: unavailableReason ?? "the session's log is closed")
             return
         }
         if let next { publish(next) }
@@ -289,7 +302,8 @@ final class NATSSessionLog: SessionLog {
     /// JetStream stored the batch in flight as `sequence`: its records are durable.
     func acknowledged(_ messageID: String, sequence: UInt64) {
         let now = OwnershipLease.now()
-        let outcome = state.withLock { outbox -> (done: Batch, next: Batch?, drained: [@Sendable () -> Void], released: Bool, trim: UInt64?)? in
+        let outcome = state.withLock {
+            outbox -> (done: Batch, next: Batch?, drained: [@Sendable () -> Void], released: Bool, trim: UInt64?)? in
             guard let done = outbox.inFlight, done.messageID == messageID else { return nil }
             outbox.inFlight = nil
             outbox.lastSequence = sequence
@@ -325,7 +339,8 @@ final class NATSSessionLog: SessionLog {
         // Refused: either an earlier attempt of this very batch was stored (its acknowledgement lost),
         // or someone else wrote on the subject. The subject's last message tells which.
         do throws(NATSError) {
-            try storage.jetStream.getMessage(stream: storage.names.recordsStream, .lastBySubject(subject)) { [self] result in
+            try storage.jetStream.getMessage(stream: storage.names.recordsStream, .lastBySubject(subject)) {
+                [self] result in
                 switch result {
                 case .success(let message?) where message.headers["Nats-Msg-Id"] == messageID:
                     acknowledged(messageID, sequence: message.sequence)
@@ -356,7 +371,9 @@ final class NATSSessionLog: SessionLog {
         guard again else { return }
         storage.metrics.retries.increment()
         if attempt == 1 || attempt % 20 == 0 {
-            storage.logger.warning("a publish of session records failed; sending it again", ["session": .string(id), "attempt": .int(attempt), "error": .string(error.description)])
+            storage.logger.warning(
+                "a publish of session records failed; sending it again",
+                ["session": .string(id), "attempt": .int(attempt), "error": .string(error.description)])
         }
         let delay = min(Duration.milliseconds(50) * (1 << min(attempt - 1, 5)), Duration.seconds(2))
         storage.queue.asyncAfter(deadline: .now() + delay.timeInterval) { [self] in resume() }

@@ -5,7 +5,7 @@ import Posix
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Crash records on the cluster: the crashes bucket (one key per crash, `<session>.<unix nanoseconds>`),

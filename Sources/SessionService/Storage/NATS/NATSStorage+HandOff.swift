@@ -46,15 +46,18 @@ extension NATSStorage {
                 DispatchQueue.global().async { storage.serveHandOff(message) }
             }
         } catch {
-            throw NATSStorageError(description: "cannot listen for hand-off requests on \(names.handOff(options.instance)): \(error)")
+            throw NATSStorageError(
+                description: "cannot listen for hand-off requests on \(names.handOff(options.instance)): \(error)")
         }
     }
 
     /// One request: `{"session": id, "from": instance}`.
     func serveHandOff(_ message: NATSMessage) {
         guard let replyTo = message.replyTo else { return }
-        guard let request = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(message.payload), let id = request["session"]?.stringValue,
-            let from = request["from"]?.stringValue, (1...64).contains(id.utf8.count), id.utf8.allSatisfy(\.isNameCharacter)
+        guard let request = try? JSONParser(maxDepth: 4, maxBytes: 4096).parse(message.payload),
+            let id = request["session"]?.stringValue,
+            let from = request["from"]?.stringValue, (1...64).contains(id.utf8.count),
+            id.utf8.allSatisfy(\.isNameCharacter)
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
@@ -69,7 +72,9 @@ extension NATSStorage {
         case .left:
             metrics.handOffsServed.increment()
             handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + handOffQuarantine.nanoseconds) }
-            logger.info("handed a session off to the instance that asked for it", ["session": .string(id), "to": .string(instance)])
+            logger.info(
+                "handed a session off to the instance that asked for it",
+                ["session": .string(id), "to": .string(instance)])
             answer(replyTo, giveUp(id))
         case .notResident:
             answer(replyTo, giveUp(id))
@@ -106,7 +111,8 @@ extension NATSStorage {
         let body: JSONValue
         switch reply {
         case .released: body = .object(JSONObject([("outcome", .string("released"))]))
-        case .refused(let reason): body = .object(JSONObject([("outcome", .string("refused")), ("reason", .string(reason))]))
+        case .refused(let reason):
+            body = .object(JSONObject([("outcome", .string("refused")), ("reason", .string(reason))]))
         case .ownerGone, .silent: return
         }
         try? connection.publish(replyTo, payload: body.serialized())
@@ -118,13 +124,17 @@ extension NATSStorage {
     func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
         let started = OwnershipLease.now()
         if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.silenceMemory.nanoseconds {
-            return .silent("it did not answer a hand-off request just now; its claim expires \(options.claimTTL) after its last heartbeat")
+            return .silent(
+                "it did not answer a hand-off request just now; its claim expires \(options.claimTTL) after its last heartbeat"
+            )
         }
-        let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))])).serialized()
+        let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))]))
+            .serialized()
         let subject = names.handOff(owner)
         let timeout = handOffBudget + .milliseconds(250)
         let connection = self.connection
-        let result = Blocking.call("the hand-off request to \(subject)", timeout: timeout) { (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
+        let result = Blocking.call("the hand-off request to \(subject)", timeout: timeout) {
+            (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
             try connection.request(subject, payload: request, timeout: timeout, completion: completion)
         }
         switch result {
@@ -134,7 +144,9 @@ extension NATSStorage {
             silentOwners.withLock { $0[owner] = OwnershipLease.now() }
             return .silent("it did not answer the hand-off request: \(error)")
         case .success(let message):
-            guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload), let outcome = reply["outcome"]?.stringValue else {
+            guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload),
+                let outcome = reply["outcome"]?.stringValue
+            else {
                 return .refused("its answer to the hand-off request is not JSON: \(message.text.prefix(200))")
             }
             silentOwners.withLock { _ = $0.removeValue(forKey: owner) }

@@ -13,7 +13,10 @@ extension NATSStorage {
         let jetStream = self.jetStream
         let stream = stream ?? names.recordsStream
         let consumer: ConsumerInfo
-        switch waitFor("the creation of a consumer of \(subject) on \(stream)", { completion in try jetStream.createConsumer(stream: stream, config, completion: completion) }) {
+        switch waitFor(
+            "the creation of a consumer of \(subject) on \(stream)",
+            { completion in try jetStream.createConsumer(stream: stream, config, completion: completion) })
+        {
         case .success(let info): consumer = info
         case .failure(let error): return .failure(error)
         }
@@ -24,18 +27,32 @@ extension NATSStorage {
         while pending > 0 {
             let batch = Int(min(pending, 1024))
             let fetched: [StoredMessage]
-            switch waitFor("a fetch of \(batch) records of \(subject) from \(stream)", { completion in try jetStream.fetch(stream: stream, consumer: consumer.name, batch: batch, expires: .seconds(1), noWait: true, completion: completion) }) {
+            switch waitFor(
+                "a fetch of \(batch) records of \(subject) from \(stream)",
+                { completion in
+                    try jetStream.fetch(
+                        stream: stream, consumer: consumer.name, batch: batch, expires: .seconds(1), noWait: true,
+                        completion: completion)
+                })
+            {
             case .success(let found): fetched = found
             case .failure(let error): return .failure(error)
             }
             guard let last = fetched.last else {
                 empty += 1
-                if empty > 3 { return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "the stream stopped delivering with \(pending) messages to go")) }
+                if empty > 3 {
+                    return .failure(
+                        .invalidResponse(
+                            subject: subject, server: connection.serverName,
+                            detail: "the stream stopped delivering with \(pending) messages to go"))
+                }
                 continue
             }
             for message in fetched {
                 guard message.consumerSequence == UInt64(messages.count + 1) else {
-                    return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "a delivery was skipped"))
+                    return .failure(
+                        .invalidResponse(
+                            subject: subject, server: connection.serverName, detail: "a delivery was skipped"))
                 }
                 messages.append(message)
             }
@@ -105,12 +122,16 @@ extension NATSStorage {
 extension NATSStorage {
     /// The latest entry of `key`, read from the bucket's leader.
     func consistentEntry(_ bucket: KeyValue, _ key: String) -> Result<KeyValueEntry?, NATSError> {
-        waitFor("a read of \(key) in the bucket \(bucket.bucket)") { completion in try bucket.consistentEntry(key, completion: completion) }
+        waitFor("a read of \(key) in the bucket \(bucket.bucket)") { completion in
+            try bucket.consistentEntry(key, completion: completion)
+        }
     }
 
     /// Waits for a JetStream call of this backend (its request timeout, and a margin); `what` names
     /// the call in a timeout's error.
-    func waitFor<T: Sendable>(_ what: @autoclosure () -> String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void) -> Result<T, NATSError> {
+    func waitFor<T: Sendable>(
+        _ what: @autoclosure () -> String, _ start: (@escaping @Sendable (Result<T, NATSError>) -> Void) throws -> Void
+    ) -> Result<T, NATSError> {
         Blocking.call(what(), timeout: options.requestTimeout, start)
     }
 }

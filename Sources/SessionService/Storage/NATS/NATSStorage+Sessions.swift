@@ -43,13 +43,18 @@ extension NATSStorage {
         var meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
         meta.incarnation = UInt64.random(in: 1...UInt64.max)
         let sessionsBucket = self.sessionsBucket
-        switch waitFor("the creation of session \(id)", { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) }) {
+        switch waitFor(
+            "the creation of session \(id)",
+            { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) })
+        {
         case .success(let revision):
             catalog.withLock { _ = $0.apply(id, meta, revision: revision) }
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
             return nil
         case .failure(let error):
-            logger.error("a session's entry cannot be written to the sessions bucket", ["session": .string(id), "error": .string(error.description)])
+            logger.error(
+                "a session's entry cannot be written to the sessions bucket",
+                ["session": .string(id), "error": .string(error.description)])
             return nil
         }
         let revision: UInt64
@@ -57,11 +62,15 @@ extension NATSStorage {
         case .success(let value):
             revision = value
         case .failure(let error):
-            logger.error("a new session cannot be claimed; it is not stored", ["session": .string(id), "error": .string(error.description)])
+            logger.error(
+                "a new session cannot be claimed; it is not stored",
+                ["session": .string(id), "error": .string(error.description)])
             try? sessionsBucket.delete(id) { _ in }
             return nil
         }
-        let log = NATSSessionLog(storage: self, id: id, reactor: snapshot.reactor, lastSequence: 0, claimRevision: revision, version: snapshot.version, messages: 0, fresh: true)
+        let log = NATSSessionLog(
+            storage: self, id: id, reactor: snapshot.reactor, lastSequence: 0, claimRevision: revision,
+            version: snapshot.version, messages: 0, fresh: true)
         logs.withLock { $0[id] = log }
         _ = log.appendSnapshot(snapshot)
         return log
@@ -114,7 +123,9 @@ extension NATSStorage {
                         return .unavailable(reason)
                     }
                     metrics.takeovers.increment()
-                    logger.notice("took a session over from an instance that is gone", ["session": .string(id), "from": .string(from.instance)])
+                    logger.notice(
+                        "took a session over from an instance that is gone",
+                        ["session": .string(id), "from": .string(from.instance)])
                 } else if askedOwner {
                     logger.info("took a session over from the instance that handed it off", ["session": .string(id)])
                 }
@@ -130,13 +141,15 @@ extension NATSStorage {
             switch replay.history() {
             case .failure(let failure):
                 quarantine(id, reason: failure.reason)
-                logger.error("a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
+                logger.error(
+                    "a stored session is quarantined", ["session": .string(id), "reason": .string(failure.reason)])
                 giveUpClaim(id, revision: revision)
                 return .unavailable(failure.reason)
             case .success(let history):
                 let version = history.snapshot.version + UInt64(history.states.count)
                 let log = NATSSessionLog(
-                    storage: self, id: id, reactor: history.snapshot.reactor, lastSequence: fenceSequence, claimRevision: revision, version: version,
+                    storage: self, id: id, reactor: history.snapshot.reactor, lastSequence: fenceSequence,
+                    claimRevision: revision, version: version,
                     messages: replay.messages + 1, fresh: false)
                 logs.withLock { $0[id] = log }
                 return .loaded(history, log)
@@ -147,8 +160,12 @@ extension NATSStorage {
     /// The session's entry: from the mirror, or (when the mirror has not seen it yet) from the bucket.
     func knownMeta(_ id: String) -> SessionMeta? {
         if let meta = catalog.withLock({ $0[id] }) { return meta }
-        guard case .success(let entry?) = consistentEntry(sessionsBucket, id), entry.operation == .put else { return nil }
-        let meta = SessionMeta(json: entry.value) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
+        guard case .success(let entry?) = consistentEntry(sessionsBucket, id), entry.operation == .put else {
+            return nil
+        }
+        let meta =
+            SessionMeta(json: entry.value)
+            ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
         catalog.withLock { _ = $0.apply(id, meta, revision: entry.revision) }
         return meta
     }
@@ -161,7 +178,9 @@ extension NATSStorage {
             return failures[id] == reason
         }
         if !repeated {
-            logger.warning("a stored session cannot be loaded now; the next request tries again", ["session": .string(id), "reason": .string(reason)])
+            logger.warning(
+                "a stored session cannot be loaded now; the next request tries again",
+                ["session": .string(id), "reason": .string(reason)])
         }
         return .storageUnavailable(reason)
     }
@@ -187,19 +206,28 @@ extension NATSStorage {
             case .failure(let error): return .failure(error)
             case .success(let messages):
                 for message in messages {
-                    if case .failure(let damage) = replay.add(message) { return .success((replay.damaged(damage), next)) }
+                    if case .failure(let damage) = replay.add(message) {
+                        return .success((replay.damaged(damage), next))
+                    }
                     next = message.sequence + 1
                 }
             }
             let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: replay.lastSequence)
             let jetStream = self.jetStream
-            switch waitFor("a publish to \(subject)", { completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion) }) {
+            switch waitFor(
+                "a publish to \(subject)",
+                { completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion)
+                })
+            {
             case .success(let ack): return .success((replay, ack.sequence))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
             case .failure(let error): return .failure(error)
             }
         }
-        return .failure(.invalidResponse(subject: subject, server: connection.serverName, detail: "another instance keeps writing on the session's subject"))
+        return .failure(
+            .invalidResponse(
+                subject: subject, server: connection.serverName,
+                detail: "another instance keeps writing on the session's subject"))
     }
 
     /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
@@ -219,19 +247,27 @@ extension NATSStorage {
             switch claims.take(id) {
             case .taken(let revision, _): claimRevision = revision
             case .owned(let owner):
-                logger.warning("a session runs on another instance and is not deleted here", ["session": .string(id), "instance": .string(owner)])
+                logger.warning(
+                    "a session runs on another instance and is not deleted here",
+                    ["session": .string(id), "instance": .string(owner)])
                 return false
             case .failed(let error):
-                logger.error("a session cannot be deleted now: its claim cannot be read", ["session": .string(id), "error": .string(error.description)])
+                logger.error(
+                    "a session cannot be deleted now: its claim cannot be read",
+                    ["session": .string(id), "error": .string(error.description)])
                 return false
             }
         }
         let sessionsBucket = self.sessionsBucket
-        switch waitFor("the deletion of session \(id)", { completion in try sessionsBucket.delete(id, completion: completion) }) {
+        switch waitFor(
+            "the deletion of session \(id)", { completion in try sessionsBucket.delete(id, completion: completion) })
+        {
         case .success(let revision):
             catalog.withLock { _ = $0.apply(id, nil, revision: revision) }
         case .failure(let error):
-            logger.error("a session's entry cannot be deleted from the sessions bucket", ["session": .string(id), "error": .string(error.description)])
+            logger.error(
+                "a session's entry cannot be deleted from the sessions bucket",
+                ["session": .string(id), "error": .string(error.description)])
             return false
         }
         _ = readFailures.withLock { $0.removeValue(forKey: id) }
@@ -280,7 +316,9 @@ extension NATSStorage {
         switch updateMeta(id, { $0.tokenHash = hash }) {
         case .success(let meta): return meta != nil
         case .failure(let error):
-            logger.error("a session's access token cannot be replaced now", ["session": .string(id), "error": .string(error.description)])
+            logger.error(
+                "a session's access token cannot be replaced now",
+                ["session": .string(id), "error": .string(error.description)])
             return false
         }
     }
@@ -300,7 +338,12 @@ extension NATSStorage {
             guard var meta = SessionMeta(json: entry.value) else { return .success(nil) }
             change(&meta)
             let written = meta
-            switch waitFor("an update of session \(id)'s entry", { completion in try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion) }) {
+            switch waitFor(
+                "an update of session \(id)'s entry",
+                { completion in
+                    try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion)
+                })
+            {
             case .success(let revision):
                 catalog.withLock { _ = $0.apply(id, written, revision: revision) }
                 return .success(written)

@@ -12,7 +12,8 @@ extension NATSStorage {
         let logger = self.logger
         let jetStream = self.jetStream
         if case .failure(let error) = Blocking.run({ () async throws(NATSError) in
-            try await jetStream.retrying("waiting for JetStream on \(servers)", timeout: wait, logger: logger) { () async throws(NATSError) in
+            try await jetStream.retrying("waiting for JetStream on \(servers)", timeout: wait, logger: logger) {
+                () async throws(NATSError) in
                 try await jetStream.accountInfo()
             }
         }) {
@@ -31,7 +32,10 @@ extension NATSStorage {
         let started = ContinuousClock.now
         var logged = started
         while !watcher.hasCaughtUp {
-            if ContinuousClock.now - started > wait { throw NATSStorageError(description: "the sessions bucket could not be read from JetStream on \(servers)") }
+            if ContinuousClock.now - started > wait {
+                throw NATSStorageError(
+                    description: "the sessions bucket could not be read from JetStream on \(servers)")
+            }
             if ContinuousClock.now - logged > .seconds(5) {
                 logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(names.sessionsBucket)])
                 logged = .now
@@ -47,9 +51,12 @@ extension NATSStorage {
         try serveHandOffs()
         claims.watcher.start()
         try followCrashes(waiting: wait)
-        logger.notice("storage on NATS JetStream ready", [
-            "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count), "stream": .string(names.recordsStream),
-        ])
+        logger.notice(
+            "storage on NATS JetStream ready",
+            [
+                "servers": .string(servers), "instance": .string(options.instance), "sessions": .int(count),
+                "stream": .string(names.recordsStream),
+            ])
     }
 
     /// Creates or updates the records stream and the three buckets. More replicas than a server
@@ -63,7 +70,9 @@ extension NATSStorage {
             let logger = self.logger
             let result = Blocking.run { () async throws(NATSError) in
                 for config in configs {
-                    _ = try await jetStream.retrying("creating the stream \(config.name)", timeout: wait, logger: logger) { () async throws(NATSError) in
+                    _ = try await jetStream.retrying(
+                        "creating the stream \(config.name)", timeout: wait, logger: logger
+                    ) { () async throws(NATSError) in
                         try await jetStream.createOrUpdateStream(config)
                     }
                 }
@@ -71,8 +80,11 @@ extension NATSStorage {
             switch result {
             case .success:
                 return
-            case .failure(.jetStream(let error)) where error.errorCode == JetStreamAPIError.replicasNotSupported && replicas > 1:
-                logger.notice("the NATS server is not part of a cluster: its streams keep 1 copy, not storage.nats.replicas=\(replicas); a restart of that server keeps what it acknowledged, a lost disk does not", [:])
+            case .failure(.jetStream(let error))
+            where error.errorCode == JetStreamAPIError.replicasNotSupported && replicas > 1:
+                logger.notice(
+                    "the NATS server is not part of a cluster: its streams keep 1 copy, not storage.nats.replicas=\(replicas); a restart of that server keeps what it acknowledged, a lost disk does not",
+                    [:])
                 replicas = 1
             case .failure(let error):
                 throw NATSStorageError(description: "cannot create the NATS streams and buckets: \(error)")
@@ -134,7 +146,9 @@ extension NATSStorage {
         case .failure(let error):
             lease.heartbeatFailed(error.description)
             if !lease.isValid {
-                logger.warning("the heartbeat is not acknowledged: changes are refused until it is", ["error": .string(error.description)])
+                logger.warning(
+                    "the heartbeat is not acknowledged: changes are refused until it is",
+                    ["error": .string(error.description)])
             }
         }
     }
@@ -146,7 +160,8 @@ extension NATSStorage {
     func renewClaims() -> Bool {
         let open = logs.withLock { Array($0.values) }
         guard !open.isEmpty else { return true }
-        logger.notice("the claim lease lapsed; checking the claims of the sessions in memory", ["sessions": .int(open.count)])
+        logger.notice(
+            "the claim lease lapsed; checking the claims of the sessions in memory", ["sessions": .int(open.count)])
         for log in open {
             let (revision, stopped) = log.state.withLock { ($0.claimRevision, $0.stop != nil) }
             if stopped { continue }
@@ -161,11 +176,15 @@ extension NATSStorage {
                 } else {
                     var owner: String?
                     if case .success(let found?) = current { owner = found.claim.instance }
-                    log.stop(because: "session \(id) was taken over by instance \(owner ?? "another instance") while this one was not heard from", fenced: true)
+                    log.stop(
+                        because:
+                            "session \(id) was taken over by instance \(owner ?? "another instance") while this one was not heard from",
+                        fenced: true)
                 }
             case .failure(let error):
                 // Unknown: keep the lease lapsed; the next heartbeat checks again.
-                logger.warning("cannot renew a session's claim now", ["session": .string(id), "error": .string(error.description)])
+                logger.warning(
+                    "cannot renew a session's claim now", ["session": .string(id), "error": .string(error.description)])
                 lease.heartbeatFailed("a claim could not be renewed: \(error)")
                 return false
             }

@@ -34,14 +34,18 @@ extension NATSStorage {
         watermark.markLost(positions, reason: why)
         metrics.lostRecords.increment(by: positions.count)
         if shown {
-            logger.warning("records clients may be waiting for can never be stored; what shows them is refused, nothing of it is sent", ["session": .string(id), "records": .int(positions.count), "reason": .string(reason)])
+            logger.warning(
+                "records clients may be waiting for can never be stored; what shows them is refused, nothing of it is sent",
+                ["session": .string(id), "records": .int(positions.count), "reason": .string(reason)])
         }
     }
 
     /// Another instance took the session over: this one lets it go, and its subscribers are told.
     func movedAway(_ log: NATSSessionLog, reason: String) {
         logs.withLock { if $0[log.id] === log { $0.removeValue(forKey: log.id) } }
-        logger.warning("a session was taken over by another instance; it leaves this one", ["session": .string(log.id), "reason": .string(reason)])
+        logger.warning(
+            "a session was taken over by another instance; it leaves this one",
+            ["session": .string(log.id), "reason": .string(reason)])
         resident.withLock { $0 }?.sessionMoved(log.id, reason: reason)
     }
 
@@ -58,7 +62,9 @@ extension NATSStorage {
             if let log = logs.withLock({ $0[id] }) {
                 log.stop(because: reason, fenced: true)
             } else {
-                logger.warning("a session in memory here is claimed by another instance; it leaves this one", ["session": .string(id), "owner": .string(claim.instance)])
+                logger.warning(
+                    "a session in memory here is claimed by another instance; it leaves this one",
+                    ["session": .string(id), "owner": .string(claim.instance)])
                 resident.sessionMoved(id, reason: reason)
             }
         }
@@ -66,7 +72,8 @@ extension NATSStorage {
 
     /// Why a publish was refused, from the subject's last message (a fence names its writer).
     func takenOverReason(_ message: StoredMessage?) -> String {
-        if let message, case .success(let frames) = RecordFrame.frames(of: message.payload), let fence = frames.last(where: { $0.kind == .fence }),
+        if let message, case .success(let frames) = RecordFrame.frames(of: message.payload),
+            let fence = frames.last(where: { $0.kind == .fence }),
             let claim = OwnershipClaim(json: Array(fence.body))
         {
             return "instance \(claim.instance) took the session over"
@@ -77,11 +84,15 @@ extension NATSStorage {
     /// A new session's subject holds a deleted session's leftovers: they are purged (up to the last
     /// one seen) and the first publish is sent again.
     func purgeLeftovers(_ log: NATSSessionLog, messageID: String, through sequence: UInt64) {
-        logger.notice("a new session's subject held records of a deleted one; purging them", ["session": .string(log.id)])
+        logger.notice(
+            "a new session's subject held records of a deleted one; purging them", ["session": .string(log.id)])
         do throws(NATSError) {
-            try jetStream.purgeStream(names.recordsStream, subject: log.subject, before: sequence + 1) { [self] result in
+            try jetStream.purgeStream(names.recordsStream, subject: log.subject, before: sequence + 1) {
+                [self] result in
                 if case .failure(let error) = result {
-                    logger.warning("cannot purge a deleted session's records yet", ["session": .string(log.id), "error": .string(error.description)])
+                    logger.warning(
+                        "cannot purge a deleted session's records yet",
+                        ["session": .string(log.id), "error": .string(error.description)])
                 }
                 log.retry(messageID, after: .cancelled, attempt: 1)
             }
@@ -98,7 +109,9 @@ extension NATSStorage {
         let due = logs.withLock { logs in
             logs.values.filter { log in
                 log.state.withLock { outbox in
-                    guard !outbox.checkpointing, !outbox.releasing, outbox.stop == nil, outbox.messages > options.trimAfterMessages else { return false }
+                    guard !outbox.checkpointing, !outbox.releasing, outbox.stop == nil,
+                        outbox.messages > options.trimAfterMessages
+                    else { return false }
                     outbox.checkpointing = true
                     return true
                 }
@@ -114,13 +127,19 @@ extension NATSStorage {
                 switch result {
                 case .success(let purged):
                     log.state.withLock { $0.messages = max(0, $0.messages - Int(purged)) }
-                    logger.debug("trimmed a session's records behind its checkpoint", ["session": .string(log.id), "purged": .int(Int(purged))])
+                    logger.debug(
+                        "trimmed a session's records behind its checkpoint",
+                        ["session": .string(log.id), "purged": .int(Int(purged))])
                 case .failure(let error):
-                    logger.warning("cannot trim a session's records now", ["session": .string(log.id), "error": .string(error.description)])
+                    logger.warning(
+                        "cannot trim a session's records now",
+                        ["session": .string(log.id), "error": .string(error.description)])
                 }
             }
         } catch {
-            logger.warning("cannot trim a session's records now", ["session": .string(log.id), "error": .string(error.description)])
+            logger.warning(
+                "cannot trim a session's records now",
+                ["session": .string(log.id), "error": .string(error.description)])
         }
     }
 

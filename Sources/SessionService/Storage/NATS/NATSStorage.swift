@@ -5,7 +5,7 @@ import Synchronization
 import Tokens
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The storage backend on a NATS JetStream cluster, shared by every instance that names the same
@@ -123,11 +123,15 @@ final class NATSStorage: StorageBackend {
         jetStream = JetStream(connection: connection, timeout: options.requestTimeout)
         sessionsBucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
         claims = NATSClaims(
-            jetStream: jetStream, names: names, own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
+            jetStream: jetStream, names: names,
+            own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
             timeout: options.requestTimeout)
         lease = OwnershipLease(ttl: options.claimTTL)
         let catalog = self.catalog
-        watcher = OrderedConsumer(jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>", start: .lastPerSubject) { message in
+        watcher = OrderedConsumer(
+            jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>",
+            start: .lastPerSubject
+        ) { message in
             catalog.apply(message)
         }
         let crashRecords = self.crashRecords
@@ -173,7 +177,9 @@ final class NATSStorage: StorageBackend {
 
     func isDurable(_ position: UInt64) -> Bool { watermark.isDurable(position) }
 
-    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { watermark.whenDurable(position, wake) }
+    func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        watermark.whenDurable(position, wake)
+    }
 
     /// An owner's records fenced off by the instance that took its session over are lost.
     var losesPositions: Bool { true }
@@ -218,7 +224,9 @@ final class NATSStorage: StorageBackend {
             usleep(2_000)
         }
         if watermark.outstanding > 0 {
-            logger.warning("stopping with records not yet acknowledged by JetStream", ["records": .int(Int(watermark.outstanding))])
+            logger.warning(
+                "stopping with records not yet acknowledged by JetStream", ["records": .int(Int(watermark.outstanding))]
+            )
         }
         lease.stop()
         heartbeatWake.signal()
@@ -228,7 +236,8 @@ final class NATSStorage: StorageBackend {
         watcher.stop()
         claims.watcher.stop()
         crashesWatcher.stop()
-        _ = Blocking.call("the flush before closing", timeout: .seconds(2)) { (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
+        _ = Blocking.call("the flush before closing", timeout: .seconds(2)) {
+            (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
         }
         connection.close()

@@ -17,17 +17,35 @@ final class NATSStorageMetrics: Sendable {
     let handOffLatency = Histogram()
 
     func render(into text: inout PrometheusText) {
-        text.histogram("reactor_storage_publish_seconds", help: "Time from publishing a batch of records to its acknowledgement by a JetStream quorum.", publishLatency)
-        text.family("reactor_storage_takeovers_total", type: "counter", help: "Sessions this instance took over from an instance whose claim had expired.")
+        text.histogram(
+            "reactor_storage_publish_seconds",
+            help: "Time from publishing a batch of records to its acknowledgement by a JetStream quorum.",
+            publishLatency)
+        text.family(
+            "reactor_storage_takeovers_total", type: "counter",
+            help: "Sessions this instance took over from an instance whose claim had expired.")
         text.sample("reactor_storage_takeovers_total", value: takeovers.value)
-        text.family("reactor_storage_fencing_rejections_total", type: "counter", help: "Appends refused because another instance had taken the session over.")
+        text.family(
+            "reactor_storage_fencing_rejections_total", type: "counter",
+            help: "Appends refused because another instance had taken the session over.")
         text.sample("reactor_storage_fencing_rejections_total", value: fencingRejections.value)
-        text.family("reactor_storage_handoffs_total", type: "counter", help: "Sessions this instance handed off to another instance that asked for them.")
+        text.family(
+            "reactor_storage_handoffs_total", type: "counter",
+            help: "Sessions this instance handed off to another instance that asked for them.")
         text.sample("reactor_storage_handoffs_total", value: handOffsServed.value)
-        text.histogram("reactor_storage_handoff_seconds", help: "Time from asking a live instance for a session to its answer that it let the session go.", handOffLatency)
-        text.family("reactor_storage_publish_retries_total", type: "counter", help: "Publishes retried after a timeout or a lost connection.")
+        text.histogram(
+            "reactor_storage_handoff_seconds",
+            help: "Time from asking a live instance for a session to its answer that it let the session go.",
+            handOffLatency)
+        text.family(
+            "reactor_storage_publish_retries_total", type: "counter",
+            help: "Publishes retried after a timeout or a lost connection.")
         text.sample("reactor_storage_publish_retries_total", value: retries.value)
-        text.family("reactor_storage_lost_records_total", type: "counter", help: "Records appended here that can never be stored because another instance took their session over (or it was deleted); answers and events showing them were refused.")
+        text.family(
+            "reactor_storage_lost_records_total", type: "counter",
+            help:
+                "Records appended here that can never be stored because another instance took their session over (or it was deleted); answers and events showing them were refused."
+        )
         text.sample("reactor_storage_lost_records_total", value: lostRecords.value)
     }
 }

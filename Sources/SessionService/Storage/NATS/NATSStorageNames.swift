@@ -7,7 +7,8 @@ struct NATSStorageNames: Sendable, Equatable {
     /// A prefix of letters, digits, `-` and `_`; why not, otherwise.
     init(prefix: String) throws(NATSStorageError) {
         guard !prefix.isEmpty, prefix.utf8.count <= 32, prefix.utf8.allSatisfy({ $0.isNameCharacter }) else {
-            throw NATSStorageError(description: "storage.nats.prefix must be 1 to 32 letters, digits, - or _, got \"\(prefix)\"")
+            throw NATSStorageError(
+                description: "storage.nats.prefix must be 1 to 32 letters, digits, - or _, got \"\(prefix)\"")
         }
         self.prefix = prefix
     }
@@ -43,7 +44,9 @@ struct NATSStorageNames: Sendable, Equatable {
 extension UInt8 {
     /// `[A-Za-z0-9_-]`.
     var isNameCharacter: Bool {
-        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z")) || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
-            || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_") || self == UInt8(ascii: "-")
+        (self >= UInt8(ascii: "a") && self <= UInt8(ascii: "z"))
+            || (self >= UInt8(ascii: "A") && self <= UInt8(ascii: "Z"))
+            || (self >= UInt8(ascii: "0") && self <= UInt8(ascii: "9")) || self == UInt8(ascii: "_")
+            || self == UInt8(ascii: "-")
     }
 }

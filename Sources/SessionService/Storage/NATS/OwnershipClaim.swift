@@ -26,7 +26,8 @@ struct OwnershipClaim: Sendable, Equatable {
 
     /// A claim's or a heartbeat's JSON read back; nil when it is not one.
     init?(json: [UInt8]) {
-        guard let value = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(json), let instance = value["instance"]?.stringValue,
+        guard let value = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(json),
+            let instance = value["instance"]?.stringValue,
             let incarnation = value["incarnation"]?.stringValue
         else { return nil }
         self.instance = instance

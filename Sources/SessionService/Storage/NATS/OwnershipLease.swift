@@ -2,7 +2,7 @@ import NATS
 import Synchronization
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// How long this instance may go on writing the sessions it claims: until a little before its

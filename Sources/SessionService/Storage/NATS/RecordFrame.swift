@@ -65,14 +65,19 @@ struct RecordFrame: Sendable, Equatable {
     static func parse(_ bytes: ArraySlice<UInt8>) -> Parse {
         guard bytes.count >= headerBytes else { return .corrupt("a frame is cut off after \(bytes.count) bytes") }
         let start = bytes.startIndex
-        guard let kind = Kind(rawValue: bytes[start]) else { return .corrupt("a frame has the unknown kind \(bytes[start])") }
+        guard let kind = Kind(rawValue: bytes[start]) else {
+            return .corrupt("a frame has the unknown kind \(bytes[start])")
+        }
         let flags = bytes[start + 1]
         guard flags & ~1 == 0 else { return .corrupt("a frame has unknown flags \(flags)") }
         let number = bytes.withUnsafeBytes { $0.loadLittleEndian(UInt64.self, at: 2) }
         let length = Int(bytes.withUnsafeBytes { $0.loadLittleEndian(UInt32.self, at: 10) })
-        guard bytes.count - headerBytes >= length else { return .corrupt("a frame announces \(length) bytes and has \(bytes.count - headerBytes)") }
+        guard bytes.count - headerBytes >= length else {
+            return .corrupt("a frame announces \(length) bytes and has \(bytes.count - headerBytes)")
+        }
         let body = bytes[(start + headerBytes)..<(start + headerBytes + length)]
-        return .frame(RecordFrame(kind: kind, number: number, continues: flags & 1 != 0, body: body), size: headerBytes + length)
+        return .frame(
+            RecordFrame(kind: kind, number: number, continues: flags & 1 != 0, body: body), size: headerBytes + length)
     }
 
     /// Every frame of a message's payload, in order; the reason when it holds anything else.
@@ -133,7 +138,9 @@ struct RecordAssembler {
                     if frame.continues {
                         partial = piece
                     } else {
-                        records.append(StoredRecord(kind: piece.kind, number: piece.number, payload: piece.payload, sequence: sequence))
+                        records.append(
+                            StoredRecord(
+                                kind: piece.kind, number: piece.number, payload: piece.payload, sequence: sequence))
                     }
                     continue
                 }
@@ -142,7 +149,9 @@ struct RecordAssembler {
             if frame.continues {
                 partial = (frame.kind, frame.number, Array(frame.body))
             } else {
-                records.append(StoredRecord(kind: frame.kind, number: frame.number, payload: Array(frame.body), sequence: sequence))
+                records.append(
+                    StoredRecord(kind: frame.kind, number: frame.number, payload: Array(frame.body), sequence: sequence)
+                )
             }
         }
         return .success(records)

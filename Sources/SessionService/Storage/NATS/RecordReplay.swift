@@ -56,7 +56,9 @@ struct RecordReplay {
             }
         case .mutation, .forced:
             guard record.number > (snapshot?.number ?? 0) || snapshot == nil else { return }
-            if record.number <= version, let same = tail.lastIndex(where: { $0.kind == record.kind && $0.number == record.number }) {
+            if record.number <= version,
+                let same = tail.lastIndex(where: { $0.kind == record.kind && $0.number == record.number })
+            {
                 tail[same] = record
             } else {
                 tail.append(record)
@@ -107,17 +109,22 @@ struct RecordReplay {
         }
     }
 
-    private static func actionBytes(_ accept: StoredRecord) -> Int { max(0, accept.payload.count - StoredAccept.headerBytes) }
+    private static func actionBytes(_ accept: StoredRecord) -> Int {
+        max(0, accept.payload.count - StoredAccept.headerBytes)
+    }
 
     /// The session as its records describe it, merged the file journal's way; why not, when they do
     /// not describe one (no snapshot, a version missing, a damaged record).
     func history() -> Result<StoredHistory, FileJournal.LoadFailure> {
         if let damage { return .failure(.unavailable("its records cannot be read back: \(damage)")) }
         guard let snapshot, let snapshotRecord = snapshot.journalRecord else {
-            return .failure(.unavailable(messages == 0 ? "its records are missing from the stream" : "its records hold no snapshot"))
+            return .failure(
+                .unavailable(messages == 0 ? "its records are missing from the stream" : "its records hold no snapshot")
+            )
         }
         let records = FileJournal.StoredRecords(
-            key: 0, snapshot: snapshotRecord, tail: tail.compactMap(\.journalRecord), actionLog: actionLog.compactMap(\.journalRecord),
+            key: 0, snapshot: snapshotRecord, tail: tail.compactMap(\.journalRecord),
+            actionLog: actionLog.compactMap(\.journalRecord),
             accepts: accepts.compactMap(\.journalRecord))
         return FileJournal.history(records)
     }
@@ -126,11 +133,17 @@ struct RecordReplay {
     /// the newest snapshot at or below it and the state records after it; nil when no snapshot that
     /// old is left, or a version between is missing.
     static func versionHistory(_ records: [StoredRecord], upTo version: UInt64) -> StoredVersionHistory? {
-        guard let base = records.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: { $0.number < $1.number }),
+        guard
+            let base = records.filter({ $0.kind == .snapshot && $0.number <= version }).max(by: {
+                $0.number < $1.number
+            }),
             let snapshot = try? StoredSnapshot(version: base.number, payload: base.payload)
         else { return nil }
         var byVersion: [UInt64: StoredRecord] = [:]
-        for record in records where (record.kind == .mutation || record.kind == .forced) && record.number > base.number && record.number <= version {
+        for record in records
+        where (record.kind == .mutation || record.kind == .forced) && record.number > base.number
+            && record.number <= version
+        {
             byVersion[record.number] = record
         }
         var states: [StoredState] = []

@@ -1,6 +1,6 @@
 import JSONCodec
-import Synchronization
 import NATS
+import Synchronization
 import Tokens
 
 /// A session's entry in the sessions bucket (key: its id), as JSON:
@@ -38,7 +38,8 @@ struct SessionMeta: Sendable, Equatable {
 
     /// The entry's JSON read back; nil when it is not an entry this backend wrote.
     init?(json: [UInt8]) {
-        guard let value = try? JSONParser(maxDepth: 4, maxBytes: 1 << 20).parse(json), let reactor = value["reactor"]?.stringValue,
+        guard let value = try? JSONParser(maxDepth: 4, maxBytes: 1 << 20).parse(json),
+            let reactor = value["reactor"]?.stringValue,
             let version = value["version"]?.numberValue?.uint64Value
         else { return nil }
         self.reactor = reactor
@@ -105,7 +106,9 @@ struct SessionCatalog: Sendable {
             return nil
         default:
             // An entry this backend cannot read is kept as a session that cannot be served.
-            let meta = SessionMeta(json: message.payload) ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
+            let meta =
+                SessionMeta(json: message.payload)
+                ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
             return apply(id, meta, revision: message.sequence) ? id : nil
         }
     }
