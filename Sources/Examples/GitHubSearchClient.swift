@@ -33,7 +33,11 @@ public struct GitHubSearchClient: Sendable {
 
     struct Page: Decodable {
         struct Item: Decodable {
-            var full_name: String
+            var fullName: String
+
+            enum CodingKeys: String, CodingKey {
+                case fullName = "full_name"
+            }
         }
         var items: [Item]
     }
@@ -80,7 +84,7 @@ public struct GitHubSearchClient: Sendable {
             throw Failure(
                 description: "GET \(url.absoluteString) did not return {\"items\": [{\"full_name\": …}]}: \(error)")
         }
-        let items = decoded.items.map(\.full_name)
+        let items = decoded.items.map(\.fullName)
         return (items, items.isEmpty ? nil : page + 1)
     }
 

@@ -6,8 +6,8 @@ public struct JSONObject: Sendable {
     /// One member: its name and value.
     public typealias Element = (key: String, value: JSONValue)
 
-    @usableFromInline var keys_: [String]
-    @usableFromInline var values_: [JSONValue]
+    @usableFromInline var memberKeys: [String]
+    @usableFromInline var memberValues: [JSONValue]
     // Objects past this size get a hash index, so lookups stay O(1) for big documents while small
     // ones (almost every action and state) pay nothing beyond a short linear scan.
     @usableFromInline static var indexThreshold: Int { 12 }
@@ -15,52 +15,52 @@ public struct JSONObject: Sendable {
 
     /// An empty object.
     public init() {
-        keys_ = []
-        values_ = []
+        memberKeys = []
+        memberValues = []
         index = nil
     }
 
     /// An object with these members in this order; a repeated key keeps its first position and last value.
     public init(_ pairs: [(String, JSONValue)]) {
         self.init()
-        keys_.reserveCapacity(pairs.count)
-        values_.reserveCapacity(pairs.count)
+        memberKeys.reserveCapacity(pairs.count)
+        memberValues.reserveCapacity(pairs.count)
         for (key, value) in pairs { self[key] = value }
     }
 
     /// Members whose keys the caller has already checked to be unique (the parser, the encoder).
     init(uniqueKeys keys: [String], values: [JSONValue]) {
-        keys_ = keys
-        values_ = values
+        memberKeys = keys
+        memberValues = values
         index = nil
         if keys.count > Self.indexThreshold { rebuildIndex() }
     }
 
     /// The number of members.
-    public var count: Int { keys_.count }
+    public var count: Int { memberKeys.count }
 
     /// True when the object has no members.
-    public var isEmpty: Bool { keys_.isEmpty }
+    public var isEmpty: Bool { memberKeys.isEmpty }
 
     /// The member names in order.
-    public var keys: [String] { keys_ }
+    public var keys: [String] { memberKeys }
 
     /// The member values in order.
-    public var values: [JSONValue] { values_ }
+    public var values: [JSONValue] { memberValues }
 
     /// The value of the member named `key`; setting nil removes the member.
     public subscript(key: String) -> JSONValue? {
         get {
             guard let position = position(of: key) else { return nil }
-            return values_[position]
+            return memberValues[position]
         }
         set {
             if let position = position(of: key) {
                 if let newValue {
-                    values_[position] = newValue
+                    memberValues[position] = newValue
                 } else {
-                    keys_.remove(at: position)
-                    values_.remove(at: position)
+                    memberKeys.remove(at: position)
+                    memberValues.remove(at: position)
                     rebuildIndex()
                 }
             } else if let newValue {
@@ -73,33 +73,33 @@ public struct JSONObject: Sendable {
     public func contains(key: String) -> Bool { position(of: key) != nil }
 
     /// The member at `position` (0-based, in order).
-    public func member(at position: Int) -> Element { (keys_[position], values_[position]) }
+    public func member(at position: Int) -> Element { (memberKeys[position], memberValues[position]) }
 
     @inlinable func position(of key: String) -> Int? {
         if let index { return index[key] }
-        for position in keys_.indices where keys_[position] == key { return position }
+        for position in memberKeys.indices where memberKeys[position] == key { return position }
         return nil
     }
 
     /// Appends a member whose key the caller knows is new (the parser checks duplicates itself).
     @usableFromInline mutating func append(_ key: String, _ value: JSONValue) {
-        keys_.append(key)
-        values_.append(value)
+        memberKeys.append(key)
+        memberValues.append(value)
         if index != nil {
-            index![key] = keys_.count - 1
-        } else if keys_.count > Self.indexThreshold {
+            index![key] = memberKeys.count - 1
+        } else if memberKeys.count > Self.indexThreshold {
             rebuildIndex()
         }
     }
 
     private mutating func rebuildIndex() {
-        guard keys_.count > Self.indexThreshold else {
+        guard memberKeys.count > Self.indexThreshold else {
             index = nil
             return
         }
         var built: [String: Int] = [:]
-        built.reserveCapacity(keys_.count)
-        for (position, key) in keys_.enumerated() { built[key] = position }
+        built.reserveCapacity(memberKeys.count)
+        for (position, key) in memberKeys.enumerated() { built[key] = position }
         index = built
     }
 }
@@ -112,9 +112,9 @@ extension JSONObject: Sequence {
 
         /// The next member, or nil after the last.
         public mutating func next() -> Element? {
-            guard position < object.keys_.count else { return nil }
+            guard position < object.memberKeys.count else { return nil }
             defer { position += 1 }
-            return (object.keys_[position], object.values_[position])
+            return (object.memberKeys[position], object.memberValues[position])
         }
     }
 
@@ -122,14 +122,14 @@ extension JSONObject: Sequence {
     public func makeIterator() -> Iterator { Iterator(object: self) }
 
     /// The member count (exact).
-    public var underestimatedCount: Int { keys_.count }
+    public var underestimatedCount: Int { memberKeys.count }
 }
 
 extension JSONObject: Hashable {
     /// Same members with equal values, in any order.
     public static func == (lhs: JSONObject, rhs: JSONObject) -> Bool {
         guard lhs.count == rhs.count else { return false }
-        if lhs.keys_ == rhs.keys_ { return lhs.values_ == rhs.values_ }
+        if lhs.memberKeys == rhs.memberKeys { return lhs.memberValues == rhs.memberValues }
         for (key, value) in lhs {
             guard let other = rhs[key], other == value else { return false }
         }
@@ -140,13 +140,13 @@ extension JSONObject: Hashable {
     public func hash(into hasher: inout Hasher) {
         // Order-independent: a commutative sum of per-member hashes.
         var sum = 0
-        for position in keys_.indices {
+        for position in memberKeys.indices {
             var member = Hasher()
-            member.combine(keys_[position])
-            member.combine(values_[position])
+            member.combine(memberKeys[position])
+            member.combine(memberValues[position])
             sum &+= member.finalize()
         }
-        hasher.combine(keys_.count)
+        hasher.combine(memberKeys.count)
         hasher.combine(sum)
     }
 }

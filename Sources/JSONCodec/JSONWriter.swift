@@ -65,10 +65,10 @@ public struct JSONWriter: Sendable {
             buffer.append(UInt8(ascii: "]"))
         case .object(let object):
             buffer.append(UInt8(ascii: "{"))
-            for position in object.keys_.indices {
+            for position in object.memberKeys.indices {
                 if position > 0 { buffer.append(UInt8(ascii: ",")) }
-                key(object.keys_[position])
-                self.value(object.values_[position])
+                key(object.memberKeys[position])
+                self.value(object.memberValues[position])
             }
             buffer.append(UInt8(ascii: "}"))
         }

@@ -236,7 +236,8 @@ final class StreamHub: HTTPResponder {
         let hub = StreamHub()
         var configuration = HTTPServer.Configuration()
         configuration.port = 0
-        configuration.eventStreamKeepAliveInterval = .seconds(3600)  // no keep-alive comment mid-assertion on a slow run
+        // No keep-alive comment mid-assertion on a slow run.
+        configuration.eventStreamKeepAliveInterval = .seconds(3600)
         configuration.loopCount = 2
         let server = HTTPServer(configuration: configuration, responder: hub, logger: .disabled)
         let address = try server.start()

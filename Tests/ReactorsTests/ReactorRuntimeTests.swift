@@ -59,7 +59,7 @@ import Testing
         try runtime.send(.increase)
         try runtime.send(.increaseTwice)
         for recorder in recorders { #expect(recorder.snapshots.map(\.version) == [0, 1, 2, 3]) }
-        tokens.forEach { $0.cancel() }
+        for token in tokens { token.cancel() }
     }
 
     @Test func anObserverAddedDuringADispatchStartsFromTheNextLatestState() throws {

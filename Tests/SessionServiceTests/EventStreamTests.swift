@@ -81,8 +81,10 @@ import Testing
         let first = try stream.nextEvent()
         #expect(first.data == "1")
         #expect(first.id == "0")
-        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":5}"#)  // v1: nextID unchanged
-        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"a"}"#)  // v2: nextID 2
+        // v1: nextID unchanged
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"toggle","id":5}"#)
+        // v2: nextID 2
+        _ = try server.request("POST", "/sessions/\(id)/actions?wait=true", body: #"{"type":"add","title":"a"}"#)
         var event = try stream.nextEvent()
         while event.event == "pulse" { event = try stream.nextEvent() }
         #expect(event.id == "2")

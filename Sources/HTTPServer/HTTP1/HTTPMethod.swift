@@ -31,22 +31,31 @@ public struct HTTPMethod: RawRepresentable, Sendable, Hashable, CustomStringConv
     // Computed, not stored: a static stored property is reached through a lazy-initialisation
     // check on every use, and these are compared on every request.
     /// `GET`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var GET: HTTPMethod { HTTPMethod("GET", tag: 1) }
     /// `HEAD`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var HEAD: HTTPMethod { HTTPMethod("HEAD", tag: 2) }
     /// `POST`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var POST: HTTPMethod { HTTPMethod("POST", tag: 3) }
     /// `PUT`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var PUT: HTTPMethod { HTTPMethod("PUT", tag: 4) }
     /// `DELETE`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var DELETE: HTTPMethod { HTTPMethod("DELETE", tag: 5) }
     /// `PATCH`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var PATCH: HTTPMethod { HTTPMethod("PATCH", tag: 6) }
     /// `OPTIONS`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var OPTIONS: HTTPMethod { HTTPMethod("OPTIONS", tag: 7) }
     /// `TRACE`.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var TRACE: HTTPMethod { HTTPMethod("TRACE", tag: 8) }
     /// `CONNECT` (refused by the parser: no tunnels).
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static var CONNECT: HTTPMethod { HTTPMethod("CONNECT", tag: 9) }
 
     /// Same method (case-sensitive).
@@ -111,8 +120,10 @@ public struct HTTPVersion: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// HTTP/1.0.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static let http1_0 = HTTPVersion(major: 1, minor: 0)
     /// HTTP/1.1.
+    // swift-format-ignore: AlwaysUseLowerCamelCase
     public static let http1_1 = HTTPVersion(major: 1, minor: 1)
 
     /// `HTTP/1.1`.
