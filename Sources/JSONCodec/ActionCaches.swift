@@ -32,14 +32,31 @@ enum BareAction {
     /// buffer shared by every action log entry of that case.
     @usableFromInline
     struct Cached: Sendable {
-        @usableFromInline let value: any Sendable
+        /// The value, in a class box: reading it back is a class cast, where an `any Sendable` took an
+        /// existential cast and two copies through the type's metadata (~700 instructions per action).
+        @usableFromInline let box: AnyObject & Sendable
         @usableFromInline let json: [UInt8]
 
         @usableFromInline
-        init(value: any Sendable, json: [UInt8]) {
-            self.value = value
+        init<A: Sendable>(value: A, json: [UInt8]) {
+            box = CachedValue(value)
             self.json = json
         }
+
+        /// The value when it is an `A`, else nil.
+        @inlinable
+        func value<A: Sendable>(as type: A.Type) -> A? {
+            (box as? CachedValue<A>)?.value
+        }
+    }
+
+    /// A cached action value, boxed.
+    @usableFromInline
+    final class CachedValue<A: Sendable>: Sendable {
+        @usableFromInline let value: A
+
+        @usableFromInline
+        init(_ value: A) { self.value = value }
     }
 
     /// Bounded, because case names come from clients (only successful decodes are stored).

@@ -40,7 +40,7 @@ public func decodeAction<A: Decodable & Sendable>(
             BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0]))
         }
     }
-    if let recent = recent ?? nil, let cached = recent.value as? A {
+    if let recent = recent ?? nil, let cached = recent.value(as: A.self) {
         return cached
     }
     return try decodeActionFillingCache(type, from: bytes, parser: parser, json: false, encode: nil).action
@@ -64,7 +64,7 @@ public func decodeActionWithJSON<A: Decodable & Sendable>(
             BareAction.recentValue(type: ObjectIdentifier(A.self), name: UnsafeBufferPointer(rebasing: buffer[$0]))
         }
     }
-    if let recent = recent ?? nil, let cached = recent.value as? A {
+    if let recent = recent ?? nil, let cached = recent.value(as: A.self) {
         return (cached, recent.json)
     }
     return try decodeActionFillingCache(type, from: bytes, parser: parser, json: true, encode: encode)
@@ -88,7 +88,7 @@ func decodeActionFillingCache<A: Decodable & Sendable>(
         return (action, json ? canonicalJSON(of: action, parsed: value, encode: encode) : [])
     }
     let key = BareAction.Key(type: ObjectIdentifier(A.self), name: bare)
-    if let cached = BareAction.cache.withLock({ $0[key] }), let action = cached.value as? A {
+    if let cached = BareAction.cache.withLock({ $0[key] }), let action = cached.value(as: A.self) {
         BareAction.remember(type: key.type, name: bare, cached: cached)
         return (action, cached.json)
     }

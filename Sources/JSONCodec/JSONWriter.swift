@@ -95,6 +95,23 @@ public struct JSONWriter: Sendable {
             buffer.append(UInt8(ascii: "0") + UInt8(value))
             return
         }
+        if value < 100_000_000 {
+            // Up to eight digits gathered in one register, most significant in the low byte: a stack
+            // buffer appended as a slice cost ~170 instructions for a four-digit seq.
+            var rest = value
+            var packed: UInt64 = 0
+            var count = 0
+            repeat {
+                packed = packed << 8 | (UInt64(UInt8(ascii: "0")) + rest % 10)
+                rest /= 10
+                count += 1
+            } while rest > 0
+            for _ in 0..<count {
+                buffer.append(UInt8(truncatingIfNeeded: packed))
+                packed >>= 8
+            }
+            return
+        }
         // 20 digits hold UInt64.max; fill from the end of a stack buffer.
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var remaining = value

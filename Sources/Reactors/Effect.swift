@@ -15,17 +15,20 @@
 /// Synchronous effects (`none`, `just`, and `concat`/`merge` of them) run inline on the thread that
 /// reduces, without a task; `run` and `delay` start one task per effect.
 public struct Effect<Mutation: Sendable>: Sendable {
+    /// Only the cases that hold an effect are boxed: with the whole enum indirect, every `just` (one
+    /// per action of most reactors) allocated a box and freed it (~270 instructions per action).
     @usableFromInline
-    indirect enum Kind: Sendable {
+    enum Kind: Sendable {
         case none
         case just(Mutation)
         case concat([Effect])
         case merge([Effect])
         case run(@Sendable (Emitter<Mutation>) async throws -> Void)
-        case delay(Effect, Duration, any Clock<Duration>)
-        case cancellable(Effect, EffectID, cancelInFlight: Bool)
+        indirect case delay(Effect, Duration, any Clock<Duration>)
+        indirect case cancellable(Effect, EffectID, cancelInFlight: Bool)
         case cancel(EffectID)
-        case timer(TimerCommand)
+        // Rare, and its command (a name, a delay, an action) would widen every effect: boxed too.
+        indirect case timer(TimerCommand)
     }
 
     @usableFromInline let kind: Kind

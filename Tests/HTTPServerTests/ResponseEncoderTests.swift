@@ -41,6 +41,16 @@ import Testing
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: \(body.count)\r\n\r\n"))
     }
 
+    @Test(arguments: [
+        0, 7, 9, 10, 42, 99, 100, 999, 65_536, 12_345_678, 99_999_999, 100_000_000, 100_000_007,
+        1_234_567_890_123, Int.max, -5, -100_000_000, Int.min + 1,
+    ])
+    func writesDecimalsAsSwiftPrintsThem(_ value: Int) {
+        var out: [UInt8] = Array("x".utf8)
+        ResponseEncoder.appendDecimal(value, to: &out)
+        #expect(String(decoding: out, as: UTF8.self) == "x\(value)")
+    }
+
     @Test func formatsTheDateHeaderAsIMFFixdate() {
         #expect(
             String(decoding: HTTPDate.format(784_111_777), as: UTF8.self) == "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n")

@@ -29,6 +29,14 @@ import Testing
         #expect(try JSONParser().parse(written).serialized() == written)
     }
 
+    /// Integers around each change in the number of digits, and the largest: as Swift prints them.
+    @Test(arguments: [0, 9, 10, 99, 100, 4_321, 9_999_999, 99_999_999, 100_000_000, 123_456_789_012, UInt64.max])
+    func writesIntegersAsSwiftPrintsThem(_ value: UInt64) {
+        var out = JSONWriter(capacity: 4)
+        out.integer(value)
+        #expect(String(decoding: out.bytes, as: UTF8.self) == "\(value)")
+    }
+
     /// Built member by member, as the server's answers are: the same bytes as the value written whole.
     @Test func membersWrittenOneByOneMatchTheWholeValue() throws {
         var out = JSONWriter(capacity: 8)

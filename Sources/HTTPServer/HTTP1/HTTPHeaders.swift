@@ -48,6 +48,9 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
     /// `Content-Length`, `Transfer-Encoding`, `Connection` or `Date`), else nil.
     var wireForm: [UInt8]? { spans.isEmpty && !raw.isEmpty ? raw : nil }
 
+    /// Whether these are constant headers with a wire form: then they hold no `Connection` field.
+    var hasWireForm: Bool { spans.isEmpty && !raw.isEmpty }
+
     /// Parsed headers: `spans` locate each field's name and value in `raw`.
     init(raw: [UInt8], spans: [Span]) {
         built = []

@@ -14,8 +14,22 @@ final class Connection: @unchecked Sendable {
     let generation: UInt32
     let peer: SocketAddress?
     let loop: EventLoop
-    /// Which connection limits this connection counts against (released when it closes).
-    let admission: ConnectionLimiter.Admission
+    /// The peer's address as a number (nil for families other than IPv4 and IPv6), handed to each request.
+    let peerIP: IPAddress?
+    /// What the limiter decided (see `admission`): the address it counts under is `peerIP`, not stored twice.
+    let admitted: Admitted
+
+    /// How the limiter admitted a connection.
+    enum Admitted {
+        /// Served, counted in all only.
+        case served
+        /// Served, counted in all and under `peerIP`.
+        case servedPerAddress
+        /// Over a limit: answered 503 and closed.
+        case refused
+        /// Over a limit, closed without an answer (no connection is made for it).
+        case dropped
+    }
     // Every mutable property opts out of dynamic exclusivity checks: a connection is touched only on
     // its loop's thread, never re-entrantly, and the checks cost ~20 runtime calls per request (measured).
     @exclusivity(unchecked) var machine: StateMachine
@@ -41,16 +55,36 @@ final class Connection: @unchecked Sendable {
     @exclusivity(unchecked) var scheduledAt: Duration? = nil
     @exclusivity(unchecked) var stamp: UInt64 = 0
 
-    init(fd: Int32, slot: Int, peer: SocketAddress?, admission: ConnectionLimiter.Admission, loop: EventLoop) {
+    init(
+        fd: Int32, slot: Int, peer: SocketAddress?, peerIP: IPAddress?, admission: ConnectionLimiter.Admission,
+        loop: EventLoop
+    ) {
         self.fd = fd
         self.slot = slot
         self.peer = peer
-        self.admission = admission
+        self.peerIP = peerIP
+        switch admission {
+        case .served(let counted?) where counted == peerIP: admitted = .servedPerAddress
+        case .served: admitted = .served
+        case .refused: admitted = .refused
+        case .dropped: admitted = .dropped
+        }
         self.loop = loop
         self.parser = RequestParser(limits: loop.configuration.limits)
         self.machine = StateMachine(openedAt: loop.now)
         self.generation = loop.nextGeneration()
         holds.losable = loop.barrierLosesPositions
+    }
+
+    /// Which connection limits this connection counts against (released when it closes; no connection
+    /// is made for a dropped one).
+    var admission: ConnectionLimiter.Admission {
+        switch admitted {
+        case .served: .served(nil)
+        case .servedPerAddress: .served(peerIP)
+        case .refused: .refused
+        case .dropped: .dropped
+        }
     }
 
     /// The epoll token: slot and generation, so events for a recycled slot are recognised.
@@ -244,7 +278,7 @@ final class Connection: @unchecked Sendable {
     }
 
     func dispatch(_ request: consuming HTTPRequest, number: UInt64) {
-        request.peer = peer
+        request.setPeer(peer, ip: peerIP)
         let writer = HTTPResponseWriter(connection: self, number: number)
         loop.respond(to: request, writer: writer)
     }
@@ -257,7 +291,10 @@ final class Connection: @unchecked Sendable {
     func complete(
         _ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false
     ) {
-        let closeRequested = response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false
+        // Constant headers (most answers) hold no `Connection` field: no search by name.
+        let closeRequested =
+            !response.headers.hasWireForm
+            && (response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false)
         guard
             case .write(let keepAlive, let isHead) = machine.answered(
                 number: number, closeRequested: closeRequested, at: loop.now)
@@ -324,8 +361,15 @@ final class Connection: @unchecked Sendable {
         _ response: HTTPResponse, keepAlive: Bool, isHead: Bool, dependingOn position: UInt64? = nil,
         refusable: Bool = false
     ) {
-        let (head, body) = ResponseEncoder.encode(response, date: loop.dateLine, keepAlive: keepAlive, isHead: isHead)
-        queue(head, dependingOn: position, refusable: refusable)
+        if output.isEmpty { machine.wrote(at: loop.now) }
+        var body: [UInt8]?
+        let date = loop.dateLine
+        // Encoded straight into the output queue (into the previous answer's buffer, when nothing waits).
+        let count = output.appendEncoded { out in
+            body = ResponseEncoder.encode(response, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
+        }
+        hold(count, dependingOn: position, refusable: refusable)
+        markDirty()
         if let body { queue(body, dependingOn: position, refusable: refusable) }
     }
 

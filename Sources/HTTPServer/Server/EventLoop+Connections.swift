@@ -44,7 +44,8 @@ extension EventLoop {
                 return
             }
             guard case .processed(let fd) = result else { break }
-            let admission = limiter.admit(IPAddress(address))
+            let peerIP = IPAddress(address)
+            let admission = limiter.admit(peerIP)
             if admission == .dropped {
                 Posix.close(fd)
                 continue
@@ -59,7 +60,7 @@ extension EventLoop {
                 connections.append(nil)
             }
             let connection = Connection(
-                fd: fd, slot: slot, peer: SocketAddress(address), admission: admission, loop: self)
+                fd: fd, slot: slot, peer: SocketAddress(address), peerIP: peerIP, admission: admission, loop: self)
             do {
                 try epoll.add(fd, [.readable, .writable, .readHangUp, .edgeTriggered], token: connection.token)
             } catch {

@@ -10,7 +10,11 @@ import Posix
 /// one `writev` for several.
 struct OutputQueue {
     /// The chunk being written; kept outside `rest` so one chunk (the usual case) needs no array.
+    /// Once written, a chunk this queue encoded itself stays here emptied, its storage reused by the
+    /// next answer (an allocation and a free per response fewer).
     private var first: [UInt8] = []
+    /// `first` is a buffer `appendEncoded` filled: no one else holds it, so it may be emptied in place.
+    private var firstIsOwned = false
     private var rest: [[UInt8]] = []
     /// Bytes of `first` already written.
     private var offset = 0
@@ -18,6 +22,8 @@ struct OutputQueue {
     private(set) var byteCount = 0
     /// Most chunks per `writev` (well under `IOV_MAX`).
     static let maxChunksPerWrite = 64
+    /// The largest buffer kept for the next answer once written (a larger one is given back).
+    static let keptCapacity = 1024
 
     var isEmpty: Bool { first.isEmpty }
 
@@ -26,15 +32,34 @@ struct OutputQueue {
         byteCount += bytes.count
         if first.isEmpty {
             first = bytes
+            firstIsOwned = false
         } else {
             rest.append(bytes)
         }
+    }
+
+    /// Queues what `encode` appends to an empty buffer: the kept one when nothing is queued, so the
+    /// usual answer is written where the previous one was. Returns the bytes queued.
+    mutating func appendEncoded(_ encode: (inout [UInt8]) -> Void) -> Int {
+        guard first.isEmpty else {
+            var bytes: [UInt8] = []
+            encode(&bytes)
+            append(bytes)
+            return bytes.count
+        }
+        if !firstIsOwned { first = [] }
+        encode(&first)
+        firstIsOwned = true
+        offset = 0
+        byteCount += first.count
+        return first.count
     }
 
     /// Queues what is left of `bytes` after a partial write of its first `written` bytes.
     mutating func append(_ bytes: [UInt8], skipping written: Int) {
         guard written > 0, first.isEmpty else { return append(bytes) }
         first = bytes
+        firstIsOwned = false
         offset = written
         byteCount = bytes.count - written
     }
@@ -57,13 +82,19 @@ struct OutputQueue {
             first.removeLast(left)
         } else {
             first = []
+            firstIsOwned = false
             offset = 0
         }
     }
 
     /// Drops everything; `release` also gives the storage back (idle streams should hold nothing).
     mutating func removeAll(release: Bool) {
-        first = []
+        if release || !firstIsOwned {
+            first = []
+            firstIsOwned = false
+        } else {
+            first.removeAll(keepingCapacity: true)
+        }
         rest.removeAll(keepingCapacity: !release)
         offset = 0
         byteCount = 0
@@ -96,7 +127,18 @@ struct OutputQueue {
                 }
                 written -= left
                 offset = 0
-                first = rest.isEmpty ? [] : rest.removeFirst()
+                if rest.isEmpty {
+                    // Emptied in place when this queue owns it (unique: no copy), for the next answer.
+                    if firstIsOwned, first.capacity <= Self.keptCapacity {
+                        first.removeAll(keepingCapacity: true)
+                    } else {
+                        first = []
+                        firstIsOwned = false
+                    }
+                } else {
+                    first = rest.removeFirst()
+                    firstIsOwned = false
+                }
             }
         }
         return result

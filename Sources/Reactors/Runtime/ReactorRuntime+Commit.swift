@@ -30,8 +30,11 @@ extension ReactorRuntime {
         }
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
-        for middleware in drain.middlewares {
-            middleware.didReduce(mutation: mutation, state: state, version: drain.version)
+        let version = drain.version
+        drain.middlewares.withUnsafeBufferPointer { middlewares in
+            for index in middlewares.indices {
+                middlewares[index].didReduce(mutation: mutation, state: state, version: version)
+            }
         }
         notify(observers, previous: previous, drain)
     }
@@ -44,27 +47,37 @@ extension ReactorRuntime {
         pipeline?.pulses?.force(&state, replacing: drain.state)
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
-        for middleware in drain.middlewares {
-            middleware.didForce(state: state, version: drain.version)
+        let version = drain.version
+        drain.middlewares.withUnsafeBufferPointer { middlewares in
+            for index in middlewares.indices { middlewares[index].didForce(state: state, version: version) }
         }
         notify(observers, previous: previous, drain)
     }
 
     /// Asks each vetter about `state`; on the first refusal tells every middleware, notes it in the drain
     /// for the action's completion, and returns true.
+    /// The middlewares are called in place in their array: iterated by value, each was copied and
+    /// destroyed as an existential, ~90 instructions per middleware per loop on every action.
     @inlinable
     func isRefused(_ state: R.State, _ drain: inout DrainState<R>) -> Bool {
-        for (index, vetter) in drain.middlewares.enumerated() where drain.vetters & (1 << min(index, 63)) != 0 {
-            if index >= 63, !vetter.vetsStates { continue }
-            do {
-                try vetter.vet(state: state, version: drain.version &+ 1)
-            } catch {
-                for middleware in drain.middlewares { middleware.didRefuse(error, seq: drain.seq) }
-                if drain.refusal == nil { drain.refusal = StateRefusal(error) }
-                return true
+        let vetters = drain.vetters
+        let version = drain.version &+ 1
+        let seq = drain.seq
+        let refusal = drain.middlewares.withUnsafeBufferPointer { middlewares -> ActionRejection? in
+            for index in middlewares.indices where vetters & (1 << min(index, 63)) != 0 {
+                if index >= 63, !middlewares[index].vetsStates { continue }
+                do throws(ActionRejection) {
+                    try middlewares[index].vet(state: state, version: version)
+                } catch {
+                    for other in middlewares.indices { middlewares[other].didRefuse(error, seq: seq) }
+                    return error
+                }
             }
+            return nil
         }
-        return false
+        guard let refusal else { return false }
+        if drain.refusal == nil { drain.refusal = StateRefusal(refusal) }
+        return true
     }
 
     /// Makes `state` the next version (shown through `transform(state:)`), in the drain and in the

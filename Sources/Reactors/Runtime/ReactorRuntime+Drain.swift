@@ -151,8 +151,10 @@ extension ReactorRuntime {
             completion?(.failure(.stopped))
             return
         }
-        for middleware in drain.middlewares {
-            middleware.didAccept(action: action, seq: seq, isStubbed: isStubbed)
+        drain.middlewares.withUnsafeBufferPointer { middlewares in
+            for index in middlewares.indices {
+                middlewares[index].didAccept(action: action, seq: seq, isStubbed: isStubbed)
+            }
         }
         if isStubbed {
             recordStubbed(action)

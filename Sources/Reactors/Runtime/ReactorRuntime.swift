@@ -102,10 +102,13 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
         var intercepted = false
         while true {
             var receipt = ActionReceipt(seq: 0, isStubbed: false)
-            let admission = core.withLock { core -> Admission<R>? in
-                if core.isStopped { return .refused(.stopped) }
+            // The drain state comes out beside a plain step: a generic enum carrying it (and an error)
+            // was copied and destroyed through its type's metadata, ~1,000 instructions per action.
+            var owned: DrainState<R>?
+            let step = core.withLock { core -> SubmitStep in
+                if core.isStopped { return .stopped }
                 if !intercepted, !core.isStubbed, let extras = core.extras, !extras.interceptors.isEmpty {
-                    return nil
+                    return .intercept
                 }
                 if core.isDraining, core.queue.count >= queueLimit { return .refused(.busy(limit: queueLimit)) }
                 core.lastSeq &+= 1
@@ -118,24 +121,30 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                     return .queued
                 }
                 core.isDraining = true
-                return .drain(core.drainState())
+                owned = core.drainState()
+                return .drain
             }
-            switch admission {
-            case nil:
+            switch step {
+            case .intercept:
                 try intercept(action)
                 intercepted = true
-            case .refused(let error):
-                throw error
+            case .stopped:
+                throw .stopped
             case .queued:
                 return receipt
-            case .drain(var drain):
-                let item = WorkItem<R>.action(
-                    action, seq: receipt.seq, completion: completion, isTransformed: false, isStubbed: receipt.isStubbed
-                )
+            case .drain:
+                // Set under the lock together with `.drain`.
+                var drain = owned.take()!
                 if runsOnWorkers {
+                    let item = WorkItem<R>.action(
+                        action, seq: receipt.seq, completion: completion, isTransformed: false,
+                        isStubbed: receipt.isStubbed)
                     _ = onWorkers(item, drain)
                 } else {
-                    process(item, &drain)
+                    // Straight to the action's processing: no work item to build and take apart.
+                    process(
+                        action: action, seq: receipt.seq, completion: completion, isTransformed: false,
+                        isStubbed: receipt.isStubbed, &drain)
                     self.drain(&drain)
                 }
                 return receipt

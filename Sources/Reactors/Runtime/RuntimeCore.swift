@@ -175,6 +175,19 @@ enum Admission<R: Reactor>: Sendable {
     case drain(DrainState<R>)
 }
 
+/// What the lock decided for an action being submitted (the drain state, when it is `.drain`, comes apart).
+@usableFromInline
+enum SubmitStep: Sendable {
+    /// Run the middlewares' `intercept` first, then try again.
+    case intercept
+    /// The runtime stopped: refused.
+    case stopped
+    /// Queued behind the thread that is draining.
+    case queued
+    /// The caller owns the drain now and must run it.
+    case drain
+}
+
 /// What the draining thread does next.
 @usableFromInline
 enum DrainStep: Sendable {

@@ -8,7 +8,8 @@ struct ClientAddressResolver: Sendable {
 
     /// The client of `request`; nil when the peer is unknown (in-process requests).
     func client(of request: HTTPRequest) -> IPAddress? {
-        guard let peerText = request.peer?.host, let peer = IPAddress(peerText) else { return nil }
+        // The number the server read from the socket; the text of a request built by hand otherwise.
+        guard let peer = request.peerIP ?? request.peer.flatMap({ IPAddress($0.host) }) else { return nil }
         guard !trustedProxies.isEmpty, trustedProxies.contains(peer) else { return peer }
         var client = peer
         for field in request.headers.values("X-Forwarded-For").reversed() {

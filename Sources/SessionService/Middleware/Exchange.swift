@@ -93,7 +93,8 @@ final class Exchange: Sendable {
             headers = HTTPHeaders(fields)
         }
         // A success acknowledging a change is refused (503) should its records fail to be stored.
-        let acknowledgesChange = status < 300 && method != "GET" && method != "HEAD" && method != "OPTIONS"
+        let verb = request.method
+        let acknowledgesChange = status < 300 && verb != .GET && verb != .HEAD && verb != .OPTIONS
         if let writer {
             writer.respond(
                 status: status, headers: headers, body: body, dependingOn: dependsOn,

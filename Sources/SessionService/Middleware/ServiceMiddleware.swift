@@ -64,11 +64,17 @@ final class MiddlewareChain: Sendable {
 
     func run(_ exchange: Exchange, from position: Int) {
         guard position < layers.count else { return responder(exchange) }
-        layers[position].handle(exchange, next: MiddlewareNext(chain: self, position: position + 1))
+        // Called in place: read out of the array, each layer was copied and destroyed as an
+        // existential on every request (~100 instructions a layer).
+        layers.withUnsafeBufferPointer { layers in
+            layers[position].handle(exchange, next: MiddlewareNext(chain: self, position: position + 1))
+        }
     }
 
     /// Tells the observing layers that `exchange` was answered with `status`.
     func answered(_ exchange: Exchange, status: Int) {
-        for observer in observers { observer.answered(exchange, status: status) }
+        observers.withUnsafeBufferPointer { observers in
+            for index in observers.indices { observers[index].answered(exchange, status: status) }
+        }
     }
 }

@@ -24,10 +24,12 @@ extension ReactorService {
                 var out = JSONWriter(capacity: 24)
                 out.raw("{\"seq\":")
                 out.integer(seq)
-                out.raw("}")
+                // The newline `reply(_:json:)` would append, written here: appending to bytes the
+                // writer still held copied them (an allocation per request).
+                out.raw("}\n")
                 // It acknowledges the session's accept record: only that session's records need be durable.
                 exchange.dependsOn = accepting.storedPosition
-                exchange.reply(202, json: out.bytes)
+                exchange.reply(202, body: out.bytes, contentType: Exchange.jsonContentType)
             } catch {
                 exchange.fail(error)
             }
