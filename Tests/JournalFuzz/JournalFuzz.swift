@@ -117,7 +117,7 @@ func checkActionLog(_ payload: [UInt8]) {
         (try? StoredActionLog.decode(payload: written)) == entries, "an action log changed when written and read again")
 
     var checkpoint = ActionLogCheckpoint()
-    var chunks: [(JournalRecord.Kind, [ActionLogEntry])] = []
+    var chunks: [(RecordKind, [ActionLogEntry])] = []
     for entry in entries { checkpoint.add(entry) { chunks.append(($0, $1)) } }
     let last = checkpoint.finish { chunks.append(($0, $1)) }
     expect(
@@ -166,7 +166,7 @@ func instructions(_ input: [UInt8]) -> (limits: ActionLogLimits, steps: [Instruc
         let number = UInt64(input[offset + 2])
         let lengthByte = input[offset + 3]
         offset += 4
-        guard let kind = JournalRecord.Kind(rawValue: kindByte), kindByte != 0 else {
+        guard let kind = RecordKind(kindByte, in: .file) else {
             steps.append(.newSegment)
             continue
         }

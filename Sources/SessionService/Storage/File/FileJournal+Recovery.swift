@@ -125,7 +125,7 @@ extension FileJournal {
             // Overwriting in place keeps a frame's length; a stop in the middle leaves a frame of a
             // deleted session, or one already marked as padding, whose checksum fails.
             if let location = damage.location,
-                damage.kind == JournalRecord.Kind.padding.rawValue || damage.key.map(deleted.contains) == true
+                damage.kind == RecordKind.padding.rawValue || damage.key.map(deleted.contains) == true
             {
                 recovered.unfinishedErasures.append(location)
                 if let key = damage.key, let entry = recovered.index.entries[key], entry.unavailable == damage.reason {
@@ -206,7 +206,7 @@ extension FileJournal {
             let rest = UnsafeRawBufferPointer(rebasing: raw[candidate...])
             let length = Int(rest.loadLittleEndian(UInt32.self, at: 0))
             if length >= JournalRecord.headerBytes, length <= rest.count - JournalRecord.frameBytes,
-                JournalRecord.Kind(rawValue: rest[8]) != nil,
+                RecordKind(rest[8], in: .file) != nil,
                 case .record = JournalRecord.parse(rest, withPayload: false)
             {
                 return candidate
