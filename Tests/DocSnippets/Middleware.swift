@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // HostingReactors.md's middleware example, inside a function so that its `catalog` is the caller's.
 import Reactors
 import SessionService

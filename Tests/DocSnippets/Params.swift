@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // HostingReactors.md's session parameters and context example, in a function so that `catalog` is the caller's;
 // ReactorContextTests runs its twin through a live server.
 import Reactors

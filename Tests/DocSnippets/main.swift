@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // README.md's "Write and host your own reactor" example, compiled as it is shown (DocSnippetsTests holds the docs
 // to the files of this target). Built, never run: it would listen on port 8080.
 import Foundation      // exit, ProcessInfo

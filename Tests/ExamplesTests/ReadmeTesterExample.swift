@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // README.md's ReactorTester example, compiled and run here (ReadmeTesterExampleTests keeps the two texts equal).
 
 import Examples

@@ -1,5 +1,5 @@
 // swift-format-ignore-file
-// (DocSnippetsTests holds this file to the documentation line for line: it is formatted as the docs show it.)
+// (a test holds this file to the documentation line for line, so it keeps the layout the docs show)
 // UsingTheClient.md's Swift client example (ReactorClient catalog), compiled here; ReadmeExampleTests keeps both equal.
 import Examples
 import Observation

@@ -19,10 +19,10 @@ import Testing
         let endRange = try #require(readme.range(of: "```\n<!-- swift-client-example:end -->"))
         let shown = String(readme[startRange.upperBound..<endRange.lowerBound])
         let file = Self.packageRoot.appendingPathComponent("Tests/ReactorClientTests/ReadmeExample.swift")
-        // The file's first two lines say where it comes from and import the example reactors.
+        // The file's first four lines: the formatter's ignore mark and why, where it comes from, the example reactors' import.
         let compiled = try String(contentsOf: file, encoding: .utf8).split(
             separator: "\n", omittingEmptySubsequences: false
-        ).dropFirst(2).joined(separator: "\n")
+        ).dropFirst(4).joined(separator: "\n")
         #expect(shown == compiled, "UsingTheClient.md's Swift client example differs from \(file.path)")
     }
 
