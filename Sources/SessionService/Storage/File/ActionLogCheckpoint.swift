@@ -16,7 +16,7 @@ struct ActionLogCheckpoint {
 
     /// Adds `entry`; when it does not fit the chunk being built, that chunk goes to `emit` first, with
     /// the kind its record takes (the first chunk starts the checkpoint).
-    mutating func add(_ entry: ActionLogEntry, emit: (JournalRecord.Kind, [ActionLogEntry]) throws -> Void) rethrows {
+    mutating func add(_ entry: ActionLogEntry, emit: (RecordKind, [ActionLogEntry]) throws -> Void) rethrows {
         let size = StoredActionLog.entryHeaderBytes + entry.action.count
         if !pending.isEmpty, pendingBytes + size > StoredActionLog.chunkTargetBytes { try emitPending(emit) }
         pending.append(entry)
@@ -25,12 +25,12 @@ struct ActionLogCheckpoint {
     }
 
     /// Emits the last chunk; returns the seq the checkpoint's end record covers, nil when there were no entries.
-    mutating func finish(emit: (JournalRecord.Kind, [ActionLogEntry]) throws -> Void) rethrows -> UInt64? {
+    mutating func finish(emit: (RecordKind, [ActionLogEntry]) throws -> Void) rethrows -> UInt64? {
         if !pending.isEmpty { try emitPending(emit) }
         return last
     }
 
-    private mutating func emitPending(_ emit: (JournalRecord.Kind, [ActionLogEntry]) throws -> Void) rethrows {
+    private mutating func emitPending(_ emit: (RecordKind, [ActionLogEntry]) throws -> Void) rethrows {
         try emit(started ? .actionLogNext : .actionLogFirst, pending)
         started = true
         pending.removeAll(keepingCapacity: true)

@@ -177,8 +177,7 @@ extension FileJournal {
         guard let plan else { return }
         var reader = SegmentReader(storage: self)
         defer { reader.close() }
-        func copy(_ kind: JournalRecord.Kind, _ number: UInt64, _ payload: (inout [UInt8]) -> Void) throws(CopyStopped)
-        {
+        func copy(_ kind: RecordKind, _ number: UInt64, _ payload: (inout [UInt8]) -> Void) throws(CopyStopped) {
             let copied = state.withLock { state -> Bool in
                 // A copy after the session's delete record would bring it back at the next start.
                 guard state.index.entries[key] === plan.entry else { return false }
@@ -195,7 +194,7 @@ extension FileJournal {
                 try copy(record.kind, record.number) { $0.append(contentsOf: record.payload) }
             }
             var chunks = ActionLogCheckpoint()
-            let emit = { (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) throws in
+            let emit = { (kind: RecordKind, chunk: [ActionLogEntry]) throws in
                 try copy(kind, chunk[chunk.count - 1].seq) { StoredActionLog.encode(chunk, into: &$0) }
             }
             for location in plan.chunks {

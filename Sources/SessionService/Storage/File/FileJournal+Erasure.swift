@@ -110,7 +110,7 @@ extension FileJournal {
                     offset += size
                 case .corrupt(_, nil), .truncated:
                     // Damage is the start-up scan's to report; the end of the segment may be in the middle of a write.
-                    guard let next = Self.nextRecord(in: raw, after: offset) else { return }
+                    guard let next = JournalScanner.nextRecord(in: raw, after: offset) else { return }
                     offset = next
                 }
             }

@@ -211,7 +211,7 @@ final class FileJournal: StorageBackend {
     /// body would be larger than ``JournalRecord/maxBodyBytes``.
     @discardableResult
     func append(
-        kind: JournalRecord.Kind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil,
+        kind: RecordKind, key: UInt32, number: UInt64, identity: (id: String, reactor: String)? = nil,
         payload: (inout [UInt8]) -> Void
     ) -> UInt64? {
         state.withLock { state in
@@ -224,7 +224,7 @@ final class FileJournal: StorageBackend {
     /// is `state.appended` right after.
     @discardableResult
     func append(
-        _ state: inout State, kind: JournalRecord.Kind, key: UInt32, number: UInt64,
+        _ state: inout State, kind: RecordKind, key: UInt32, number: UInt64,
         identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil, payload: (inout [UInt8]) -> Void
     ) -> RecordLocation? {
         if state.segmentLength >= options.segmentBytes {

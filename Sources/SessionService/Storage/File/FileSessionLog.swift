@@ -55,7 +55,7 @@ final class FileSessionLog: SessionLog {
 
     /// Appends a state record; false when it is larger than a record.
     private func appendState(
-        _ kind: JournalRecord.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int
+        _ kind: RecordKind, _ json: [UInt8], version: UInt64, storageVersion: Int
     ) -> Bool {
         let limit = JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes
         guard json.count <= limit else { return false }
@@ -72,7 +72,7 @@ final class FileSessionLog: SessionLog {
     func appendActionLogCheckpoint(_ entries: ((ActionLogEntry) -> Void) -> Void) {
         var chunks = ActionLogCheckpoint()
         // Each chunk is written out once the buffer grows, so the log is never copied whole.
-        let emit = { [journal, key] (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
+        let emit = { [journal, key] (kind: RecordKind, chunk: [ActionLogEntry]) in
             self.note(
                 journal.append(kind: kind, key: key, number: chunk[chunk.count - 1].seq) {
                     StoredActionLog.encode(chunk, into: &$0)

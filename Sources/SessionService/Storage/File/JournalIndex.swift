@@ -9,7 +9,7 @@ struct RecordLocation: Sendable, Equatable {
 
 /// A record after a session's latest snapshot, kept for sessions that are not in memory.
 struct TailRecord: Sendable, Equatable {
-    var kind: JournalRecord.Kind
+    var kind: RecordKind
     var number: UInt64
     var location: RecordLocation
 }
@@ -122,7 +122,7 @@ final class IndexEntry: @unchecked Sendable {
     /// Applies one record of this session (not its creation or deletion), keeping its newest versions'
     /// records within `history`; returns whether its oldest needed segment may have changed.
     func apply(
-        kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits,
+        kind: RecordKind, number: UInt64, location: RecordLocation, limits: ActionLogLimits,
         history retention: HistoryLimits
     ) -> Bool {
         var moved = false
@@ -135,7 +135,7 @@ final class IndexEntry: @unchecked Sendable {
     /// Applies one record to the latest snapshot, tail and action log; returns whether its oldest
     /// needed segment may have changed.
     private func apply(
-        kind: JournalRecord.Kind, number: UInt64, location: RecordLocation, limits: ActionLogLimits
+        kind: RecordKind, number: UInt64, location: RecordLocation, limits: ActionLogLimits
     ) -> Bool {
         if kind == .snapshot {
             guard number >= snapshotVersion else { return false }
@@ -261,7 +261,7 @@ struct JournalIndex: Sendable {
     /// Applies one record, as appended now or found by the start-up scan: `identity` is a snapshot's
     /// (id and reactor), `accessToken` an access-token record's hash.
     mutating func apply(
-        kind: JournalRecord.Kind, key: UInt32, number: UInt64, location: RecordLocation,
+        kind: RecordKind, key: UInt32, number: UInt64, location: RecordLocation,
         identity: (id: String, reactor: String)?, accessToken: SessionTokenHash? = nil
     ) {
         nextKey = max(nextKey, key &+ 1)
@@ -342,9 +342,4 @@ struct JournalIndex: Sendable {
 struct ActionLogLimits: Sendable {
     var count = 10_000
     var bytes = 4 << 20
-}
-
-extension JournalRecord.Kind {
-    /// Records of the action log (positional), as opposed to state records (by version).
-    var isAction: Bool { self == .accept || self == .complete || self == .timer }
 }

@@ -4,47 +4,11 @@
 /// without decoding any JSON.
 @usableFromInline
 struct JournalRecord: Sendable, Equatable {
-    /// What a record holds.
-    enum Kind: UInt8, Sendable {
-        /// The whole session at a version: id, reactor, state, last seq, stub flag and unfinished actions
-        /// (not the action log: that is rebuilt from accept records).
-        case snapshot = 1
-        /// A reduced mutation (JSON) producing version `number`.
-        case mutation = 2
-        /// A state forced in stub mode (JSON) as version `number`.
-        case forced = 3
-        /// An accepted action `number`: when, flags, the body as sent.
-        case accept = 4
-        /// Every mutation of action `number` has been reduced.
-        case complete = 5
-        /// The session was deleted; its earlier records are dead.
-        case delete = 6
-        /// The retained action log up to seq `number` in one record, as earlier versions wrote it
-        /// (read, never written: a log can be larger than a record).
-        case actionLog = 7
-        /// The first chunk of an action-log checkpoint (compaction), so the accept records it covers
-        /// need not keep old segments alive: entries oldest first, the last with seq `number`.
-        case actionLogFirst = 8
-        /// A further chunk of the checkpoint this session's latest `actionLogFirst` began.
-        case actionLogNext = 9
-        /// Completes that checkpoint, covering every retained entry up to seq `number`. Chunks without
-        /// it (the server stopped while writing them) count for nothing.
-        case actionLogEnd = 10
-        /// A deleted session's record, overwritten in place: same length, zero key, number and payload.
-        case padding = 11
-        /// The hash of the session's access token (`auth.sessions=token`) as its stored text, 64
-        /// hexadecimal digits; the latest replaces earlier ones. `number` is 0.
-        case accessToken = 12
-        /// A change of the session's timers (``TimerChange``); `number` is the session's timer serial, which
-        /// tells a compaction copy from a new record. The next snapshot holds the timers, like the actions.
-        case timer = 13
-    }
-
     /// The first bytes of a padding record `size` bytes long (frame included), up to its payload: what
     /// overwrites a deleted session's record once its payload is zeros.
     static func paddingHeader(size: Int) -> [UInt8] {
         var body = [UInt8](repeating: 0, count: size - frameBytes)
-        body[0] = Kind.padding.rawValue
+        body[0] = RecordKind.padding.rawValue
         var header: [UInt8] = []
         header.appendLittleEndian(UInt32(body.count))
         header.appendLittleEndian(CRC32C.checksum(body))
@@ -52,7 +16,7 @@ struct JournalRecord: Sendable, Equatable {
         return header
     }
 
-    var kind: Kind
+    var kind: RecordKind
     var key: UInt32
     var number: UInt64
     var payload: [UInt8]
@@ -74,7 +38,7 @@ struct JournalRecord: Sendable, Equatable {
     /// larger than ``maxBodyBytes``: nothing is ever written that the reader would refuse.
     @discardableResult
     static func append(
-        kind: Kind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void
+        kind: RecordKind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void
     ) -> Bool {
         let start = buffer.count
         buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
@@ -153,7 +117,7 @@ struct JournalRecord: Sendable, Equatable {
         guard CRC32C.checksum(body) == bytes.loadLittleEndian(UInt32.self, at: 4) else {
             return .corrupt(.checksumMismatch, size: frameBytes + length)
         }
-        guard let kind = Kind(rawValue: body[0]) else {
+        guard let kind = RecordKind(body[0], in: .file) else {
             return .corrupt(.unknownKind(body[0]), size: frameBytes + length)
         }
         let record = JournalRecord(

@@ -43,7 +43,7 @@ struct RetainedHistory: Sendable {
     /// Returns whether ``oldestSegment`` may have changed.
     @discardableResult
     mutating func keep(
-        _ kind: JournalRecord.Kind, _ number: UInt64, at location: RecordLocation, version: UInt64,
+        _ kind: RecordKind, _ number: UInt64, at location: RecordLocation, version: UInt64,
         limits: HistoryLimits
     ) -> Bool {
         let record = TailRecord(kind: kind, number: number, location: location)

@@ -153,7 +153,7 @@ final class NATSSessionLog: SessionLog {
 
     /// Appends a state record; false when it is larger than a record. Version 1 sends the JSON as it is
     /// (no copy); a later version's marker goes first, in a copy.
-    private func appendState(_ kind: RecordFrame.Kind, _ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
+    private func appendState(_ kind: RecordKind, _ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
         guard json.count <= JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes else {
             return false
         }
@@ -178,11 +178,10 @@ final class NATSSessionLog: SessionLog {
 
     func appendActionLogCheckpoint(_ entries: ((ActionLogEntry) -> Void) -> Void) {
         var chunks = ActionLogCheckpoint()
-        let emit = { (kind: JournalRecord.Kind, chunk: [ActionLogEntry]) in
+        let emit = { (kind: RecordKind, chunk: [ActionLogEntry]) in
             var payload: [UInt8] = []
             StoredActionLog.encode(chunk, into: &payload)
-            self.append(
-                kind == .actionLogFirst ? .actionLogFirst : .actionLogNext, number: chunk[chunk.count - 1].seq, payload)
+            self.append(kind, number: chunk[chunk.count - 1].seq, payload)
         }
         entries { chunks.add($0, emit: emit) }
         // Also after an empty log: the end marks the checkpoint complete, so what came before may go.
@@ -205,7 +204,7 @@ final class NATSSessionLog: SessionLog {
     // MARK: Appending
 
     /// Gives the record a position, adds it to the outbox, and publishes if nothing is in flight.
-    func append(_ kind: RecordFrame.Kind, number: UInt64, _ payload: [UInt8]) {
+    func append(_ kind: RecordKind, number: UInt64, _ payload: [UInt8]) {
         let limit = storage.maxMessageBytes.load(ordering: .relaxed)
         let (position, next, refused) = state.withLock { outbox -> (UInt64, Batch?, Bool) in
             let position = storage.watermark.allocate()

@@ -5,38 +5,13 @@
 /// every piece but the last); the reader joins them, and a record whose last piece never arrived (its
 /// writer stopped) counts for nothing.
 ///
-/// The kinds and payloads are the file journal's (``JournalRecord/Kind``, ``StoredSnapshot``,
-/// ``StoredAccept``, ``StoredActionLog``), plus the fence a new owner writes first.
+/// The kinds and payloads are the file journal's (``RecordKind`` says which kinds a stream holds: the
+/// fence a new owner writes first is the stream's alone).
 struct RecordFrame: Sendable, Equatable {
-    /// What a record holds.
-    enum Kind: UInt8, Sendable {
-        case snapshot = 1
-        case mutation = 2
-        case forced = 3
-        case accept = 4
-        case complete = 5
-        case actionLogFirst = 8
-        case actionLogNext = 9
-        case actionLogEnd = 10
-        case timer = 13
-        /// A new owner's first record (``FenceRecord``): from here on only it appends.
-        case fence = 100
-
-        /// The file journal's kind with the same meaning; nil for the fence.
-        var journalKind: JournalRecord.Kind? {
-            self == .fence ? nil : JournalRecord.Kind(rawValue: rawValue)
-        }
-
-        /// Whether what clients see depends on it: an accepted action or a new state. A record of
-        /// another kind (a snapshot, an action-log copy, a completion, a fence) only repeats or
-        /// summarizes what such records already hold.
-        var isShown: Bool { self == .accept || self == .mutation || self == .forced }
-    }
-
     /// Bytes of a frame before its body.
     static let headerBytes = 14
 
-    var kind: Kind
+    var kind: RecordKind
     /// The version of a state record, the seq of an action record, 0 otherwise.
     var number: UInt64
     /// Whether the record goes on in the next frame.
@@ -44,7 +19,9 @@ struct RecordFrame: Sendable, Equatable {
     var body: ArraySlice<UInt8>
 
     /// Appends a frame to `buffer`.
-    static func append(kind: Kind, number: UInt64, continues: Bool, body: ArraySlice<UInt8>, to buffer: inout [UInt8]) {
+    static func append(
+        kind: RecordKind, number: UInt64, continues: Bool, body: ArraySlice<UInt8>, to buffer: inout [UInt8]
+    ) {
         buffer.append(kind.rawValue)
         buffer.append(continues ? 1 : 0)
         buffer.appendLittleEndian(number)
@@ -65,7 +42,7 @@ struct RecordFrame: Sendable, Equatable {
     static func parse(_ bytes: ArraySlice<UInt8>) -> Parse {
         guard bytes.count >= headerBytes else { return .corrupt("a frame is cut off after \(bytes.count) bytes") }
         let start = bytes.startIndex
-        guard let kind = Kind(rawValue: bytes[start]) else {
+        guard let kind = RecordKind(bytes[start], in: .stream) else {
             return .corrupt("a frame has the unknown kind \(bytes[start])")
         }
         let flags = bytes[start + 1]
@@ -105,20 +82,20 @@ struct RecordDamage: Error, Sendable, Equatable, CustomStringConvertible {
 
 /// A whole record, its pieces joined, and the stream sequence of the message that completed it.
 struct StoredRecord: Sendable, Equatable {
-    var kind: RecordFrame.Kind
+    var kind: RecordKind
     var number: UInt64
     var payload: [UInt8]
     var sequence: UInt64
 
     /// The record as the file journal's merge reads it (it is not a fence).
     var journalRecord: JournalRecord? {
-        kind.journalKind.map { JournalRecord(kind: $0, key: 0, number: number, payload: payload) }
+        kind.formats.contains(.file) ? JournalRecord(kind: kind, key: 0, number: number, payload: payload) : nil
     }
 }
 
 /// Joins frames into records, message after message, as a session's subject is read back.
 struct RecordAssembler {
-    private var partial: (kind: RecordFrame.Kind, number: UInt64, payload: [UInt8])?
+    private var partial: (kind: RecordKind, number: UInt64, payload: [UInt8])?
 
     /// The records the message at `sequence` completes; a damaged message is reported, not skipped.
     mutating func add(_ payload: [UInt8], sequence: UInt64) -> Result<[StoredRecord], RecordDamage> {

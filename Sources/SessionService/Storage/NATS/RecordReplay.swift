@@ -86,6 +86,8 @@ struct RecordReplay {
             chunks = nil
         case .fence:
             break
+        case .delete, .actionLog, .padding, .accessToken:
+            break  // file-only kinds: the frame parser refuses them, so none reaches a replay
         }
     }
 
