@@ -110,7 +110,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 if !intercepted, !core.isStubbed, let extras = core.extras, !extras.interceptors.isEmpty {
                     return .intercept
                 }
-                if core.isDraining, core.queue.count >= queueLimit { return .refused(.busy(limit: queueLimit)) }
+                if core.isDraining, core.queue.count >= queueLimit { return .busy }
                 core.lastSeq &+= 1
                 receipt = ActionReceipt(seq: core.lastSeq, isStubbed: core.isStubbed)
                 if core.isDraining {
@@ -130,6 +130,8 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
                 intercepted = true
             case .stopped:
                 throw .stopped
+            case .busy:
+                throw .busy(limit: queueLimit)
             case .queued:
                 return receipt
             case .drain:

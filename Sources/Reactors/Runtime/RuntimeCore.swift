@@ -182,6 +182,8 @@ enum SubmitStep: Sendable {
     case intercept
     /// The runtime stopped: refused.
     case stopped
+    /// `queueLimit` items already wait for the thread that is draining: refused (`.busy`), no seq taken.
+    case busy
     /// Queued behind the thread that is draining.
     case queued
     /// The caller owns the drain now and must run it.
