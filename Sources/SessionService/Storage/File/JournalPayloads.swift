@@ -102,7 +102,13 @@ extension StoredSnapshot {
             let actions = length(UInt32.self)
         else { return nil }
         for _ in 0..<actions {
-            guard take(17), let action = length(UInt32.self), take(action) else { return nil }
+            // seq, time and flags, the action, then the timer's name when flag 8 says there is one.
+            guard take(17) else { return nil }
+            let namesTimer = payload[offset - 1] & 8 != 0
+            guard let action = length(UInt32.self), take(action) else { return nil }
+            if namesTimer {
+                guard let name = length(UInt8.self), take(name) else { return nil }
+            }
         }
         guard let pulses = length(UInt32.self) else { return nil }
         for _ in 0..<pulses {

@@ -195,7 +195,12 @@ struct PayloadReader {
         let count = Int(try integer(UInt8.self))
         guard offset + count <= bytes.count else { throw PayloadError(description: "the record ends inside a field") }
         defer { offset += count }
-        return String(decoding: bytes[offset..<(offset + count)], as: UTF8.self)
+        // Strict: this process writes only UTF-8 here, so bytes that are not are damage, not text to repair (a
+        // repaired string would be written back longer than it was read).
+        guard let text = String(validating: bytes[offset..<(offset + count)], as: UTF8.self) else {
+            throw PayloadError(description: "a text field is not UTF-8")
+        }
+        return text
     }
 
     /// The bytes not read yet.
