@@ -219,7 +219,11 @@ extension NATSStorage {
                 { completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion)
                 })
             {
-            case .success(let ack): return .success((replay, ack.sequence))
+            case .success(let ack):
+                if let rival = rivalWrite(on: subject, after: replay.lastSequence, before: ack.sequence) {
+                    return .failure(rival)
+                }
+                return .success((replay, ack.sequence))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
             case .failure(let error): return .failure(error)
             }
@@ -228,6 +232,28 @@ extension NATSStorage {
             .invalidResponse(
                 subject: subject, server: connection.serverName,
                 detail: "another instance keeps writing on the session's subject"))
+    }
+
+    /// Why this instance must not run the session it just fenced: a message other than its fence landed on the
+    /// subject after the last one it read. nats-server 2.9 can acknowledge two publishes that expect the same last
+    /// subject sequence in a clustered stream under load (nats-server#4320), and its key-value compare-and-set with
+    /// them, so two instances loading one session at once may both see their claim and fence accepted. The first
+    /// message after what was read decides: only the instance whose fence it is runs the session; the other gives
+    /// up (503, asked again). Nil when the fence came first, or when that cannot be read (the publish's own check
+    /// stands then).
+    func rivalWrite(on subject: String, after lastRead: UInt64, before fence: UInt64) -> NATSError? {
+        let jetStream = self.jetStream
+        let stream = names.recordsStream
+        let first = waitFor("a read of the first message of \(subject) after \(lastRead)") { completion in
+            try jetStream.getMessage(
+                stream: stream, .nextBySubject(subject, from: lastRead + 1), completion: completion)
+        }
+        guard case .success(let message?) = first, message.sequence < fence else { return nil }
+        metrics.fencingRejections.increment()
+        return .invalidResponse(
+            subject: subject, server: connection.serverName,
+            detail: "another instance fenced the session at the same moment (its record at stream sequence "
+                + "\(message.sequence) came before this instance's fence at \(fence)); it runs the session")
     }
 
     /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
