@@ -188,6 +188,8 @@ extension OpenAPIDocument.Schemas {
         case .createdSession?, .sessionToken?:
             let id: JSONValue = payload == .createdSession ? "$response.body#/id" : "$request.path.id"
             for target in Route.table where target.pattern.contains("{id}") && !reactorBodies.contains(target.route) {
+                // A timer's name comes from its listing, not from the session.
+                if target.pattern.contains("{name}") { continue }
                 var parameters = JSONObject([("id", id)])
                 if target.pattern.contains("{version}") {
                     guard payload == .createdSession else { continue }
@@ -227,6 +229,12 @@ extension OpenAPIDocument.Schemas {
         return JSONObject([
             ("id", parameter("id", in: "path", Self.id, "The session's id.")),
             ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
+            (
+                "name",
+                parameter(
+                    "name", in: "path", .string(),
+                    "A pending timer's name, as the reactor scheduled it (percent-encoded in the path).")
+            ),
             // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
             (
                 RouteParameter.wait.rawValue,
