@@ -55,15 +55,17 @@ struct InstrumentedReactor<Base: Reactor>: Reactor {
         let next = base.reduce(state: state, mutation: mutation)
         let end = Self.nanoseconds()
         timing.histogram.observe(nanoseconds: end &- start)
-        if end &- start >= slowNanoseconds { slowReduce(nanoseconds: end &- start, at: end) }
+        if end &- start >= slowNanoseconds { slowReduce(nanoseconds: end &- start) }
         states.increment()
         return next
     }
 
-    /// Logs a reduce over `log.slowReduceMilliseconds`, at most once a second for the reactor.
+    /// Logs a reduce over `log.slowReduceMilliseconds`, at most once a second for the reactor. The duration is
+    /// the thread's real time; the second it falls in is the service clock's, so that the rate limit moves with
+    /// the clock the server was given.
     @usableFromInline
-    func slowReduce(nanoseconds: UInt64, at now: UInt64) {
-        let (allowed, unlogged) = timing.mayLog(atNanoseconds: now)
+    func slowReduce(nanoseconds: UInt64) {
+        let (allowed, unlogged) = timing.mayLog(atNanoseconds: context.clock.monotonicNanoseconds())
         guard allowed else { return }
         let scheduler = base.scheduler == .workers ? "workers" : "inline (on the thread that sent the action)"
         context.logger.warning(
