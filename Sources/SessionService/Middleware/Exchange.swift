@@ -125,7 +125,7 @@ final class Exchange: Sendable {
 /// Where an exchange's answer goes: the client's connection (`HTTPResponseWriter`) or, for a request another
 /// instance forwarded, back to that instance (`ForwardedReply`). Both hold an answer until the records it shows
 /// (`position`) are stored, and refuse one acknowledging a change (503) should they never be.
-protocol ExchangeReplyChannel: Sendable {
+protocol ExchangeReplyChannel: AnyObject, Sendable {
     func respond(
         status: Int, headers: HTTPHeaders, body: [UInt8], dependingOn position: UInt64?, refusedUnlessStored: Bool)
 }

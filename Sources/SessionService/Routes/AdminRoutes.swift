@@ -123,10 +123,7 @@ extension ReactorService {
             out.integer(next)
         }
         out.raw("}")
-        let position = session.storedPosition
-        if refusedAsUnstored(id, at: position, exchange) { return }
-        exchange.dependsOn = position
-        exchange.reply(200, json: out.bytes)
+        replyShowing(session, json: out.bytes, exchange)
     }
 
     /// `PUT /admin/sessions/{id}/stub` `{"enabled": true|false}` → `{"stub": …}`.

@@ -98,13 +98,9 @@ extension ReactorService {
     func getSession(_ exchange: Exchange) {
         let id = exchange.id
         withSession(id, exchange) { session in
+            // It shows this session's state, so only its own records need be durable.
             let snapshot = session.snapshot()
-            // It shows this session's state, so only its own records need be durable: read after
-            // the state, so the position covers the record of the version shown.
-            let position = session.storedPosition
-            if refusedAsUnstored(id, at: position, exchange) { return }
-            exchange.dependsOn = position
-            exchange.reply(200, json: Self.sessionJSON(session, snapshot))
+            replyShowing(session, json: Self.sessionJSON(session, snapshot), exchange)
         }
     }
 

@@ -59,10 +59,7 @@ extension ReactorService {
             out.raw("}")
         }
         out.raw("]}")
-        let position = session.storedPosition
-        if refusedAsUnstored(id, at: position, exchange) { return }
-        exchange.dependsOn = position
-        exchange.reply(200, json: out.bytes)
+        replyShowing(session, json: out.bytes, exchange)
     }
 
     /// `DELETE /admin/sessions/{id}/timers/{name}`: cancels one pending timer (journaled).

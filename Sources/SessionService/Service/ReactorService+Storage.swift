@@ -32,6 +32,16 @@ extension ReactorService {
         }
     }
 
+    /// Answers 200 with `json`, which shows `session` as it is now (read before this call): once its newest records
+    /// are durable, or at once 503 when storage cannot store them (``refusedAsUnstored(_:at:_:)``).
+    func replyShowing(_ session: any SessionStreamSource, json: [UInt8], _ exchange: Exchange) {
+        // Read after what `json` shows, so the position covers the record of the version shown.
+        let position = session.storedPosition
+        if refusedAsUnstored(session.id, at: position, exchange) { return }
+        exchange.dependsOn = position
+        exchange.reply(200, json: json)
+    }
+
     /// While storage cannot store records, a read showing session `id` up to `position` (its newest
     /// records) that are not stored answers `503 storage_unavailable` at once and returns true: held
     /// for durability, it would wait for a write that may never succeed. False when it may be answered.

@@ -132,21 +132,13 @@ final class Session<R: Reactor>: PersistentSession {
     }
 
     /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
-    /// (specialized where the reactor was registered; without it the type is asked at run time).
+    /// (specialized where the reactor was registered; without it the type is asked at run time). `timer` is the
+    /// pending timer that sends it (taken from the table as its accept is journaled, one step: 0 is returned,
+    /// nothing sent, when it is pending no more).
     @inlinable
     func send(
         actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?,
-        encodeAction: ((R.Action) throws -> [UInt8])?
-    ) throws(SessionError) -> UInt64 {
-        try send(actionBody: actionBody, completion: completion, encodeAction: encodeAction, timer: nil)
-    }
-
-    /// Decodes, logs, journals and queues an action; `timer` is the pending timer that sends it (taken from
-    /// the table as its accept is journaled, one step: 0 is returned, nothing sent, when it is pending no more).
-    @inlinable
-    func send(
-        actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?,
-        encodeAction: ((R.Action) throws -> [UInt8])?, timer: PendingTimer?
+        encodeAction: ((R.Action) throws -> [UInt8])?, timer: PendingTimer? = nil
     ) throws(SessionError) -> UInt64 {
         if let reason = journal?.unavailableReason { throw .storageUnavailable(reason) }
         let action: R.Action
