@@ -1,4 +1,5 @@
 import NATS
+import Synchronization
 
 /// The NATS backend's ownership claims: which instance runs each session (the bucket `<prefix>-claims`, one
 /// ``OwnershipClaim`` per session) and which instances are alive (the bucket `<prefix>-instances`, one
@@ -23,6 +24,8 @@ final class NATSClaims: Sendable {
     /// Which instance claims each session, as the claims bucket says (mirrored by ``watcher``; it may lag).
     let mirror = ClaimMirror()
     let watcher: OrderedConsumer
+    /// A test's hand in the loads (``LoadInterference``); nil in service.
+    let interference = Mutex<LoadInterference?>(nil)
     /// How long one JetStream request may take.
     private let timeout: Duration
 
@@ -49,6 +52,8 @@ final class NATSClaims: Sendable {
     func take(_ id: String, ownerGone: String? = nil, loading: Bool = false) -> Outcome {
         var mine = own
         mine.loading = loading
+        let interference = loading ? self.interference.withLock { $0 } : nil
+        let checked = interference?.dropsChecks != true
         var lastError = NATSError.timedOut(subject: "claiming session \(id)", server: "", after: timeout)
         for _ in 0..<5 {
             let entry: KeyValueEntry?
@@ -56,11 +61,17 @@ final class NATSClaims: Sendable {
             case .failure(let error): return .failed(error)
             case .success(let found): entry = found
             }
+            interference?.at(id, .claimRead)
             guard let entry, entry.operation == .put else {
-                switch wait(
-                    "the creation of session \(id)'s claim", { try bucket.create(id, value: mine.json, completion: $0) }
-                ) {
-                case .success(let revision): return .taken(revision: revision, from: nil)
+                let creation = wait("the creation of session \(id)'s claim") {
+                    checked
+                        ? try bucket.create(id, value: mine.json, completion: $0)
+                        : try bucket.put(id, value: mine.json, completion: $0)
+                }
+                switch creation {
+                case .success(let revision):
+                    interference?.at(id, .claimWritten)
+                    return .taken(revision: revision, from: nil)
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                     lastError = error
                 case .failure(let error): return .failed(error)
@@ -76,10 +87,14 @@ final class NATSClaims: Sendable {
                 }
             }
             let update = wait("an update of session \(id)'s claim") {
-                try bucket.update(id, value: mine.json, revision: entry.revision, completion: $0)
+                checked
+                    ? try bucket.update(id, value: mine.json, revision: entry.revision, completion: $0)
+                    : try bucket.put(id, value: mine.json, completion: $0)
             }
             switch update {
-            case .success(let revision): return .taken(revision: revision, from: holder == mine ? nil : holder)
+            case .success(let revision):
+                interference?.at(id, .claimWritten)
+                return .taken(revision: revision, from: holder == mine ? nil : holder)
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                 lastError = error
             case .failure(let error): return .failed(error)
@@ -106,6 +121,17 @@ final class NATSClaims: Sendable {
     /// Gives a claim up without waiting (best effort: an unused claim of a live instance only delays a take-over).
     func release(_ id: String, revision: UInt64) {
         try? bucket.delete(id, revision: revision) { _ in }
+    }
+
+    /// Writes `holder`'s claim over this instance's (at `revision`) and waits: a load that lost to `holder` puts
+    /// back the claim its own overwrote. Nothing is written when the claim changed since.
+    func handOver(_ id: String, revision: UInt64, to holder: OwnershipClaim) {
+        var claim = holder
+        claim.loading = false
+        let value = claim.json
+        _ = wait("the hand-over of session \(id)'s claim to instance \(holder.instance)") {
+            try bucket.update(id, value: value, revision: revision, completion: $0)
+        }
     }
 
     /// Deletes this instance's claim on `id`, if it has one, and waits: from then on another instance may claim
