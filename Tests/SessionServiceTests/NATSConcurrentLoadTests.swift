@@ -78,7 +78,58 @@ struct NATSConcurrentLoadTests {
         }
     }
 
+    @Test func aLoadWhoseClaimIsOverwrittenRightAfterItLandedGivesUpBeforeFencing() async throws {
+        try await TestStorage.nats.withPlace("overwritten-claim") { place in
+            try Self.storedSession(place, "s", version: 2)
+            try await Self.withInstances(place) { a, b in
+                let race = LoadChoreography()
+                race.interfere(in: a, "a", holdingAt: [.claimRead, .claimWritten])
+                race.interfere(in: b, "b", holdingAt: [.claimRead])
+
+                async let answerOfA = offPool { try a.request("GET", "/sessions/s") }
+                try await race.reach("a", .claimRead)
+                async let answerOfB = offPool { try b.request("GET", "/sessions/s") }
+                try await race.reach("b", .claimRead)
+                // a's claim lands; b's lands over it before a reads its own back.
+                race.release("a", .claimRead)
+                try await race.reach("a", .claimWritten)
+                race.release("b", .claimRead)
+                try await race.reach("b", .claimWritten)
+                race.release("a", .claimWritten)
+
+                let servedByA = try await answerOfA
+                let servedByB = try await answerOfB
+                #expect(servedByA.status == 503, "a runs a session whose claim names b: \(servedByA.text)")
+                #expect(
+                    servedByA.errorMessage?.contains("instance b claimed it at the same moment") == true,
+                    "\(servedByA.text)")
+                #expect(servedByB.status == 200, "\(servedByB.text)")
+                #expect(try servedByB.json()["version"] as? Int == 2)
+                #expect(try Self.claim("s", in: b)?.instance == "b")
+                // a gave up before its fence: b's is the only one on the subject, so no rival check was needed.
+                #expect(!race.reached.values.contains("a subjectRead"))
+                let fencers = try Self.fencers("s", in: b)
+                #expect(fencers.last == "b" && !fencers.contains("a"), "fences on s: \(fencers)")
+                #expect(try Self.fencingRejections(a) == 0)
+                #expect(try Self.fencingRejections(b) == 0)
+
+                race.stop(a, b)
+                let written = try b.request("POST", "/sessions/s/actions?wait=true", body: #"{"type":"increase"}"#)
+                #expect(try written.json()["version"] as? Int == 3, "\(written.text)")
+            }
+        }
+    }
+
     // MARK: Support
+
+    /// The instances whose fences are on session `id`'s records, oldest first.
+    static func fencers(_ id: String, in server: TestServer) throws -> [String] {
+        let storage = try storage(server)
+        switch storage.readSubject(storage.names.records(id), from: 1) {
+        case .success(let messages): return messages.compactMap { storage.fencer(of: $0)?.instance }
+        case .failure(let error): throw TestFailure("the records of \(id) cannot be read: \(error)")
+        }
+    }
 
     /// Stores session `id` of the counter at `version` through an instance that then stops (giving its claim up).
     static func storedSession(_ place: StoragePlace, _ id: String, version: Int) throws {

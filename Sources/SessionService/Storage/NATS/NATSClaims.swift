@@ -14,6 +14,9 @@ final class NATSClaims: Sendable {
         case taken(revision: UInt64, from: OwnershipClaim?)
         /// A live instance runs the session.
         case owned(by: String)
+        /// This instance's claim was accepted, but reading it back found another write over it (`by` names the
+        /// claim's instance then, nil when the claim is gone): what nats-server#4320 lets happen under load.
+        case overwritten(by: String?)
         case failed(NATSError)
     }
 
@@ -71,7 +74,7 @@ final class NATSClaims: Sendable {
                 switch creation {
                 case .success(let revision):
                     interference?.at(id, .claimWritten)
-                    return .taken(revision: revision, from: nil)
+                    return readBack(id, revision: revision, taken: .taken(revision: revision, from: nil))
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                     lastError = error
                 case .failure(let error): return .failed(error)
@@ -94,13 +97,30 @@ final class NATSClaims: Sendable {
             switch update {
             case .success(let revision):
                 interference?.at(id, .claimWritten)
-                return .taken(revision: revision, from: holder == mine ? nil : holder)
+                return readBack(
+                    id, revision: revision, taken: .taken(revision: revision, from: holder == mine ? nil : holder))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                 lastError = error
             case .failure(let error): return .failed(error)
             }
         }
         return .failed(lastError)
+    }
+
+    /// `taken` when session `id`'s claim, read back from the bucket's leader, is this instance's at `revision`.
+    /// A compare-and-set alone does not say so on nats-server 2.9: under load in a clustered bucket it can accept
+    /// two writes over the same revision (nats-server#4320), and the later one holds the claim.
+    private func readBack(_ id: String, revision: UInt64, taken: Outcome) -> Outcome {
+        switch read(id) {
+        case .success(let found?) where found.claim == own && found.revision == revision:
+            return taken
+        case .success(let found):
+            return .overwritten(by: found?.claim.instance)
+        case .failure(let error):
+            // Not known to hold: let it go (a claim of a live instance no load uses only delays others).
+            release(id, revision: revision)
+            return .failed(error)
+        }
     }
 
     /// Claims a session this instance just created (nobody else can know it yet); the claim's revision.

@@ -95,6 +95,9 @@ extension NATSStorage {
             switch claims.take(id, ownerGone: goneOwner, loading: true) {
             case .failed(let error):
                 return transientFailure(id, "its claim cannot be read or written: \(error)")
+            case .overwritten(let other):
+                return transientFailure(
+                    id, "instance \(other ?? "(none: the claim is gone)") claimed it at the same moment as this one")
             case .owned(let owner):
                 // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
                 guard !askedOwner else { return transientFailure(id, "instance \(owner) runs it") }
@@ -294,10 +297,15 @@ extension NATSStorage {
         if open == nil {
             switch claims.take(id) {
             case .taken(let revision, _): claimRevision = revision
-            case .owned(let owner):
+            case .owned(let owner), .overwritten(by: let owner?):
                 logger.warning(
                     "a session runs on another instance and is not deleted here",
                     ["session": .string(id), "instance": .string(owner)])
+                return false
+            case .overwritten(by: nil):
+                logger.warning(
+                    "a session is not deleted now: its claim was gone right after this instance wrote it; ask again",
+                    ["session": .string(id)])
                 return false
             case .failed(let error):
                 logger.error(
