@@ -120,6 +120,41 @@ struct NATSConcurrentLoadTests {
         }
     }
 
+    /// A log of an earlier stay of the session here learns late that it was fenced off (a refused publish answered
+    /// after the session left memory and came back with a new log): the copy in memory now is not the one taken over.
+    @Test func aLateRefusalOfAnEarlierLogLeavesTheNewerCopyOfTheSessionAlone() async throws {
+        try await TestStorage.nats.withPlace("late-refusal") { place in
+            let server = try TestServer(storage: place) { $0.sessions.passivateAfterSeconds = 30 }
+            defer { server.stop() }
+            let storage = try Self.storage(server)
+            let store = server.server.service.store
+            _ = try server.createSession("counter", id: "s")
+            #expect(
+                try server.request("POST", "/sessions/s/actions?wait=true", body: #"{"type":"increase"}"#).status
+                    == 200)
+            let earlier = try #require(storage.logs.withLock { $0["s"] })
+            // Idle: it leaves memory, its log sends what it had and goes.
+            await server.clock.advance(by: .seconds(35))
+            try await eventually("the session's log to be released") { storage.logs.withLock { $0["s"] == nil } }
+            #expect(try server.request("GET", "/sessions/s").json()["version"] as? Int == 1)
+            let newer = try #require(storage.logs.withLock { $0["s"] })
+            #expect(newer !== earlier)
+            let stream = try server.subscribe("/sessions/s/events")
+            #expect(try stream.nextEvent().id == "1")
+
+            // What a refusal of the earlier log's publish, answered now, does.
+            earlier.stop(because: "instance x took the session over", fenced: true)
+
+            #expect(store.residentCount == 1, "the newer copy of the session left memory")
+            #expect(storage.logs.withLock { $0["s"] } === newer)
+            #expect(
+                try server.request("POST", "/sessions/s/actions?wait=true", body: #"{"type":"increase"}"#).json()[
+                    "version"] as? Int == 2)
+            let next = try await stream.offPool { try $0.nextEvent() }
+            #expect(next.event != "error" && next.id == "2", "the newer copy's stream: \(next)")
+        }
+    }
+
     // MARK: Support
 
     /// The instances whose fences are on session `id`'s records, oldest first.

@@ -55,9 +55,21 @@ extension NATSStorage {
         }
     }
 
-    /// Another instance took the session over: this one lets it go, and its subscribers are told.
+    /// Another instance took the session over: this one lets it go, and its subscribers are told. Only when `log`
+    /// is the session's current one: an earlier log (the session left memory since and came back with a new one)
+    /// that learns late of a take-over says nothing of the copy in memory now, which its own log stands for.
     func movedAway(_ log: NATSSessionLog, reason: String) {
-        logs.withLock { if $0[log.id] === log { $0.removeValue(forKey: log.id) } }
+        let current = logs.withLock { logs -> Bool in
+            guard logs[log.id] === log else { return false }
+            logs.removeValue(forKey: log.id)
+            return true
+        }
+        guard current else {
+            logger.info(
+                "an earlier log of a session was fenced off; the session in memory here has a newer one",
+                ["session": .string(log.id), "reason": .string(reason)])
+            return
+        }
         logger.warning(
             "a session was taken over by another instance; it leaves this one",
             ["session": .string(log.id), "reason": .string(reason)])
