@@ -31,6 +31,7 @@ final class JournalWriter: Sendable {
 
     /// The writer's part of the journal's state, changed under the journal's lock.
     struct Buffer {
+        /// What was appended and not yet written, one chunk per segment, oldest first.
         var chunks: [Chunk] = []
         /// The last written buffer, emptied, for the next chunk: a commit then allocates nothing.
         var spare: [UInt8] = []
@@ -47,7 +48,9 @@ final class JournalWriter: Sendable {
 
     /// The open segment's descriptor and those written since the last sync; held across a write.
     struct IO {
+        /// The open segment's descriptor (-1: none open).
         var fd: Int32 = -1
+        /// The segment `fd` is.
         var fdSegment: UInt32 = 0
         /// Where the open segment ends, kept here so a failed write is cut back without asking the kernel first.
         var fdEnd = 0
@@ -67,6 +70,7 @@ final class JournalWriter: Sendable {
     let metrics: FileJournalMetrics
     /// The journal's state, whose ``FileJournal/State/buffer`` this writer takes and gives back.
     let state: JournalStateLock
+    /// The descriptors; held across a write, and while a load reads records back (``writtenOut(_:)``).
     let io = Mutex(IO())
     /// How many records were appended; read without the lock by the output hook.
     let appended = Atomic<UInt64>(0)
@@ -74,12 +78,14 @@ final class JournalWriter: Sendable {
     let written = Atomic<UInt64>(0)
     /// Whether the background thread runs on (false once ``close()`` began).
     let running = Mutex<Bool>(true)
+    /// Why writes fail, while they do.
     let failure = Mutex<Failure?>(nil)
     /// Whether ``failure`` is set; read on every action without the lock.
     let failing = Atomic<Bool>(false)
     /// Output waiting for positions that are not written yet (while writes fail), woken once they are.
     let waiters = Mutex<[(position: UInt64, wake: @Sendable () -> Void)]>([])
 
+    /// A writer for the journal whose state is `state`; ``start()`` starts its background thread.
     init(options: FileJournal.Options, logger: Logger, metrics: FileJournalMetrics, state: JournalStateLock) {
         self.options = options
         self.logger = logger
@@ -87,6 +93,7 @@ final class JournalWriter: Sendable {
         self.state = state
     }
 
+    /// The file of segment `segment`.
     func segmentPath(_ segment: UInt32) -> String {
         JournalFiles.segmentPath(options.directory, segment)
     }
@@ -162,6 +169,7 @@ final class JournalWriter: Sendable {
 
     // MARK: group commit
 
+    /// The position of the newest record appended (read without a lock).
     var appendedPosition: UInt64 { appended.load(ordering: .acquiring) }
 
     /// Cheap when `position` is written; otherwise writes (and with `always` syncs) the buffer, so that
@@ -172,6 +180,7 @@ final class JournalWriter: Sendable {
         return written.load(ordering: .acquiring) >= position
     }
 
+    /// Calls `wake` once `position` is written (at once when it is, or can be now).
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
         // Made durable now, or (while writes fail) when a retry succeeds: see `writeOut`; woken early
         // once when a write fails (see `fail`).
