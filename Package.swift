@@ -34,20 +34,24 @@ let package = Package(
         // The tester and clock for reactor authors' tests; JSONCodec shows a failed assertion as a diff of the JSON
         // states, and failures go to Swift Testing or XCTest (both in the toolchain), whichever runs the test.
         .target(name: "ReactorsTesting", dependencies: ["Reactors", "JSONCodec"]),
+        // One generic binary min-heap: the event loop's deadlines, the NATS connection's, the timer index.
+        .target(name: "Heaps"),
         // Hand-written HTTP/1.1 + SSE server over epoll; knows nothing of reactors.
-        .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs"]),
+        .target(name: "HTTPServer", dependencies: ["CLinux", "Posix", "Logs", "Heaps"]),
         // JSON parsing, writing and Codable bridging without Foundation on the hot path.
         .target(name: "JSONCodec"),
         // Access to sessions: SHA-256, HMAC, base64url, session capability tokens and HS256 JWTs. Pure, no I/O.
         .target(name: "Tokens", dependencies: ["JSONCodec"]),
         // A NATS + JetStream client: the text protocol, request/reply, reconnects, streams, KV.
-        .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs"]),
+        .target(name: "NATS", dependencies: ["Posix", "JSONCodec", "Logs", "Heaps"]),
         // The demo reactors: counter, fruit, todo, search.
         .target(name: "Examples", dependencies: ["Reactors", "JSONCodec"]),
         // Glue between HTTP and Reactors: sessions, routes, admin, config.
         .target(
             name: "SessionService",
-            dependencies: ["Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS"]),
+            dependencies: [
+                "Reactors", "HTTPServer", "Posix", "JSONCodec", "Logs", "CLinux", "Tokens", "NATS", "Heaps",
+            ]),
         // The examples as a server hosts them, registered once (reactor-server and every test server), with
         // the settings they add to the server's (search.*).
         .target(name: "HostedExamples", dependencies: ["Examples", "SessionService", "JSONCodec"]),
@@ -81,6 +85,7 @@ let package = Package(
             exclude: ["README.md"]),
 
         .testTarget(name: "LogsTests", dependencies: ["Logs"]),
+        .testTarget(name: "HeapsTests", dependencies: ["Heaps"]),
         .testTarget(name: "ReactorsTests", dependencies: ["Reactors", "ReactorsTesting", "ReactorServerTesting"]),
         .testTarget(
             name: "ExamplesTests",

@@ -5,8 +5,17 @@ import Testing
 @Suite struct ResponseEncoderTests {
     static let date = Array("Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n".utf8)
 
+    /// The response's head and (a separate) body as the connection encodes them into its queue.
+    func encode(_ response: HTTPResponse, keepAlive: Bool = true, isHead: Bool = false) -> (
+        head: [UInt8], separate: [UInt8]?
+    ) {
+        var head: [UInt8] = []
+        let body = ResponseEncoder.encode(response, date: Self.date, keepAlive: keepAlive, isHead: isHead, into: &head)
+        return (head, body)
+    }
+
     func text(_ response: HTTPResponse, keepAlive: Bool = true, isHead: Bool = false) -> String {
-        let (head, body) = ResponseEncoder.encode(response, date: Self.date, keepAlive: keepAlive, isHead: isHead)
+        let (head, body) = encode(response, keepAlive: keepAlive, isHead: isHead)
         return String(decoding: head + (body ?? []), as: UTF8.self)
     }
 
@@ -35,10 +44,22 @@ import Testing
 
     @Test func sendsLargeBodiesByReference() {
         let body = [UInt8](repeating: 1, count: ResponseEncoder.inlineBodyLimit + 1)
-        let (head, separate) = ResponseEncoder.encode(
-            HTTPResponse(status: 200, body: body), date: Self.date, keepAlive: true, isHead: false)
+        let (head, separate) = encode(HTTPResponse(status: 200, body: body))
         #expect(separate == body)
         #expect(String(decoding: head, as: UTF8.self).hasSuffix("Content-Length: \(body.count)\r\n\r\n"))
+    }
+
+    @Test func appendsBehindWhatTheQueueHolds() {
+        var queue = Array("HTTP/1.1 204 No Content\r\n\r\n".utf8)
+        let before = queue
+        let body = ResponseEncoder.encode(
+            HTTPResponse(status: 200, body: Array("hi".utf8)), date: Self.date, keepAlive: true, isHead: false,
+            into: &queue)
+        #expect(body == nil, "a small body goes inline")
+        #expect(Array(queue.prefix(before.count)) == before)
+        #expect(
+            String(decoding: queue.dropFirst(before.count), as: UTF8.self)
+                == "HTTP/1.1 200 OK\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 2\r\n\r\nhi")
     }
 
     @Test(arguments: [

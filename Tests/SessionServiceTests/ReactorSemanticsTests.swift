@@ -109,7 +109,9 @@ import Testing
         #expect(holding.wait(timeout: .now() + 10) == .success, "the forced state never reached the observer")
         session.setStub(enabled: false)
         let processed = DispatchSemaphore(value: 0)
-        let seq = try session.send(actionBody: Array(#"{"type":"increase"}"#.utf8)) { _ in processed.signal() }
+        // As the route sends it (the catalog's `sendAction`), without the specialized encoder a registration adds.
+        let seq = try session.send(
+            actionBody: Array(#"{"type":"increase"}"#.utf8), completion: { _ in processed.signal() }, encodeAction: nil)
         session.setStub(enabled: true)
         release.signal()
         #expect(done.wait(timeout: .now() + 10) == .success, "the forced state never completed")

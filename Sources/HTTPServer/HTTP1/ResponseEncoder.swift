@@ -4,19 +4,10 @@ enum ResponseEncoder {
     /// larger ones are queued by reference (no copy) and leave with the head in one `writev`.
     static let inlineBodyLimit = 16 * 1024
 
-    /// The response as bytes: status line, headers, `Date`, `Content-Length` (always computed from
-    /// the body, so an application can never break the framing; HEAD keeps an application's
-    /// value), `Connection: close` when closing, blank line, and unless `isHead` the body, which
-    /// is returned apart (`separateBody`) when it is large.
-    static func encode(_ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool) -> (
-        head: [UInt8], separateBody: [UInt8]?
-    ) {
-        var out: [UInt8] = []
-        let body = encode(response, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
-        return (out, body)
-    }
-
-    /// `encode`, appending the head (and an inline body) to `out`; returns the separate body, if any.
+    /// The response as bytes, appended to `out` (the connection's queue): status line, headers, `Date`,
+    /// `Content-Length` (always computed from the body, so an application can never break the framing;
+    /// HEAD keeps an application's value), `Connection: close` when closing, blank line, and unless
+    /// `isHead` the body, inline when small; a large body is returned apart, to be queued by reference.
     static func encode(
         _ response: HTTPResponse, date: [UInt8], keepAlive: Bool, isHead: Bool, into out: inout [UInt8]
     ) -> [UInt8]? {

@@ -51,19 +51,7 @@ public final class ReactorContext<R: Reactor, Params: Sendable>: Sendable {
 
     /// Connects the context to a plain runtime (tests, a reactor run outside the server).
     public func attach(to runtime: ReactorRuntime<R>) {
-        // Weak: the runtime holds the reactor, which holds this context. A running effect holds the runtime.
-        attach(
-            ReactorContextHost(
-                currentState: { [weak runtime] in
-                    guard let runtime else {
-                        preconditionFailure("ReactorContext.currentState read after its runtime ended")
-                    }
-                    return runtime.currentState
-                },
-                send: { [weak runtime] action in
-                    guard let runtime else { throw ReactorError.stopped }
-                    return try runtime.send(action)
-                }))
+        attach(ReactorContextHost(runtime: runtime, owner: runtime, ended: ReactorError.stopped) { try $0.send($1) })
     }
 
     /// The session's state now, as observers see it: read from an effect after it awaited, it shows what
@@ -102,6 +90,29 @@ public struct ReactorContextHost<R: Reactor>: Sendable {
     ) {
         self.currentState = currentState
         self.send = send
+    }
+}
+
+extension ReactorContextHost {
+    /// A host over a running session: the state is `runtime`'s (the reactor's own runtime, or one of a
+    /// reactor wrapping it), and an effect's action goes to `owner` (the runtime itself, or the session around
+    /// it) through `send`. Both are held weakly, since the runtime holds the reactor, which holds the context
+    /// (a running effect holds the runtime); once `owner` is gone, `send` throws `ended`.
+    public init<Running: Reactor, Owner: AnyObject & Sendable>(
+        runtime: ReactorRuntime<Running>, owner: Owner, ended: some Error & Sendable,
+        send: @escaping @Sendable (Owner, R.Action) throws -> UInt64
+    ) where Running.State == R.State {
+        self.init(
+            currentState: { [weak runtime] in
+                guard let runtime else {
+                    preconditionFailure("ReactorContext.currentState read after its session ended")
+                }
+                return runtime.currentState
+            },
+            send: { [weak owner] action in
+                guard let owner else { throw ended }
+                return try send(owner, action)
+            })
     }
 }
 

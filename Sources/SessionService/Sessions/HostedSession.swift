@@ -62,11 +62,6 @@ public protocol HostedSession: SessionStreamSource {
     /// Its parameters as JSON, given at creation and kept for life; empty when its reactor takes none.
     var params: [UInt8] { get }
 
-    /// Decodes and queues an action; returns its `seq`. With `completion`, it is called once every
-    /// mutation the action produced has been reduced (or the session ended).
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?)
-        throws(SessionError) -> UInt64
-
     var isStubEnabled: Bool { get }
     func setStub(enabled: Bool)
     /// Forces a state (stub mode only); replies with the new snapshot or an error.

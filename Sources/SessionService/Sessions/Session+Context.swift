@@ -3,21 +3,11 @@ import Reactors
 
 // What a reactor's `ReactorContext` reaches of its session: the state now, and its own actions sent from effects.
 extension Session {
-    /// The host the reactor's context is attached to. Weak both ways: the runtime holds the reactor, which
-    /// holds the context; an effect that reads the state holds the runtime while it runs.
+    /// The host the reactor's context is attached to: the runtime's state, and actions sent through this
+    /// session (both held weakly).
     @usableFromInline
     func contextHost() -> ReactorContextHost<R> {
-        ReactorContextHost(
-            currentState: { [weak runtime] in
-                guard let runtime else {
-                    preconditionFailure("ReactorContext.currentState read after its session ended")
-                }
-                return runtime.currentState
-            },
-            send: { [weak self] action in
-                guard let self else { throw SessionError.ended }
-                return try self.send(fromEffect: action)
-            })
+        ReactorContextHost(runtime: runtime, owner: self, ended: SessionError.ended) { try $0.send(fromEffect: $1) }
     }
 
     /// Queues an action one of the session's effects sent: journaled and logged like a client's, as

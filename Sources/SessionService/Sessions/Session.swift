@@ -124,13 +124,6 @@ final class Session<R: Reactor>: PersistentSession {
 
     // MARK: Actions
 
-    @inlinable
-    func send(actionBody: [UInt8], completion: (@Sendable (Result<EncodedSnapshot, SessionError>) -> Void)?)
-        throws(SessionError) -> UInt64
-    {
-        try send(actionBody: actionBody, completion: completion, encodeAction: nil)
-    }
-
     /// Decodes, logs, journals and queues an action; `encodeAction` writes the action log's JSON of it
     /// (specialized where the reactor was registered; without it the type is asked at run time). `timer` is the
     /// pending timer that sends it (taken from the table as its accept is journaled, one step: 0 is returned,

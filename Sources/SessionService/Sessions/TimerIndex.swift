@@ -1,3 +1,4 @@
+import Heaps
 import Synchronization
 
 /// The service's one index of pending timers, kept apart from the sessions so a session out of memory costs
@@ -10,16 +11,12 @@ import Synchronization
 /// index.note("a", at: clock.wallNanoseconds() + 30_000_000_000)   // session "a" has a timer in 30 s
 /// ```
 final class TimerIndex: Sendable {
-    private struct Entry {
-        var at: Int64
-        var id: String
-    }
-
     private struct State {
         /// Each session's soonest timer, the source of truth; `heap` may hold stale entries for a session.
         var next: [String: Int64] = [:]
-        /// A binary min-heap by `at`; an entry whose `at` is not `next[id]` any more is skipped when popped.
-        var heap: [Entry] = []
+        /// Session ids by when they fall due; an entry whose time is not `next[id]` any more is skipped when
+        /// popped (lazy deletion).
+        var heap = MinHeap<Int64, String>()
         /// The deadline the clock's work is armed for, and that work.
         var armedAt: Int64?
         var armed: ScheduledWork?
@@ -63,11 +60,11 @@ final class TimerIndex: Sendable {
             state.next[id] = at
             if old == nil { sessions.increment() } else if at == nil { sessions.decrement() }
             guard let at else { return }
-            push(Entry(at: at, id: id), &state.heap)
+            state.heap.push(at, id)
             // Stale entries pile up when sessions reschedule a lot: rebuild from `next` now and then.
             if state.heap.count > 2 * state.next.count + 1024 {
-                state.heap = []
-                for (id, at) in state.next { push(Entry(at: at, id: id), &state.heap) }
+                state.heap = MinHeap()
+                for (id, at) in state.next { state.heap.push(at, id) }
             }
             if state.fire != nil, state.armedAt.map({ at < $0 }) ?? true { arm(&state) }
         }
@@ -84,10 +81,10 @@ final class TimerIndex: Sendable {
         state.armed?.cancel()
         state.armed = nil
         state.armedAt = nil
-        while let top = state.heap.first, state.next[top.id] != top.at { pop(&state.heap) }
+        while let top = state.heap.first, state.next[top.value] != top.key { state.heap.removeFirst() }
         guard !state.stopped, state.fire != nil, let top = state.heap.first else { return }
-        let delay = max(0, top.at - clock.wallNanoseconds())
-        state.armedAt = top.at
+        let delay = max(0, top.key - clock.wallNanoseconds())
+        state.armedAt = top.key
         state.armed = clock.schedule(after: .nanoseconds(delay)) { [weak self] in self?.runDue() }
     }
 
@@ -96,12 +93,11 @@ final class TimerIndex: Sendable {
         let now = clock.wallNanoseconds()
         let (due, fire) = state.withLock { state -> ([String], (@Sendable (String) -> Void)?) in
             var due: [String] = []
-            while let top = state.heap.first, top.at <= now {
-                pop(&state.heap)
-                guard state.next[top.id] == top.at else { continue }
-                state.next[top.id] = nil
+            while let top = state.heap.removeFirst(ifAtMost: now) {
+                guard state.next[top.value] == top.key else { continue }
+                state.next[top.value] = nil
                 sessions.decrement()
-                due.append(top.id)
+                due.append(top.value)
             }
             state.armed = nil
             state.armedAt = nil
@@ -109,33 +105,5 @@ final class TimerIndex: Sendable {
         }
         if let fire { for id in due { fire(id) } }
         state.withLock { state in if state.armed == nil { arm(&state) } }
-    }
-
-    private func push(_ entry: Entry, _ heap: inout [Entry]) {
-        heap.append(entry)
-        var child = heap.count - 1
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].at < heap[parent].at else { break }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private func pop(_ heap: inout [Entry]) {
-        let last = heap.removeLast()
-        guard !heap.isEmpty else { return }
-        heap[0] = last
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count, heap[left].at < heap[smallest].at { smallest = left }
-            if right < heap.count, heap[right].at < heap[smallest].at { smallest = right }
-            guard smallest != parent else { return }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
     }
 }

@@ -24,8 +24,8 @@ extension FileJournal {
         // Copies that cannot be written would be all that is left of what the deleted segments held.
         guard unavailableReason == nil else { return }
         let pass = state.withLock { state -> Pass? in
-            guard state.settledAt != state.appended else { return nil }
-            var plan = CompactionPlan(oldest: state.oldestSegment, current: state.segment)
+            guard state.settledAt != state.buffer.appended else { return nil }
+            var plan = CompactionPlan(oldest: state.oldestSegment, current: state.buffer.segment)
             for entry in state.index.entries.values {
                 // A quarantined session keeps its records where they are, damage included, until it is deleted.
                 if entry.unavailable != nil {
@@ -36,7 +36,7 @@ extension FileJournal {
                 if let token = entry.accessToken?.location { plan.needs(token.segment, bytes: Int(token.length)) }
             }
             guard let last = plan.lastSegment(sizes: state.segmentSizes) else {
-                state.settledAt = state.appended
+                state.settledAt = state.buffer.appended
                 return nil
             }
             let moving = state.index.entries.filter { $0.value.oldestDataSegment <= last }
@@ -60,7 +60,7 @@ extension FileJournal {
                 "a journal segment is still needed after compaction; retrying after the next change",
                 ["segment": .int(Int(needed.segment)), "session": .string(needed.id)])
             guard needed.segment > pass.oldest else {
-                state.withLock { $0.settledAt = $0.appended }
+                state.withLock { $0.settledAt = $0.buffer.appended }
                 return
             }
             last = needed.segment - 1
@@ -68,7 +68,7 @@ extension FileJournal {
         // The copies must be on disk before the originals go.
         let copiedThrough = appendedPosition
         sync()
-        guard written.load(ordering: .acquiring) >= copiedThrough, unavailableReason == nil else {
+        guard writer.written.load(ordering: .acquiring) >= copiedThrough, unavailableReason == nil else {
             logger.error(
                 "compaction's copies cannot be written; no segment is deleted",
                 ["error": .string(unavailableReason ?? "the write did not complete")])
@@ -95,7 +95,7 @@ extension FileJournal {
         }
         try? Posix.syncDirectory(options.directory)
         // Planned again at the next tick: a further run may pay off now that this one is gone.
-        state.withLock { $0.settledAt = failed ? $0.appended : nil }
+        state.withLock { $0.settledAt = failed ? $0.buffer.appended : nil }
         guard deleted > 0 else { return }
         metrics.compactions.increment()
         metrics.compactedBytes.increment(by: freed)
@@ -147,8 +147,7 @@ extension FileJournal {
     /// retained history, latest snapshot, tail and action log; a resident one's retained history (its
     /// checkpoint writes the rest).
     func copyForward(_ keys: [UInt32]) {
-        io.withLock { io in
-            writeOut(&io)
+        writer.writtenOut { io in
             for key in keys { copyForward(key, &io) }
         }
     }
@@ -160,7 +159,7 @@ extension FileJournal {
     /// Its retained history goes first, oldest first, so the start-up scan meets its base snapshot
     /// before anything else of it once the originals are gone. The action log goes forward as a
     /// checkpoint built as its records are read, written out as it grows.
-    func copyForward(_ key: UInt32, _ io: inout IO) {
+    func copyForward(_ key: UInt32, _ io: inout JournalWriter.IO) {
         typealias Plan = (
             entry: IndexEntry, history: [RecordLocation], latest: [RecordLocation], chunks: [RecordLocation],
             accepts: [RecordLocation]
@@ -186,7 +185,7 @@ extension FileJournal {
                 return true
             }
             guard copied else { throw CopyStopped() }
-            if bufferedBytes() > 4 << 20 { writeOut(&io) }
+            if writer.bufferedBytes() > 4 << 20 { writer.writeOut(&io) }
         }
         do {
             for location in plan.history + plan.latest {

@@ -21,9 +21,8 @@ extension FileJournal {
     /// While the journal cannot be written, a session whose records all lie in what was written loads
     /// as usual (reads keep working); one with a record still buffered cannot be read back yet.
     func load(_ id: String) -> StorageLoad {
-        let read = io.withLock { io -> Result<StoredRecords, LoadFailure> in
-            // Everything buffered goes to the files first, so the records can be read back from them.
-            writeOut(&io)
+        // Everything buffered goes to the files first, so the records can be read back from them.
+        let read = writer.writtenOut { io -> Result<StoredRecords, LoadFailure> in
             let writeFailure = unavailableReason
             return state.withLock { state in
                 guard let key = state.index.keys[id], let entry = state.index.entries[key] else {
@@ -60,7 +59,8 @@ extension FileJournal {
                     state.index.entries[records.key]?.tail = []
                     // Its records are all written: while writes fail, what it shows must not wait for
                     // other sessions' records (everything appended), which may never be written.
-                    return failing.load(ordering: .acquiring) ? written.load(ordering: .acquiring) : state.appended
+                    return writer.failing.load(ordering: .acquiring)
+                        ? writer.written.load(ordering: .acquiring) : state.buffer.appended
                 }
                 return .loaded(
                     history,
@@ -214,8 +214,8 @@ extension FileJournal {
 
     /// Whether every record `entry`'s load reads lies in what was written; the caller holds both locks,
     /// after a write-out. The buffer's chunks are written in order, so the first one left marks the end.
-    static func isWritten(_ entry: IndexEntry, _ io: IO, _ state: State) -> Bool {
-        guard let first = state.chunks.first(where: { !$0.bytes.isEmpty }) else { return true }
+    static func isWritten(_ entry: IndexEntry, _ io: JournalWriter.IO, _ state: State) -> Bool {
+        guard let first = state.buffer.chunks.first(where: { !$0.bytes.isEmpty }) else { return true }
         let end = (segment: first.segment, offset: first.segment == io.fdSegment ? io.fdEnd : 0)
         func written(_ location: RecordLocation) -> Bool {
             let ends = Int(location.offset) + Int(location.length)

@@ -12,9 +12,8 @@ extension FileJournal {
     /// Reads the session's records back as a load does, whatever its quarantine, without making it
     /// resident: only what they say is returned, no reactor code runs.
     func storedActionLog(of id: String) throws(StorageReadError) -> [ActionLogEntry]? {
-        let read = io.withLock { io -> Result<StoredRecords, StorageReadError>? in
-            writeOut(&io)
-            return state.withLock { state in
+        let read = writer.writtenOut { _ -> Result<StoredRecords, StorageReadError>? in
+            state.withLock { state in
                 guard let key = state.index.keys[id], let entry = state.index.entries[key] else { return nil }
                 var reader = SegmentReader(storage: self)
                 defer { reader.close() }

@@ -55,7 +55,7 @@ extension FileJournal {
             if let accessTokenHash { appendAccessToken(&state, key: key, accessTokenHash) }
             state.index.entries[key]?.resident = true
             return FileSessionLog(
-                journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.appended)
+                journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.buffer.appended)
         }
     }
 
@@ -72,7 +72,7 @@ extension FileJournal {
                     &state, kind: .snapshot, key: key, number: snapshot.version, identity: nil,
                     payload: { snapshot.encode(into: &$0) }) != nil
             else { return nil }
-            return state.appended
+            return state.buffer.appended
         }
     }
 

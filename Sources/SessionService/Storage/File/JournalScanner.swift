@@ -137,8 +137,8 @@ struct JournalScanner {
     /// The state to install, once the scan has read `segments` (oldest first): appends go to a new segment.
     func finished(segments: [UInt32]) -> FileJournal.State {
         var state = recovered
-        state.segment = (segments.last ?? 0) + 1
-        state.oldestSegment = segments.first ?? state.segment
+        state.buffer.segment = (segments.last ?? 0) + 1
+        state.oldestSegment = segments.first ?? state.buffer.segment
         return state
     }
 
