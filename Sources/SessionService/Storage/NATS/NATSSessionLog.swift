@@ -323,6 +323,7 @@ final class NATSSessionLog: SessionLog {
         }
         guard let outcome else { return }
         storage.metrics.publishLatency.observe(nanoseconds: UInt64(max(0, now - outcome.done.sentAt)))
+        storage.metrics.publishedRecords.increment(by: outcome.done.positions.count)
         storage.watermark.resolve(outcome.done.positions)
         if let next = outcome.next { publish(next) }
         if let trim = outcome.trim { storage.trim(self, before: trim) }

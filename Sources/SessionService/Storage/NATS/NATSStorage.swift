@@ -192,7 +192,7 @@ final class NATSStorage: StorageBackend {
     }
 
     func renderMetrics(into text: inout PrometheusText) {
-        metrics.render(into: &text)
+        metrics.render(into: &text, requests: connection.sentRequests)
     }
 
     // MARK: Upkeep
