@@ -21,6 +21,8 @@ final class NATSSessionLog: SessionLog {
     private let last = Atomic<UInt64>(0)
     /// Set once the log cannot be written any more (taken over, deleted); read on every action.
     let stopped = Atomic<Bool>(false)
+    /// Open ``holdPublishes()`` calls: while any is, appends wait in the outbox for the last one to end.
+    private let holds = Atomic<Int>(0)
 
     /// Records waiting to go out, and the one publish in flight.
     struct Outbox {
@@ -247,9 +249,23 @@ final class NATSSessionLog: SessionLog {
         if let next { publish(next) }
     }
 
+    /// Holds what is appended until ``releasePublishes()``: an action's mutation (reduced inline as it is
+    /// submitted) and its accept then share one publish, so its answer waits for one round trip, not two.
+    func holdPublishes() {
+        holds.wrappingAdd(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Publishes what was held, unless a publish is in flight (its acknowledgement sends it then).
+    func releasePublishes() {
+        guard holds.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        // An append that saw the hold left its record in the outbox; one after the release published itself.
+        let next = state.withLock { outbox in takeNext(&outbox) }
+        if let next { publish(next) }
+    }
+
     /// The next batch to publish when none is in flight (it becomes the one in flight), else nil.
     private func takeNext(_ outbox: inout Outbox) -> Batch? {
-        guard outbox.inFlight == nil, outbox.stop == nil else { return nil }
+        guard outbox.inFlight == nil, outbox.stop == nil, holds.load(ordering: .acquiring) == 0 else { return nil }
         var batch: Batch
         if !outbox.queued.isEmpty {
             batch = outbox.queued.removeFirst()
