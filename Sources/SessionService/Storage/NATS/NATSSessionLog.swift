@@ -117,15 +117,19 @@ final class NATSSessionLog: SessionLog {
     /// it gets a position of its own, resolved once the entry says so.
     func noteSoonestTimer(_ at: Int64?) {
         guard storage.timerIsSooner(id, at: at) else { return storage.noteTimer(id, at: at) }
-        let position = storage.watermark.allocate()
-        var current = last.load(ordering: .relaxed)
-        while current < position {
-            let (exchanged, original) = last.compareExchange(
-                expected: current, desired: position, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            current = original
+        // Given and noted under the outbox's lock, as records are: an acknowledgement of a later record finds
+        // the write waiting, so output showing that record waits for it too (``acknowledged(_:sequence:)``).
+        state.withLock { _ in
+            let position = storage.watermark.allocate()
+            var current = last.load(ordering: .relaxed)
+            while current < position {
+                let (exchanged, original) = last.compareExchange(
+                    expected: current, desired: position, ordering: .acquiringAndReleasing)
+                if exchanged { break }
+                current = original
+            }
+            storage.noteTimer(id, at: at, position: position)
         }
-        storage.noteTimer(id, at: at, position: position)
     }
 
     /// The new owner writes its soonest timer into the session's entry (``NATSStorage/noteLoadedTimers(_:at:)``).
@@ -340,7 +344,9 @@ final class NATSSessionLog: SessionLog {
         guard let outcome else { return }
         storage.metrics.publishLatency.observe(nanoseconds: UInt64(max(0, now - outcome.done.sentAt)))
         storage.metrics.publishedRecords.increment(by: outcome.done.positions.count)
-        storage.watermark.resolve(outcome.done.positions)
+        // Every earlier record of this session was acknowledged before this batch went out; a timer write still
+        // waiting (or running) may hold a position before these, and then only the watermark says they may show.
+        storage.watermark.resolve(outcome.done.positions, exactly: !storage.timerWritesPending(id))
         if let next = outcome.next { publish(next) }
         if let trim = outcome.trim { storage.trim(self, before: trim) }
         for waiter in outcome.drained { waiter() }
