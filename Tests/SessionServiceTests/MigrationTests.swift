@@ -309,6 +309,33 @@ func storeVersionOneSessions(_ place: StoragePlace) throws {
         }
     }
 
+    /// A session this server's reactor cannot read is refused without being loaded again, also after its entry
+    /// changed (a replaced token is a write of it): each load attempt claims and fences the session for nothing.
+    @Test(arguments: TestStorage.all)
+    func aSessionThisReactorCannotReadStaysRefusedAfterItsEntryIsWritten(storage: TestStorage) async throws {
+        try await storage.withPlace("entrywrite") { place in
+            let tokenMode: (inout ServerConfiguration) -> Void = { $0.auth.sessions = "token" }
+            do {
+                let server = try TestServer(storage: place, board: { BoardV1() }, configure: tokenMode)
+                #expect(try server.request("POST", "/sessions", body: #"{"reactor":"board","id":"one"}"#).status == 201)
+            }
+            let server = try TestServer(storage: place, board: { BoardBroken() }, configure: tokenMode)
+            let failedLoad = "a stored session cannot be loaded by this server's reactor"
+            let replaced = try server.request("POST", "/admin/sessions/one/token", headers: server.admin)
+            var token = try #require(try replaced.json()["token"] as? String)
+            for round in 1...3 {
+                let answer = try server.request("GET", "/sessions/one", headers: [("Authorization", "Bearer \(token)")])
+                #expect(answer.status == 409, "round \(round): \(answer.text)")
+                #expect(answer.text.contains("does not decode with reactor"))
+                let again = try server.request("POST", "/admin/sessions/one/token", headers: server.admin)
+                #expect(again.status == 200, "round \(round): \(again.text)")
+                token = try #require(try again.json()["token"] as? String)
+            }
+            #expect(server.logs.values.filter { $0.message.contains(failedLoad) }.count == 1, "loaded once only")
+            #expect(try server.adminEntry("one")?["unavailable"] as? String != nil)
+        }
+    }
+
     @Test(arguments: TestStorage.all)
     func theServerLogsTheCheckAtStart(storage: TestStorage) async throws {
         try await storage.withPlace("startcheck") { place in

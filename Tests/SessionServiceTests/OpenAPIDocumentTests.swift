@@ -89,6 +89,20 @@ import Testing
         }
     }
 
+    /// Both stream schemas (one session's, `GET /events`) name every code an `event: error` carries, with its
+    /// meaning, so that a client generated from the document can tell a move from a lapsed credential.
+    @Test func streamErrorsListTheirCodes() throws {
+        let server = try TestServer()
+        let text = try server.request("GET", "/openapi.json").text
+        let codes = [
+            "session_moved", "session_passivated", "subscriber_too_slow", "unauthorized", "storage_unavailable",
+        ]
+        #expect(ServerSentEventVocabulary.errorCodes.map(\.code) == codes)
+        let examples = "\"examples\":[" + codes.map { "\"\($0)\"" }.joined(separator: ",") + "]"
+        #expect(text.components(separatedBy: examples).count - 1 == 2, "in Event and in GET /events' events")
+        for code in codes { #expect(text.contains("\(code): "), "\(code) has no meaning in the document") }
+    }
+
     @Test func narrowsToOneReactor() throws {
         let server = try TestServer()
         let whole = try Self.document(server)

@@ -140,13 +140,22 @@ extension OpenAPIDocument {
                 })
         }
 
+        /// An `event: error`'s code: the ones the server sends, each with what it means.
+        static let streamErrorCode: JSONSchema = JSONSchema.string()
+            .described(
+                "Why the server ended the stream (or, on GET /events, one session's part of it): "
+                    + ServerSentEventVocabulary.errorCodes.map { "\($0.code): \($0.meaning)" }.joined(separator: "; ")
+                    + "."
+            )
+            .adding("examples", .array(ServerSentEventVocabulary.errorCodes.map { .string($0.code) }))
+
         /// One event of a session's stream, as a client's parser reads it (`event`, `id`, `data`).
         static let event: JSONSchema = {
             func json(_ schema: JSONSchema) -> JSONSchema {
                 JSONSchema.string().adding("contentMediaType", "application/json").adding("contentSchema", schema.json)
             }
             let version = JSONSchema.string(pattern: "^[0-9]+$").described("The state's version.")
-            let failure = JSONSchema.object(["code": .string(), "message": .string()])
+            let failure = JSONSchema.object(["code": Self.streamErrorCode, "message": .string()])
             return JSONSchema.oneOf([
                 // With select, data is the selected part (any JSON value), so the state's schema cannot be required here.
                 JSONSchema.object([
@@ -204,11 +213,19 @@ extension OpenAPIDocument {
                     "end",
                     "One session's part ends (deleted, unknown_session, unauthorized, ...); the stream goes on while another is live."
                 ),
-                JSONSchema.object([
-                    "event": .constant("error"), "data": json(.object(["code": .string(), "message": .string()])),
-                ])
+                JSONSchema.object(
+                    [
+                        "event": .constant("error"), "id": cursor,
+                        "data": json(
+                            .object(
+                                ["session": id, "code": Self.streamErrorCode, "message": .string()],
+                                optional: ["session"])),
+                    ], optional: ["id"]
+                )
                 .titled(
-                    "error", "The server ends the stream (subscriber_too_slow, ...); reconnect with Last-Event-ID."),
+                    "error",
+                    "The server ends one session's part (data names it) or the whole stream (data names none); "
+                        + "reconnect with Last-Event-ID."),
             ]).titled(
                 "SessionsEvent",
                 "One Server-Sent Event of a stream of several sessions; a quiet stream also gets `: keep-alive` comments."

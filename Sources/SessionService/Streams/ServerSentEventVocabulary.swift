@@ -23,6 +23,21 @@ enum ServerSentEventVocabulary {
     static let sessionPassivated = APIError.Kind.sessionPassivated.code
     static let sessionPassivatedMessage = "the session left memory as this stream opened; reconnect to follow it"
 
+    /// Every code an `event: error` carries, with what a client does about it (`/openapi.json` lists them).
+    static let errorCodes: [(code: String, meaning: String)] = [
+        (
+            SubscriptionEnd.movedCode,
+            "the session runs on another instance now; reconnecting with Last-Event-ID follows it"
+        ),
+        (sessionPassivated, "the session left memory as the stream opened; reconnecting loads it back"),
+        (subscriberTooSlow, "more pulses waited for this subscriber than sse.pulseBuffer; reconnect and read faster"),
+        (unauthorized, "the credential that opened the stream lapsed (its token replaced, its JWT past exp)"),
+        (
+            APIError.Kind.storageUnavailable.code,
+            "the session's newest changes are not stored yet (the storage is failing); reconnect later"
+        ),
+    ]
+
     // MARK: One session
 
     /// `event: state`, `id: <version>`, `data: <json>`: a state, whole or selected.

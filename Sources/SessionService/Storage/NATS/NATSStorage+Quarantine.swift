@@ -5,6 +5,7 @@ import NATS
 extension NATSStorage {
     func liftQuarantine(_ id: String) {
         _ = releasing.withLock { $0.insert(id) }
+        _ = quarantinedHere.withLock { $0.removeValue(forKey: id) }
         catalog.withLock { catalog in
             guard var meta = catalog[id], meta.unavailable != nil else { return }
             meta.unavailable = nil

@@ -91,7 +91,9 @@ extension NATSStorage {
         guard let meta = catalog.withLock({ $0[id] }) else {
             return .failure(StorageReadError(reason: "it is no longer stored"))
         }
-        if let reason = meta.unavailable { return .failure(StorageReadError(reason: reason)) }
+        if let reason = meta.unavailable ?? quarantinedHere.withLock({ $0[id] }) {
+            return .failure(StorageReadError(reason: reason))
+        }
         var replay = RecordReplay(limits: options.actionLogLimits)
         switch readSubject(names.records(id), from: 1) {
         case .failure(let error):

@@ -27,7 +27,13 @@ extension NATSStorage {
         let running = log.flatMap { log in log.state.withLock { $0.releasing || $0.stop != nil ? nil : $0.version } }
         return StoredSessionInfo(
             id: id, reactor: meta.reactor, version: max(running ?? 0, meta.version), resident: running != nil,
-            unavailable: meta.unavailable ?? crashReason(id), incarnation: meta.incarnation)
+            unavailable: unavailable(id, meta), incarnation: meta.incarnation)
+    }
+
+    /// Why session `id` must not be loaded here: its entry's quarantine, a crash record naming it, or this
+    /// instance's reactor failing to read it; nil when it may load.
+    func unavailable(_ id: String, _ meta: SessionMeta) -> String? {
+        meta.unavailable ?? crashReason(id) ?? quarantinedHere.withLock { $0[id] }
     }
 
     // MARK: Creating
@@ -82,7 +88,7 @@ extension NATSStorage {
     /// instance's publishes land on the subject. A session a live instance runs is refused (503).
     func load(_ id: String) -> StorageLoad {
         guard let meta = knownMeta(id) else { return .missing }
-        if let reason = meta.unavailable ?? crashReason(id) { return .unavailable(reason) }
+        if let reason = unavailable(id, meta) { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
         if let successor = recentlyHandedOff(id) {
@@ -297,6 +303,7 @@ extension NATSStorage {
             return false
         }
         _ = readFailures.withLock { $0.removeValue(forKey: id) }
+        _ = quarantinedHere.withLock { $0.removeValue(forKey: id) }
         if let open {
             open.whenDrained { [self] in
                 let (last, revision) = open.state.withLock { ($0.lastSequence, $0.claimRevision) }
@@ -325,11 +332,7 @@ extension NATSStorage {
     /// (running another version of its reactor) and a restart of this one read it again.
     func quarantineHere(_ id: String, reason: String) {
         _ = releasing.withLock { $0.remove(id) }
-        catalog.withLock { catalog in
-            guard var meta = catalog[id] else { return }
-            meta.unavailable = reason
-            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
-        }
+        quarantinedHere.withLock { $0[id] = reason }
     }
 
     // MARK: Access tokens

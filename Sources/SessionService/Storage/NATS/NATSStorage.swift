@@ -92,6 +92,10 @@ final class NATSStorage: StorageBackend {
     let crashesWatcher: OrderedConsumer
     /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
     let releasing = Mutex<Set<String>>([])
+    /// Sessions this instance's reactor cannot read (a newer or older version of it stored them), and why: kept
+    /// apart from the catalog, which every write of the session's entry replaces, so that none of them makes this
+    /// instance try (claim, fence, fail) again; other instances and a restart of this one read them as usual.
+    let quarantinedHere = Mutex<[String: String]>([:])
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
