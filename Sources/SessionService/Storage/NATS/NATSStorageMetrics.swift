@@ -32,9 +32,8 @@ final class NATSStorageMetrics: Sendable {
         text.sample("reactor_storage_published_records_total", value: publishedRecords.value)
         text.family(
             "reactor_storage_jetstream_requests_total", type: "counter",
-            help:
-                "JetStream round trips this instance started, by kind: publish (records, awaiting the quorum's ack), kv_write (claims, heartbeats, session entries), api (reads, purges, consumers)."
-        )
+            help: "JetStream round trips this instance started, by kind: publish (records, awaiting the quorum's ack), "
+                + "kv_write (claims, heartbeats, session entries), api (reads, purges, consumers).")
         text.sample("reactor_storage_jetstream_requests_total", labels: ["kind": "publish"], value: requests.publishes)
         text.sample(
             "reactor_storage_jetstream_requests_total", labels: ["kind": "kv_write"], value: requests.keyValueWrites)
