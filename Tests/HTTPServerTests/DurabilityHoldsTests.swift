@@ -77,13 +77,47 @@ import Testing
         #expect(!holds.firstIsLost(Self.lost([])))
     }
 
-    @Test func outputDependingOnEverythingAppendedStillJoinsTheLastMark() {
+    @Test func outputDependingOnEverythingAppendedWaitsForTheWatermarkBehindAnExactMark() {
         var holds = DurabilityHolds()
         holds.losable = true
         holds.add(10, position: 8, exact: true)
-        holds.add(5, position: 3)  // not exact: it needs the watermark past 3 only
+        holds.add(5, position: 3)  // not exact: it needs the watermark past 3
+        // 8's session is durable, the watermark is at 2: the exact bytes go, the others wait for the watermark.
+        holds.release(DurabilityHoldsTests.upTo(2), isLost: Self.lost([]), isDurableExactly: { $0 == 8 })
+        #expect(holds.held == 5)
+        #expect(holds.firstPosition == 3)
+        #expect(!holds.firstIsExact)
         holds.release(DurabilityHoldsTests.upTo(9), isLost: Self.lost([3]))
         #expect(holds.held == 0)
+    }
+
+    @Test func anExactMarkGoesWhenItsSessionIsDurableWithoutMovingWhatWasSeenDurable() {
+        var holds = DurabilityHolds()
+        holds.losable = true
+        let exactly: (UInt64) -> Bool = { $0 == 7 }
+        holds.add(10, position: 7, exact: true)
+        #expect(holds.firstIsExact)
+        holds.release(DurabilityHoldsTests.upTo(2), isDurableExactly: { _ in false })
+        #expect(holds.held == 10, "neither the watermark nor its session says 7 is durable")
+        holds.release(DurabilityHoldsTests.upTo(2), isDurableExactly: exactly)
+        #expect(holds.held == 0)
+        #expect(holds.durable < 7, "7 durable for its session says nothing of other sessions' records before it")
+        // Output depending on everything appended up to 5 is not written at once on the strength of 7.
+        let everything = holds.isDurable(5, DurabilityHoldsTests.upTo(2), isDurableExactly: exactly)
+        #expect(!everything)
+        let itsSession = holds.isDurable(7, exact: true, DurabilityHoldsTests.upTo(2), isDurableExactly: exactly)
+        #expect(itsSession)
+        // Lost stays lost, however its session's other records went.
+        holds.add(3, position: 7, exact: true, isLost: Self.lost([7]))
+        holds.release(DurabilityHoldsTests.upTo(2), isLost: Self.lost([7]), isDurableExactly: exactly)
+        #expect(holds.held == 3)
+    }
+
+    @Test func aBarrierThatNeverLosesIgnoresExactDurability() {
+        var holds = DurabilityHolds()
+        holds.add(10, position: 7, exact: true)
+        holds.release(DurabilityHoldsTests.upTo(2), isDurableExactly: { _ in true })
+        #expect(holds.held == 10, "without losses, only the watermark says anything")
     }
 
     @Test func whatWasSeenDurableDoesNotReleaseALostPosition() {

@@ -19,6 +19,31 @@ import Testing
         #expect(woken.load(ordering: .relaxed) == 1)
     }
 
+    @Test func aPositionResolvedExactlyIsDurableForItsSessionBeforeTheWatermarkReachesIt() {
+        let watermark = DurabilityWatermark()
+        let otherSession = watermark.allocate()
+        let exact = watermark.allocate()
+        let inexact = watermark.allocate()
+        let exactWoken = Atomic<Int>(0)
+        let wholeWoken = Atomic<Int>(0)
+        watermark.whenDurableExactly(exact) { exactWoken.add(1, ordering: .relaxed) }
+        watermark.whenDurable(exact) { wholeWoken.add(1, ordering: .relaxed) }
+        watermark.resolve([exact], exactly: true)
+        watermark.resolve([inexact])
+        #expect(watermark.isDurableExactly(exact))
+        #expect(!watermark.isDurable(exact), "a record of another session before it is in flight")
+        #expect(!watermark.isDurableExactly(inexact), "resolved without its session's word: the watermark decides")
+        #expect(exactWoken.load(ordering: .relaxed) == 1)
+        #expect(wholeWoken.load(ordering: .relaxed) == 0)
+        // Asked once it is resolved: at once.
+        watermark.whenDurableExactly(exact) { exactWoken.add(1, ordering: .relaxed) }
+        #expect(exactWoken.load(ordering: .relaxed) == 2)
+        watermark.resolve([otherSession])
+        #expect(watermark.durablePosition == inexact)
+        #expect(wholeWoken.load(ordering: .relaxed) == 1)
+        #expect(watermark.isDurableExactly(inexact))
+    }
+
     @Test func aLostPositionIsPassedAndNamedWhileOthersStayDurable() {
         let watermark = DurabilityWatermark()
         let kept = watermark.allocate()

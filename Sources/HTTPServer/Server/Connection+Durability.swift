@@ -18,7 +18,7 @@ extension Connection {
         guard holds.held == 0 else { return false }
         return holds.isDurable(
             position ?? barrier.position, exact: position != nil, { barrier.isDurable($0) },
-            isLost: { barrier.isLost($0) })
+            isLost: { barrier.isLost($0) }, isDurableExactly: { barrier.isDurableExactly($0) })
     }
 
     /// Releases held output whose positions are now durable; replaces a refusable answer whose records
@@ -26,7 +26,9 @@ extension Connection {
     /// returns the bytes that may be written.
     func writableByteCount() -> Int {
         if holds.held > 0, let barrier = loop.barrier {
-            holds.release({ barrier.isDurable($0) }, isLost: { barrier.isLost($0) })
+            holds.release(
+                { barrier.isDurable($0) }, isLost: { barrier.isLost($0) },
+                isDurableExactly: { barrier.isDurableExactly($0) })
             if let position = holds.firstPosition {
                 if holds.firstIsLost({ barrier.isLost($0) }) {
                     let reason = barrier.failure(position) ?? "its records can never be stored"
@@ -74,7 +76,7 @@ extension Connection {
         guard let barrier = loop.barrier, let position = holds.firstPosition, holds.awaited != position else { return }
         holds.awaited = position
         let loop = loop
-        barrier.whenDurable(position) { [self] in
+        let wake: @Sendable () -> Void = { [self] in
             // Always through the inbox, never inline: the barrier may call this inside its own
             // `isDurable` on this very loop, holding its locks, and the flush it starts asks again.
             loop.enqueue(
@@ -82,6 +84,11 @@ extension Connection {
                     guard !self.isClosed else { return }
                     self.durabilityReached()
                 })
+        }
+        if holds.firstIsExact {
+            barrier.whenDurableExactly(position, wake)
+        } else {
+            barrier.whenDurable(position, wake)
         }
     }
 

@@ -8,7 +8,9 @@
 /// never loses a position, a later position being durable says every earlier one is, so later bytes
 /// that wait for less join the last mark. With one that may (``OutputBarrier/losesPositions``), an
 /// exact mark keeps its own position: it must be refused if that one is lost, however far the
-/// watermark got.
+/// watermark got; and it goes once its own session's records are durable
+/// (``OutputBarrier/isDurableExactly(_:)``), without waiting for other sessions' records before it, so
+/// output that depends on everything appended never joins it.
 struct DurabilityHolds {
     /// Bytes ever queued, and how many of them may be written.
     private(set) var queued = 0
@@ -30,6 +32,10 @@ struct DurabilityHolds {
 
     /// The position the first held bytes wait for; nil when nothing is held.
     var firstPosition: UInt64? { first?.position }
+
+    /// Whether the first held bytes show exactly their position's records (their session's), with a barrier that
+    /// may lose positions: they wait for ``OutputBarrier/isDurableExactly(_:)``.
+    var firstIsExact: Bool { losable && first?.exact == true }
 
     /// Whether the first held bytes are an answer a refusal may replace.
     var firstIsRefusable: Bool { first?.refusable ?? false }
@@ -60,7 +66,8 @@ struct DurabilityHolds {
         // In order: bytes after held ones wait at least as long (and go, or are refused, with them).
         let joins =
             losable
-            ? (exact ? last.exact && position == last.position : position <= last.position) : position <= last.position
+            ? (exact ? last.exact && position == last.position : !last.exact && position <= last.position)
+            : position <= last.position
         if joins {
             last.end = queued
             if more.isEmpty { first = last } else { more[more.count - 1] = last }
@@ -69,13 +76,20 @@ struct DurabilityHolds {
         }
     }
 
-    /// Releases the bytes whose positions `isDurable` reports durable, front first; bytes showing a
-    /// position `isLost` reports lost stay, for the connection to refuse.
-    mutating func release(_ isDurable: (UInt64) -> Bool, isLost: (UInt64) -> Bool = { _ in false }) {
+    /// Releases the bytes whose positions `isDurable` reports durable (exact ones: `isDurableExactly`), front
+    /// first; bytes showing a position `isLost` reports lost stay, for the connection to refuse.
+    mutating func release(
+        _ isDurable: (UInt64) -> Bool, isLost: (UInt64) -> Bool = { _ in false },
+        isDurableExactly: (UInt64) -> Bool = { _ in false }
+    ) {
         while let mark = first {
-            guard mark.position <= durable || isDurable(mark.position) else { return }
-            if losable && mark.exact && isLost(mark.position) { return }
-            durable = max(durable, mark.position)
+            if mark.position <= durable || isDurable(mark.position) {
+                if losable && mark.exact && isLost(mark.position) { return }
+                durable = max(durable, mark.position)
+            } else {
+                // Its session's records are durable, not necessarily everything before it: `durable` stays.
+                guard losable, mark.exact, isDurableExactly(mark.position), !isLost(mark.position) else { return }
+            }
             released = mark.end
             first = more.isEmpty ? nil : more.removeFirst()
         }
@@ -85,11 +99,11 @@ struct DurabilityHolds {
     /// it is past what was seen durable.
     mutating func isDurable(
         _ position: UInt64, exact: Bool = false, _ isDurable: (UInt64) -> Bool,
-        isLost: (UInt64) -> Bool = { _ in false }
+        isLost: (UInt64) -> Bool = { _ in false }, isDurableExactly: (UInt64) -> Bool = { _ in false }
     ) -> Bool {
         if losable && exact && isLost(position) { return false }
         if position <= durable { return true }
-        guard isDurable(position) else { return false }
+        guard isDurable(position) else { return losable && exact && isDurableExactly(position) }
         durable = position
         return true
     }

@@ -43,6 +43,13 @@ public protocol OutputBarrier: AnyObject, Sendable {
     /// responder had already chosen its status (an access log or request counter shows that one), so
     /// this is where the replacement can be counted.
     func refusedHeldOutput(_ position: UInt64, reason: String)
+    /// Whether the records at `position` and every earlier record of the same producer (a session) are
+    /// durable, whatever other producers' earlier records: what output a producer said shows `position`
+    /// (exact output) waits for, with a barrier that ``losesPositions``. Defaults to ``isDurable(_:)``.
+    func isDurableExactly(_ position: UInt64) -> Bool
+    /// Calls `wake` once ``isDurableExactly(_:)`` holds for `position` (or, as ``whenDurable(_:_:)``, when
+    /// storing fails). Defaults to ``whenDurable(_:_:)``.
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
 }
 
 extension OutputBarrier {
@@ -54,4 +61,10 @@ extension OutputBarrier {
     public func isLost(_ position: UInt64) -> Bool { false }
     /// Nothing to count.
     public func refusedHeldOutput(_ position: UInt64, reason: String) {}
+    /// Durable when everything up to it is.
+    public func isDurableExactly(_ position: UInt64) -> Bool { isDurable(position) }
+    /// Woken when everything up to it is durable.
+    public func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        whenDurable(position, wake)
+    }
 }

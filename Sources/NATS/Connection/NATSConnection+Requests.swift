@@ -96,6 +96,7 @@ extension NATSConnection {
             state.deadlines.insert(.now + wait, .reply(token))
             return (token, wake)
         }
+        sentRequests.count(subject)
         wakeDriver(if: wake)
         return token
     }

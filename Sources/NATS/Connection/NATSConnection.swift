@@ -74,6 +74,9 @@ public final class NATSConnection: Sendable {
     /// Why the connection was closed from the start, if it could not be set up.
     let setupFailure: NATSError?
 
+    /// The requests sent so far, by kind (publishes awaiting an ack, key-value writes, API calls).
+    public let sentRequests = SentRequests()
+
     /// The subscription id of the shared reply inbox.
     static let inboxSID: UInt64 = 1
 

@@ -19,6 +19,13 @@ final class StorageOutputBarrier: OutputBarrier {
 
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { storage.whenDurable(position, wake) }
 
+    /// Output showing one session (exact) waits for that session's records only.
+    func isDurableExactly(_ position: UInt64) -> Bool { storage.isDurableExactly(position) }
+
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        storage.whenDurableExactly(position, wake)
+    }
+
     /// Asked once `isDurable` said no, or for a lost position: while the backend cannot store records,
     /// what it has not stored failed (an answer acknowledging it becomes a 503).
     func failure(_ position: UInt64) -> String? { storage.lossReason(position) ?? storage.unavailableReason }

@@ -177,6 +177,10 @@ final class Session<R: Reactor>: PersistentSession {
                     // it: the log records what really happens to it, however long it waits in the queue.
                     let receipt: ActionReceipt
                     if let journal {
+                        // A reactor that reduces as the action is submitted journals the mutation first:
+                        // it and the accept go to the backend together.
+                        journal.holdPublishes()
+                        defer { journal.releasePublishes() }
                         let ticket = ActionTicket()
                         if let completion {
                             receipt = try runtime.submit(action) { [weak self] result in

@@ -85,6 +85,14 @@ final class SessionJournal: Sendable {
             ["session": .string(id), "version": .int(Int(version))])
     }
 
+    /// Holds the records appended until ``releasePublishes()`` (see ``SessionLog/holdPublishes()``).
+    @usableFromInline
+    func holdPublishes() { log.holdPublishes() }
+
+    /// Sends what ``holdPublishes()`` held.
+    @usableFromInline
+    func releasePublishes() { log.releasePublishes() }
+
     /// Journals an accepted action; `ticket` says whether its mutations were already all reduced.
     @usableFromInline
     func accepted(

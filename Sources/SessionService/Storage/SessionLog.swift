@@ -42,11 +42,20 @@ protocol SessionLog: AnyObject, Sendable {
     func release()
     /// The session loaded from this log's history came back (its reactor replayed it without a fault).
     func didLoad()
+    /// Records appended from now until ``releasePublishes()`` go out together (one write for an action's
+    /// mutation and its accept); see the extension's default.
+    func holdPublishes()
+    /// Ends a ``holdPublishes()``: what it held goes out now.
+    func releasePublishes()
 }
 
 extension SessionLog {
     /// Nothing to note.
     func didLoad() {}
+    /// A backend whose appends cost no round trip each (the file journal's buffer) holds nothing.
+    func holdPublishes() {}
+    /// Nothing was held.
+    func releasePublishes() {}
 }
 
 extension SessionLog {

@@ -96,6 +96,11 @@ protocol StorageBackend: MetricsSource {
     /// is refused (503) at once instead (the caller asks again, then ``unavailableReason``). `wake`
     /// must not call back into the backend: it may run with the backend's locks held.
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
+    /// Whether the record at `position` and every earlier record of its session are durable, whatever other
+    /// sessions' records before it (see the extension's default): what output showing one session waits for.
+    func isDurableExactly(_ position: UInt64) -> Bool
+    /// Calls `wake` once ``isDurableExactly(_:)`` holds for `position` (as ``whenDurable(_:_:)`` otherwise).
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void)
     /// Whether records may be lost (see the extension's default): a backend shared by several
     /// processes loses those an owner appended after another process took their session over.
     var losesPositions: Bool { get }
@@ -157,6 +162,14 @@ extension StorageBackend {
 
     /// A backend only this process writes stores every record or fails as a whole.
     var losesPositions: Bool { false }
+
+    /// A backend that stores records in the order they come (one journal) knows no more than its watermark.
+    func isDurableExactly(_ position: UInt64) -> Bool { isDurable(position) }
+
+    /// Woken with the watermark.
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        whenDurable(position, wake)
+    }
 
     /// Never lost.
     func lossReason(_ position: UInt64) -> String? { nil }

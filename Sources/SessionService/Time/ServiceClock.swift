@@ -43,7 +43,7 @@ public final class ScheduledWork: Sendable {
     public func claim() -> Bool { !cancelled.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
-/// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and Dispatch timers.
+/// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and one Dispatch timer for all its work (``DeadlineTimers``).
 public struct SystemServiceClock: ServiceClock {
     public init() {}
 
@@ -67,9 +67,7 @@ public struct SystemServiceClock: ServiceClock {
         let handle = ScheduledWork()
         let (seconds, attoseconds) = delay.components
         let nanoseconds = max(0, Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) {
-            if handle.claim() { work() }
-        }
+        DeadlineTimers.shared.schedule(handle, at: DispatchTime.now().uptimeNanoseconds + UInt64(nanoseconds), work)
         return handle
     }
 }

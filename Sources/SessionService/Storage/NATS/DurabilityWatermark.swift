@@ -12,6 +12,11 @@ import Synchronization
 /// as lost: the watermark passes it, so output of other sessions goes on, and ``lossReason(_:)``
 /// names it, so output that shows that session's records is refused instead.
 ///
+/// Output that shows one session need not wait for other sessions' records before it: a position
+/// resolved `exactly` (its session's earlier records are all resolved, which its caller vouches for)
+/// is durable for ``isDurableExactly(_:)`` before the watermark reaches it. A session whose second
+/// publish waits for its first then holds back its own answers only, not every later one.
+///
 /// ```swift
 /// let watermark = DurabilityWatermark()
 /// let first = watermark.allocate(), second = watermark.allocate()
@@ -34,7 +39,10 @@ final class DurabilityWatermark: Sendable {
     private struct State {
         /// Resolved positions beyond the watermark (acknowledged ahead of an older one).
         var ahead: Set<UInt64> = []
-        var waiters: [(position: UInt64, wake: @Sendable () -> Void)] = []
+        /// Those of them resolved exactly: every earlier record of their session is resolved too.
+        var exactly: Set<UInt64> = []
+        /// Who waits for which position, and whether for the position exactly or everything up to it.
+        var waiters: [(position: UInt64, exact: Bool, wake: @Sendable () -> Void)] = []
         /// Lost positions and why, and the order they were lost in (to forget the oldest).
         var lost: [UInt64: String] = [:]
         var lostOrder: [UInt64] = []
@@ -59,25 +67,54 @@ final class DurabilityWatermark: Sendable {
 
     /// Calls `wake` once everything up to `position` is durable (at once when it already is).
     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        wait(for: position, exact: false, wake)
+    }
+
+    /// Whether `position` and every earlier record of its session are durable (see the type's comment).
+    func isDurableExactly(_ position: UInt64) -> Bool {
+        if isDurable(position) { return true }
+        return state.withLock { $0.exactly.contains(position) }
+    }
+
+    /// Calls `wake` once ``isDurableExactly(_:)`` holds for `position` (at once when it already does).
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        wait(for: position, exact: true, wake)
+    }
+
+    private func wait(for position: UInt64, exact: Bool, _ wake: @escaping @Sendable () -> Void) {
         if isDurable(position) { return wake() }
         let now = state.withLock { state -> Bool in
-            if durable.load(ordering: .acquiring) >= position { return true }
-            state.waiters.append((position, wake))
+            if durable.load(ordering: .acquiring) >= position || (exact && state.exactly.contains(position)) {
+                return true
+            }
+            state.waiters.append((position, exact, wake))
             return false
         }
         if now { wake() }
     }
 
-    /// Marks records durable and moves the watermark as far as it goes; wakes whoever it reached.
-    func resolve(_ positions: some Sequence<UInt64>) {
+    /// Marks records durable and moves the watermark as far as it goes; wakes whoever it reached. `exactly`
+    /// when every earlier record of their session is resolved (output showing that session may go).
+    func resolve(_ positions: some Collection<UInt64>, exactly: Bool = false) {
+        guard !positions.isEmpty else { return }
         let ready = state.withLock { state -> [@Sendable () -> Void] in
             var mark = durable.load(ordering: .relaxed)
-            for position in positions where position > mark { state.ahead.insert(position) }
-            while state.ahead.remove(mark + 1) != nil { mark += 1 }
+            for position in positions where position > mark {
+                state.ahead.insert(position)
+                if exactly { state.exactly.insert(position) }
+            }
+            while state.ahead.remove(mark + 1) != nil {
+                mark += 1
+                if !state.exactly.isEmpty { state.exactly.remove(mark) }
+            }
             durable.store(mark, ordering: .releasing)
-            guard state.waiters.contains(where: { $0.position <= mark }) else { return [] }
-            let ready = state.waiters.filter { $0.position <= mark }.map(\.wake)
-            state.waiters.removeAll { $0.position <= mark }
+            let resolvedExactly = exactly ? state.exactly : []
+            let due = { (waiter: (position: UInt64, exact: Bool, wake: @Sendable () -> Void)) in
+                waiter.position <= mark || (waiter.exact && resolvedExactly.contains(waiter.position))
+            }
+            guard state.waiters.contains(where: due) else { return [] }
+            let ready = state.waiters.filter(due).map(\.wake)
+            state.waiters.removeAll(where: due)
             return ready
         }
         for wake in ready { wake() }

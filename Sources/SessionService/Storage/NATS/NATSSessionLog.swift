@@ -21,6 +21,8 @@ final class NATSSessionLog: SessionLog {
     private let last = Atomic<UInt64>(0)
     /// Set once the log cannot be written any more (taken over, deleted); read on every action.
     let stopped = Atomic<Bool>(false)
+    /// Open ``holdPublishes()`` calls: while any is, appends wait in the outbox for the last one to end.
+    private let holds = Atomic<Int>(0)
 
     /// Records waiting to go out, and the one publish in flight.
     struct Outbox {
@@ -115,15 +117,19 @@ final class NATSSessionLog: SessionLog {
     /// it gets a position of its own, resolved once the entry says so.
     func noteSoonestTimer(_ at: Int64?) {
         guard storage.timerIsSooner(id, at: at) else { return storage.noteTimer(id, at: at) }
-        let position = storage.watermark.allocate()
-        var current = last.load(ordering: .relaxed)
-        while current < position {
-            let (exchanged, original) = last.compareExchange(
-                expected: current, desired: position, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            current = original
+        // Given and noted under the outbox's lock, as records are: an acknowledgement of a later record finds
+        // the write waiting, so output showing that record waits for it too (``acknowledged(_:sequence:)``).
+        state.withLock { _ in
+            let position = storage.watermark.allocate()
+            var current = last.load(ordering: .relaxed)
+            while current < position {
+                let (exchanged, original) = last.compareExchange(
+                    expected: current, desired: position, ordering: .acquiringAndReleasing)
+                if exchanged { break }
+                current = original
+            }
+            storage.noteTimer(id, at: at, position: position)
         }
-        storage.noteTimer(id, at: at, position: position)
     }
 
     /// The new owner writes its soonest timer into the session's entry (``NATSStorage/noteLoadedTimers(_:at:)``).
@@ -247,9 +253,23 @@ final class NATSSessionLog: SessionLog {
         if let next { publish(next) }
     }
 
+    /// Holds what is appended until ``releasePublishes()``: an action's mutation (reduced inline as it is
+    /// submitted) and its accept then share one publish, so its answer waits for one round trip, not two.
+    func holdPublishes() {
+        holds.wrappingAdd(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Publishes what was held, unless a publish is in flight (its acknowledgement sends it then).
+    func releasePublishes() {
+        guard holds.wrappingSubtract(1, ordering: .acquiringAndReleasing).newValue == 0 else { return }
+        // An append that saw the hold left its record in the outbox; one after the release published itself.
+        let next = state.withLock { outbox in takeNext(&outbox) }
+        if let next { publish(next) }
+    }
+
     /// The next batch to publish when none is in flight (it becomes the one in flight), else nil.
     private func takeNext(_ outbox: inout Outbox) -> Batch? {
-        guard outbox.inFlight == nil, outbox.stop == nil else { return nil }
+        guard outbox.inFlight == nil, outbox.stop == nil, holds.load(ordering: .acquiring) == 0 else { return nil }
         var batch: Batch
         if !outbox.queued.isEmpty {
             batch = outbox.queued.removeFirst()
@@ -323,7 +343,10 @@ final class NATSSessionLog: SessionLog {
         }
         guard let outcome else { return }
         storage.metrics.publishLatency.observe(nanoseconds: UInt64(max(0, now - outcome.done.sentAt)))
-        storage.watermark.resolve(outcome.done.positions)
+        storage.metrics.publishedRecords.increment(by: outcome.done.positions.count)
+        // Every earlier record of this session was acknowledged before this batch went out; a timer write still
+        // waiting (or running) may hold a position before these, and then only the watermark says they may show.
+        storage.watermark.resolve(outcome.done.positions, exactly: !storage.timerWritesPending(id))
         if let next = outcome.next { publish(next) }
         if let trim = outcome.trim { storage.trim(self, before: trim) }
         for waiter in outcome.drained { waiter() }

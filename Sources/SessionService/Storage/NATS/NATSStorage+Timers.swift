@@ -68,6 +68,11 @@ extension NATSStorage {
         noteTimer(id, at: at, force: true)
     }
 
+    /// Whether a timer write of session `id` waits or runs (its entry is removed after it resolved its positions).
+    func timerWritesPending(_ id: String) -> Bool {
+        timerWrites.withLock { $0[id] != nil }
+    }
+
     /// Calls `body` once no timer write of session `id` waits or runs (at once if none does).
     func whenTimersWritten(_ id: String, _ body: @escaping @Sendable () -> Void) {
         let now = timerWrites.withLock { writes -> Bool in

@@ -185,6 +185,13 @@ final class NATSStorage: StorageBackend {
         watermark.whenDurable(position, wake)
     }
 
+    /// Each session's publishes are acknowledged by themselves: output showing one waits for its records only.
+    func isDurableExactly(_ position: UInt64) -> Bool { watermark.isDurableExactly(position) }
+
+    func whenDurableExactly(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+        watermark.whenDurableExactly(position, wake)
+    }
+
     /// An owner's records fenced off by the instance that took its session over are lost.
     var losesPositions: Bool { true }
 
@@ -196,7 +203,7 @@ final class NATSStorage: StorageBackend {
     }
 
     func renderMetrics(into text: inout PrometheusText) {
-        metrics.render(into: &text)
+        metrics.render(into: &text, requests: connection.sentRequests)
     }
 
     // MARK: Upkeep

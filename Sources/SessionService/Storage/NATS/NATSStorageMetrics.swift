@@ -1,7 +1,11 @@
+import NATS
+
 /// What the NATS backend adds to `/metrics`.
 final class NATSStorageMetrics: Sendable {
     /// From a publish to its acknowledgement by a JetStream quorum.
     let publishLatency = Histogram()
+    /// Records carried by acknowledged publishes (records per publish: this over the histogram's count).
+    let publishedRecords = Counter()
     /// Sessions this instance took over from a dead instance's claim.
     let takeovers = Counter()
     /// Publishes refused because another instance took the session over (expected sequence failed).
@@ -16,11 +20,24 @@ final class NATSStorageMetrics: Sendable {
     /// From asking a live owner for a session to its answer that it let the session go.
     let handOffLatency = Histogram()
 
-    func render(into text: inout PrometheusText) {
+    /// Renders these, with `requests`: the JetStream round trips of this instance's connection by kind.
+    func render(into text: inout PrometheusText, requests: SentRequests) {
         text.histogram(
             "reactor_storage_publish_seconds",
             help: "Time from publishing a batch of records to its acknowledgement by a JetStream quorum.",
             publishLatency)
+        text.family(
+            "reactor_storage_published_records_total", type: "counter",
+            help: "Records carried by acknowledged publishes (several may share one publish).")
+        text.sample("reactor_storage_published_records_total", value: publishedRecords.value)
+        text.family(
+            "reactor_storage_jetstream_requests_total", type: "counter",
+            help: "JetStream round trips this instance started, by kind: publish (records, awaiting the quorum's ack), "
+                + "kv_write (claims, heartbeats, session entries), api (reads, purges, consumers).")
+        text.sample("reactor_storage_jetstream_requests_total", labels: ["kind": "publish"], value: requests.publishes)
+        text.sample(
+            "reactor_storage_jetstream_requests_total", labels: ["kind": "kv_write"], value: requests.keyValueWrites)
+        text.sample("reactor_storage_jetstream_requests_total", labels: ["kind": "api"], value: requests.apiCalls)
         text.family(
             "reactor_storage_takeovers_total", type: "counter",
             help: "Sessions this instance took over from an instance whose claim had expired.")

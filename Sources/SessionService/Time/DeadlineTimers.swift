@@ -1,0 +1,98 @@
+import Dispatch
+import Synchronization
+
+/// The real clock's scheduled work: one Dispatch timer armed for the earliest deadline, instead of one
+/// `asyncAfter` per piece of work. Every `?wait=true` action schedules its timeout, nearly always cancelled
+/// a few milliseconds later; registering each with Dispatch cost a wake-up of its manager thread (an
+/// `eventfd` write and an `epoll` round) per action, and one more of a worker thread when it came due. Work
+/// scheduled later than the armed deadline (every timeout of the same length) only joins a heap.
+///
+/// ```swift
+/// let handle = ScheduledWork()
+/// DeadlineTimers.shared.schedule(handle, at: DispatchTime.now().uptimeNanoseconds + 1_000_000) { print("due") }
+/// handle.cancel()   // nothing runs; the entry is dropped when its deadline comes
+/// ```
+final class DeadlineTimers: Sendable {
+    /// The process's timers (the system clock's).
+    static let shared = DeadlineTimers()
+
+    private struct Entry {
+        var deadline: UInt64
+        var handle: ScheduledWork
+        var work: @Sendable () -> Void
+    }
+
+    private struct State {
+        /// A binary min-heap on `deadline`.
+        var heap: [Entry] = []
+        /// The deadline the pending Dispatch timer fires at; nil when none is pending.
+        var armed: UInt64?
+    }
+
+    private let state = Mutex(State())
+
+    /// Runs `work` on a global queue at `deadline` (`DispatchTime` uptime nanoseconds) unless `handle` is
+    /// cancelled first.
+    func schedule(_ handle: ScheduledWork, at deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
+        let arm = state.withLock { state -> Bool in
+            state.heap.append(Entry(deadline: deadline, handle: handle, work: work))
+            Self.siftUp(&state.heap, from: state.heap.count - 1)
+            guard state.armed.map({ deadline < $0 }) ?? true else { return false }
+            state.armed = deadline
+            return true
+        }
+        if arm { self.arm(at: deadline) }
+    }
+
+    private func arm(at deadline: UInt64) {
+        DispatchQueue.global().asyncAfter(deadline: DispatchTime(uptimeNanoseconds: deadline)) { [self] in
+            fire(armedAt: deadline)
+        }
+    }
+
+    /// Runs what is due, then arms the timer for the next deadline if no earlier one is pending.
+    private func fire(armedAt deadline: UInt64) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (due, next) = state.withLock { state -> ([Entry], UInt64?) in
+            if state.armed == deadline { state.armed = nil }
+            var due: [Entry] = []
+            while let first = state.heap.first, first.deadline <= now {
+                due.append(Self.popFirst(&state.heap))
+            }
+            guard let earliest = state.heap.first?.deadline, state.armed.map({ earliest < $0 }) ?? true else {
+                return (due, nil)
+            }
+            state.armed = earliest
+            return (due, earliest)
+        }
+        if let next { arm(at: next) }
+        // Each on a queue of its own, as before: one that takes long (storage upkeep) delays no other.
+        for entry in due where entry.handle.claim() { DispatchQueue.global().async(execute: entry.work) }
+    }
+
+    private static func siftUp(_ heap: inout [Entry], from index: Int) {
+        var child = index
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard heap[child].deadline < heap[parent].deadline else { return }
+            heap.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private static func popFirst(_ heap: inout [Entry]) -> Entry {
+        heap.swapAt(0, heap.count - 1)
+        let first = heap.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
+            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
+            if smallest == parent { return first }
+            heap.swapAt(parent, smallest)
+            parent = smallest
+        }
+    }
+}

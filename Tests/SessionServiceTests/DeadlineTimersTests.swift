@@ -1,0 +1,44 @@
+import Dispatch
+import ReactorServerTesting
+import Synchronization
+import Testing
+
+@testable import SessionService
+
+/// The real clock's scheduled work (``DeadlineTimers``): one Dispatch timer for every deadline, re-armed when
+/// an earlier one comes; cancelled work never runs.
+@Suite struct DeadlineTimersTests {
+    static func inMilliseconds(_ milliseconds: UInt64) -> UInt64 {
+        DispatchTime.now().uptimeNanoseconds + milliseconds * 1_000_000
+    }
+
+    @Test func anEarlierDeadlineScheduledAfterALaterOneRunsFirstAndCancelledWorkNeverRuns() async throws {
+        let timers = DeadlineTimers()
+        let ran = Mutex<[String]>([])
+        let late = ScheduledWork()
+        timers.schedule(late, at: Self.inMilliseconds(60_000)) { ran.withLock { $0.append("late") } }
+        let cancelled = ScheduledWork()
+        timers.schedule(cancelled, at: Self.inMilliseconds(100)) { ran.withLock { $0.append("cancelled") } }
+        cancelled.cancel()
+        let soon = ScheduledWork()
+        timers.schedule(soon, at: Self.inMilliseconds(40)) { ran.withLock { $0.append("soon") } }
+        let after = ScheduledWork()
+        timers.schedule(after, at: Self.inMilliseconds(200)) { ran.withLock { $0.append("after") } }
+        try await eventually("the work due in 40 ms to run, though one due in a minute was armed first") {
+            ran.withLock { $0 }.contains("soon")
+        }
+        try await eventually("the work due in 200 ms to run") { ran.withLock { $0 }.contains("after") }
+        // The cancelled work came due long before: it was dropped, not run.
+        #expect(Set(ran.withLock { $0 }) == ["soon", "after"])
+        late.cancel()
+    }
+
+    @Test func workScheduledByTheSystemClockRunsOnceItIsDue() async throws {
+        let ran = Atomic<Int>(0)
+        SystemServiceClock().schedule(after: .milliseconds(5)) { ran.add(1, ordering: .relaxed) }
+        let cancelled = SystemServiceClock().schedule(after: .seconds(1)) { ran.add(100, ordering: .relaxed) }
+        cancelled.cancel()
+        try await eventually("scheduled work to run") { ran.load(ordering: .relaxed) >= 1 }
+        #expect(ran.load(ordering: .relaxed) == 1)
+    }
+}
