@@ -315,7 +315,8 @@ final class FileJournal: StorageBackend {
                     io.fd = try Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: JournalFiles.fileMode)
                     io.fdSegment = chunk.segment
                     io.fdEnd = try Posix.size(io.fd)
-                    // Best effort, as before: the segment's entry reaches the disk with the next sync of the folder at the latest.
+                    // Best effort, as before: the segment's entry reaches the disk
+                    // with the next sync of the folder at the latest.
                     if options.fsync != .never { try? Posix.syncDirectory(options.directory) }
                 }
                 let fd = io.fd
@@ -419,8 +420,10 @@ final class FileJournal: StorageBackend {
         wakeWaiters(upTo: .max)
         logger.critical(
             sticky
-                ? "cannot sync the journal to disk; actions are refused with 503 storage_unavailable until the server is restarted"
-                : "cannot write the journal; actions are refused with 503 storage_unavailable until a retried write succeeds",
+                ? "cannot sync the journal to disk; "
+                    + "actions are refused with 503 storage_unavailable until the server is restarted"
+                : "cannot write the journal; "
+                    + "actions are refused with 503 storage_unavailable until a retried write succeeds",
             ["error": .string(reason), "directory": .string(options.directory)])
     }
 
