@@ -1,4 +1,5 @@
 import NATS
+import Synchronization
 
 /// The NATS backend's ownership claims: which instance runs each session (the bucket `<prefix>-claims`, one
 /// ``OwnershipClaim`` per session) and which instances are alive (the bucket `<prefix>-instances`, one
@@ -13,6 +14,9 @@ final class NATSClaims: Sendable {
         case taken(revision: UInt64, from: OwnershipClaim?)
         /// A live instance runs the session.
         case owned(by: String)
+        /// This instance's claim was accepted, but reading it back found another write over it (`by` names the
+        /// claim's instance then, nil when the claim is gone): what nats-server#4320 lets happen under load.
+        case overwritten(by: String?)
         case failed(NATSError)
     }
 
@@ -23,6 +27,8 @@ final class NATSClaims: Sendable {
     /// Which instance claims each session, as the claims bucket says (mirrored by ``watcher``; it may lag).
     let mirror = ClaimMirror()
     let watcher: OrderedConsumer
+    /// A test's hand in the loads (``LoadInterference``); nil in service.
+    let interference = Mutex<LoadInterference?>(nil)
     /// How long one JetStream request may take.
     private let timeout: Duration
 
@@ -49,6 +55,8 @@ final class NATSClaims: Sendable {
     func take(_ id: String, ownerGone: String? = nil, loading: Bool = false) -> Outcome {
         var mine = own
         mine.loading = loading
+        let interference = loading ? self.interference.withLock { $0 } : nil
+        let checked = interference?.dropsChecks != true
         var lastError = NATSError.timedOut(subject: "claiming session \(id)", server: "", after: timeout)
         for _ in 0..<5 {
             let entry: KeyValueEntry?
@@ -56,11 +64,17 @@ final class NATSClaims: Sendable {
             case .failure(let error): return .failed(error)
             case .success(let found): entry = found
             }
+            interference?.at(id, .claimRead)
             guard let entry, entry.operation == .put else {
-                switch wait(
-                    "the creation of session \(id)'s claim", { try bucket.create(id, value: mine.json, completion: $0) }
-                ) {
-                case .success(let revision): return .taken(revision: revision, from: nil)
+                let creation = wait("the creation of session \(id)'s claim") {
+                    checked
+                        ? try bucket.create(id, value: mine.json, completion: $0)
+                        : try bucket.put(id, value: mine.json, completion: $0)
+                }
+                switch creation {
+                case .success(let revision):
+                    interference?.at(id, .claimWritten)
+                    return readBack(id, revision: revision, taken: .taken(revision: revision, from: nil))
                 case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                     lastError = error
                 case .failure(let error): return .failed(error)
@@ -76,16 +90,37 @@ final class NATSClaims: Sendable {
                 }
             }
             let update = wait("an update of session \(id)'s claim") {
-                try bucket.update(id, value: mine.json, revision: entry.revision, completion: $0)
+                checked
+                    ? try bucket.update(id, value: mine.json, revision: entry.revision, completion: $0)
+                    : try bucket.put(id, value: mine.json, completion: $0)
             }
             switch update {
-            case .success(let revision): return .taken(revision: revision, from: holder == mine ? nil : holder)
+            case .success(let revision):
+                interference?.at(id, .claimWritten)
+                return readBack(
+                    id, revision: revision, taken: .taken(revision: revision, from: holder == mine ? nil : holder))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
                 lastError = error
             case .failure(let error): return .failed(error)
             }
         }
         return .failed(lastError)
+    }
+
+    /// `taken` when session `id`'s claim, read back from the bucket's leader, is this instance's at `revision`.
+    /// A compare-and-set alone does not say so on nats-server 2.9: under load in a clustered bucket it can accept
+    /// two writes over the same revision (nats-server#4320), and the later one holds the claim.
+    private func readBack(_ id: String, revision: UInt64, taken: Outcome) -> Outcome {
+        switch read(id) {
+        case .success(let found?) where found.claim == own && found.revision == revision:
+            return taken
+        case .success(let found):
+            return .overwritten(by: found?.claim.instance)
+        case .failure(let error):
+            // Not known to hold: let it go (a claim of a live instance no load uses only delays others).
+            release(id, revision: revision)
+            return .failed(error)
+        }
     }
 
     /// Claims a session this instance just created (nobody else can know it yet); the claim's revision.
@@ -106,6 +141,17 @@ final class NATSClaims: Sendable {
     /// Gives a claim up without waiting (best effort: an unused claim of a live instance only delays a take-over).
     func release(_ id: String, revision: UInt64) {
         try? bucket.delete(id, revision: revision) { _ in }
+    }
+
+    /// Writes `holder`'s claim over this instance's (at `revision`) and waits: a load that lost to `holder` puts
+    /// back the claim its own overwrote. Nothing is written when the claim changed since.
+    func handOver(_ id: String, revision: UInt64, to holder: OwnershipClaim) {
+        var claim = holder
+        claim.loading = false
+        let value = claim.json
+        _ = wait("the hand-over of session \(id)'s claim to instance \(holder.instance)") {
+            try bucket.update(id, value: value, revision: revision, completion: $0)
+        }
     }
 
     /// Deletes this instance's claim on `id`, if it has one, and waits: from then on another instance may claim

@@ -347,6 +347,12 @@ final class NATSSessionLog: SessionLog {
                     let fresh = state.withLock { $0.fresh && $0.inFlight?.messageID == messageID }
                     if fresh, let message {
                         storage.purgeLeftovers(self, messageID: messageID, through: message.sequence)
+                    } else if let message, storage.fencer(of: message) != nil {
+                        // Perhaps the fence of a load that lost to this instance's (nats-server#4320): reads
+                        // that wait, so off the connection's thread.
+                        DispatchQueue.global().async { [self] in
+                            refusedAfterFence(messageID, last: message, attempt: attempt)
+                        }
                     } else {
                         storage.metrics.fencingRejections.increment()
                         stop(because: storage.takenOverReason(message), fenced: true)
@@ -358,6 +364,33 @@ final class NATSSessionLog: SessionLog {
         } catch {
             retry(messageID, after: error, attempt: attempt)
         }
+    }
+
+    /// The batch in flight was refused and the subject's last message is a fence: when only fences of loads that
+    /// lost to this instance's came after its last publish, it goes again after them (with the claim's revision as
+    /// the loser put it back); otherwise another instance took the session over, and the log stops.
+    private func refusedAfterFence(_ messageID: String, last message: StoredMessage, attempt: Int) {
+        let after = state.withLock { $0.lastSequence }
+        guard let claimRevision = storage.fencedOnlyByLosers(id, after: after) else {
+            storage.metrics.fencingRejections.increment()
+            return stop(because: storage.takenOverReason(message), fenced: true)
+        }
+        let again = state.withLock { outbox -> Bool in
+            guard outbox.inFlight?.messageID == messageID, outbox.stop == nil, outbox.lastSequence == after else {
+                return false
+            }
+            outbox.lastSequence = message.sequence
+            outbox.inFlight?.expected = message.sequence
+            // The loser put the claim back: what renewing it and giving it up expect now.
+            outbox.claimRevision = claimRevision
+            outbox.sent = false
+            return true
+        }
+        guard again else { return }
+        storage.logger.notice(
+            "a load that lost to this instance's left its fence on the session's records; writing on after it",
+            ["session": .string(id), "fence": .int(Int(message.sequence)), "attempt": .int(attempt)])
+        resume()
     }
 
     /// Sends the batch in flight again after a pause that grows with each attempt (50 ms to 2 s).

@@ -103,8 +103,11 @@ extension NATSStorage {
         case .success(let next):
             log.state.withLock { if $0.claimRevision == revision { $0.claimRevision = next } }
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-            // Written since (renewed, or taken over): it no longer says loading.
-            break
+            // Written since (renewed, put back by a load that lost to this one, or taken over): it no longer says
+            // loading. When it is this instance's, its revision is what giving it up and renewing it expect now.
+            if case .success(let found?) = claims.read(log.id), found.claim == claims.own {
+                log.state.withLock { if $0.claimRevision == revision { $0.claimRevision = found.revision } }
+            }
         case .failure(let error):
             logger.warning(
                 "a loaded session's claim still says it is loading; if this instance dies before it is renewed, "

@@ -101,6 +101,9 @@ extension NATSStorage {
             switch claims.take(id, ownerGone: goneOwner, loading: true) {
             case .failed(let error):
                 return transientFailure(id, "its claim cannot be read or written: \(error)")
+            case .overwritten(let other):
+                return transientFailure(
+                    id, "instance \(other ?? "(none: the claim is gone)") claimed it at the same moment as this one")
             case .owned(let owner):
                 // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
                 guard !askedOwner else { return transientFailure(id, "instance \(owner) runs it") }
@@ -139,9 +142,16 @@ extension NATSStorage {
             }
         }
         switch readAndFence(id) {
-        case .failure(let error):
+        case .failure(let failure):
+            if let rival = failure.rival {
+                // The rival's claim was overwritten by this one's (both accepted): it is put back, so the claim
+                // names the instance that runs the session, nobody takes it from that one unasked, and that one
+                // writes on after this one's fence (``NATSSessionLog``'s refused publishes).
+                claims.handOver(id, revision: revision, to: rival)
+                return transientFailure(id, failure.error.description)
+            }
             giveUpClaim(id, revision: revision)
-            return transientFailure(id, "its records cannot be read back: \(error)")
+            return transientFailure(id, "its records cannot be read back: \(failure.error)")
         case .success(let (replay, fenceSequence)):
             _ = readFailures.withLock { $0.removeValue(forKey: id) }
             switch replay.history() {
@@ -201,15 +211,16 @@ extension NATSStorage {
 
     /// Reads the subject back and appends this instance's fence after the last message read; when
     /// another write came in between, reads on from there and tries again.
-    func readAndFence(_ id: String) -> Result<(RecordReplay, UInt64), NATSError> {
+    func readAndFence(_ id: String) -> Result<(RecordReplay, UInt64), FenceFailure> {
         let subject = names.records(id)
         var replay = RecordReplay(limits: options.actionLogLimits)
         var next: UInt64 = 1
         var fence: [UInt8] = []
         RecordFrame.append(kind: .fence, number: 0, continues: false, body: claims.own.json[...], to: &fence)
+        let interference = claims.interference.withLock { $0 }
         for _ in 0..<8 {
             switch readSubject(subject, from: next) {
-            case .failure(let error): return .failure(error)
+            case .failure(let error): return .failure(FenceFailure(error: error))
             case .success(let messages):
                 for message in messages {
                     if case .failure(let damage) = replay.add(message) {
@@ -218,7 +229,9 @@ extension NATSStorage {
                     next = message.sequence + 1
                 }
             }
-            let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: replay.lastSequence)
+            interference?.at(id, .subjectRead)
+            let expected = interference?.dropsChecks == true ? nil : replay.lastSequence
+            let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: expected)
             let jetStream = self.jetStream
             switch waitFor(
                 "a publish to \(subject)",
@@ -226,18 +239,27 @@ extension NATSStorage {
                 })
             {
             case .success(let ack):
+                interference?.at(id, .fenceAcknowledged)
                 if let rival = rivalWrite(on: subject, after: replay.lastSequence, before: ack.sequence) {
                     return .failure(rival)
                 }
                 return .success((replay, ack.sequence))
             case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
-            case .failure(let error): return .failure(error)
+            case .failure(let error): return .failure(FenceFailure(error: error))
             }
         }
         return .failure(
-            .invalidResponse(
-                subject: subject, server: connection.serverName,
-                detail: "another instance keeps writing on the session's subject"))
+            FenceFailure(
+                error: .invalidResponse(
+                    subject: subject, server: connection.serverName,
+                    detail: "another instance keeps writing on the session's subject")))
+    }
+
+    /// Why a load's fence does not stand: the error, and the instance that fenced the session first when that
+    /// is why (``rivalWrite(on:after:before:)``).
+    struct FenceFailure: Error {
+        var error: NATSError
+        var rival: OwnershipClaim?
     }
 
     /// Why this instance must not run the session it just fenced: a message other than its fence landed on the
@@ -247,7 +269,7 @@ extension NATSStorage {
     /// message after what was read decides: only the instance whose fence it is runs the session; the other gives
     /// up (503, asked again). Nil when the fence came first, or when that cannot be read (the publish's own check
     /// stands then).
-    func rivalWrite(on subject: String, after lastRead: UInt64, before fence: UInt64) -> NATSError? {
+    func rivalWrite(on subject: String, after lastRead: UInt64, before fence: UInt64) -> FenceFailure? {
         let jetStream = self.jetStream
         let stream = names.recordsStream
         let first = waitFor("a read of the first message of \(subject) after \(lastRead)") { completion in
@@ -256,10 +278,13 @@ extension NATSStorage {
         }
         guard case .success(let message?) = first, message.sequence < fence else { return nil }
         metrics.fencingRejections.increment()
-        return .invalidResponse(
+        let rival = fencer(of: message)
+        let error = NATSError.invalidResponse(
             subject: subject, server: connection.serverName,
-            detail: "another instance fenced the session at the same moment (its record at stream sequence "
-                + "\(message.sequence) came before this instance's fence at \(fence)); it runs the session")
+            detail: "another instance (\(rival?.instance ?? "unknown")) fenced the session at the same moment (its "
+                + "record at stream sequence \(message.sequence) came before this instance's fence at \(fence)); it "
+                + "runs the session")
+        return FenceFailure(error: error, rival: rival)
     }
 
     /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
@@ -278,10 +303,15 @@ extension NATSStorage {
         if open == nil {
             switch claims.take(id) {
             case .taken(let revision, _): claimRevision = revision
-            case .owned(let owner):
+            case .owned(let owner), .overwritten(by: let owner?):
                 logger.warning(
                     "a session runs on another instance and is not deleted here",
                     ["session": .string(id), "instance": .string(owner)])
+                return false
+            case .overwritten(by: nil):
+                logger.warning(
+                    "a session is not deleted now: its claim was gone right after this instance wrote it; ask again",
+                    ["session": .string(id)])
                 return false
             case .failed(let error):
                 logger.error(

@@ -21,7 +21,11 @@ extension NATSStorage {
         }
         maxMessageBytes.store(max(connection.serverInfo.maxPayload - 1024, 4096), ordering: .relaxed)
         if !options.readOnly {
-            try createStreams(waiting: wait)
+            let replicas = try createStreams(waiting: wait)
+            let version = connection.serverInfo.version
+            if let warning = NATSServerIssues.concurrentExpectedSequencesWarning(version: version, replicas: replicas) {
+                logger.warning(warning, ["version": .string(version), "replicas": .int(replicas)])
+            }
             startHeartbeats()
             guard lease.isValid || waitForLease(wait) else {
                 throw NATSStorageError(
@@ -59,10 +63,9 @@ extension NATSStorage {
             ])
     }
 
-    /// Creates or updates the records stream and the three buckets. More replicas than a server
-    /// outside a cluster holds are clamped to 1 with a log line; while a cluster is still forming,
-    /// it waits.
-    func createStreams(waiting wait: Duration) throws(NATSStorageError) {
+    /// Creates or updates the records stream and the three buckets; the replicas they keep. More replicas than a
+    /// server outside a cluster holds are clamped to 1 with a log line; while a cluster is still forming, it waits.
+    func createStreams(waiting wait: Duration) throws(NATSStorageError) -> Int {
         var replicas = options.replicas
         while true {
             let configs = streamConfigs(replicas: replicas)
@@ -79,7 +82,7 @@ extension NATSStorage {
             }
             switch result {
             case .success:
-                return
+                return replicas
             case .failure(.jetStream(let error))
             where error.errorCode == JetStreamAPIError.replicasNotSupported && replicas > 1:
                 logger.notice(

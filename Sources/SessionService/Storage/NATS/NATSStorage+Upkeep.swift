@@ -22,8 +22,23 @@ extension NATSStorage {
             }
             // Its last timer time is written first: a later owner's writes then come after it.
             _ = waitForTimerWrites(id, limit: options.requestTimeout)
-            giveUpClaim(id, revision: revision)
+            giveUpReleasedClaim(id, revision: revision)
         }
+    }
+
+    /// Gives up the claim a released log held. When its revision is behind (a load that lost to this instance's
+    /// put back the claim its own had overwritten), the claim as read goes instead, if it still names this start
+    /// of the instance, is not a new load's (`loading`) and no new log of the session is open here.
+    func giveUpReleasedClaim(_ id: String, revision: UInt64) {
+        let bucket = claims.bucket
+        let deletion = waitFor("the deletion of session \(id)'s claim") { completion in
+            try bucket.delete(id, revision: revision, completion: completion)
+        }
+        guard case .failure(let error) = deletion, error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence,
+            case .success(let found?) = claims.read(id), found.claim == claims.own, !found.claim.loading,
+            logs.withLock({ $0[id] == nil })
+        else { return }
+        claims.release(id, revision: found.revision)
     }
 
     /// Records that can never be stored: their positions are resolved as lost, so nothing waits for
@@ -41,9 +56,21 @@ extension NATSStorage {
         }
     }
 
-    /// Another instance took the session over: this one lets it go, and its subscribers are told.
+    /// Another instance took the session over: this one lets it go, and its subscribers are told. Only when `log`
+    /// is the session's current one: an earlier log (the session left memory since and came back with a new one)
+    /// that learns late of a take-over says nothing of the copy in memory now, which its own log stands for.
     func movedAway(_ log: NATSSessionLog, reason: String) {
-        logs.withLock { if $0[log.id] === log { $0.removeValue(forKey: log.id) } }
+        let current = logs.withLock { logs -> Bool in
+            guard logs[log.id] === log else { return false }
+            logs.removeValue(forKey: log.id)
+            return true
+        }
+        guard current else {
+            logger.info(
+                "an earlier log of a session was fenced off; the session in memory here has a newer one",
+                ["session": .string(log.id), "reason": .string(reason)])
+            return
+        }
         logger.warning(
             "a session was taken over by another instance; it leaves this one",
             ["session": .string(log.id), "reason": .string(reason)])
@@ -73,13 +100,34 @@ extension NATSStorage {
 
     /// Why a publish was refused, from the subject's last message (a fence names its writer).
     func takenOverReason(_ message: StoredMessage?) -> String {
-        if let message, case .success(let frames) = RecordFrame.frames(of: message.payload),
-            let fence = frames.last(where: { $0.kind == .fence }),
-            let claim = OwnershipClaim(json: Array(fence.body))
-        {
-            return "instance \(claim.instance) took the session over"
-        }
+        if let claim = message.flatMap(fencer) { return "instance \(claim.instance) took the session over" }
         return "another instance wrote to the session's records"
+    }
+
+    /// When every message on session `id`'s subject after `sequence` is a fence of another instance's load while
+    /// the claim (read from the bucket's leader) still names this start of this instance, the claim's revision:
+    /// those were loads that lost to this one's, whose instances put its claim back
+    /// (``NATSClaims/handOver(_:revision:to:)``). An instance that took the session over writes its claim before
+    /// its fence, so its fence never passes this. Nil otherwise.
+    func fencedOnlyByLosers(_ id: String, after sequence: UInt64) -> UInt64? {
+        guard case .success(let found?) = claims.read(id), found.claim == claims.own,
+            case .success(let messages) = readSubject(names.records(id), from: sequence + 1), !messages.isEmpty
+        else { return nil }
+        let onlyFences = messages.allSatisfy { message in
+            guard case .success(let frames) = RecordFrame.frames(of: message.payload),
+                frames.allSatisfy({ $0.kind == .fence }), let fencer = fencer(of: message)
+            else { return false }
+            return fencer != claims.own
+        }
+        return onlyFences ? found.revision : nil
+    }
+
+    /// The claim of the instance whose fence `message` carries; nil when it carries none.
+    func fencer(of message: StoredMessage) -> OwnershipClaim? {
+        guard case .success(let frames) = RecordFrame.frames(of: message.payload),
+            let fence = frames.last(where: { $0.kind == .fence })
+        else { return nil }
+        return OwnershipClaim(json: Array(fence.body))
     }
 
     /// A new session's subject holds a deleted session's leftovers: they are purged (up to the last
