@@ -347,7 +347,14 @@ extension NATSStorage {
     }
 
     func quarantine(_ id: String, reason: String) {
-        quarantineHere(id, reason: reason)
+        _ = releasing.withLock { $0.remove(id) }
+        // This instance's mirror says so at once (its next request is refused with this reason, not an older
+        // mark's); the entry's write, which the other instances see, follows.
+        catalog.withLock { catalog in
+            guard var meta = catalog[id] else { return }
+            meta.unavailable = reason
+            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
+        }
         // With the version the catalog knows: the entry's is as of the last release, behind when an instance died.
         let version = catalog.withLock { $0[id]?.version } ?? 0
         DispatchQueue.global().async { [self] in
