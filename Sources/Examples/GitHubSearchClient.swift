@@ -48,7 +48,8 @@ public struct GitHubSearchClient: Sendable {
         guard query.utf8.count <= Self.maxQueryBytes else {
             throw Failure(
                 description:
-                    "the query is \(query.utf8.count) bytes long; at most \(Self.maxQueryBytes) are sent to the search upstream"
+                    "the query is \(query.utf8.count) bytes long; "
+                    + "at most \(Self.maxQueryBytes) are sent to the search upstream"
             )
         }
         var components = URLComponents(string: baseURL + "/search/repositories")
@@ -116,7 +117,8 @@ public struct GitHubSearchClient: Sendable {
                     continuation.resume(
                         throwing: Failure(
                             description:
-                                "GET \(request.url?.absoluteString ?? "?") did not finish within \(timeout) s (search.timeoutSeconds)"
+                                "GET \(request.url?.absoluteString ?? "?") did not finish within \(timeout) s "
+                                + "(search.timeoutSeconds)"
                         ))
                 }
                 task.resume()

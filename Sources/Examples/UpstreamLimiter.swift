@@ -81,7 +81,8 @@ public final class UpstreamLimiter: Sendable {
                         remove(id)?.continuation.resume(
                             throwing: Busy(
                                 description:
-                                    "the upstream is busy: no turn came within \(maxWait) s (\(concurrency) calls in flight)"
+                                    "the upstream is busy: no turn came within \(maxWait) s "
+                                    + "(\(concurrency) calls in flight)"
                             ))
                     }
                 }

@@ -108,7 +108,8 @@ enum BareAction {
         nameRange(in: bytes).map { String(decoding: UnsafeBufferPointer(rebasing: bytes[$0]), as: UTF8.self) }
     }
 
-    /// Where the case name lies when the body is exactly `{"type":"<name>"}` (whitespace allowed, no escapes), else nil.
+    /// Where the case name lies when the body is exactly `{"type":"<name>"}`
+    /// (whitespace allowed, no escapes), else nil.
     @usableFromInline
     static func nameRange(in bytes: UnsafeBufferPointer<UInt8>) -> Range<Int>? {
         var position = 0

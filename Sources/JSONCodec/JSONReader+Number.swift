@@ -18,7 +18,8 @@ extension JSONReader {
             if position < bytes.count, isDigit(bytes[position]) {
                 throw failure(
                     .invalidNumber, at: position,
-                    "unexpected \(JSONParseError.describe(byte: bytes[position])) at byte \(position): leading zeros are not allowed in numbers"
+                    "unexpected \(JSONParseError.describe(byte: bytes[position])) at byte \(position): "
+                        + "leading zeros are not allowed in numbers"
                 )
             }
         } else {

@@ -86,7 +86,8 @@ extension JSONReader {
                 else {
                     throw failure(
                         .invalidSurrogate, at: backslash,
-                        "unpaired high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) at byte \(backslash): expected a \\uDC00–\\uDFFF escape after it"
+                        "unpaired high surrogate \\u\(String(scalar, radix: 16, uppercase: true)) "
+                            + "at byte \(backslash): expected a \\uDC00–\\uDFFF escape after it"
                     )
                 }
                 let lowEscape = position
@@ -95,7 +96,8 @@ extension JSONReader {
                 guard (0xDC00...0xDFFF).contains(low) else {
                     throw failure(
                         .invalidSurrogate, at: lowEscape,
-                        "expected a low surrogate \\uDC00–\\uDFFF at byte \(lowEscape) to pair with the one at byte \(backslash)"
+                        "expected a low surrogate \\uDC00–\\uDFFF at byte \(lowEscape) "
+                            + "to pair with the one at byte \(backslash)"
                     )
                 }
                 scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
@@ -109,7 +111,8 @@ extension JSONReader {
             position -= 1
             throw failure(
                 .invalidEscape, at: position,
-                "invalid escape \\\(JSONParseError.describe(byte: byte)) at byte \(backslash): expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u"
+                "invalid escape \\\(JSONParseError.describe(byte: byte)) at byte \(backslash): "
+                    + "expected one of \\\" \\\\ \\/ \\b \\f \\n \\r \\t \\u"
             )
         }
     }
@@ -131,7 +134,8 @@ extension JSONReader {
             default:
                 throw failure(
                     .invalidEscape, at: position,
-                    "unexpected \(JSONParseError.describe(byte: byte)) at byte \(position): expected 4 hex digits after \\u"
+                    "unexpected \(JSONParseError.describe(byte: byte)) at byte \(position): "
+                        + "expected 4 hex digits after \\u"
                 )
             }
             result = result << 4 | UInt16(digit)

@@ -128,7 +128,8 @@ private struct Validator {
                         + (matched == 0 ? " (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))" : ""))
             case "anyOf" where matched == 0:
                 violations.append(
-                    "\(here): matches none of the anyOf branches (\(failures.map { $0.first ?? "" }.joined(separator: "; ")))"
+                    "\(here): matches none of the anyOf branches "
+                        + "(\(failures.map { $0.first ?? "" }.joined(separator: "; ")))"
                 )
             case "allOf":
                 violations += failures.flatMap { $0 }

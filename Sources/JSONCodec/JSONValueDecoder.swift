@@ -172,7 +172,8 @@ final class JSONDecoderImpl: Decoder, SingleValueDecodingContainer {
                 throw typeMismatch(
                     I.self,
                     expected:
-                        "an integer in \(I.self)'s range (\(I.min)...\(I.max)) written exactly (from 2^53 on, as a plain integer without fraction or exponent)",
+                        "an integer in \(I.self)'s range (\(I.min)...\(I.max)) written exactly "
+                        + "(from 2^53 on, as a plain integer without fraction or exponent)",
                     found: value, at: path)
             }
         }

@@ -175,7 +175,8 @@ final class JSONEncoderImpl: Encoder, SingleValueEncodingContainer {
 
     // MARK: Boxing
 
-    /// The double whose shortest text is the float's shortest text: `Float(0.1)` writes "0.1", not "0.10000000149011612".
+    /// The double whose shortest text is the float's shortest text:
+    /// `Float(0.1)` writes "0.1", not "0.10000000149011612".
     static func widen(_ value: Float) -> Double {
         guard value.isFinite else { return Double(value) }
         return Double(value.description) ?? Double(value)

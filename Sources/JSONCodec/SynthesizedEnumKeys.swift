@@ -4,7 +4,8 @@ import Synchronization
 enum SynthesizedEnumKeys {
     static let memo = Mutex<[ObjectIdentifier: Bool]>([:])
 
-    /// Synthesized `Codable` for `case follow(userID:)` opens `nestedContainer(keyedBy: FollowCodingKeys.self, forKey: .follow)`
+    /// Synthesized `Codable` for `case follow(userID:)` opens
+    /// `nestedContainer(keyedBy: FollowCodingKeys.self, forKey: .follow)`
     /// from a container keyed by `CodingKeys`; the generated names are the tell. The nested name comes from the
     /// case's identifier, not its key, so only the suffix is checked: a renamed case key (`case follow = "fol"`)
     /// still counts.

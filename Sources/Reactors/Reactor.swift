@@ -28,7 +28,8 @@ public protocol Reactor: Sendable {
 
     /// The state before any mutation, version 0.
     var initialState: State { get }
-    /// Turns an action into an effect producing mutations; default: `.just(action)` when `Mutation == Action`, else `.none`.
+    /// Turns an action into an effect producing mutations;
+    /// default: `.just(action)` when `Mutation == Action`, else `.none`.
     func mutate(action: Action) -> Effect<Mutation>
     /// Like `mutate(action:)` but also given the current (transformed) state; default: calls `mutate(action:)`.
     func mutate(action: Action, state: State) -> Effect<Mutation>
@@ -38,7 +39,8 @@ public protocol Reactor: Sendable {
     func transform(action: Flow<Action>) -> Flow<Action>
     /// Shapes the stream of mutations before `reduce`; merge a `SharedValue` here for global state. Default: identity.
     func transform(mutation: Flow<Mutation>) -> Flow<Mutation>
-    /// Shapes what observers and `currentState` see; `reduce` keeps its own untransformed accumulator. Default: identity.
+    /// Shapes what observers and `currentState` see; `reduce` keeps its own untransformed accumulator.
+    /// Default: identity.
     func transform(state: State) -> State
     /// Called when an effect or merged source throws (never for cancellation): that effect ends, the
     /// reactor lives on. Default: nothing (the runtime's error handler, if any, is told too).

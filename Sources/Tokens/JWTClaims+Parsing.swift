@@ -31,14 +31,16 @@ extension JWTClaims {
         guard now < expiresAt + leeway else {
             throw JWTError(
                 .expired,
-                "expired \(UntrustedText.seconds(now - expiresAt)) s ago (exp \(UntrustedText.seconds(expiresAt)), \(leewayText))"
+                "expired \(UntrustedText.seconds(now - expiresAt)) s ago "
+                    + "(exp \(UntrustedText.seconds(expiresAt)), \(leewayText))"
             )
         }
         if let notBefore {
             guard now >= notBefore - leeway else {
                 throw JWTError(
                     .notYetValid,
-                    "not valid for another \(UntrustedText.seconds(notBefore - now)) s (nbf \(UntrustedText.seconds(notBefore)), \(leewayText))"
+                    "not valid for another \(UntrustedText.seconds(notBefore - now)) s "
+                        + "(nbf \(UntrustedText.seconds(notBefore)), \(leewayText))"
                 )
             }
         }
@@ -46,7 +48,8 @@ extension JWTClaims {
             guard issuedAt <= now + leeway else {
                 throw JWTError(
                     .issuedInTheFuture,
-                    "issued \(UntrustedText.seconds(issuedAt - now)) s in the future (iat \(UntrustedText.seconds(issuedAt)), \(leewayText)); check the issuer's clock"
+                    "issued \(UntrustedText.seconds(issuedAt - now)) s in the future "
+                        + "(iat \(UntrustedText.seconds(issuedAt)), \(leewayText)); check the issuer's clock"
                 )
             }
         }
@@ -70,7 +73,8 @@ extension JWTClaims {
         guard let value else {
             throw JWTError(
                 .missingClaim,
-                "sessions is required: a list of session ids, where an entry ending in * is a prefix and \"*\" is every id"
+                "sessions is required: a list of session ids, "
+                    + "where an entry ending in * is a prefix and \"*\" is every id"
             )
         }
         guard case .array(let entries) = value else {

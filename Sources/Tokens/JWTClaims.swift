@@ -51,7 +51,8 @@ public struct JWTClaims: Sendable, Equatable {
         guard let sessionID else {
             if sessions.contains(.any) { return nil }
             return
-                "a server-chosen id needs the entry \"*\" in the token's sessions; name the id in the request or mint a token with \"*\""
+                "a server-chosen id needs the entry \"*\" in the token's sessions; "
+                + "name the id in the request or mint a token with \"*\""
         }
         if sessions.contains(where: { $0.matches(sessionID) }) { return nil }
         return "the token's sessions do not cover this session"

@@ -19,7 +19,8 @@ public struct JWTSecret: Sendable {
     public init(bytes: some Collection<UInt8>) throws(JWTConfigurationError) {
         guard bytes.count >= Self.minimumByteCount else {
             throw JWTConfigurationError(
-                "the JWT secret is \(bytes.count) bytes; HS256 needs at least \(Self.minimumByteCount) (256 bits, RFC 7518 §3.2). "
+                "the JWT secret is \(bytes.count) bytes; "
+                    + "HS256 needs at least \(Self.minimumByteCount) (256 bits, RFC 7518 §3.2). "
                     + "Generate one with `openssl rand -base64 48`")
         }
         mac = HMACSHA256(key: bytes)

@@ -102,7 +102,8 @@ do {
     let perRuntime = Double(after - before) / Double(instances) - 8
     let usable = mallocUsableSize?(Unmanaged.passUnretained(runtimes[0]).toOpaque()) ?? -1
     print(
-        "idle counter runtime: \(format2(perRuntime)) resident bytes (array slot excluded) each over \(instances) instances; "
+        "idle counter runtime: \(format2(perRuntime)) resident bytes "
+            + "(array slot excluded) each over \(instances) instances; "
             + "one heap block, malloc_usable_size \(usable) (+8 bytes malloc header)")
     // A session keeps one observer (its publisher) attached: measure runtime + observer + token.
     var used: [(ReactorRuntime<CounterReactor>, ObservationToken)] = []
@@ -117,7 +118,8 @@ do {
     let afterUsed = residentBytes()
     print(
         "counter runtime with one observer and its token, after one send: "
-            + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes (array slot excluded) each over \(count) instances"
+            + "\(format2(Double(afterUsed - beforeUsed) / Double(count) - 16)) resident bytes "
+            + "(array slot excluded) each over \(count) instances"
     )
     withExtendedLifetime((runtimes, used)) {}
 }

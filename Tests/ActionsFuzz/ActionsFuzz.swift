@@ -46,13 +46,15 @@ func checkAction<A: Codable & Sendable & Equatable>(_ type: A.Type, _ input: [UI
     let again = try? decodeAction(A.self, from: input, parser: bodyParser)
     expect(
         again == direct,
-        "\(name): the second decoding differs from the first: \(String(describing: direct)) then \(String(describing: again))"
+        "\(name): the second decoding differs from the first: "
+            + "\(String(describing: direct)) then \(String(describing: again))"
     )
     let parsed = try? bodyParser.parse(input)
     let viaValue = parsed.flatMap { try? decodeAction(A.self, from: $0) }
     expect(
         viaValue == direct,
-        "\(name): bytes and parsed value decode differently: \(String(describing: direct)) vs \(String(describing: viaValue))"
+        "\(name): bytes and parsed value decode differently: "
+            + "\(String(describing: direct)) vs \(String(describing: viaValue))"
     )
     let logged = try? decodeActionWithJSON(
         A.self, from: input, parser: bodyParser, encode: { try JSONValueEncoder().encode($0) })

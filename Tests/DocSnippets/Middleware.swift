@@ -20,7 +20,9 @@ func registerWithPointsLimit(_ catalog: inout ReactorCatalog) {
         }
     }
 
-    catalog.register("scoreboard", middlewares: { sessionID in [PointsLimit(sessionID: sessionID)] }) { ScoreboardReactor() }
+    catalog.register("scoreboard", middlewares: { sessionID in [PointsLimit(sessionID: sessionID)] }) {
+        ScoreboardReactor()
+    }
     // POST /sessions/game/actions {"type":"score","team":"home","points":5}
     //   → 422 {"error":{"code":"too_many_points","message":"a score is 1 to 3 points, not 5"}}
 }

@@ -7,7 +7,8 @@ import SessionService
 
 func registerTally(_ catalog: inout ReactorCatalog) {
     struct TallyReactor: Reactor {
-        struct Params: Codable, Sendable { var label: String }      // POST /sessions {"reactor":"tally","params":{"label":"desk"}}
+        // POST /sessions {"reactor":"tally","params":{"label":"desk"}}
+        struct Params: Codable, Sendable { var label: String }
         enum Action: Codable, Sendable { case check, bump, record(seen: Int) }
         struct State: Codable, Sendable { var label: String; var count = 0; var seen: Int? }
 

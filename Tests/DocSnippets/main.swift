@@ -31,7 +31,9 @@ struct ScoreboardReactor: Reactor {
 
 // In your executable (a package that depends on this one, products Reactors and SessionService):
 var catalog = ReactorCatalog()
-catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"reset"}"#]) { ScoreboardReactor() }
+catalog.register("scoreboard", summary: "Points per team.", exampleActions: [#"{"type":"reset"}"#]) {
+    ScoreboardReactor()
+}
 var configuration = ServerConfiguration()
 configuration.http.port = 8080
 exit(ReactorServerCommand.serve(catalog: catalog, configuration: configuration))

@@ -23,7 +23,8 @@ func outcomes(_ input: [UInt8], cuts: [Int], limits: HTTPParserLimits) -> [Strin
                 // Derived views must never trap either.
                 _ = (request.path, request.pathSegments, request.query)
                 result.append(
-                    "\(request.method) \(request.target) \(request.version) \(request.keepAlive) [\(headers)] \(request.body)"
+                    "\(request.method) \(request.target) \(request.version) \(request.keepAlive) [\(headers)] "
+                        + "\(request.body)"
                 )
             case .rejected(let rejection):
                 result.append("rejected \(rejection.kind)")

@@ -21,7 +21,8 @@ struct CurlApp: HTTPResponder {
         }
         let type = request.headers["content-type"] ?? "-"
         let body =
-            "{\"method\":\"\(request.method.rawValue)\",\"type\":\"\(type)\",\"bytes\":\(request.body.count),\"chunked\":\(request.headers["transfer-encoding"] != nil)}"
+            "{\"method\":\"\(request.method.rawValue)\",\"type\":\"\(type)\",\"bytes\":\(request.body.count),"
+            + "\"chunked\":\(request.headers["transfer-encoding"] != nil)}"
         writer.respond(status: 201, headers: ["Content-Type": "application/json"], body: Array(body.utf8))
     }
 }
@@ -56,7 +57,8 @@ struct CurlApp: HTTPResponder {
             #expect(events.termination == .exited(0))
             #expect(
                 events.output
-                    == "event: state\nid: 1\ndata: {\"n\":1}\n\nevent: state\nid: 2\ndata: {\"n\":2}\n\nevent: state\nid: 3\ndata: {\"n\":3}\n\nevent: end\ndata: bye\n\n"
+                    == "event: state\nid: 1\ndata: {\"n\":1}\n\nevent: state\nid: 2\ndata: {\"n\":2}\n\n"
+                    + "event: state\nid: 3\ndata: {\"n\":3}\n\nevent: end\ndata: bye\n\n"
             )
         }
     }

@@ -168,7 +168,8 @@ let echoResponder = ClosureResponder { request, writer in
         try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send(
-                "GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /lying HTTP/1.1\r\nHost: a\r\n\r\nHEAD /head HTTP/1.1\r\nHost: a\r\n\r\n"
+                "GET /big HTTP/1.1\r\nHost: a\r\n\r\nGET /lying HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "HEAD /head HTTP/1.1\r\nHost: a\r\n\r\n"
             )
             #expect(try client.readResponse().body == big)
             let lying = try client.readResponse()
@@ -393,7 +394,8 @@ let echoResponder = ClosureResponder { request, writer in
         try await withHTTPServer(responder) { _, address in
             let client = try TestClient(address)
             try client.send(
-                "GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\nGET /twice HTTP/1.1\r\nHost: a\r\n\r\n"
+                "GET /twice HTTP/1.1\r\nHost: a\r\n\r\nGET /drop HTTP/1.1\r\nHost: a\r\n\r\n"
+                    + "GET /twice HTTP/1.1\r\nHost: a\r\n\r\n"
             )
             #expect(try client.readResponse().status == 201)
             #expect(try client.readResponse().status == 500)

@@ -181,7 +181,8 @@ final class ManualBarrier: OutputBarrier {
             let client = try TestClient(address)
             // Pipelined: both answers are queued behind the first one's position.
             try client.send(
-                "POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+                "POST /first HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+                    + "POST /second HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
             )
             _ = try await barrier.awaited.next("the server to wait for position 3") { $0 == 3 }
             #expect(Self.unread(client) == 0)
@@ -299,7 +300,8 @@ extension OutputBarrierTests {
         ) { _, address in
             let first = try TestClient(address)
             try first.send(
-                "POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nPOST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+                "POST /1 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
+                    + "POST /2 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n"
             )
             _ = try await answered.next("both pipelined requests to be answered") { $0 == "/2" }
             _ = try await barrier.awaited.next("the server to wait for position 1") { $0 == 1 }

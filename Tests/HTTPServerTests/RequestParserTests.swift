@@ -33,7 +33,8 @@ func parseOutcomes(_ input: [UInt8], cuts: [Int], limits: HTTPParserLimits = Req
 func describe(_ request: HTTPRequest) -> String {
     let headers = request.headers.map { "\($0.name)=\($0.value)" }.joined(separator: ",")
     return
-        "\(request.method.rawValue) \(request.target) \(request.version) keepAlive=\(request.keepAlive) [\(headers)] body=\(String(decoding: request.body, as: UTF8.self))"
+        "\(request.method.rawValue) \(request.target) \(request.version) keepAlive=\(request.keepAlive) [\(headers)] "
+        + "body=\(String(decoding: request.body, as: UTF8.self))"
 }
 
 struct ParserCase: CustomTestStringConvertible, Sendable {
@@ -95,7 +96,8 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
             ["POST /a HTTP/1.1 keepAlive=true [Host=a,Content-Length=0] body="]),
         ParserCase(
             "chunked with extensions and trailers",
-            "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n5;ext=1\r\nhello\r\nA ; x\r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n",
+            "POST /c HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n"
+                + "5;ext=1\r\nhello\r\nA ; x\r\n, world!!!\r\n0\r\nX-Trailer: t\r\n\r\n",
             ["POST /c HTTP/1.1 keepAlive=true [Host=a,Transfer-Encoding=chunked] body=hello, world!!!"]),
         ParserCase(
             "chunked, upper-case hex and LF-only lines",
@@ -103,7 +105,8 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
             ["POST /c HTTP/1.1 keepAlive=true [Host=a,Transfer-Encoding=Chunked] body=hello world"]),
         ParserCase(
             "pipelined requests",
-            "GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\nxGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+            "GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\n\r\n"
+                + "xGET / HTTP/1.1\r\nHost: a\r\n\r\n",
             [get, "POST /p HTTP/1.1 keepAlive=true [Host=a,Content-Length=1] body=x", get]),
         ParserCase("HTTP/1.0 closes by default", "GET / HTTP/1.0\r\n\r\n", ["GET / HTTP/1.0 keepAlive=false [] body="]),
         ParserCase(
@@ -252,14 +255,16 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
         ParserCase(
             "bare CR in the request line", "GET /a\rb HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 invalidCharacter"]),
         ParserCase(
-            "bare CR before the request line", "\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 400 invalidCharacter"]),
+            "bare CR before the request line", "\rGET / HTTP/1.1\r\nHost: a\r\n\r\n",
+            ["rejected 400 invalidCharacter"]),
         ParserCase("no colon", "GET / HTTP/1.1\r\nHost a\r\n\r\n", ["rejected 400 malformedHeader"]),
         ParserCase("empty field name", "GET / HTTP/1.1\r\n: a\r\nHost: a\r\n\r\n", ["rejected 400 malformedHeader"]),
         ParserCase("separator in a field name", "GET / HTTP/1.1\r\nHo(st: a\r\n\r\n", ["rejected 400 malformedHeader"]),
         ParserCase("HTTP/1.1 without Host", "GET / HTTP/1.1\r\nX: a\r\n\r\n", ["rejected 400 missingHost"]),
         ParserCase("two Host fields", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", ["rejected 400 invalidHost"]),
         ParserCase(
-            "two Host fields in HTTP/1.0", "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n", ["rejected 400 invalidHost"]),
+            "two Host fields in HTTP/1.0", "GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n",
+            ["rejected 400 invalidHost"]),
         ParserCase("CONNECT", "CONNECT a:443 HTTP/1.1\r\nHost: a\r\n\r\n", ["rejected 501 unsupportedMethod"]),
         ParserCase("space in Host", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", ["rejected 400 invalidHost"]),
         ParserCase("slash in Host", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", ["rejected 400 invalidHost"]),

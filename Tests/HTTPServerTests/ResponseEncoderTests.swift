@@ -23,7 +23,8 @@ import Testing
         let response = HTTPResponse(status: 200, headers: ["Content-Type": "application/json"], body: Array("{}".utf8))
         #expect(
             text(response)
-                == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 2\r\n\r\n{}"
+                == "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\n"
+                + "Content-Length: 2\r\n\r\n{}"
         )
     }
 
@@ -31,7 +32,8 @@ import Testing
         let response = HTTPResponse(status: HTTPStatus(code: 200, reasonPhrase: "Fine"))
         #expect(
             text(response, keepAlive: false)
-                == "HTTP/1.1 200 Fine\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                == "HTTP/1.1 200 Fine\r\nDate: Sun, 06 Nov 1994 08:49:37 GMT\r\nContent-Length: 0\r\nConnection: "
+                + "close\r\n\r\n"
         )
     }
 

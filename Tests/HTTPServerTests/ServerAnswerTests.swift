@@ -64,7 +64,8 @@ import Testing
             #expect(headAnswer.status == 408)
             #expect(
                 headAnswer.text
-                    == "{\"error\":{\"code\":\"requestTimeout\",\"message\":\"the request head was not complete within 10000 ms\"}}"
+                    == "{\"error\":{\"code\":\"requestTimeout\","
+                    + "\"message\":\"the request head was not complete within 10000 ms\"}}"
             )
             let bodyAnswer = try body.readResponse()
             #expect(bodyAnswer.status == 408)
@@ -77,7 +78,8 @@ import Testing
             #expect(slowAnswer.header("Connection") == "close")
             #expect(
                 slowAnswer.text
-                    == "{\"error\":{\"code\":\"responseTimeout\",\"message\":\"the server did not answer within 60000 ms\"}}"
+                    == "{\"error\":{\"code\":\"responseTimeout\","
+                    + "\"message\":\"the server did not answer within 60000 ms\"}}"
             )
             for client in [head, body, slow] { try client.readToEnd() }
 
@@ -156,7 +158,8 @@ import Testing
         #expect(answer.header("Connection") == "close")
         #expect(
             answer.text
-                == "{\"error\":{\"code\":\"shuttingDown\",\"message\":\"the server is shutting down and could not finish this request\"}}"
+                == "{\"error\":{\"code\":\"shuttingDown\","
+                + "\"message\":\"the server is shutting down and could not finish this request\"}}"
         )
         try waiting.readToEnd()
         #expect(try waitingHead.read(until: "\r\n\r\n").hasPrefix("HTTP/1.1 503 "))

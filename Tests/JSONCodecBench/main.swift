@@ -74,7 +74,9 @@ func row(_ name: String, ours: Double, foundation: Double?) {
     let pad = name.padding(toLength: 50, withPad: " ", startingAt: 0)
     if let foundation {
         print(
-            "\(pad) ours \(String(format: "%9.1f", ours)) ns/op   Foundation \(String(format: "%9.1f", foundation)) ns/op   x\(String(format: "%.1f", foundation / ours))"
+            "\(pad) ours \(String(format: "%9.1f", ours)) ns/op   "
+                + "Foundation \(String(format: "%9.1f", foundation)) ns/op   "
+                + "x\(String(format: "%.1f", foundation / ours))"
         )
     } else {
         print("\(pad) ours \(String(format: "%9.1f", ours)) ns/op")
@@ -139,5 +141,6 @@ row(
     ours: measure(n / 20) { consume(tree.serialized()) },
     foundation: nil)
 print(
-    "targets: decode {\"type\":\"increase\"} ≤ 500 ns: \(increaseOurs <= 500 ? "met" : "MISSED") (\(Int(increaseOurs)) ns); "
+    "targets: decode {\"type\":\"increase\"} ≤ 500 ns: \(increaseOurs <= 500 ? "met" : "MISSED") "
+        + "(\(Int(increaseOurs)) ns); "
         + "encode {\"value\":42} ≤ 1000 ns: \(counterOurs <= 1000 ? "met" : "MISSED") (\(Int(counterOurs)) ns)")

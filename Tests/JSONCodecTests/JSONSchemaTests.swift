@@ -10,7 +10,9 @@ import Testing
             ["id": .int, "title": .string(pattern: "^a"), "note": JSONSchema.string().orNull], optional: ["note"])
         #expect(
             item.json.serializedString()
-                == #"{"type":"object","required":["id","title"],"properties":{"id":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807},"title":{"type":"string","pattern":"^a"},"note":{"type":["string","null"]}}}"#
+                == #"{"type":"object","required":["id","title"],"properties":{"#
+                + #""id":{"type":"integer","minimum":-9223372036854775808,"maximum":9223372036854775807},"#
+                + #""title":{"type":"string","pattern":"^a"},"note":{"type":["string","null"]}}}"#
         )
         #expect(
             JSONSchema.unsigned().json.serializedString()
@@ -90,7 +92,9 @@ import Testing
             state: .object(["items": .array(.string())]))
         #expect(
             schema.action(named: "add")?.schema.json.serializedString()
-                == #"{"type":"object","title":"add","description":"Add one.","required":["type","title"],"properties":{"type":{"const":"add"},"title":{"type":"string"},"tag":{"type":["string","null"]}}}"#
+                == #"{"type":"object","title":"add","description":"Add one.","required":["type","title"],"#
+                + #""properties":{"type":{"const":"add"},"title":{"type":"string"},"#
+                + #""tag":{"type":["string","null"]}}}"#
         )
         let valid = [
             #"{"type":"add","title":"milk"}"#, #"{"type":"add","title":"milk","tag":null,"other":1}"#,

@@ -219,17 +219,23 @@ struct AnyKey: CodingKey {
         // Read as doubles that round into Int's range: refused rather than taken as a neighbouring integer.
         (
             #"{"value":-9223372036854775809}"#,
-            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found -9.223372036854776e+18"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) "#
+                + #"written exactly (from 2^53 on, as a plain integer without fraction or exponent), "#
+                + #"found -9.223372036854776e+18"#,
             "value"
         ),
         (
             #"{"value":9007199254740993.0}"#,
-            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 9007199254740992.0"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) "#
+                + #"written exactly (from 2^53 on, as a plain integer without fraction or exponent), "#
+                + #"found 9007199254740992.0"#,
             "value"
         ),
         (
             #"{"value":1e18}"#,
-            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) written exactly (from 2^53 on, as a plain integer without fraction or exponent), found 1e+18"#,
+            #""value": expected an integer in Int's range (-9223372036854775808...9223372036854775807) "#
+                + #"written exactly (from 2^53 on, as a plain integer without fraction or exponent), "#
+                + #"found 1e+18"#,
             "value"
         ),
     ])
@@ -244,11 +250,13 @@ struct AnyKey: CodingKey {
 
     @Test(arguments: [
         (
-            #"{"todos":[{"id":1,"title":"a","done":false,"tags":[]},{"id":2,"done":true,"tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #"{"todos":[{"id":1,"title":"a","done":false,"tags":[]},{"id":2,"done":true,"tags":[]}],"#
+                + #""filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
             #"missing field "todos[1].title""#
         ),
         (
-            #"{"todos":[{"id":1,"title":"a","done":"no","tags":[]}],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
+            #"{"todos":[{"id":1,"title":"a","done":"no","tags":[]}],"#
+                + #""filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[]}"#,
             #""todos[0].done": expected a boolean, found "no""#
         ),
         (
@@ -268,7 +276,8 @@ struct AnyKey: CodingKey {
             #""todos": expected an array, found an object"#
         ),
         (
-            #"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[],"nested":{"level":256,"ratio":1,"big":1,"small":1}}"#,
+            #"{"todos":[],"filter":"all","counts":{},"byID":{},"matrix":[],"optionalList":[],"#
+                + #""nested":{"level":256,"ratio":1,"big":1,"small":1}}"#,
             #""nested.level": expected an integer in UInt8's range (0...255), found 256"#
         ),
         (#"[]"#, #"expected an object, found an array"#),
@@ -301,12 +310,14 @@ struct AnyKey: CodingKey {
             }
             #expect(error.message == message)
         } else {
-            // Extra members are ignored, and the old nested shape still reads: decoding is lenient, writing is canonical.
+            // Extra members are ignored, and the old nested shape still reads:
+            // decoding is lenient, writing is canonical.
             #expect(throws: Never.self) { try decoder.decode(Shape.self, from: Array(body.utf8)) }
         }
     }
 
-    /// Only synthesized per-case keys open the payload; a struct's own nested member named like the "type" stays itself.
+    /// Only synthesized per-case keys open the payload;
+    /// a struct's own nested member named like the "type" stays itself.
     @Test func wireEnumDetectionLeavesStructsAlone() throws {
         struct Inner: Codable, Equatable { var x: Int }
         struct Holder: Decodable, Equatable {

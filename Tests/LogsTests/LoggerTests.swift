@@ -27,7 +27,8 @@ import Testing
         let line = JSONLineLogHandler.render(record)
         #expect(
             line
-                == #"{"ts":"2026-11-18T11:06:40.250Z","level":"error","label":"http","msg":"bad \"quote\"\nnext\u0001","path":"/a\\b","n":3,"ok":false,"nan":null}"#
+                == #"{"ts":"2026-11-18T11:06:40.250Z","level":"error","label":"http","#
+                + #""msg":"bad \"quote\"\nnext\u0001","path":"/a\\b","n":3,"ok":false,"nan":null}"#
                 + "\n")
         #expect(line.filter { $0 == "\n" }.count == 1)
     }

@@ -50,13 +50,15 @@ func describe(_ step: ServerOutputParser.Step, _ buffer: UnsafeBufferPointer<UIn
             do {
                 let parsed = try NATSHeaders.parse(UnsafeBufferPointer(rebasing: buffer[block]))
                 headers =
-                    "\(parsed.status ?? 0) \(parsed.statusDescription ?? "") \(parsed.fields.map { "\($0.name)=\($0.value)" })"
+                    "\(parsed.status ?? 0) \(parsed.statusDescription ?? "") "
+                    + "\(parsed.fields.map { "\($0.name)=\($0.value)" })"
             } catch {
                 headers = "malformed \(error.kind)"
             }
         }
         return
-            "MSG \(text(frame.subject)) \(frame.sid) \(frame.replyTo.map(text) ?? "-") \(headers) \(text(frame.payload))"
+            "MSG \(text(frame.subject)) \(frame.sid) \(frame.replyTo.map(text) ?? "-") \(headers) "
+            + "\(text(frame.payload))"
     case .operation: return "?"
     }
 }

@@ -64,7 +64,8 @@ struct JetStreamTests {
                 #expect(refusal.server == server.url && refusal.subject == "$JS.API.STREAM.CREATE.OTHER")
                 #expect(
                     error.description
-                        == "JetStream error 10065 (status 400) from \(server.url) on $JS.API.STREAM.CREATE.OTHER: subjects overlap with an existing stream"
+                        == "JetStream error 10065 (status 400) from \(server.url) on $JS.API.STREAM.CREATE.OTHER: "
+                        + "subjects overlap with an existing stream"
                 )
             }
             await #expect(throws: NATSError.jetStreamUnavailable(subject: "nothing.captures.this", server: server.url))

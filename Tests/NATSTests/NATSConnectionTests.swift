@@ -144,7 +144,8 @@ struct NATSConnectionTests {
             let messages = try await received.waitForCount(40, "large messages", within: .seconds(60))
             for (index, message) in messages.enumerated() {
                 #expect(message.headers["Index"] == String(index))
-                // Compared as Data (memcmp): a byte-by-byte closure over 40 MB held a shared thread for seconds in a debug build.
+                // Compared as Data (memcmp): a byte-by-byte closure over 40 MB held a shared thread
+                // for seconds in a debug build.
                 #expect(
                     Data(message.payload) == Data(repeating: UInt8(index), count: size),
                     "message \(index) arrived damaged")

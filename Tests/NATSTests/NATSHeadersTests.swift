@@ -62,7 +62,8 @@ func parsedHeaders(_ block: String) -> String {
         let encoded = try headers.encoded()
         #expect(
             String(decoding: encoded, as: UTF8.self)
-                == "NATS/1.0\r\nNats-Msg-Id: order-17\r\nNats-Expected-Last-Subject-Sequence: 4\r\nMulti: 1\r\nMulti: 2\r\n\r\n"
+                == "NATS/1.0\r\nNats-Msg-Id: order-17\r\nNats-Expected-Last-Subject-Sequence: 4\r\nMulti: 1\r\n"
+                + "Multi: 2\r\n\r\n"
         )
         #expect(
             parsedHeaders(String(decoding: encoded, as: UTF8.self))

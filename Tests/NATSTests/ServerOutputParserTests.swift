@@ -50,7 +50,8 @@ func describe(_ step: ServerOutputParser.Step, in buffer: UnsafeBufferPointer<UI
     case .operation(.message(let frame)):
         let headers = frame.headerBlock.map { "[" + text($0).replacingCRLF() + "]" } ?? "-"
         return
-            "MSG \(text(frame.subject)) sid=\(frame.sid) reply=\(frame.replyTo.map(text) ?? "-") headers=\(headers) payload=\(text(frame.payload).replacingCRLF())"
+            "MSG \(text(frame.subject)) sid=\(frame.sid) reply=\(frame.replyTo.map(text) ?? "-") headers=\(headers) "
+            + "payload=\(text(frame.payload).replacingCRLF())"
     }
 }
 

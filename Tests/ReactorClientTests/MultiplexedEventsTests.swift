@@ -4,8 +4,9 @@ import ReactorClient
 import ReactorsTesting
 import Testing
 
-/// `GET /events?sessions=…` as API.md describes it, against a scripted server (the live one: MultiplexedEventsLiveTests):
-/// the request, interleaved events, per-session ends, the cursor on reconnect, and the tokens of `token` mode.
+/// `GET /events?sessions=…` as API.md describes it, against a scripted server
+/// (the live one: MultiplexedEventsLiveTests): the request, interleaved events, per-session ends, the cursor on
+/// reconnect, and the tokens of `token` mode.
 @Suite struct MultiplexedEventsTests {
     typealias Event = ScriptedServer.Event
 

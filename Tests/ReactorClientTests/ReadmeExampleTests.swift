@@ -4,7 +4,8 @@ import Observation
 import ReactorClient
 import Testing
 
-/// The client article's view model (UsingTheClient.md) is the code in `ReadmeExample.swift`, and it works against a live server.
+/// The client article's view model (UsingTheClient.md) is the code in `ReadmeExample.swift`,
+/// and it works against a live server.
 @Suite struct ReadmeExampleTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
@@ -19,7 +20,8 @@ import Testing
         let endRange = try #require(readme.range(of: "```\n<!-- swift-client-example:end -->"))
         let shown = String(readme[startRange.upperBound..<endRange.lowerBound])
         let file = Self.packageRoot.appendingPathComponent("Tests/ReactorClientTests/ReadmeExample.swift")
-        // The file's first four lines: the formatter's ignore mark and why, where it comes from, the example reactors' import.
+        // The file's first four lines: the formatter's ignore mark and why, where it comes from,
+        // the example reactors' import.
         let compiled = try String(contentsOf: file, encoding: .utf8).split(
             separator: "\n", omittingEmptySubsequences: false
         ).dropFirst(4).joined(separator: "\n")

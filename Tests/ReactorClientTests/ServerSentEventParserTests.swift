@@ -178,7 +178,9 @@ let none = "last= retry=nil"
         // What this server sends.
         StreamCase(
             "states, a keep-alive, a pulse, an end",
-            "event: state\nid: 3\ndata: {\"value\":3}\n\n: keep-alive\n\nevent: pulse\ndata: {\"name\":\"alert\",\"value\":\"x\",\"count\":1}\n\nevent: end\ndata: {\"reason\":\"session deleted\"}\n\n",
+            "event: state\nid: 3\ndata: {\"value\":3}\n\n: keep-alive\n\n"
+                + "event: pulse\ndata: {\"name\":\"alert\",\"value\":\"x\",\"count\":1}\n\n"
+                + "event: end\ndata: {\"reason\":\"session deleted\"}\n\n",
             [
                 "state[3] {\"value\":3}", "pulse[3] {\"name\":\"alert\",\"value\":\"x\",\"count\":1}",
                 "end[3] {\"reason\":\"session deleted\"}", "last=3 retry=nil",
@@ -197,7 +199,10 @@ let none = "last= retry=nil"
         StreamCase(
             "an event at the limit",
             String(repeating: "data: " + String(repeating: "b", count: 15) + "\n", count: 4) + "\n",
-            ["message[] " + Array(repeating: String(repeating: "b", count: 15), count: 4).joined(separator: "⏎"), none]),
+            [
+                "message[] " + Array(repeating: String(repeating: "b", count: 15), count: 4).joined(separator: "⏎"),
+                none,
+            ]),
         StreamCase(
             "an event over the limit",
             String(repeating: "data: " + String(repeating: "b", count: 16) + "\n", count: 4) + "\n",

@@ -130,7 +130,8 @@ import Testing
                             "patch", id: "k3",
                             #"{"session":"a","version":2,"patch":[{"op":"replace","path":"/value","value":2}]}"#),
                         Event(
-                            "patch", id: "k4", #"{"session":"b","version":4,"patch":[{"op":"remove","path":"/gone"}]}"#),
+                            "patch", id: "k4",
+                            #"{"session":"b","version":4,"patch":[{"op":"remove","path":"/gone"}]}"#),
                     ], close: false)
                 : .events(
                     [

@@ -65,7 +65,8 @@ public final class ReactorCluster: Sendable {
             if let instance = servedBy(answer) { return instance }
             guard [502, 503].contains(answer.status), ContinuousClock.now - start < .seconds(10) else {
                 throw TestFailure(
-                    "GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), served by no instance of the cluster\n\(logs)"
+                    "GET /sessions/\(id) through HAProxy: \(answer.status) \(answer.text), "
+                        + "served by no instance of the cluster\n\(logs)"
                 )
             }
             // Not a wait for the event itself: a pause between two looks (HAProxy checks every 0.5 s).

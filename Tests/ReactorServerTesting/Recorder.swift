@@ -134,7 +134,8 @@ public final class Recorder<Value: Sendable>: Sendable {
                 let last = self.values.suffix(5).map { "\($0)" }.joined(separator: ", ")
                 waiter.continuation.resume(
                     throwing: TestFailure(
-                        "waited \(bound.spoken) for \(what); it did not happen (\(seen) values recorded, the last: \(last))"
+                        "waited \(bound.spoken) for \(what); it did not happen "
+                            + "(\(seen) values recorded, the last: \(last))"
                     ))
             }
         }
@@ -145,7 +146,8 @@ public final class Recorder<Value: Sendable>: Sendable {
 ///
 /// ```swift
 /// let logs = Recorder<LogRecord>()
-/// let server = HTTPServer(configuration: configuration, responder: app, logger: Logger(label: "test", level: .trace, handler: logs))
+/// let logger = Logger(label: "test", level: .trace, handler: logs)
+/// let server = HTTPServer(configuration: configuration, responder: app, logger: logger)
 /// let closed = try await logs.next("the connection to close") { $0.message == "connection closed" }
 /// ```
 extension Recorder: LogHandler where Value == LogRecord {

@@ -11,7 +11,8 @@ import Foundation
 /// ```swift
 /// try await withTemporaryDirectory("restart") { directory in
 ///     let server = try await ServerProcess.start(arguments: ["--data-dir", directory])
-///     #expect(try server.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#).status == 201)
+///     let created = try server.client().request("POST", "/sessions", body: #"{"reactor":"counter","id":"c"}"#)
+///     #expect(created.status == 201)
 ///     #expect(try await server.stop(signal: SIGKILL) == .signalled(SIGKILL))
 /// }
 /// ```
@@ -59,7 +60,8 @@ public final class ServerProcess: Sendable {
             process.signal(SIGKILL)
             let exit = try? await process.waitForExit(within: .seconds(5))
             throw TestFailure(
-                "\(name) did not start (\(exit.map(\.description) ?? "still running")): \(error); its standard error: \(process.standardError)"
+                "\(name) did not start (\(exit.map(\.description) ?? "still running")): \(error); "
+                    + "its standard error: \(process.standardError)"
             )
         }
     }

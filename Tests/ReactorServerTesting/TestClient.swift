@@ -137,7 +137,8 @@ public final class TestClient {
             let received = String(decoding: buffer.suffix(300), as: UTF8.self)
             if errno == EAGAIN || errno == EWOULDBLOCK {
                 throw TestFailure(
-                    "waited \(readTimeout.spoken) for \(what()) from port \(port); nothing more came (buffered: \(received.debugDescription))"
+                    "waited \(readTimeout.spoken) for \(what()) from port \(port); "
+                        + "nothing more came (buffered: \(received.debugDescription))"
                 )
             }
             throw TestFailure("recv from port \(port) while waiting for \(what()): errno \(errno)")
@@ -163,7 +164,8 @@ public final class TestClient {
             searched = max(0, buffer.count - needle.count + 1)
             guard try fill(delimiter.debugDescription) else {
                 throw TestFailure(
-                    "port \(port) closed the connection before \(delimiter.debugDescription); got \(String(decoding: buffer, as: UTF8.self).debugDescription)"
+                    "port \(port) closed the connection before \(delimiter.debugDescription); "
+                        + "got \(String(decoding: buffer, as: UTF8.self).debugDescription)"
                 )
             }
         }

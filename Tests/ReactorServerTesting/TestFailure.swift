@@ -2,7 +2,9 @@
 /// what was awaited and what was seen instead.
 ///
 /// ```swift
-/// guard response.status == 201 else { throw TestFailure("creating the session answered \(response.status): \(response.text)") }
+/// guard response.status == 201 else {
+///     throw TestFailure("creating the session answered \(response.status): \(response.text)")
+/// }
 /// ```
 public struct TestFailure: Error, Equatable, CustomStringConvertible {
     /// What did not happen, for the test report.

@@ -188,7 +188,8 @@ import Tokens
                 [
                     (
                         "Authorization",
-                        "Bearer eyJhbGciOiJub25lIn0.eyJleHAiOjk5OTk5OTk5OTksInNlc3Npb25zIjpbIioiXSwicmlnaHRzIjpbInJlYWQiXX0."
+                        "Bearer eyJhbGciOiJub25lIn0."
+                            + "eyJleHAiOjk5OTk5OTk5OTksInNlc3Npb25zIjpbIioiXSwicmlnaHRzIjpbInJlYWQiXX0."
                     )
                 ], "alg none"
             ),

@@ -110,8 +110,8 @@ import Testing
                 _ = try server.createSession("notes", id: "notes")
                 let connection = try server.connect()
                 for (index, size) in Self.sizes.enumerated() {
-                    let body =
-                        #"{"type":"note","text":"\#(String(repeating: Character(UnicodeScalar(97 + index % 26)!), count: size))"}"#
+                    let text = String(repeating: Character(UnicodeScalar(97 + index % 26)!), count: size)
+                    let body = #"{"type":"note","text":"\#(text)"}"#
                     #expect(try connection.request("POST", "/sessions/notes/actions", body: body).status == 202)
                 }
                 try check(server, "in memory")

@@ -74,7 +74,8 @@ import Testing
             try await browser.wait(
                 "the list read again, three live",
                 until:
-                    "document.getElementById('sessionsNote').textContent.startsWith('3 sessions; 3 live over one stream')"
+                    "document.getElementById('sessionsNote').textContent"
+                    + ".startsWith('3 sessions; 3 live over one stream')"
             )
             try await eventually("one stream over the three left") {
                 try await counts() == Streams(opened: 3, single: 0, subscribers: 3)
@@ -82,7 +83,8 @@ import Testing
 
             // A hidden tab lets go of its stream (a followed session would never expire), and takes it up when shown.
             _ = try await browser.execute(
-                "Object.defineProperty(document, 'hidden', { value: true, configurable: true }); document.dispatchEvent(new Event('visibilitychange'));"
+                "Object.defineProperty(document, 'hidden', { value: true, configurable: true }); "
+                    + "document.dispatchEvent(new Event('visibilitychange'));"
             )
             try await browser.wait(
                 "the console to say it paused",
@@ -144,7 +146,8 @@ import Testing
                 "a and b live, c read with the list, and the note saying why",
                 until: AdminConsoleTests.connection("connected") + " && " + Self.liveRows(["a", "b"])
                     + " && document.querySelector('#sessions tr[data-session=c] td.stale') !== null"
-                    + " && document.getElementById('sessionsNote').textContent.includes('1 more read every 10 s: a stream follows at most 2 (sse.maxSessionsPerStream)')"
+                    + " && document.getElementById('sessionsNote').textContent.includes("
+                    + "'1 more read every 10 s: a stream follows at most 2 (sse.maxSessionsPerStream)')"
             )
             #expect(try await counts() == Streams(opened: 1, single: 0, subscribers: 2))
             try await browser.screenshot("limit")
@@ -194,7 +197,10 @@ import Testing
                 for (cut, answer) in answers.enumerated() {
                     #expect(
                         answer == events,
-                        "\(stream.debugDescription) \(cut < stream.utf16.count + 1 ? "cut at \(cut)" : "fed one character at a time")"
+                        """
+                        \(stream.debugDescription) \
+                        \(cut < stream.utf16.count + 1 ? "cut at \(cut)" : "fed one character at a time")
+                        """
                     )
                 }
             }
@@ -254,7 +260,8 @@ import Testing
     }
 
     static func listed(_ id: String, version: Int, via: String) -> String {
-        "(document.querySelector('#sessions tr[data-session=\(id)] td[data-live=true]') || {}).textContent === '\(version)' && "
+        "(document.querySelector('#sessions tr[data-session=\(id)] td[data-live=true]') || {}).textContent"
+            + " === '\(version)' && "
             + "document.querySelector('#sessions tr[data-session=\(id)] td[data-live=true]').dataset.via === '\(via)'"
     }
 

@@ -69,7 +69,8 @@ import Testing
                     + " && document.querySelector('#sessions button[data-session=c1]') !== null")
             let kept =
                 try await browser.execute(
-                    "return [location.href, sessionStorage.getItem('reactor-server.adminToken'), localStorage.length, performance.getEntriesByType('resource').map((e) => e.name).join(' ')]"
+                    "return [location.href, sessionStorage.getItem('reactor-server.adminToken'), localStorage.length, "
+                        + "performance.getEntriesByType('resource').map((e) => e.name).join(' ')]"
                 ) as? [Any]
             #expect(kept?[1] as? String == token, "the token is kept in the tab")
             #expect(kept?[2] as? Int == 0, "nothing goes to localStorage")
@@ -100,7 +101,9 @@ import Testing
             try await browser.wait(
                 "stub mode on, in the list too",
                 until:
-                    "document.getElementById('stubResult').textContent.includes('Stub mode on') && !document.getElementById('forceState').disabled && document.querySelector('#sessions tbody tr.selected td:last-child').textContent === 'on'"
+                    "document.getElementById('stubResult').textContent.includes('Stub mode on') && "
+                    + "!document.getElementById('forceState').disabled && "
+                    + "document.querySelector('#sessions tbody tr.selected td:last-child').textContent === 'on'"
             )
             try await browser.find("#stateEditor").clear()
             try await browser.find("#stateEditor").type(#"{"value": 100}"#)
@@ -120,8 +123,10 @@ import Testing
             try await browser.wait(
                 "version 1 with what changed from version 0",
                 until:
-                    "document.getElementById('versionLabel').textContent === '1 of 4' && document.getElementById('versionState').textContent.includes('\"value\": 1') && "
-                    + "document.getElementById('diff').textContent.includes('/value: 0 → 1') && !document.getElementById('followLive').checked"
+                    "document.getElementById('versionLabel').textContent === '1 of 4' && "
+                    + "document.getElementById('versionState').textContent.includes('\"value\": 1') && "
+                    + "document.getElementById('diff').textContent.includes('/value: 0 → 1') && "
+                    + "!document.getElementById('followLive').checked"
             )
             try await browser.screenshot("console-time-travel")
 
@@ -131,7 +136,8 @@ import Testing
                 "the fork selected, live at version 1 holding value 1",
                 until: "document.getElementById('detailTitle').textContent.includes('c1-fork') && "
                     + Self.live(version: 1)
-                    + " && document.getElementById('liveState').textContent.includes('\"value\": 1') && document.getElementById('forkResult').textContent.includes('Forked from c1 at version 1')"
+                    + " && document.getElementById('liveState').textContent.includes('\"value\": 1') && "
+                    + "document.getElementById('forkResult').textContent.includes('Forked from c1 at version 1')"
             )
 
             let unnamed = try await browser.execute(Self.unnamedControls) as? [String]
@@ -140,10 +146,12 @@ import Testing
             try await browser.wait(
                 "the console to say the fork keeps no version 0",
                 until:
-                    "document.getElementById('diff').textContent.includes('Version 0 is no longer kept') && document.getElementById('versionSlider').min === '1'"
+                    "document.getElementById('diff').textContent.includes('Version 0 is no longer kept') && "
+                    + "document.getElementById('versionSlider').min === '1'"
             )
             try await browser.expectNoConsoleErrors(expecting: [
-                "/admin/sessions/c1-fork/versions/0 - Failed to load resource: the server responded with a status of 410"
+                "/admin/sessions/c1-fork/versions/0 - Failed to load resource: "
+                    + "the server responded with a status of 410"
             ])
 
             // The page at `/` on the fork, in a second window; then the server restarts under both.
@@ -157,7 +165,8 @@ import Testing
             try await browser.wait(
                 "the page to say the server is unreachable",
                 until:
-                    "document.getElementById('streamStatus').dataset.kind === 'retrying' && document.getElementById('streamStatus').textContent.includes('server unreachable')"
+                    "document.getElementById('streamStatus').dataset.kind === 'retrying' && "
+                    + "document.getElementById('streamStatus').textContent.includes('server unreachable')"
             )
             try await browser.screenshot("page-server-down")
             try await browser.switchTo(window: console)
@@ -218,7 +227,8 @@ import Testing
             try await browser.wait(
                 "the page to say it has no access",
                 until:
-                    "document.getElementById('streamStatus').dataset.kind === 'denied' && document.getElementById('streamStatus').textContent.includes('unauthorized')"
+                    "document.getElementById('streamStatus').dataset.kind === 'denied' && "
+                    + "document.getElementById('streamStatus').textContent.includes('unauthorized')"
             )
             try await browser.expectNoConsoleErrors(expecting: [
                 "/sessions/t1 - Failed to load resource: the server responded with a status of 401"
@@ -235,8 +245,10 @@ import Testing
             try await browser.wait(
                 "t1 followed by polling at version 0, its state unreadable without a journal, time travel off",
                 until:
-                    "document.getElementById('streamStatus').dataset.kind === 'polled' && document.getElementById('liveVersion').textContent === 'version 0' && "
-                    + "document.getElementById('liveState').textContent.includes('memoryOnly') && document.getElementById('versionSlider').disabled"
+                    "document.getElementById('streamStatus').dataset.kind === 'polled' && "
+                    + "document.getElementById('liveVersion').textContent === 'version 0' && "
+                    + "document.getElementById('liveState').textContent.includes('memoryOnly') && "
+                    + "document.getElementById('versionSlider').disabled"
             )
             let answer = try await offPool {
                 try TestClient(port: port).request(
@@ -333,7 +345,8 @@ import Testing
     }
 
     static func live(version: Int) -> String {
-        "document.getElementById('streamStatus').dataset.kind === 'live' && document.getElementById('liveVersion').textContent === 'version \(version)'"
+        "document.getElementById('streamStatus').dataset.kind === 'live' && "
+            + "document.getElementById('liveVersion').textContent === 'version \(version)'"
     }
 
     static func logRows(_ count: Int) -> String {
@@ -343,7 +356,8 @@ import Testing
     /// Inputs, selects, text areas and buttons without a label, `aria-label(ledby)` or text.
     static let unnamedControls = """
         return Array.from(document.querySelectorAll('input, select, textarea, button'))
-          .filter((e) => !((e.labels && e.labels.length) || e.getAttribute('aria-label') || e.getAttribute('aria-labelledby') || (e.tagName === 'BUTTON' && e.textContent.trim())))
+          .filter((e) => !((e.labels && e.labels.length) || e.getAttribute('aria-label')
+            || e.getAttribute('aria-labelledby') || (e.tagName === 'BUTTON' && e.textContent.trim())))
           .map((e) => e.id || e.outerHTML.slice(0, 80));
         """
 

@@ -109,8 +109,9 @@ final class ClusterLoad: Sendable {
         } catch {
             let counts = zip(ids, before).map { "\($0): \($1) → \(ledger.count($0, instance: 0))" }
             let streams = ids.map { id in
-                "\(id): \(single[id].map(String.init) ?? "-") → \(subscribers.newestSingle[id].map(String.init) ?? "-"), "
-                    + "multiplexed \(multiplexed[id].map(String.init) ?? "-") → \(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
+                "\(id): \(single[id].map(String.init) ?? "-") → \(subscribers.newestSingle[id].map(String.init) ?? "-")"
+                    + ", multiplexed \(multiplexed[id].map(String.init) ?? "-") → "
+                    + "\(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
             }
             let stuck = ids.filter { subscribers.newestMultiplexed[$0, default: -1] <= multiplexed[$0, default: -1] }
             let said = cluster.instances.flatMap { instance in
@@ -123,7 +124,8 @@ final class ClusterLoad: Sendable {
                 "\(error); stuck in the multiplexed stream: \(stuck), seen from each instance: \(probe(stuck)); "
                     + "acknowledgements per session: \(counts); streams: \(streams); failures: \(actions.failures); "
                     + "streams: \(subscribers.tally); stream violations: \(subscribers.violations.prefix(10)); "
-                    + "the instances on the stuck sessions:\n\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)"
+                    + "the instances on the stuck sessions:\n"
+                    + "\(said.suffix(60).joined(separator: "\n"))\n\(cluster.logs)"
             )
         }
     }
@@ -168,7 +170,8 @@ extension ClusterTests {
             try load.subscribers.stop()
             // Failed requests are expected while instances and nodes die; acknowledged ones must all be there.
             print(
-                "ClusterTests: requests without acknowledgement: \(load.actions.failures); event streams: \(load.subscribers.tally)"
+                "ClusterTests: requests without acknowledgement: \(load.actions.failures); "
+                    + "event streams: \(load.subscribers.tally)"
             )
             let violations = load.subscribers.violations
             // What the instances said of the sessions whose streams went wrong.
@@ -184,7 +187,10 @@ extension ClusterTests {
             }
             #expect(
                 violations.isEmpty,
-                "event streams went backwards: \(violations.prefix(20)); the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))"
+                """
+                event streams went backwards: \(violations.prefix(20)); \
+                the instances' lines on them:\n\(said.suffix(60).joined(separator: "\n"))
+                """
             )
             #expect(load.subscribers.tally["streams", default: 0] > load.ids.count, "no event stream was resumed")
             #expect(
@@ -198,7 +204,10 @@ extension ClusterTests {
             for instance in cluster.instances where !instance.isRunning {
                 let ended = try await instance.stop(signal: SIGKILL)
                 Issue.record(
-                    "instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \(instance.log.suffix(4000))"
+                    """
+                    instance \(instance.name) stopped by itself (\(ended.map(\.description) ?? "?")): \
+                    \(instance.log.suffix(4000))
+                    """
                 )
             }
             // On the instance that runs each session (through HAProxy, admin routes would be forwarded

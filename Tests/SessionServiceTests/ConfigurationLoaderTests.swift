@@ -52,7 +52,8 @@ import Testing
         (["--set", "novalue"], "--set: expected KEY=VALUE such as http.port=9000, got \"novalue\""),
         (
             ["--log-level", "loud"],
-            "log.level (from --log-level): expected one of trace, debug, info, notice, warning, error, critical, got \"loud\""
+            "log.level (from --log-level): expected one of trace, debug, info, notice, warning, error, critical, "
+                + "got \"loud\""
         ),
         (["--print-config=yes"], "--print-config takes no value"),
     ])

@@ -88,7 +88,10 @@ import Testing
                 let lines = Self.significantLines(block.code)
                 #expect(
                     files.contains { Self.contains($0.lines, lines) },
-                    "\(name): this snippet is not compiled anywhere under Tests/ (put it in Tests/DocSnippets):\n\(block.code)"
+                    """
+                    \(name): this snippet is not compiled anywhere under Tests/ (put it in Tests/DocSnippets):
+                    \(block.code)
+                    """
                 )
             }
         }

@@ -37,7 +37,8 @@ import Testing
         let build = try await TestProcess.run("/usr/bin/nice", ["-n", "19", swift] + arguments, within: .seconds(3600))
         guard build.termination == .exited(0) else {
             throw TestFailure(
-                "release build failed (a static FoundationNetworking needs libcurl4-openssl-dev): \(build.output.suffix(2000)) \(build.error.suffix(2000))"
+                "release build failed (a static FoundationNetworking needs libcurl4-openssl-dev): "
+                    + "\(build.output.suffix(2000)) \(build.error.suffix(2000))"
             )
         }
         let path = try await TestProcess.run(swift, arguments + ["--show-bin-path"], within: .seconds(600)).output

@@ -35,11 +35,13 @@ import Testing
         let waiting = try server.client()
         let body = #"{"type":"updateQuery","query":"swift"}"#
         try waiting.send(
-            "POST /sessions/finder/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            "POST /sessions/finder/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         )
         try await upstream.requests.next("the search to reach the upstream") { $0.query("q") == "swift" }
         let action =
-            "POST /sessions/tally/actions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
+            "POST /sessions/tally/actions HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+            + "Content-Length: 19\r\n\r\n{\"type\":\"increase\"}"
         try setup.send(String(repeating: action, count: 50))
         for seq in 1...50 { #expect(try setup.readResponse().json()["seq"] as? Int == seq) }
         return (waiting, setup)

@@ -113,7 +113,8 @@ import Testing
         let id = try server.createSession("search")
         let waiting = try server.connect()
         try waiting.send(
-            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\nContent-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}"
+            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 38\r\n\r\n{\"type\":\"updateQuery\",\"query\":\"swift\"}"
         )
         try await eventually("the action to start loading") {
             (try server.request("GET", "/sessions/\(id)").json()["state"] as? [String: Any])?["isLoading"] as? Bool

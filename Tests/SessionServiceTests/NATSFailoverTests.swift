@@ -65,7 +65,8 @@ struct NATSFailoverTests {
         let body = #"{"type":"decrease"}"#
         let client = try server.client(readTimeout: .seconds(30))
         try client.send(
-            "POST /sessions/\(id)/actions\(wait ? "?wait=true" : "") HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            "POST /sessions/\(id)/actions\(wait ? "?wait=true" : "") HTTP/1.1\r\nHost: test\r\n"
+                + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
         )
         return client
     }
@@ -121,7 +122,11 @@ struct NATSFailoverTests {
             // and its accept record not, when the process dies between them; it was never acknowledged.)
             #expect(
                 value == version,
-                "\(id): the state is not the replay of increases only: value \(value.map(String.init) ?? "none") at version \(version), log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })"
+                """
+                \(id): the state is not the replay of increases only: \
+                value \(value.map(String.init) ?? "none") at version \(version), \
+                log \(entries.map { "\($0["seq"] ?? "?"):\(($0["action"] as? [String: Any])?["type"] ?? "?")" })
+                """
             )
             let next = try server.client().request(
                 "POST", "/sessions/\(id)/actions?wait=true", headers: headers(id), body: #"{"type":"increase"}"#)
@@ -211,7 +216,10 @@ struct NATSFailoverTests {
                 let answer = try? probe.readResponse(method: "POST")
                 #expect(
                     answer.map { !(200..<300).contains($0.status) } ?? true,
-                    "the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); its log since: \(a.standardError.dropFirst(resumed).suffix(6000))"
+                    """
+                    the stale owner acknowledged an action after its session moved: \(answer?.text ?? ""); \
+                    its log since: \(a.standardError.dropFirst(resumed).suffix(6000))
+                    """
                 )
             }
             // It goes on running: records it lost are refused, not a reason to stop.

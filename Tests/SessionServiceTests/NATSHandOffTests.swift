@@ -136,12 +136,16 @@ struct NATSHandOffTests {
             let waiting = try b.client()
             let body = #"{"type":"increase"}"#
             try waiting.send(
-                "POST /sessions/frozen/actions?wait=true HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                "POST /sessions/frozen/actions?wait=true HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
             )
             #expect(try b.client().request("GET", "/healthz").status == 200)
             #expect(
                 !waiting.hasInput,
-                "b answered the request waiting on the paused owner before /healthz: its event loop waited on the network"
+                """
+                b answered the request waiting on the paused owner before /healthz: \
+                its event loop waited on the network
+                """
             )
             // Refused, naming a, and not taken over.
             let refused = try waiting.readResponse(method: "POST")

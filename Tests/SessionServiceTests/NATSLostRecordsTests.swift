@@ -48,7 +48,8 @@ struct NATSLostRecordsTests {
             let probe = try a.client(readTimeout: .seconds(60))
             let body = #"{"type":"increase"}"#
             try probe.send(
-                "POST /sessions/s/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                "POST /sessions/s/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                    + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
             )
 
             // b takes s over: a answers no hand-off and its heartbeat lapses.
@@ -69,11 +70,17 @@ struct NATSLostRecordsTests {
             }
             #expect(
                 !seen.contains { $0.event == "state" && $0.id == "2" },
-                "b's relayed stream showed a state that was never stored: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })"
+                """
+                b's relayed stream showed a state that was never stored: \
+                \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })
+                """
             )
             #expect(
                 seen.last?.event == "error" && seen.last?.data?.contains("session_moved") == true,
-                "b's relayed stream did not end with session_moved: \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })"
+                """
+                b's relayed stream did not end with session_moved: \
+                \(seen.map { "\($0.event ?? "message") \($0.id ?? "") \($0.data ?? "")" })
+                """
             )
 
             relay.resume()

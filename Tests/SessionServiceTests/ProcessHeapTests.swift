@@ -22,7 +22,8 @@ import Testing
         let size = 48 << 20
         let upload = try server.client()
         try upload.send(
-            "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(64 << 20)\r\n\r\n"
+            "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(64 << 20)\r\n\r\n"
         )
         try upload.send([UInt8](repeating: 0x20, count: size))
         let margin = 8 << 20

@@ -48,7 +48,8 @@ import Testing
                 _ = try server.request("POST", "/sessions/p/actions", body: miss)
                 #expect(try Self.nextPulseCount(stream) == 5)
             }
-            // Restarted: the snapshot's counts, then the journal's tail (a mutation, a forced state, a mutation) replayed.
+            // Restarted: the snapshot's counts, then the journal's tail
+            // (a mutation, a forced state, a mutation) replayed.
             let server = try TestServer(dataDirectory: directory)
             let stream = try server.subscribe("/sessions/p/events")
             #expect(try stream.nextEvent().id == "5")

@@ -58,7 +58,8 @@ import Testing
                 let other = try #require(
                     storage.create(
                         StoredSnapshot(
-                            id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false, state: Array("{}".utf8)),
+                            id: "other", reactor: "notes", version: 0, lastSeq: 0, stub: false,
+                            state: Array("{}".utf8)),
                         accessTokenHash: nil))
                 for version in UInt64(1)...200 {
                     _ = other.appendMutation(
@@ -174,7 +175,8 @@ import Testing
             #expect((tail["actions"] as? [[String: Any]])?.map { $0["seq"] as? Int } == [2])
             let head = try server.connect(readTimeout: bound)
             try head.send(
-                "GET /admin/sessions/big/actions?limit=1 HTTP/1.1\r\nHost: test\r\nAuthorization: Bearer \(TestServer.adminToken)\r\n\r\n"
+                "GET /admin/sessions/big/actions?limit=1 HTTP/1.1\r\nHost: test\r\n"
+                    + "Authorization: Bearer \(TestServer.adminToken)\r\n\r\n"
             )
             let response = try head.readResponse()
             #expect(response.status == 200)

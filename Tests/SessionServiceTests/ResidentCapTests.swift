@@ -24,11 +24,13 @@ import Testing
                 for index in start..<(start + batch) {
                     let body = #"{"reactor":"counter","id":"s\#(index)"}"#
                     requests +=
-                        "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
+                        "POST /sessions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                        + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
                     // Every 1,000th session gets one action, so versions differ.
                     if index % 1_000 == 7 {
                         requests +=
-                            "POST /sessions/s\(index)/actions HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
+                            "POST /sessions/s\(index)/actions HTTP/1.1\r\nHost: test\r\n"
+                            + "Content-Type: application/json\r\nContent-Length: 19\r\n\r\n{\"type\":\"increase\"}"
                     }
                 }
                 try connection.send(requests)

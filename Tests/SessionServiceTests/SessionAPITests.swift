@@ -155,7 +155,8 @@ import Testing
         let id = try server.createSession("fruit")
         let connection = try server.connect()
         try connection.send(
-            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: 16\r\n\r\n{\"type\":\"apple\"}"
+            "POST /sessions/\(id)/actions?wait=true HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\n"
+                + "Content-Length: 16\r\n\r\n{\"type\":\"apple\"}"
         )
         try await server.clock.scheduled.next("the wait's deadline to be armed") { $0 == .milliseconds(250) }
         await server.clock.advance(by: .milliseconds(250))

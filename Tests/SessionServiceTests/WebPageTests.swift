@@ -26,7 +26,8 @@ import Testing
             try await browser.wait(
                 "the icon to load as an image",
                 until:
-                    "document.querySelector('header img').complete && document.querySelector('header img').naturalWidth > 0"
+                    "document.querySelector('header img').complete && "
+                    + "document.querySelector('header img').naturalWidth > 0"
             )
             try await browser.find("#reactor option[value=counter]").click()
             try await browser.find("#create").click()
@@ -92,7 +93,8 @@ import Testing
             try await browser.wait(
                 "the params field with the example",
                 until:
-                    "!document.getElementById('paramsField').hidden && document.getElementById('params').value === '{\"userID\":1}'"
+                    "!document.getElementById('paramsField').hidden && "
+                    + "document.getElementById('params').value === '{\"userID\":1}'"
             )
             #expect(
                 try await browser.execute("document.getElementById('params').value = '{\"userID\":42}'; return true")
@@ -135,7 +137,8 @@ import Testing
             try await browser.wait(
                 "the upstream failure shown",
                 until:
-                    "!document.getElementById('stateError').classList.contains('hidden') && document.getElementById('stateError').textContent.includes('upstream answered 503')"
+                    "!document.getElementById('stateError').classList.contains('hidden') && "
+                    + "document.getElementById('stateError').textContent.includes('upstream answered 503')"
             )
             try await browser.screenshot("search-error")
 
@@ -147,15 +150,18 @@ import Testing
             try await browser.wait(
                 "the page to say the session was deleted and disable its buttons",
                 until:
-                    "document.getElementById('streamStatus').dataset.kind === 'ended' && document.getElementById('send').disabled && "
+                    "document.getElementById('streamStatus').dataset.kind === 'ended' && "
+                    + "document.getElementById('send').disabled && "
                     + "Array.from(document.querySelectorAll('#buttons button')).every((b) => b.disabled)")
             try await browser.screenshot("deleted")
             try await browser.reload()
             try await browser.wait(
                 "the reloaded page to say the session does not exist",
                 until:
-                    "document.getElementById('streamStatus').dataset.kind === 'gone' && document.getElementById('streamStatus').textContent.includes('does not exist') && "
-                    + "document.querySelector('#sessionList .gone') !== null && document.getElementById('send').disabled"
+                    "document.getElementById('streamStatus').dataset.kind === 'gone' && "
+                    + "document.getElementById('streamStatus').textContent.includes('does not exist') && "
+                    + "document.querySelector('#sessionList .gone') !== null && "
+                    + "document.getElementById('send').disabled"
             )
             try await browser.screenshot("gone")
             // The only failed loads: the refused profile params, and asking for the deleted session.
@@ -171,7 +177,8 @@ import Testing
 
     /// True when the page follows its session live at `version`.
     static func live(version: Int) -> String {
-        "document.getElementById('streamStatus').dataset.kind === 'live' && document.getElementById('version').textContent === 'version \(version)'"
+        "document.getElementById('streamStatus').dataset.kind === 'live' && "
+            + "document.getElementById('version').textContent === 'version \(version)'"
     }
 
     /// True when the live state's JSON contains `text`.

@@ -36,8 +36,8 @@ let rfc4231Cases: [RFC4231Case] = [
     RFC4231Case(
         number: 7, key: [UInt8](repeating: 0xaa, count: 131),
         data: Array(
-            "This is a test using a larger than block-size key and a larger than block-size data. The key needs to be hashed before being used by the HMAC algorithm."
-                .utf8),
+            ("This is a test using a larger than block-size key and a larger than block-size data. "
+                + "The key needs to be hashed before being used by the HMAC algorithm.").utf8),
         mac: "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"),
 ]
 

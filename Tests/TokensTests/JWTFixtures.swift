@@ -14,79 +14,108 @@ let acceptedFixtures: [AcceptedFixture] = [
     AcceptedFixture(
         name: "minimal",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "header without typ",
         token:
-            "eyJhbGciOiJIUzI1NiJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0._bljDSiKhNQo7dsLenGkp1XDCr02WLjCpo4Yik5l5PI",
+            "eyJhbGciOiJIUzI1NiJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "_bljDSiKhNQo7dsLenGkp1XDCr02WLjCpo4Yik5l5PI",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "lower-case typ and a kid",
         token:
-            "eyJ0eXAiOiJqd3QiLCJraWQiOiJrMSIsImFsZyI6IkhTMjU2In0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.nifUewaRHWnz3tBu_6jlCkYv_7mpEHPVrmSgkJI7P7Y",
+            "eyJ0eXAiOiJqd3QiLCJraWQiOiJrMSIsImFsZyI6IkhTMjU2In0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "nifUewaRHWnz3tBu_6jlCkYv_7mpEHPVrmSgkJI7P7Y",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "header with CRLF and spaces, signed as received",
         token:
-            "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.KPPY3AMcmJXRrJzrlpEjVLo-kT7P5iWB2bGQJSyJfCM",
+            "eyJ0eXAiOiJKV1QiLA0KICJhbGciOiJIUzI1NiJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "KPPY3AMcmJXRrJzrlpEjVLo-kT7P5iWB2bGQJSyJfCM",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "fractional dates",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMDAwMC41LCJuYmYiOjE3OTk5OTk5ODkuNzUsImlhdCI6MTc5OTk5OTk3OS41fQ.0gxhLGl11yjgKz2nLSTXTtu-AD9uI3lxGyvdc_yF0rA",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMDAwMC41LCJuYmYiOjE3OTk5OTk5ODk"
+            + "uNzUsImlhdCI6MTc5OTk5OTk3OS41fQ."
+            + "0gxhLGl11yjgKz2nLSTXTtu-AD9uI3lxGyvdc_yF0rA",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800000000.5, nbf: 1799999989.75, iat: 1799999979.5, sub: nil),
     AcceptedFixture(
         name: "expired 59 s ago, inside the leeway",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTk0MX0.NEhaMBwuv15RoIKyhW_xrdsbeYbsinSfedOC_dHGvm0",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTk0MX0."
+            + "NEhaMBwuv15RoIKyhW_xrdsbeYbsinSfedOC_dHGvm0",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1799999941.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "nbf 60 s ahead, inside the leeway",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoxODAwMDAwMDYwfQ.-VXwmxIF-Uf4d59I-ttHr705-ji3Myn0JsQEzT4h9FU",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoxODAwMDAwMDYwfQ."
+            + "-VXwmxIF-Uf4d59I-ttHr705-ji3Myn0JsQEzT4h9FU",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: 1800000060.0, iat: nil, sub: nil),
     AcceptedFixture(
         name: "iat 60 s ahead, inside the leeway",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjoxODAwMDAwMDYwfQ.35pMcYAzoPLy-kWP1jSuaDDIlaFEWO2qcBAtRRrX_XM",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjoxODAwMDAwMDYwfQ."
+            + "35pMcYAzoPLy-kWP1jSuaDDIlaFEWO2qcBAtRRrX_XM",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: 1800000060.0, sub: nil),
     AcceptedFixture(
         name: "every id and every right",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyIqIl0sInJpZ2h0cyI6WyJjcmVhdGUiLCJyZWFkIiwiYWN0IiwiZGVsZXRlIl0sImV4cCI6MTgwMDAwMzYwMH0.GtWyrODR5zPV9VTR83k148OoeSR8Sk6qlkblSPPWRfI",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyIqIl0sInJpZ2h0cyI6WyJjcmVhdGUiLCJyZWFkIiwiYWN0IiwiZGVsZXRlIl0sImV4cCI6MTgwMDAwMzYwMH0"
+            + "."
+            + "GtWyrODR5zPV9VTR83k148OoeSR8Sk6qlkblSPPWRfI",
         sessions: ["*"], rights: ["create", "read", "act", "delete"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "prefixes, repeated rights and unknown claims ignored",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJ1c2VyLTctKiIsImNhcnQtNDIiXSwicmlnaHRzIjpbImFjdCIsInJlYWQiLCJhY3QiXSwiZXhwIjoxODAwMDAzNjAwLCJpc3MiOiJhcHAiLCJqdGkiOiJ4MSIsImV4dHJhIjp7Im5lc3RlZCI6WzEseyJkZWVwIjp0cnVlfV19fQ.D2wbqYUCHqDGrSAZowkI1UZPI64b1DSjS8CiqLM6dJ8",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJ1c2VyLTctKiIsImNhcnQtNDIiXSwicmlnaHRzIjpbImFjdCIsInJlYWQiLCJhY3QiXSwiZXhwIjoxODAwMDA"
+            + "zNjAwLCJpc3MiOiJhcHAiLCJqdGkiOiJ4MSIsImV4dHJhIjp7Im5lc3RlZCI6WzEseyJkZWVwIjp0cnVlfV19fQ."
+            + "D2wbqYUCHqDGrSAZowkI1UZPI64b1DSjS8CiqLM6dJ8",
         sessions: ["user-7-*", "cart-42"], rights: ["act", "read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "subject",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwic3ViIjoidXNlci03In0.Uim3t5-t_oXgc_Dp6GwP9KPd75aneeJWaVHJV_DxMJc",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwic3ViIjoidXNlci03In0."
+            + "Uim3t5-t_oXgc_Dp6GwP9KPd75aneeJWaVHJV_DxMJc",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: "user-7"),
     AcceptedFixture(
         name: "no sessions and no rights grant nothing but are valid",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6W10sInJpZ2h0cyI6W10sImV4cCI6MTgwMDAwMzYwMH0.CCOYLINSqB4u8Z7q1En7RGN5WZj-uDK7i99ukJTl18g",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6W10sInJpZ2h0cyI6W10sImV4cCI6MTgwMDAwMzYwMH0."
+            + "CCOYLINSqB4u8Z7q1En7RGN5WZj-uDK7i99ukJTl18g",
         sessions: [], rights: [],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
     AcceptedFixture(
         name: "exp as a float with an exact integer value",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMC4wfQ.UCzPW_IuDt23IE_pk8PNzRn8nPK1VWz8LBmQhYjHlBc",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMC4wfQ."
+            + "UCzPW_IuDt23IE_pk8PNzRn8nPK1VWz8LBmQhYjHlBc",
         sessions: ["cart-42"], rights: ["read"],
         exp: 1800003600.0, nbf: nil, iat: nil, sub: nil),
 ]
@@ -97,182 +126,257 @@ let refusedFixtures: [RefusedFixture] = [
     RefusedFixture(
         name: "alg none, unsigned",
         token:
-            "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.",
+            "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.",
         reason: .algorithmNotAccepted, message: "alg none is not accepted; only HS256"),
     RefusedFixture(
         name: "alg none with an HS256 signature",
         token:
-            "eyJhbGciOiJub25lIn0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.xFYAYRG5prmbxBOv_1Mg2yegrGt1MuIWrZTUhapkTts",
+            "eyJhbGciOiJub25lIn0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "xFYAYRG5prmbxBOv_1Mg2yegrGt1MuIWrZTUhapkTts",
         reason: .algorithmNotAccepted, message: "alg none is not accepted"),
     RefusedFixture(
         name: "HS384, correctly signed",
         token:
-            "eyJhbGciOiJIUzM4NCIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.P0SX-zYT2JjhUAlQEaVu9jDupgbxLJJWYvwleEPDKRUW4A2b-LSjPJA4Q_L9NXlT",
+            "eyJhbGciOiJIUzM4NCIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "P0SX-zYT2JjhUAlQEaVu9jDupgbxLJJWYvwleEPDKRUW4A2b-LSjPJA4Q_L9NXlT",
         reason: .algorithmNotAccepted, message: "alg HS384 is not accepted; only HS256"),
     RefusedFixture(
         name: "HS512, correctly signed",
         token:
-            "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.FIUGK9ZCpvFLy8KVl4K00CwkeK5p50htR5sZsS_HRW8OaA5JhgDp0IFadXT3QLUSCHGLnl1cCVCcy0nJVH3gcw",
+            "eyJhbGciOiJIUzUxMiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "FIUGK9ZCpvFLy8KVl4K00CwkeK5p50htR5sZsS_HRW8OaA5JhgDp0IFadXT3QLUSCHGLnl1cCVCcy0nJVH3gcw",
         reason: .algorithmNotAccepted, message: "alg HS512 is not accepted; only HS256"),
     RefusedFixture(
         name: "RS256 with a made-up signature",
         token:
-            "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0BBQkNERUZHSElKS0xNTk9QUVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn-AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq-wsbKztLW2t7i5uru8vb6_wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t_g4eLj5OXm5-jp6uvs7e7v8PHy8_T19vf4-fr7_P3-_w",
+            "eyJhbGciOiJSUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8gISIjJCUmJygpKissLS4vMDEyMzQ1Njc4OTo7PD0-P0BBQkNERUZHSElKS0x"
+            + "NTk9QUVJTVFVWV1hZWltcXV5fYGFiY2RlZmdoaWprbG1ub3BxcnN0dXZ3eHl6e3x9fn-AgYKDhIWGh4iJiouMjY6PkJGSk5SVlpeYmZ"
+            + "qbnJ2en6ChoqOkpaanqKmqq6ytrq-wsbKztLW2t7i5uru8vb6_wMHCw8TFxsfIycrLzM3Oz9DR0tPU1dbX2Nna29zd3t_g4eLj5OXm5"
+            + "-jp6uvs7e7v8PHy8_T19vf4-fr7_P3-_w",
         reason: .algorithmNotAccepted, message: "alg RS256 is not accepted; only HS256"),
     RefusedFixture(
         name: "hs256 in lower case, HS256-signed",
         token:
-            "eyJhbGciOiJoczI1NiJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.TB2K0ys9HpANYscLEzzfJZPDhK5kesIgwOLp69Kpdj8",
+            "eyJhbGciOiJoczI1NiJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "TB2K0ys9HpANYscLEzzfJZPDhK5kesIgwOLp69Kpdj8",
         reason: .algorithmNotAccepted, message: "alg hs256 is not accepted"),
     RefusedFixture(
         name: "HS256 with a trailing space",
         token:
-            "eyJhbGciOiJIUzI1NiAifQ.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.AMCzDE3yGzEJ6i4S6O9h9G_uab4Rnsn-5a8Xy627cZY",
+            "eyJhbGciOiJIUzI1NiAifQ."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "AMCzDE3yGzEJ6i4S6O9h9G_uab4Rnsn-5a8Xy627cZY",
         reason: .algorithmNotAccepted, message: "alg \"HS256 \" is not accepted"),
     RefusedFixture(
         name: "no alg",
         token:
-            "eyJ0eXAiOiJKV1QifQ.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.rKZf3POMx3KyhqNv2wVTCF21BEkkZWOC-QYrkzbuSSE",
+            "eyJ0eXAiOiJKV1QifQ."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "rKZf3POMx3KyhqNv2wVTCF21BEkkZWOC-QYrkzbuSSE",
         reason: .algorithmNotAccepted, message: "the header has no alg"),
     RefusedFixture(
         name: "alg is a number",
         token:
-            "eyJhbGciOjI1Nn0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.VPFPcp5DW9yUmJ1YdCPi--OtuUdk6N0dhcqFSnXcZos",
+            "eyJhbGciOjI1Nn0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "VPFPcp5DW9yUmJ1YdCPi--OtuUdk6N0dhcqFSnXcZos",
         reason: .algorithmNotAccepted, message: "not a number"),
     RefusedFixture(
         name: "alg is null",
         token:
-            "eyJhbGciOm51bGx9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.PRlafOTYk_r7ArbVWK9fbT3MSYrB1bO1sw7xzSvlJVQ",
+            "eyJhbGciOm51bGx9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "PRlafOTYk_r7ArbVWK9fbT3MSYrB1bO1sw7xzSvlJVQ",
         reason: .algorithmNotAccepted, message: "not null"),
     RefusedFixture(
         name: "alg twice, HS256 first",
         token:
-            "eyJhbGciOiJIUzI1NiIsImFsZyI6Im5vbmUifQ.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.fKwAC-4ZyZG5s_iYrae1Ki01rJshkehMS5q95FBdo9E",
+            "eyJhbGciOiJIUzI1NiIsImFsZyI6Im5vbmUifQ."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "fKwAC-4ZyZG5s_iYrae1Ki01rJshkehMS5q95FBdo9E",
         reason: .malformed, message: "the header is not JSON: a member name appears twice"),
     RefusedFixture(
         name: "alg twice, none first",
         token:
-            "eyJhbGciOiJub25lIiwiYWxnIjoiSFMyNTYifQ.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.wH2MMZoc2u8jqJv17O_C0dYKZTHTW9UI20K3t-k0Flw",
+            "eyJhbGciOiJub25lIiwiYWxnIjoiSFMyNTYifQ."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "wH2MMZoc2u8jqJv17O_C0dYKZTHTW9UI20K3t-k0Flw",
         reason: .malformed, message: "a member name appears twice"),
     RefusedFixture(
         name: "alg twice, the second spelled with an escape",
         token:
-            "eyJhbGciOiJIUzI1NiIsIlx1MDA2MWxnIjoibm9uZSJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.EjDxQfUmydupeqD9f1dAP11pt6DoAVJ8o4y53n_W-3g",
+            "eyJhbGciOiJIUzI1NiIsIlx1MDA2MWxnIjoibm9uZSJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "EjDxQfUmydupeqD9f1dAP11pt6DoAVJ8o4y53n_W-3g",
         reason: .malformed, message: "a member name appears twice"),
     RefusedFixture(
         name: "crit header",
         token:
-            "eyJhbGciOiJIUzI1NiIsImNyaXQiOlsiZXhwIl0sImV4cCI6MTgwMDAwMDAwMH0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.VZqexx-irCawm2y71taIAZobajIhUHBd2_W_Zu4keRA",
+            "eyJhbGciOiJIUzI1NiIsImNyaXQiOlsiZXhwIl0sImV4cCI6MTgwMDAwMDAwMH0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "VZqexx-irCawm2y71taIAZobajIhUHBd2_W_Zu4keRA",
         reason: .headerNotAccepted, message: "the header has crit"),
     RefusedFixture(
         name: "b64 header (RFC 7797)",
         token:
-            "eyJhbGciOiJIUzI1NiIsImI2NCI6ZmFsc2V9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.XoPZPHfjJU4wG_XJom2WDma91u93IQa08J3qx1MXOlc",
+            "eyJhbGciOiJIUzI1NiIsImI2NCI6ZmFsc2V9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "XoPZPHfjJU4wG_XJom2WDma91u93IQa08J3qx1MXOlc",
         reason: .headerNotAccepted, message: "b64"),
     RefusedFixture(
         name: "typ at+jwt",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.XAMBhbY92-DPLt48Sk4Ilswphk4lm99j2p-muwJZDqQ",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6ImF0K2p3dCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "XAMBhbY92-DPLt48Sk4Ilswphk4lm99j2p-muwJZDqQ",
         reason: .headerNotAccepted, message: "typ \"at+jwt\" is not accepted"),
     RefusedFixture(
         name: "typ is a number",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6MX0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.oXSHc1WCIsRvG272Jk39P72-PRjexvxhFqV-S-S7dPE",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6MX0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "oXSHc1WCIsRvG272Jk39P72-PRjexvxhFqV-S-S7dPE",
         reason: .headerNotAccepted, message: "typ must be a string"),
     RefusedFixture(
         name: "header is an array",
         token:
-            "WyJIUzI1NiJd.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.IhWg6xXWJ0jR-X_DtWwIOtQjKRCiaHE-Zz4jyJnukR0",
+            "WyJIUzI1NiJd."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "IhWg6xXWJ0jR-X_DtWwIOtQjKRCiaHE-Zz4jyJnukR0",
         reason: .malformed, message: "the header must be a JSON object, not an array"),
     RefusedFixture(
         name: "header is not JSON",
         token:
-            "SFMyNTY.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.E-6Pj7Rx6e4bjksNj6souR2uKDRdGF18cZvQhLndO4E",
+            "SFMyNTY."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "E-6Pj7Rx6e4bjksNj6souR2uKDRdGF18cZvQhLndO4E",
         reason: .malformed, message: "the header is not JSON"),
     RefusedFixture(
         name: "header is empty",
         token:
-            ".eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.1HdIlZUy7eKzFNCUMSHAK22Qpp4Yz_cnRqX2MdO9Z08",
+            "."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "1HdIlZUy7eKzFNCUMSHAK22Qpp4Yz_cnRqX2MdO9Z08",
         reason: .malformed, message: "the header is empty"),
     RefusedFixture(
         name: "signed with another secret",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.90jOvunMHtmJrOgCLKiMng0IrhZH-Dd_aqZzFCNNdjg",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "90jOvunMHtmJrOgCLKiMng0IrhZH-Dd_aqZzFCNNdjg",
         reason: .signatureMismatch, message: "signature does not match the configured secret"),
     RefusedFixture(
         name: "signed with the key embedded in its own jwk header",
         token:
-            "eyJhbGciOiJIUzI1NiIsImp3ayI6eyJrdHkiOiJvY3QiLCJrIjoiWVNCclpYa2dkR2hsSUdGMGRHRmphMlZ5SUdOb2IzTmxMQ0F6TWlCaWVYUmxjeXMifX0.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.0v0M7adj1jir_-5NJx23xscL4sQzSL_L803WCJ_QDH4",
+            "eyJhbGciOiJIUzI1NiIsImp3ayI6eyJrdHkiOiJvY3QiLCJrIjoiWVNCclpYa2dkR2hsSUdGMGRHRmphMlZ5SUdOb2IzTmxMQ0F6TWl"
+            + "CaWVYUmxjeXMifX0."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "0v0M7adj1jir_-5NJx23xscL4sQzSL_L803WCJ_QDH4",
         reason: .signatureMismatch, message: "signature does not match the configured secret"),
     RefusedFixture(
         name: "signature cut to 31 bytes",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogA",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogA",
         reason: .signatureMismatch, message: "the signature is 31 bytes; an HS256 signature is 32"),
     RefusedFixture(
         name: "signature empty",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.",
         reason: .signatureMismatch, message: "the signature is 0 bytes"),
     RefusedFixture(
         name: "payload changed after signing",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIiwiZGVsZXRlIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIiwiZGVsZXRlIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
         reason: .signatureMismatch, message: "signature does not match"),
     RefusedFixture(
         name: "signature padded with =",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg=",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg=",
         reason: .malformed, message: "the signature is not base64url: '=' at offset 43"),
     RefusedFixture(
         name: "signature with non-zero trailing bits",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHh",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHh",
         reason: .malformed, message: "sets bits beyond the last byte"),
     RefusedFixture(
         name: "header padded with =",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9=.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9=."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
         reason: .malformed, message: "the header is not base64url: '='"),
     RefusedFixture(
         name: "signature in standard base64 (+ and /)",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.dBjftJeZ4CVP+mB92K27uhbUJU1p1r/wW1gFWFOEjXk",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "dBjftJeZ4CVP+mB92K27uhbUJU1p1r/wW1gFWFOEjXk",
         reason: .malformed, message: "standard base64, not base64url"),
     RefusedFixture(
         name: "leading space",
         token:
-            " eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
+            " eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg",
         reason: .malformed, message: "whitespace is not allowed"),
     RefusedFixture(
         name: "trailing newline",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg\n",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg\n",
         reason: .malformed, message: "whitespace is not allowed"),
     RefusedFixture(
         name: "two parts",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0",
         reason: .malformed, message: "expected three base64url parts separated by '.', found 2"),
     RefusedFixture(
         name: "four parts",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg.",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg.",
         reason: .malformed, message: "found 4"),
     RefusedFixture(
         name: "a JWE-like five parts",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg.a.b",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "N5JXbi-kn7t7kgDho1FEa2WHrin_Yl5jU2V-aiSogHg."
+            + "a."
+            + "b",
         reason: .malformed, message: "found 5"),
     RefusedFixture(
         name: "payload length 4n+1",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0AA.i8FqRX60hzUGweVYlZmnY4sbEg51FdokxCBaiyloxIU",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0AA."
+            + "i8FqRX60hzUGweVYlZmnY4sbEg51FdokxCBaiyloxIU",
         reason: .malformed, message: "the payload is not base64url: a length of 4n+1"),
     RefusedFixture(
         name: "space inside the payload, signed",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW 9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.ixw6OIXkgOaqU2p_tc7m6rsXY1B0_H6NGS5_5fUyP98",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW 9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "ixw6OIXkgOaqU2p_tc7m6rsXY1B0_H6NGS5_5fUyP98",
         reason: .malformed, message: "the payload is not base64url: byte 0x20 at offset 10: whitespace is not allowed"),
     RefusedFixture(
         name: "payload is not JSON",
@@ -285,156 +389,221 @@ let refusedFixtures: [RefusedFixture] = [
     RefusedFixture(
         name: "payload repeats exp",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJhIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5NjQwMCwiZXhwIjoxODAwMDAzNjAwfQ.IoxNLM8jYkAENUy1pAYoTXX8lmIam_3WnN7Csh2lfR8",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJhIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5NjQwMCwiZXhwIjoxODAwMDAzNjAwfQ."
+            + "IoxNLM8jYkAENUy1pAYoTXX8lmIam_3WnN7Csh2lfR8",
         reason: .malformed, message: "a member name appears twice"),
     RefusedFixture(
         name: "payload with data after the object",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH17fQ.wWjeuGRcjtlj8qMxT1Bgb1gO_d96RMIJgh1WmHZI9HU",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH17fQ."
+            + "wWjeuGRcjtlj8qMxT1Bgb1gO_d96RMIJgh1WmHZI9HU",
         reason: .malformed, message: "data after the JSON value"),
     RefusedFixture(
         name: "exp missing",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl19.abW_Ry55ZJmYe0s7sSBAM6_gerEfzFFpeXDR2CAQ7iQ",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl19."
+            + "abW_Ry55ZJmYe0s7sSBAM6_gerEfzFFpeXDR2CAQ7iQ",
         reason: .missingClaim, message: "exp is required"),
     RefusedFixture(
         name: "exp as a string",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6IjE4MDAwMDM2MDAifQ.VYQABn28n03FYrxBiu68GgOl4usBug4mhfqRS5DKZ0Q",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6IjE4MDAwMDM2MDAifQ."
+            + "VYQABn28n03FYrxBiu68GgOl4usBug4mhfqRS5DKZ0Q",
         reason: .invalidClaim, message: "exp must be a NumericDate (a number of seconds since 1970), not a string"),
     RefusedFixture(
         name: "exp as a boolean",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6dHJ1ZX0.u9FacjPU8RssARtdqu1aVNPSMWg54EYgGQQmKcvdS00",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6dHJ1ZX0."
+            + "u9FacjPU8RssARtdqu1aVNPSMWg54EYgGQQmKcvdS00",
         reason: .invalidClaim, message: "not a boolean"),
     RefusedFixture(
         name: "exp null",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6bnVsbH0.xz2AfVmN-mL5C9OzZyMefwd4uU4XVFdEW-51EMy3HgQ",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6bnVsbH0."
+            + "xz2AfVmN-mL5C9OzZyMefwd4uU4XVFdEW-51EMy3HgQ",
         reason: .invalidClaim, message: "not null"),
     RefusedFixture(
         name: "exp negative",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6LTF9.TfynOOAsZMGPZBdivT4FQWSU7RQx_Ho3Sml92ZsyRms",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6LTF9."
+            + "TfynOOAsZMGPZBdivT4FQWSU7RQx_Ho3Sml92ZsyRms",
         reason: .invalidClaim, message: "exp -1 is out of range"),
     RefusedFixture(
         name: "exp after year 9999",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MjUzNDAyMzAwODAwfQ.aAczya412WYidaXDHTgohzV--sPPJrSjdLnMwUQffv8",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MjUzNDAyMzAwODAwfQ."
+            + "aAczya412WYidaXDHTgohzV--sPPJrSjdLnMwUQffv8",
         reason: .invalidClaim, message: "exp 253402300800 is out of range"),
     RefusedFixture(
         name: "exp 1e20",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MWUrMjB9.OMtyc0solsp6HfphZ-eYPHe2zu6Hq9TghkGbfSmpgYk",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MWUrMjB9."
+            + "OMtyc0solsp6HfphZ-eYPHe2zu6Hq9TghkGbfSmpgYk",
         reason: .invalidClaim, message: "is out of range"),
     RefusedFixture(
         name: "nbf as a string",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoic29vbiJ9.k_Lml4bDOtteMEogaEdpL4qokItXnUmPoTl5w81a7go",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoic29vbiJ9."
+            + "k_Lml4bDOtteMEogaEdpL4qokItXnUmPoTl5w81a7go",
         reason: .invalidClaim, message: "nbf must be a NumericDate"),
     RefusedFixture(
         name: "iat as an array",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjpbMTgwMDAwMDAwMF19.pTHe2KVe8XwH8de2NWraYwbCySy607eqsWufYwvHXEA",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjpbMTgwMDAwMDAwMF1"
+            + "9."
+            + "pTHe2KVe8XwH8de2NWraYwbCySy607eqsWufYwvHXEA",
         reason: .invalidClaim, message: "iat must be a NumericDate"),
     RefusedFixture(
         name: "expired 61 s ago",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTkzOX0.BqSY1gGjjVaa968hNCqbd-lAJ3mqH-fLNpYsxt97TLc",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTkzOX0."
+            + "BqSY1gGjjVaa968hNCqbd-lAJ3mqH-fLNpYsxt97TLc",
         reason: .expired, message: "expired 61 s ago (exp 1799999939, leeway 60 s)"),
     RefusedFixture(
         name: "expired exactly at the leeway",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTk0MH0.pXE5grUeVHb8ZAmgf83bIQYX3waPfEdzUX4d9xBGffI",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTk5OTk0MH0."
+            + "pXE5grUeVHb8ZAmgf83bIQYX3waPfEdzUX4d9xBGffI",
         reason: .expired, message: "expired 60 s ago"),
     RefusedFixture(
         name: "expired long ago, fractional",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTkxMzU5OS41fQ.YbOclbHHsjEyr61MubX2dh9n2MDGnop8SGrXDr7Talk",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTc5OTkxMzU5OS41fQ."
+            + "YbOclbHHsjEyr61MubX2dh9n2MDGnop8SGrXDr7Talk",
         reason: .expired, message: "expired 86400.5 s ago (exp 1799913599.5, leeway 60 s)"),
     RefusedFixture(
         name: "nbf 61 s ahead",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoxODAwMDAwMDYxfQ.YyEe6qE0kskNYX9uUkaCCE4MUXfjWX_Y2Fn4BjARN30",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwibmJmIjoxODAwMDAwMDYxfQ."
+            + "YyEe6qE0kskNYX9uUkaCCE4MUXfjWX_Y2Fn4BjARN30",
         reason: .notYetValid, message: "not valid for another 61 s (nbf 1800000061, leeway 60 s)"),
     RefusedFixture(
         name: "iat 61 s ahead",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjoxODAwMDAwMDYxfQ.ZpgXe-K3ubnnbIlNM6yXu-oPHyaHQjN1lIY3UjI5Fjo",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiaWF0IjoxODAwMDAwMDYxfQ."
+            + "ZpgXe-K3ubnnbIlNM6yXu-oPHyaHQjN1lIY3UjI5Fjo",
         reason: .issuedInTheFuture, message: "issued 61 s in the future (iat 1800000061, leeway 60 s)"),
     RefusedFixture(
         name: "sessions missing",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9.HnshOrt12jJbGZ9qOAsGvIW7FjChGu_JzLJkYI10dJ4",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "HnshOrt12jJbGZ9qOAsGvIW7FjChGu_JzLJkYI10dJ4",
         reason: .missingClaim, message: "sessions is required"),
     RefusedFixture(
         name: "sessions as a string",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6ImNhcnQtNDIiLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9.eNGeWU-Xgg0TrHA3fujTmkNFkiIvP9DWCMqSA8d1ZJE",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6ImNhcnQtNDIiLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "eNGeWU-Xgg0TrHA3fujTmkNFkiIvP9DWCMqSA8d1ZJE",
         reason: .invalidClaim, message: "sessions must be an array of strings, not a string"),
     RefusedFixture(
         name: "sessions holding a number",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJhIiw0Ml0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0.B7GlajdgjfjF-PP7aGfCniX8j6kwrBEyK0F-pREBhqE",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJhIiw0Ml0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "B7GlajdgjfjF-PP7aGfCniX8j6kwrBEyK0F-pREBhqE",
         reason: .invalidClaim, message: "sessions[1] must be a string, not a number"),
     RefusedFixture(
         name: "sessions with an inner *",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJhKmIiXSwicmlnaHRzIjpbInJlYWQiXSwiZXhwIjoxODAwMDAzNjAwfQ.HaP3fdpWLV8azZAtAwvLrIHMY_cpVEKfocpWpC9dq1U",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJhKmIiXSwicmlnaHRzIjpbInJlYWQiXSwiZXhwIjoxODAwMDAzNjAwfQ."
+            + "HaP3fdpWLV8azZAtAwvLrIHMY_cpVEKfocpWpC9dq1U",
         reason: .invalidClaim, message: "sessions[0] has a '*' that is not its last character"),
     RefusedFixture(
         name: "sessions with **",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyIqKiJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9.8IXnYuycOZDyLHR4XQ1csJH5S_Tzcw1oa-kzIgkolvo",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyIqKiJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "8IXnYuycOZDyLHR4XQ1csJH5S_Tzcw1oa-kzIgkolvo",
         reason: .invalidClaim, message: "sessions[0] has a '*'"),
     RefusedFixture(
         name: "sessions with an empty entry",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJvayIsIiJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9.0MIHFHot2n7UXXvFkw9JCFVTGwZ7J4PPfEagyi_Rnvk",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJvayIsIiJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "0MIHFHot2n7UXXvFkw9JCFVTGwZ7J4PPfEagyi_Rnvk",
         reason: .invalidClaim, message: "sessions[1] is empty"),
     RefusedFixture(
         name: "sessions with a space",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJhIGIiXSwicmlnaHRzIjpbInJlYWQiXSwiZXhwIjoxODAwMDAzNjAwfQ.oS1kFFMAbLYH0Nb3ZxRhknIg1xP51Np_QcJ_IVT7FHs",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJhIGIiXSwicmlnaHRzIjpbInJlYWQiXSwiZXhwIjoxODAwMDAzNjAwfQ."
+            + "oS1kFFMAbLYH0Nb3ZxRhknIg1xP51Np_QcJ_IVT7FHs",
         reason: .invalidClaim, message: "sessions[0] has a character outside A-Z a-z 0-9 _ -"),
     RefusedFixture(
         name: "sessions with a 65-character id",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJ4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eCJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9.FJ_CAGIv7FKCfqNxmNOtk5-HN_hW0NXgtrgUNzEnjsY",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJ4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh4eHh"
+            + "4eCJdLCJyaWdodHMiOlsicmVhZCJdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "FJ_CAGIv7FKCfqNxmNOtk5-HN_hW0NXgtrgUNzEnjsY",
         reason: .invalidClaim, message: "sessions[0] is longer than a session id"),
     RefusedFixture(
         name: "rights missing",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sImV4cCI6MTgwMDAwMzYwMH0.hvQAmG7bTDSnSBdJEsAGL_sdfA7M9OYIQK4LL7h2F48",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "hvQAmG7bTDSnSBdJEsAGL_sdfA7M9OYIQK4LL7h2F48",
         reason: .missingClaim, message: "rights is required"),
     RefusedFixture(
         name: "rights as a string",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6InJlYWQiLCJleHAiOjE4MDAwMDM2MDB9.KkhZI2u8I7vdwJAmi23lPuPz0PJP34Y4HgIxTFippIU",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6InJlYWQiLCJleHAiOjE4MDAwMDM2MDB9."
+            + "KkhZI2u8I7vdwJAmi23lPuPz0PJP34Y4HgIxTFippIU",
         reason: .invalidClaim, message: "rights must be an array"),
     RefusedFixture(
         name: "unknown right",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIiwiYWRtaW4iXSwiZXhwIjoxODAwMDAzNjAwfQ.O7JMPPq6An4AM77B01nxK85KJ38mRvazl4ktwDDlD7w",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIiwiYWRtaW4iXSwiZXhwIjoxODAwMDAzNjAwfQ."
+            + "O7JMPPq6An4AM77B01nxK85KJ38mRvazl4ktwDDlD7w",
         reason: .invalidClaim, message: "rights[1] \"admin\" is not a right; the rights are create, read, act, delete"),
     RefusedFixture(
         name: "right in upper case",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJSRUFEIl0sImV4cCI6MTgwMDAwMzYwMH0.pIcBJajKec1U8p00KlhNnbE29rkB32bLdoSx5kxyHPE",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJSRUFEIl0sImV4cCI6MTgwMDAwMzYwMH0."
+            + "pIcBJajKec1U8p00KlhNnbE29rkB32bLdoSx5kxyHPE",
         reason: .invalidClaim, message: "rights[0] \"READ\" is not a right"),
     RefusedFixture(
         name: "right null",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6W251bGxdLCJleHAiOjE4MDAwMDM2MDB9.Gruz_gfqJVhkuPgDQneawBB4rgsKy4z9G-l28zjco7k",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6W251bGxdLCJleHAiOjE4MDAwMDM2MDB9."
+            + "Gruz_gfqJVhkuPgDQneawBB4rgsKy4z9G-l28zjco7k",
         reason: .invalidClaim, message: "rights[0] must be a string, not null"),
     RefusedFixture(
         name: "sub as a number",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwic3ViIjo3fQ.4LAVCgfxfSV85goifFjQL3JofXQm92zY5mBpYXAwvVE",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwic3ViIjo3fQ."
+            + "4LAVCgfxfSV85goifFjQL3JofXQm92zY5mBpYXAwvVE",
         reason: .invalidClaim, message: "sub must be a string, not a number"),
     RefusedFixture(
         name: "aud with no audience configured",
         token:
-            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiYXVkIjoicmVhY3Rvci1zZXJ2ZXIifQ.BLJOaFCuRhXIwdrmWJ1cVPMTD4c5uISlBS05sgpCRkU",
+            "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9."
+            + "eyJzZXNzaW9ucyI6WyJjYXJ0LTQyIl0sInJpZ2h0cyI6WyJyZWFkIl0sImV4cCI6MTgwMDAwMzYwMCwiYXVkIjoicmVhY3Rvci1zZXJ"
+            + "2ZXIifQ."
+            + "BLJOaFCuRhXIwdrmWJ1cVPMTD4c5uISlBS05sgpCRkU",
         reason: .audienceNotAccepted, message: "names an audience (aud) but none is configured"),
 ]

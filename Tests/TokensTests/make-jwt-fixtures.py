@@ -13,6 +13,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 
 SECRET = b"fixture secret: 32 bytes or more, for tests only"
 OTHER_SECRET = b"another secret, also 32 bytes or more long"
@@ -214,6 +215,19 @@ def swift_string(text: str) -> str:
     return f'"{escaped}"'
 
 
+def swift_token(text: str, indent: str) -> str:
+    """A token as concatenated literals split after its dots (and within a part longer than a line), so that no line
+    is wider than 120 columns; a short one stays on the line of its label."""
+    if len(text) <= 120 - len(indent) - len("token: ") - 3:
+        return " " + swift_string(text)
+    width = 120 - len(indent) - 4 - len('+ ""') - 1
+    pieces = []
+    for part in re.findall(r"[^.]*\.|[^.]+$", text):
+        pieces += [part[i:i + width] for i in range(0, len(part), width)]
+    lines = [swift_string(pieces[0])] + ["+ " + swift_string(piece) for piece in pieces[1:]]
+    return "\n" + "\n".join(indent + "    " + line for line in lines)
+
+
 def swift_double(value) -> str:
     return "nil" if value is None else repr(float(value))
 
@@ -239,7 +253,7 @@ out.append("let acceptedFixtures: [AcceptedFixture] = [")
 for name, token, sessions, rights, exp, nbf, iat, sub in accepted:
     out.append("    AcceptedFixture(")
     out.append(f"        name: {swift_string(name)},")
-    out.append(f"        token: {swift_string(token)},")
+    out.append(f"        token:{swift_token(token, '        ')},")
     out.append(f"        sessions: {swift_list(sessions)}, rights: {swift_list(rights)},")
     out.append(f"        exp: {swift_double(exp)}, nbf: {swift_double(nbf)}, iat: {swift_double(iat)}, sub: {swift_string(sub) if sub else 'nil'}),")
 out.append("]")
@@ -250,7 +264,7 @@ out.append("let refusedFixtures: [RefusedFixture] = [")
 for name, token, reason, fragment in refused:
     out.append("    RefusedFixture(")
     out.append(f"        name: {swift_string(name)},")
-    out.append(f"        token: {swift_string(token)},")
+    out.append(f"        token:{swift_token(token, '        ')},")
     out.append(f"        reason: .{reason}, message: {swift_string(fragment)}),")
 out.append("]")
 print("\n".join(out))

@@ -202,7 +202,8 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
 @inline(__always)
 func lowercased(_ byte: UInt8) -> UInt8 { byte &- 65 < 26 ? byte | 0x20 : byte }
 
-/// Whether a comma-separated header value lists `token` (ASCII case-insensitive), e.g. `Connection: keep-alive, Upgrade`.
+/// Whether a comma-separated header value lists `token` (ASCII case-insensitive),
+/// e.g. `Connection: keep-alive, Upgrade`.
 func headerValue(_ value: String, contains token: String) -> Bool {
     value.split(separator: ",").contains { HTTPHeaders.same($0.trimmingSpaces, token) }
 }

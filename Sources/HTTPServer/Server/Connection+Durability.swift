@@ -65,8 +65,10 @@ extension Connection {
         }
         let message =
             lost
-            ? "this answer showed records that can never be stored (\(reason)); nothing it acknowledged took effect, ask again"
-            : "this change was not acknowledged: its records could not be stored (\(reason)); it takes effect only if a retried write stores them"
+            ? "this answer showed records that can never be stored (\(reason)); "
+                + "nothing it acknowledged took effect, ask again"
+            : "this change was not acknowledged: its records could not be stored (\(reason)); "
+                + "it takes effect only if a retried write stores them"
         let rejection = HTTPRejection(.notStored, message)
         queue(loop.responder.response(for: rejection), keepAlive: false, isHead: false, dependingOn: 0)
     }

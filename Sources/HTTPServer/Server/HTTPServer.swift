@@ -57,7 +57,8 @@ public final class HTTPServer: Sendable {
         let limiter = ConnectionLimiter(configuration, openFileLimit: openFileLimit)
         if limiter.maxConnections >= openFileLimit {
             logger.warning(
-                "the connection limit is not below the open-file limit: at the descriptor limit, new connections are closed unanswered",
+                "the connection limit is not below the open-file limit: "
+                    + "at the descriptor limit, new connections are closed unanswered",
                 [
                     "max_connections": .int(limiter.maxConnections), "open_file_limit": .int(openFileLimit),
                 ])

@@ -11,7 +11,9 @@
 ///     let appended = Atomic<UInt64>(0), written = Atomic<UInt64>(0)
 ///     var position: UInt64 { appended.load(ordering: .acquiring) }
 ///     func isDurable(_ position: UInt64) -> Bool { written.load(ordering: .acquiring) >= position }
-///     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) { waiters.append((position, wake)) }
+///     func whenDurable(_ position: UInt64, _ wake: @escaping @Sendable () -> Void) {
+///         waiters.append((position, wake))
+///     }
 /// }
 /// configuration.outputBarrier = journal
 /// ```

@@ -33,7 +33,8 @@ public struct NATSServerAddress: Sendable, Hashable, CustomStringConvertible {
             let scheme = rest[..<rest.index(schemeEnd, offsetBy: -3)].lowercased()
             guard scheme == "nats" else {
                 throw NATSError.invalidArgument(
-                    "unsupported scheme \(scheme):// in NATS server \"\(Self.redacted(text))\" (only nats://; TLS is not supported)"
+                    "unsupported scheme \(scheme):// in NATS server \"\(Self.redacted(text))\" "
+                        + "(only nats://; TLS is not supported)"
                 )
             }
             rest = rest[schemeEnd...]

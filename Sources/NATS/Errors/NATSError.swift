@@ -75,7 +75,8 @@ public enum NATSError: Error, Sendable, Equatable, CustomStringConvertible {
             "the NATS outbound buffer is full (\(limit) bytes not yet written to the server)"
         case .jetStream(let error): error.description
         case .jetStreamUnavailable(let subject, let server):
-            "JetStream not enabled/not ready on \(server) (nothing answered \(subject); for a publish: no stream captures that subject)"
+            "JetStream not enabled/not ready on \(server) (nothing answered \(subject); "
+                + "for a publish: no stream captures that subject)"
         case .invalidResponse(let subject, let server, let detail):
             "unexpected reply to \(subject) from \(server): \(detail)"
         case .cancelled: "the waiting task was cancelled"

@@ -11,7 +11,8 @@ import JSONCodec
 /// let js = JetStream(connection: connection)
 /// try await js.waitUntilReady(timeout: .seconds(60), logger: logger)
 /// _ = try await js.createOrUpdateStream(StreamConfig(name: "SESSIONS", subjects: ["sessions.>"], replicas: 3))
-/// let ack = try await js.publish("sessions.s1", payload: record, options: PublishOptions(expectedLastSubjectSequence: 4))
+/// let ack = try await js.publish(
+///     "sessions.s1", payload: record, options: PublishOptions(expectedLastSubjectSequence: 4))
 /// ```
 public struct JetStream: Sendable {
     /// The connection requests go over.

@@ -12,7 +12,9 @@ import Synchronization
 /// Messages and `caughtUp` are delivered on the connection's thread; they must not block.
 ///
 /// ```swift
-/// let watch = OrderedConsumer(jetStream: js, stream: "KV_sessions", filter: "$KV.sessions.>", start: .lastPerSubject) { message in
+/// let watch = OrderedConsumer(
+///     jetStream: js, stream: "KV_sessions", filter: "$KV.sessions.>", start: .lastPerSubject
+/// ) { message in
 ///     print(message.subject, message.sequence)
 /// } caughtUp: {
 ///     print("every message stored at the start was delivered")

@@ -21,7 +21,8 @@ enum EventVerdict: Sendable {
 
 /// The reconnecting loop under every event stream, as an `EventSource` runs it: connect with `Last-Event-ID`,
 /// parse, hand each event to the reader, and after a drop wait (``ReconnectPolicy``, the server's `retry:`, at
-/// least a refusal's `Retry-After`) and connect again, until the reader finishes, an answer says waiting will not help, or the task is cancelled.
+/// least a refusal's `Retry-After`) and connect again, until the reader finishes,
+/// an answer says waiting will not help, or the task is cancelled.
 ///
 /// It reports ``ConnectionState`` changes as they happen and returns why it ended; cancelling the task that runs
 /// it closes the connection (or ends the wait) at once and returns ``EndReason/stopped``.

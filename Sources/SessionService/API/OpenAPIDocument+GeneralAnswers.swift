@@ -88,13 +88,16 @@ extension OpenAPIDocument.Schemas {
                     ("type", "http"), ("scheme", "bearer"),
                     (
                         "description",
-                        "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; generated and printed to standard error at start when none is set."
+                        .string(
+                            "The admin token: REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile; "
+                                + "generated and printed to standard error at start when none is set.")
                     ),
                 ])
             )
         ])
         let query =
-            "The same credential as the query parameter access_token, for clients that cannot set headers (EventSource)."
+            "The same credential as the query parameter access_token, "
+            + "for clients that cannot set headers (EventSource)."
         switch settings.access {
         case .open: break
         case .token:
@@ -113,7 +116,10 @@ extension OpenAPIDocument.Schemas {
                 ("type", "http"), ("scheme", "bearer"), ("bearerFormat", "JWT"),
                 (
                     "description",
-                    "An HS256 JWT from the app's backend: exp, nbf, sessions (ids; prefix* matches a prefix) and rights (create, read, act, delete)."
+                    .string(
+                        "An HS256 JWT from the app's backend: exp, nbf, "
+                            + "sessions (ids; prefix* matches a prefix) and rights (create, read, act, delete)."
+                    )
                 ),
             ])
             schemes["sessionJWTQuery"] = .members([

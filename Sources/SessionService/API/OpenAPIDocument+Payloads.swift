@@ -62,7 +62,8 @@ extension OpenAPIDocument.Schemas {
                     "crash": Self.crash,
                 ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance", "crash"])
             let unreachable = JSONSchema.array(.string()).described(
-                "With storage.backend=nats: instances that did not answer; their sessions are listed from storage, as not resident."
+                "With storage.backend=nats: instances that did not answer; "
+                    + "their sessions are listed from storage, as not resident."
             )
             return .object(
                 ["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
@@ -235,12 +236,15 @@ extension OpenAPIDocument.Schemas {
                     "name", in: "path", .string(),
                     "A pending timer's name, as the reactor scheduled it (percent-encoded in the path).")
             ),
-            // The server reads the words and their one-digit and bare (`?wait`) forms; anything else is 400 invalid_query.
+            // The server reads the words and their one-digit and bare (`?wait`) forms;
+            // anything else is 400 invalid_query.
             (
                 RouteParameter.wait.rawValue,
                 parameter(
                     "wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]),
-                    "true (or 1, or a bare wait): answer once every mutation of the action is reduced (504 timeout after sessions.waitTimeoutSeconds); false (or 0) or left out: answer 202 once queued."
+                    "true (or 1, or a bare wait): answer once every mutation of the action is reduced "
+                        + "(504 timeout after sessions.waitTimeoutSeconds); "
+                        + "false (or 0) or left out: answer 202 once queued."
                 )
             ),
             (
@@ -257,17 +261,18 @@ extension OpenAPIDocument.Schemas {
                 RouteParameter.delta.rawValue,
                 parameter(
                     "delta", in: "query", JSONSchema.enumeration(["json-patch"]),
-                    "json-patch: after the first state (and after a skipped version or a resume, which are whole states "
-                        + "again) each new version comes as event: patch, its data the RFC 6902 JSON Patch that turns the "
-                        + "state (with select, the selected value) of the stream's event before into this version's.")
+                    "json-patch: after the first state (and after a skipped version or a resume, "
+                        + "which are whole states again) each new version comes as event: patch, "
+                        + "its data the RFC 6902 JSON Patch that turns the state "
+                        + "(with select, the selected value) of the stream's event before into this version's.")
             ),
             (
                 RouteParameter.lastEventID.rawValue,
                 parameter(
                     "Last-Event-ID", in: "header", .string(),
-                    "Resume: the current state is sent only if its version is above this one, or below it (a version the "
-                        + "session never showed: an earlier session with this id was deleted); anything that is not a "
-                        + "version is ignored.")
+                    "Resume: the current state is sent only if its version is above this one, or below it "
+                        + "(a version the session never showed: an earlier session with this id was deleted); "
+                        + "anything that is not a version is ignored.")
             ),
             (
                 RouteParameter.sessions.rawValue,
@@ -322,7 +327,10 @@ extension OpenAPIDocument.Schemas {
                     (
                         "description",
                         .string(
-                            "auth.sessions=token: one token per session of sessions=, in the same order, comma-separated (or the same list as Authorization: Bearer t1,t2,…). Any text is taken: a part whose token is missing or wrong ends as unauthorized, exactly as an unknown session's does."
+                            "auth.sessions=token: one token per session of sessions=, in the same order, "
+                                + "comma-separated (or the same list as Authorization: Bearer t1,t2,…). "
+                                + "Any text is taken: a part whose token is missing or wrong ends as unauthorized, "
+                                + "exactly as an unknown session's does."
                         )
                     ),
                     ("schema", JSONSchema.array(.string()).json),
@@ -332,7 +340,8 @@ extension OpenAPIDocument.Schemas {
                 RouteParameter.scope.rawValue,
                 parameter(
                     "scope", in: "query", .enumeration(["local"]),
-                    "local: only the sessions resident on this instance (with storage.backend=nats, the list otherwise covers every instance)."
+                    "local: only the sessions resident on this instance "
+                        + "(with storage.backend=nats, the list otherwise covers every instance)."
                 )
             ),
         ])

@@ -48,8 +48,8 @@ extension OpenAPIDocument {
                     ], optional: ["params"]
                 ).titled(
                     "Session",
-                    "A session: its id, its reactor, its version (0 at creation, +1 per state), its current state and its "
-                        + "parameters."
+                    "A session: its id, its reactor, its version "
+                        + "(0 at creation, +1 per state), its current state and its parameters."
                 ).json
             let token = JSONSchema.string(pattern: "^[A-Za-z0-9_-]{43}$").described(
                 "The session's capability token (256 random bits), shown only here.")
@@ -82,7 +82,8 @@ extension OpenAPIDocument {
             schemas["Action"] =
                 Self.union(
                     actions,
-                    "An action: a JSON object whose \"type\" names the case and whose other members are its payload (members the reactor does not read are ignored)."
+                    "An action: a JSON object whose \"type\" names the case and whose other members are its payload "
+                        + "(members the reactor does not read are ignored)."
                 ).json
             schemas["State"] = Self.union(states, "A state of the session's reactor.").json
             schemas["Event"] = Self.event.json
@@ -157,7 +158,8 @@ extension OpenAPIDocument {
             let version = JSONSchema.string(pattern: "^[0-9]+$").described("The state's version.")
             let failure = JSONSchema.object(["code": Self.streamErrorCode, "message": .string()])
             return JSONSchema.oneOf([
-                // With select, data is the selected part (any JSON value), so the state's schema cannot be required here.
+                // With select, data is the selected part (any JSON value),
+                // so the state's schema cannot be required here.
                 JSONSchema.object([
                     "event": .constant("state"), "id": version,
                     "data": json(.any).described(
@@ -177,7 +179,8 @@ extension OpenAPIDocument {
                 JSONSchema.object(["event": .constant("error"), "data": json(failure)])
                     .titled(
                         "error",
-                        "The server ends a stream it cannot keep (session_passivated, subscriber_too_slow, ...); reconnect with Last-Event-ID."
+                        "The server ends a stream it cannot keep (session_passivated, subscriber_too_slow, ...); "
+                            + "reconnect with Last-Event-ID."
                     ),
             ]).titled(
                 "Event",
@@ -211,7 +214,8 @@ extension OpenAPIDocument {
                 ])
                 .titled(
                     "end",
-                    "One session's part ends (deleted, unknown_session, unauthorized, ...); the stream goes on while another is live."
+                    "One session's part ends (deleted, unknown_session, unauthorized, ...); "
+                        + "the stream goes on while another is live."
                 ),
                 JSONSchema.object(
                     [
@@ -228,7 +232,8 @@ extension OpenAPIDocument {
                         + "reconnect with Last-Event-ID."),
             ]).titled(
                 "SessionsEvent",
-                "One Server-Sent Event of a stream of several sessions; a quiet stream also gets `: keep-alive` comments."
+                "One Server-Sent Event of a stream of several sessions; "
+                    + "a quiet stream also gets `: keep-alive` comments."
             )
         }()
     }

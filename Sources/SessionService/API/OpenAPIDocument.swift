@@ -227,16 +227,22 @@ struct OpenAPIDocument: Sendable {
     func description(reactor: String?) -> String {
         let view =
             reactor.map {
-                "This view describes sessions of the reactor \"\($0)\" only: `POST /sessions` creates only those, and actions and states are that reactor's. Without `?reactor=` the document covers every hosted reactor."
+                "This view describes sessions of the reactor \"\($0)\" only: "
+                    + "`POST /sessions` creates only those, and actions and states are that reactor's. "
+                    + "Without `?reactor=` the document covers every hosted reactor."
             }
-            ?? "Actions and states are those of every hosted reactor; a session takes the actions of its own reactor only (others answer 422 unknown_action). `GET /openapi.json?reactor=NAME` narrows this document to one reactor."
+            ?? "Actions and states are those of every hosted reactor; "
+            + "a session takes the actions of its own reactor only (others answer 422 unknown_action). "
+            + "`GET /openapi.json?reactor=NAME` narrows this document to one reactor."
         let access =
             switch settings.access {
             case .open: "Sessions are open on this server (auth.sessions=open): anyone who knows an id may use it."
             case .token:
-                "Session routes need the session's token (auth.sessions=token), as Authorization: Bearer or ?access_token=; POST /sessions returns it."
+                "Session routes need the session's token (auth.sessions=token), "
+                    + "as Authorization: Bearer or ?access_token=; POST /sessions returns it."
             case .jwt:
-                "Session routes need an HS256 JWT naming the session and the right (auth.sessions=jwt), as Authorization: Bearer or ?access_token=."
+                "Session routes need an HS256 JWT naming the session and the right "
+                    + "(auth.sessions=jwt), as Authorization: Bearer or ?access_token=."
             }
         return """
             A state service hosting one ReactorKit-style reactor per session: clients POST actions, subscribers watch \

@@ -4,7 +4,9 @@
 ///
 /// ```swift
 /// if let peers = service.peers, let owner = peers.owner(of: "demo") {
-///     peers.forward(ForwardedRequest(method: "GET", target: "/admin/sessions/demo/actions", contentType: nil, body: []), to: owner) { print($0) }
+///     let request = ForwardedRequest(
+///         method: "GET", target: "/admin/sessions/demo/actions", contentType: nil, body: [])
+///     peers.forward(request, to: owner) { print($0) }
 /// }
 /// ```
 protocol ClusterPeers: AnyObject, Sendable {

@@ -87,7 +87,8 @@ final class NATSCluster: ClusterPeers {
             }
         } catch {
             logger.error(
-                "cannot listen for requests forwarded by other instances; admin routes reach this instance's sessions only here",
+                "cannot listen for requests forwarded by other instances; "
+                    + "admin routes reach this instance's sessions only here",
                 ["error": .string("\(error)")])
         }
     }

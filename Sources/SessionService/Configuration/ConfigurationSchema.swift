@@ -59,15 +59,19 @@ public struct ConfigurationSchema: Sendable {
             "A peer that stops reading a response for this long is cut off."),
         .seconds(
             "http.shutdownDeadlineSeconds", \.http.shutdownDeadlineSeconds, 0...3600,
-            "On SIGTERM/SIGINT, in-flight work (requests and effects) gets this long; what is still unanswered then gets 503 shutting_down, effects still running are cancelled (their actions show as interrupted), and the process exits."
+            "On SIGTERM/SIGINT, in-flight work (requests and effects) gets this long; "
+                + "what is still unanswered then gets 503 shutting_down, effects still running are cancelled "
+                + "(their actions show as interrupted), and the process exits."
         ),
         .integer(
             "http.maxConnections", \.http.maxConnections, 0...10_000_000,
-            "Most connections at once; more get 503 too_many_connections; 0: the open-file limit less a tenth (16 to 1024 kept for files and outgoing connections)."
+            "Most connections at once; more get 503 too_many_connections; 0: the open-file limit less a tenth "
+                + "(16 to 1024 kept for files and outgoing connections)."
         ),
         .integer(
             "http.maxConnectionsPerAddress", \.http.maxConnectionsPerAddress, 0...10_000_000,
-            "Most connections from one client address (limits.exemptAddresses and limits.trustedProxies excepted); more get 503 too_many_connections; 0: no limit."
+            "Most connections from one client address (limits.exemptAddresses and limits.trustedProxies excepted); "
+                + "more get 503 too_many_connections; 0: no limit."
         ),
         .seconds(
             "sse.keepAliveSeconds", \.sse.keepAliveSeconds, 0.1...3600,
@@ -105,7 +109,8 @@ public struct ConfigurationSchema: Sendable {
             "Action-log entries kept per session; the oldest go first."),
         .integer(
             "sessions.actionLogBytes", \.sessions.actionLogBytes, 0...1 << 34,
-            "Bytes of action JSON kept per session's action log (in memory and in the journal); the oldest entries go first, and an action larger than this is not kept."
+            "Bytes of action JSON kept per session's action log (in memory and in the journal); "
+                + "the oldest entries go first, and an action larger than this is not kept."
         ),
         .seconds(
             "sessions.waitTimeoutSeconds", \.sessions.waitTimeoutSeconds, 0.001...3600,
@@ -126,18 +131,21 @@ public struct ConfigurationSchema: Sendable {
             "Most sessions in memory; beyond it the least recently used leave memory (not with storage.memoryOnly)."),
         .integer(
             "sessions.maxStateBytes", \.sessions.maxStateBytes, 1024...FileJournal.largestStateLimit,
-            "Largest state a session may reach, in bytes of JSON; an action whose state would be larger fails with 422 state_too_large and changes nothing."
+            "Largest state a session may reach, in bytes of JSON; "
+                + "an action whose state would be larger fails with 422 state_too_large and changes nothing."
         ),
         .string(
             "admin.token", \.admin.token,
-            "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable), at least 16 bytes unless http.host is loopback; empty: tokenFile, else generated at start."
+            "Admin bearer token (better: the REACTOR_ADMIN_TOKEN environment variable), "
+                + "at least 16 bytes unless http.host is loopback; empty: tokenFile, else generated at start."
         ),
         .string(
             "admin.tokenFile", \.admin.tokenFile, expected: "a file path",
             "File whose first line is the admin token (for container secrets)."),
         .string(
             "auth.sessions", \.auth.sessions, expected: "open, token or jwt",
-            "Who may use a session: open (anyone who knows its id), token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).",
+            "Who may use a session: open (anyone who knows its id), "
+                + "token (the capability token POST /sessions returns) or jwt (HS256 tokens from your backend).",
             check: {
                 SessionAccessMode.Kind(rawValue: $0) == nil
                     ? "expected open, token or jwt, got \(ConfigurationValue.quoted($0))" : nil
@@ -154,7 +162,8 @@ public struct ConfigurationSchema: Sendable {
             """),
         .string(
             "auth.jwt.secret", \.auth.jwt.secret,
-            "HS256 secret of jwt mode, at least 32 bytes (better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."
+            "HS256 secret of jwt mode, at least 32 bytes "
+                + "(better: the REACTOR_AUTH_JWT_SECRET environment variable or auth.jwt.secretFile)."
         ),
         .string(
             "auth.jwt.secretFile", \.auth.jwt.secretFile, expected: "a file path",
@@ -168,7 +177,8 @@ public struct ConfigurationSchema: Sendable {
             "Origins browsers may call the API from (https://app.example:8443), or * for any.", check: checkOrigin),
         .integer(
             "limits.requestsPerSecond", \.limits.requestsPerSecond, 0...10_000_000,
-            "Requests per second one client address may sustain; more get 429 rate_limited with Retry-After; 0 for no limit."
+            "Requests per second one client address may sustain; more get 429 rate_limited with Retry-After; "
+                + "0 for no limit."
         ),
         .integer(
             "limits.requestBurst", \.limits.requestBurst, 1...10_000_000,
@@ -200,7 +210,8 @@ public struct ConfigurationSchema: Sendable {
             "Least important log level written to standard error.",
             check: {
                 LogLevel(name: $0) == nil
-                    ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), got \(ConfigurationValue.quoted($0))"
+                    ? "expected one of \(LogLevel.allCases.map(\.description).joined(separator: ", ")), "
+                        + "got \(ConfigurationValue.quoted($0))"
                     : nil
             }),
         .bool("log.accessLog", \.log.accessLog, "Log one line per request (method, route, status, microseconds)."),
@@ -210,7 +221,8 @@ public struct ConfigurationSchema: Sendable {
                 + "line a second per reactor, counting the others); 0: never. See the reactor's scheduler."),
         .string(
             "storage.backend", \.storage.backend, expected: "file or nats",
-            "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats (a NATS JetStream cluster that several instances share; storage.nats.*).",
+            "Where sessions are stored: file (the journal in storage.dataDir, on this machine) or nats "
+                + "(a NATS JetStream cluster that several instances share; storage.nats.*).",
             check: {
                 StorageKind(rawValue: $0) == nil ? "expected file or nats, got \(ConfigurationValue.quoted($0))" : nil
             }),
@@ -229,22 +241,27 @@ public struct ConfigurationSchema: Sendable {
             "Password for the NATS servers (better: the REACTOR_STORAGE_NATS_PASSWORD environment variable)."),
         .string(
             "storage.nats.token", \.storage.nats.token,
-            "Token for the NATS servers, instead of a user and password (better: the REACTOR_STORAGE_NATS_TOKEN environment variable)."
+            "Token for the NATS servers, instead of a user and password "
+                + "(better: the REACTOR_STORAGE_NATS_TOKEN environment variable)."
         ),
         .integer(
             "storage.nats.replicas", \.storage.nats.replicas, 1...5,
-            "Copies JetStream keeps of every record (a quorum acknowledges each); clamped to 1, with a log line, on a server outside a cluster."
+            "Copies JetStream keeps of every record (a quorum acknowledges each); "
+                + "clamped to 1, with a log line, on a server outside a cluster."
         ),
         .seconds(
             "storage.nats.claimTTLSeconds", \.storage.nats.claimTTLSeconds, 1...600,
-            "How long a stopped or unreachable instance keeps its sessions before another instance may take them over."),
+            "How long a stopped or unreachable instance keeps its sessions "
+                + "before another instance may take them over."),
         .string(
             "storage.nats.instance", \.storage.nats.instance, expected: "letters, digits, - and _",
-            "This instance's name on the cluster (unique among live ones; keep it across restarts); empty: the host name and port.",
+            "This instance's name on the cluster (unique among live ones; keep it across restarts); "
+                + "empty: the host name and port.",
             check: { $0.utf8.allSatisfy(\.isNameCharacter) ? nil : "use letters, digits, - and _" }),
         .string(
             "storage.nats.prefix", \.storage.nats.prefix, expected: "letters, digits, - and _",
-            "First part of the names of the NATS stream, buckets and subjects (deployments sharing a cluster use different ones).",
+            "First part of the names of the NATS stream, buckets and subjects "
+                + "(deployments sharing a cluster use different ones).",
             check: { (try? NATSStorageNames(prefix: $0)) == nil ? "use 1 to 32 letters, digits, - and _" : nil }),
         .seconds(
             "storage.nats.timeoutSeconds", \.storage.nats.timeoutSeconds, 0.1...600,
@@ -259,7 +276,9 @@ public struct ConfigurationSchema: Sendable {
                 + "storage.dataDir/crashes until this instance starts again)."),
         .integer(
             "storage.nats.trimAfterMessages", \.storage.nats.trimAfterMessages, 64...100_000_000,
-            "Messages a session's subject may hold before the session writes a checkpoint and what precedes it is purged: time travel and forks on NATS reach back to the latest trim (an action takes one to three messages)."
+            "Messages a session's subject may hold before the session writes a checkpoint "
+                + "and what precedes it is purged: time travel and forks on NATS reach back to the latest trim "
+                + "(an action takes one to three messages)."
         ),
         .string(
             "storage.dataDir", \.storage.dataDir, expected: "a directory path",
@@ -271,7 +290,9 @@ public struct ConfigurationSchema: Sendable {
             "Keep sessions in memory only: nothing is written and a restart forgets every session."),
         .string(
             "storage.fsync", \.storage.fsync, expected: "always, batch or never",
-            "When the journal is synced: always (before any answer; survives power loss), batch (every window; survives kill -9), never (survives kill -9). File backend only: with NATS, nats-server's sync_interval decides.",
+            "When the journal is synced: always (before any answer; survives power loss), "
+                + "batch (every window; survives kill -9), never (survives kill -9). "
+                + "File backend only: with NATS, nats-server's sync_interval decides.",
             check: {
                 FsyncPolicy(rawValue: $0) == nil
                     ? "expected always, batch or never, got \(ConfigurationValue.quoted($0))" : nil
@@ -333,7 +354,8 @@ public struct ConfigurationSchema: Sendable {
         for setting in settings {
             let help = setting.help.replacingOccurrences(of: "|", with: "\\|")
             out +=
-                "| `\(setting.key)` | `\(setting.environmentName)` | `\(setting.value(in: defaults).json)` | \(help) (\(setting.expected)) |\n"
+                "| `\(setting.key)` | `\(setting.environmentName)` | `\(setting.value(in: defaults).json)` | "
+                + "\(help) (\(setting.expected)) |\n"
         }
         return out
     }
@@ -347,7 +369,8 @@ public struct ConfigurationSchema: Sendable {
 
     static func checkNetwork(_ network: String) -> String? {
         IPNetwork(network) == nil
-            ? "expected an IP address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32, got \(ConfigurationValue.quoted(network))"
+            ? "expected an IP address or CIDR block such as 10.0.0.0/8 or 2001:db8::/32, "
+                + "got \(ConfigurationValue.quoted(network))"
             : nil
     }
 

@@ -90,7 +90,8 @@ extension ConfigurationSetting {
         _ key: String, _ path: Path<Double>, _ range: ClosedRange<Double>, _ help: String
     ) -> Self {
         let expected =
-            "a number of seconds from \(ConfigurationValue.number(range.lowerBound)) to \(ConfigurationValue.number(range.upperBound))"
+            "a number of seconds from \(ConfigurationValue.number(range.lowerBound)) "
+            + "to \(ConfigurationValue.number(range.upperBound))"
         return Self(
             key: key, help: help, expected: expected, read: { .number($0[keyPath: path]) },
             write: { configuration, value throws(ConfigurationError) in

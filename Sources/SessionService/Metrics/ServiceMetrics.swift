@@ -117,7 +117,9 @@ public final class ServiceMetrics: Sendable {
         text.family(
             "reactor_answers_not_stored_total", type: "counter",
             help:
-                "Answers acknowledging a change that were replaced by 503 storage_unavailable because their records could not be stored (reactor_http_requests_total and the access log show the status the route chose)."
+                "Answers acknowledging a change that were replaced by 503 storage_unavailable "
+                + "because their records could not be stored "
+                + "(reactor_http_requests_total and the access log show the status the route chose)."
         )
         text.sample("reactor_answers_not_stored_total", value: answersNotStored.value)
         let ended = "reactor_streams_ended_unauthorized_total"
@@ -138,7 +140,8 @@ public final class ServiceMetrics: Sendable {
         text.family(
             "reactor_process_heap_bytes", type: "gauge",
             help:
-                "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse (resident memory growing with in_use flat is the allocator's, not data kept)."
+                "The C allocator's heap: in_use by live allocations, free held by the allocator for reuse "
+                + "(resident memory growing with in_use flat is the allocator's, not data kept)."
         )
         text.sample("reactor_process_heap_bytes", labels: ["state": "in_use"], value: Int(clamping: heap.inUse))
         text.sample("reactor_process_heap_bytes", labels: ["state": "free"], value: Int(clamping: heap.free))

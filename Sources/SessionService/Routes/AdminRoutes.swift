@@ -187,8 +187,8 @@ extension ReactorService {
             return exchange.fail(
                 APIError(
                     .notTokenMode,
-                    "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); tokens exist only "
-                        + "with auth.sessions=token"))
+                    "sessions are not guarded by tokens here (auth.sessions is \(access.kind.rawValue)); "
+                        + "tokens exist only with auth.sessions=token"))
         }
         let token = SessionToken.generate()
         // Stored with the session, which need not be loaded for it.

@@ -13,7 +13,8 @@ extension ReactorService {
         if session.subscriberCount >= limits.maxSubscribersPerSession {
             return exchange.fail(
                 .tooManySubscribers(
-                    "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"
+                    "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers "
+                        + "(sse.maxSubscribersPerSession)"
                 ))
         }
         if metrics.subscribers.value >= limits.maxSubscribers {

@@ -53,14 +53,16 @@ extension ReactorService {
             if session.subscriberCount >= limits.maxSubscribersPerSession {
                 return exchange.fail(
                     .tooManySubscribers(
-                        "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) subscribers (sse.maxSubscribersPerSession)"
+                        "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) "
+                            + "subscribers (sse.maxSubscribersPerSession)"
                     ))
             }
         }
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
             return exchange.fail(
                 .tooManySubscribers(
-                    "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); this stream would add \(subscribing)"
+                    "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); "
+                        + "this stream would add \(subscribing)"
                 ))
         }
         // One per part that subscribes, in order; given back as each part leaves its session.

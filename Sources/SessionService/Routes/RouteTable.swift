@@ -64,13 +64,15 @@ extension Route {
         Entry(
             "GET", "/metrics", .metrics, .open, .noSession,
             RouteDocumentation(
-                "Prometheus metrics: requests by route and status, sessions, subscribers, actions, states, drops, reduce latency.",
+                "Prometheus metrics: requests by route and status, sessions, subscribers, actions, states, drops, "
+                    + "reduce latency.",
                 answers: [.success(200, .metrics, "Prometheus text exposition format 0.0.4.")])
         ) { $0.serveMetrics($1) },
         Entry(
             "GET", "/openapi.json", .openAPI, .open, .noSession,
             RouteDocumentation(
-                "This description of the API; ?reactor=NAME narrows it to one reactor's sessions (its actions, states and creation).",
+                "This description of the API; ?reactor=NAME narrows it to one reactor's sessions "
+                    + "(its actions, states and creation).",
                 parameters: [.reactor], answers: [.success(200, .openAPI, "An OpenAPI 3.1 document.")],
                 errors: [.unknownReactor])
         ) { $0.serveOpenAPI($1) },
@@ -91,8 +93,9 @@ extension Route {
                         headers: [("Location", "The session's path: /sessions/{id}.")]),
                     .error(
                         .forbidden,
-                        "This reactor may not be created here (auth.reactors), the request names an id where the server "
-                            + "picks them (auth.clientChosenIDs), or the JWT does not grant create on this id.",
+                        "This reactor may not be created here (auth.reactors), "
+                            + "the request names an id where the server picks them "
+                            + "(auth.clientChosenIDs), or the JWT does not grant create on this id.",
                         when: .creationRestricted),
                     .error(.rateLimited, when: .sessionRateLimit),
                 ],
@@ -116,7 +119,8 @@ extension Route {
         Entry(
             "POST", "/sessions/{id}/actions", .postAction, .session(.act), .session,
             RouteDocumentation(
-                "Send an action: 202 once it is queued (in order), or with wait=true 200 once every mutation it produced is reduced.",
+                "Send an action: 202 once it is queued (in order), "
+                    + "or with wait=true 200 once every mutation it produced is reduced.",
                 parameters: [.wait], body: .action,
                 answers: [
                     .success(202, .actionAccepted, "Accepted: queued for the session's reactor."),
@@ -134,9 +138,10 @@ extension Route {
         Entry(
             "GET", "/sessions/{id}/events", .events, .session(.read), .session,
             RouteDocumentation(
-                "The session's states as Server-Sent Events: the current state, then each new one (id: version), pulses "
-                    + "right after the state that assigned them, event: end when it is deleted, event: error before the "
-                    + "server closes a stream it cannot keep (code unauthorized once the credential that opened it lapses: "
+                "The session's states as Server-Sent Events: the current state, then each new one "
+                    + "(id: version), pulses right after the state that assigned them, event: end when it is deleted, "
+                    + "event: error before the server closes a stream it cannot keep "
+                    + "(code unauthorized once the credential that opened it lapses: "
                     + "its token replaced, its JWT past exp plus the leeway).",
                 parameters: [.select, .delta, .lastEventID],
                 answers: [
@@ -151,10 +156,11 @@ extension Route {
         Entry(
             "GET", "/events", .multiplexedEvents, .eachSession(.read), .storageRoundTrips,
             RouteDocumentation(
-                "The events of several sessions over one stream: each session's current state, then its new ones; every "
-                    + "data names its session, every id: is one cursor for the whole stream, event: end ends one session's "
-                    + "part (deleted, unknown_session, unauthorized: also once its token is replaced or the JWT passes exp "
-                    + "plus the leeway) and the stream stays open while any part is live.",
+                "The events of several sessions over one stream: each session's current state, then its new ones; "
+                    + "every data names its session, every id: is one cursor for the whole stream, "
+                    + "event: end ends one session's part (deleted, unknown_session, "
+                    + "unauthorized: also once its token is replaced or the JWT passes exp plus the leeway) "
+                    + "and the stream stays open while any part is live.",
                 parameters: [.sessions, .select, .delta, .streamCursor, .sessionTokens],
                 answers: [
                     .success(
@@ -168,13 +174,18 @@ extension Route {
         Entry(
             "GET", "/admin/console", .adminConsole, .open, .noSession,
             RouteDocumentation(
-                "The admin console page: sessions, live state, action log, stub mode, time travel, fork. It asks for the admin token and sends it only in Authorization headers; in the open access mode its session list follows the listed sessions over one GET /events stream.",
+                "The admin console page: sessions, live state, action log, stub mode, time travel, fork. "
+                    + "It asks for the admin token and sends it only in Authorization headers; "
+                    + "in the open access mode its session list follows the listed sessions "
+                    + "over one GET /events stream.",
                 answers: [.success(200, .html, "The page.")])
         ) { $0.serveConsole($1) },
         Entry(
             "GET", "/admin/sessions", .adminSessions, .admin, .residentSessions,
             RouteDocumentation(
-                "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag; with storage.backend=nats, those of every instance, each resident one with the instance it runs on.",
+                "Every session with its version, subscribers (their queued bytes, last id, drops) and stub flag; "
+                    + "with storage.backend=nats, those of every instance, "
+                    + "each resident one with the instance it runs on.",
                 parameters: [.scope],
                 answers: [.success(200, .adminSessions, "The sessions, in memory first, then those only stored.")],
                 errors: [.invalidQuery])
@@ -190,7 +201,8 @@ extension Route {
         Entry(
             "PUT", "/admin/sessions/{id}/stub", .adminStub, .admin, .session,
             RouteDocumentation(
-                "Turn stub mode on or off: while on, actions are recorded and neither mutate nor reduce runs (the current state is kept).",
+                "Turn stub mode on or off: while on, actions are recorded and neither mutate nor reduce runs "
+                    + "(the current state is kept).",
                 body: .stubRequest, answers: [.success(200, .stubFlag, "The stub flag now.")],
                 errors: [.invalidBodyMember] + RouteDocumentation.onJSONObject + RouteDocumentation.onSession)
         ) { $0.adminStub($1) },
@@ -210,13 +222,15 @@ extension Route {
         Entry(
             "GET", "/admin/sessions/{id}/versions/{version}", .adminVersion, .admin, .session,
             RouteDocumentation(
-                "Time travel: the state at a past version, replayed from the nearest snapshot at or below it. Reach: with "
-                    + "the file journal, every session's newest storage.historyVersions versions (100 by default) within "
-                    + "storage.historyBytes of records (1 MiB), kept through compaction and restarts for as long as the "
-                    + "session exists, and older versions until compaction deletes their segments; on NATS "
-                    + "(storage.backend=nats), every version since the session's latest trim (once its subject holds more "
-                    + "than 2,048 messages, the session writes a checkpoint and what came before it is deleted), whatever "
-                    + "the two settings say.",
+                "Time travel: the state at a past version, replayed from the nearest snapshot at or below it. "
+                    + "Reach: with the file journal, every session's newest storage.historyVersions versions "
+                    + "(100 by default) within storage.historyBytes of records (1 MiB), "
+                    + "kept through compaction and restarts for as long as the session exists, "
+                    + "and older versions until compaction deletes their segments; "
+                    + "on NATS (storage.backend=nats), every version since the session's latest trim "
+                    + "(once its subject holds more than 2,048 messages, "
+                    + "the session writes a checkpoint and what came before it is deleted), "
+                    + "whatever the two settings say.",
                 answers: [
                     .success(200, .stateAtVersion, "The state at that version."),
                     .error(.memoryOnly, when: .memoryOnly),
@@ -226,8 +240,8 @@ extension Route {
         Entry(
             "POST", "/admin/sessions/{id}/fork", .adminFork, .admin, .storageRoundTrips,
             RouteDocumentation(
-                "Fork a new session from a past version (any version time travel reaches): its state is the source's at "
-                    + "that version, and its version starts there.",
+                "Fork a new session from a past version (any version time travel reaches): "
+                    + "its state is the source's at that version, and its version starts there.",
                 body: .forkRequest,
                 answers: [
                     .success(
@@ -243,8 +257,9 @@ extension Route {
         Entry(
             "POST", "/admin/sessions/{id}/token", .adminSessionToken, .admin, .session,
             RouteDocumentation(
-                "Replace a session's capability token (auth.sessions=token); the old one stops working at once, and the "
-                    + "event streams opened with it end (unauthorized) on every instance.",
+                "Replace a session's capability token (auth.sessions=token); "
+                    + "the old one stops working at once, and the event streams opened with it end "
+                    + "(unauthorized) on every instance.",
                 answers: [
                     .success(200, .sessionToken, "The new token, shown only here.", when: .tokenMode),
                     .error(.notTokenMode, when: .notTokenMode),
@@ -254,9 +269,9 @@ extension Route {
         Entry(
             "POST", "/admin/sessions/{id}/release", .adminRelease, .admin, .storageRoundTrips,
             RouteDocumentation(
-                "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): it is loaded now "
-                    + "and its crash records are deleted; if it still cannot be served it stays quarantined "
-                    + "(a new crash quarantines it again).",
+                "Release a session a crash of its reactor quarantined (after deploying a fixed reactor): "
+                    + "it is loaded now and its crash records are deleted; "
+                    + "if it still cannot be served it stays quarantined (a new crash quarantines it again).",
                 answers: [
                     .success(200, .session, "It loads: its version and state."), .error(.memoryOnly, when: .memoryOnly),
                 ],
@@ -265,8 +280,9 @@ extension Route {
         Entry(
             "GET", "/admin/sessions/{id}/timers", .adminTimers, .admin, .session,
             RouteDocumentation(
-                "The session's pending timers (its reactor's Effect.schedule), soonest first: each fires once, as an "
-                    + "ordinary action marked \"timer\" in the action log, also after a passivation, a restart or kill -9.",
+                "The session's pending timers (its reactor's Effect.schedule), soonest first: "
+                    + "each fires once, as an ordinary action marked \"timer\" in the action log, "
+                    + "also after a passivation, a restart or kill -9.",
                 answers: [.success(200, .timers, "The pending timers.")],
                 errors: RouteDocumentation.onSession)
         ) { $0.adminTimers($1) },

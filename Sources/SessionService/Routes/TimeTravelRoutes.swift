@@ -77,8 +77,8 @@ extension ReactorService {
                     return .failure(
                         APIError(
                             .unknownVersion,
-                            "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; it does "
-                                + "not exist yet"))
+                            "version \(version) of session \(JSONWriter.quoted(id)) is not in its stored records; "
+                                + "it does not exist yet"))
                 }
                 // A version not rebuilt while writes fail may be one whose records wait to be written.
                 if let reason = storage.unavailableReason { return .failure(APIError(.storageUnavailable(reason))) }

@@ -93,7 +93,8 @@ public final class ReactorServer: Sendable {
         }
         if adminTokenGenerated {
             lines.append(
-                "admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, admin.token or admin.tokenFile sets one)"
+                "admin token: \(adminToken) (generated: it changes at every start unless REACTOR_ADMIN_TOKEN, "
+                    + "admin.token or admin.tokenFile sets one)"
             )
         } else {
             lines.append("admin token: as configured (\(Self.adminTokenSource(configuration.admin)))")
@@ -108,11 +109,15 @@ public final class ReactorServer: Sendable {
         switch service.access.kind {
         case .open where !Self.isLoopback(configuration.http.host):
             lines.append(
-                "WARNING: sessions are open (auth.sessions=open) on \(configuration.http.host), beyond loopback: anyone who can reach this port and knows or guesses a session id can read, change and delete it. Set auth.sessions=token or jwt (README: Access to sessions)"
+                "WARNING: sessions are open (auth.sessions=open) on \(configuration.http.host), beyond loopback: "
+                    + "anyone who can reach this port and knows or guesses a session id "
+                    + "can read, change and delete it. "
+                    + "Set auth.sessions=token or jwt (README: Access to sessions)"
             )
         case .open:
             lines.append(
-                "sessions: open (anyone who knows a session id may use it; fine on loopback, see auth.sessions before exposing it)"
+                "sessions: open (anyone who knows a session id may use it; "
+                    + "fine on loopback, see auth.sessions before exposing it)"
             )
         case .token:
             lines.append("sessions: token (each session needs the token POST /sessions returned)")
@@ -183,7 +188,8 @@ public final class ReactorServer: Sendable {
                 fields)
         } else {
             logger.warning(
-                "effects still running at shutdown were cancelled but not all of them ended in time; the process exits around them",
+                "effects still running at shutdown were cancelled but not all of them ended in time; "
+                    + "the process exits around them",
                 fields)
         }
     }
@@ -230,7 +236,8 @@ public final class ReactorServer: Sendable {
         case .nats?: return try openNATSStorage(configuration, logger: logger, readOnly: readOnly)
         case nil:
             throw ConfigurationError(
-                "storage.backend: expected file or nats, got \(ConfigurationValue.quoted(configuration.storage.backend))"
+                "storage.backend: expected file or nats, "
+                    + "got \(ConfigurationValue.quoted(configuration.storage.backend))"
             )
         }
     }
@@ -274,7 +281,10 @@ public final class ReactorServer: Sendable {
         }
         if !readOnly, FsyncPolicy(rawValue: configuration.storage.fsync) == .always {
             logger.warning(
-                "storage.fsync=always applies to the file backend only: with NATS, JetStream acknowledges a record once a quorum wrote it, and syncs it to disk when nats-server's sync_interval says (set sync_interval: always in each node's jetstream block, nats-server 2.10 or later)",
+                "storage.fsync=always applies to the file backend only: "
+                    + "with NATS, JetStream acknowledges a record once a quorum wrote it, "
+                    + "and syncs it to disk when nats-server's sync_interval says "
+                    + "(set sync_interval: always in each node's jetstream block, nats-server 2.10 or later)",
                 ["servers": .string(servers.map(\.description).joined(separator: ","))])
         }
         do {
@@ -313,7 +323,8 @@ public final class ReactorServer: Sendable {
             return try FileJournal(options: options, logger: logger)
         } catch {
             throw ConfigurationError(
-                "storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) (or run with --memory-only)"
+                "storage.dataDir: cannot open the journal in \(settings.dataDir): \(error.description) "
+                    + "(or run with --memory-only)"
             )
         }
     }

@@ -13,7 +13,9 @@ import Synchronization
 /// of their own, ``ConfigurationSection``):
 ///
 /// ```swift
-/// exit(ReactorServerCommand.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment) { _ in
+/// exit(ReactorServerCommand.run(
+///     arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment
+/// ) { _ in
 ///     var catalog = ReactorCatalog()
 ///     catalog.register("counter") { CounterReactor() }
 ///     return catalog

@@ -28,7 +28,9 @@ extension SessionAccessMode {
         if !jwt.secret.isEmpty { return jwt.secret }
         guard !jwt.secretFile.isEmpty else {
             throw ConfigurationError(
-                "auth.sessions is jwt but no secret is set: set REACTOR_AUTH_JWT_SECRET (at least 32 bytes, e.g. from `openssl rand -base64 48`), auth.jwt.secret or auth.jwt.secretFile"
+                "auth.sessions is jwt but no secret is set: "
+                    + "set REACTOR_AUTH_JWT_SECRET (at least 32 bytes, e.g. from `openssl rand -base64 48`), "
+                    + "auth.jwt.secret or auth.jwt.secretFile"
             )
         }
         guard let data = FileManager.default.contents(atPath: jwt.secretFile) else {

@@ -141,7 +141,8 @@ extension Session {
         if !log.withLock({ writeSnapshot(&$0, passivating: true) }) {
             journal.release()
             context.logger.notice(
-                "a session handed off without a final snapshot; the next instance replays its records since the last one",
+                "a session handed off without a final snapshot; "
+                    + "the next instance replays its records since the last one",
                 ["session": .string(id)])
         }
         let message = "the session moved to instance \(instance); reconnect to follow it"

@@ -146,7 +146,8 @@ extension Session {
             }
         } catch {
             logger.warning(
-                "an interrupted action no longer decodes; it is not handed to the reactor's recover(interrupted:state:)",
+                "an interrupted action no longer decodes; "
+                    + "it is not handed to the reactor's recover(interrupted:state:)",
                 [
                     "session": .string(id), "reactor": .string(name), "seq": .int(Int(entry.seq)),
                     "error": .string("\(error)"),

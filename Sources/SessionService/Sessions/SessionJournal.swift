@@ -81,7 +81,8 @@ final class SessionJournal: Sendable {
     func cannotJournal(version: UInt64, _ what: String) {
         requireSnapshot()
         logger.critical(
-            "a version cannot be journaled: \(what) is larger than a stored record may be; after a restart the session will be unavailable",
+            "a version cannot be journaled: \(what) is larger than a stored record may be; "
+                + "after a restart the session will be unavailable",
             ["session": .string(id), "version": .int(Int(version))])
     }
 

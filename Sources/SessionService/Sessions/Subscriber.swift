@@ -5,7 +5,8 @@ import JSONCodec
 ///
 /// ```swift
 /// let subscriber = Subscriber(lastEventID: 12, select: nil, selectText: nil)
-/// if session.subscribe(subscriber, sink: sink) == .subscribed { … }   // later: session.handle(.drained, for: subscriber)
+/// if session.subscribe(subscriber, sink: sink) == .subscribed { … }
+/// // later: session.handle(.drained, for: subscriber)
 /// ```
 public final class Subscriber: @unchecked Sendable {
     /// Where its events go; set by the session as it adds it, cleared once it has left. Unchecked:

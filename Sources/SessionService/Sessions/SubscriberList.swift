@@ -260,7 +260,8 @@ struct SubscriberList {
             subscriber.closed = true
             context.metrics.subscribersClosedSlow.increment()
             let message =
-                "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent (sse.pulseBuffer); reconnect to get the current state"
+                "subscriber too slow: more than \(context.limits.pulseBuffer) pulses waited to be sent "
+                + "(sse.pulseBuffer); reconnect to get the current state"
             subscriber.sink?.finish(.tooSlow(message: message))
             context.logger.notice(
                 "closed a subscriber that could not keep up",

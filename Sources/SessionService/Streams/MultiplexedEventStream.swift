@@ -11,7 +11,8 @@ import Synchronization
 /// (`event: error` `subscriber_too_slow`), or when the reader goes away.
 ///
 /// ```swift
-/// let stream = MultiplexedEventStream(sessions: ["a", "b"], incarnations: [7, 9], resumingFrom: cursor, select: nil, selectText: nil)
+/// let stream = MultiplexedEventStream(
+///     sessions: ["a", "b"], incarnations: [7, 9], resumingFrom: cursor, select: nil, selectText: nil)
 /// stream.attach(writer.startEventStream(headers: headers) { stream.handle($0) })
 /// stream.subscribe(0, to: a) { store.session("a") }
 /// stream.end(1, reason: ServerSentEventVocabulary.unknownSession)

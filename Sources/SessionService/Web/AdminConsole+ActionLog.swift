@@ -20,13 +20,18 @@ extension AdminConsole {
             }
             loadTimers();
             $("logNote").className = "muted";
-            $("logNote").textContent = logCount + (logCount === 1 ? " action" : " actions") + "; updated " + clockTime() + ".";
+            $("logNote").textContent =
+              logCount + (logCount === 1 ? " action" : " actions") + "; updated " + clockTime() + ".";
           } catch (error) {
-            if (selected && selected.id === id) { $("logNote").className = "error"; $("logNote").textContent = "Action log: " + error.message; }
+            if (selected && selected.id === id) {
+              $("logNote").className = "error";
+              $("logNote").textContent = "Action log: " + error.message;
+            }
           } finally {
             logBusy = false;
             if (selected && selected.id === id && selected.usable) {
-              if (logAgain) { logAgain = false; loadLog(); } else logTimer = setTimeout(loadLog, connected ? 1500 : 4000);
+              if (logAgain) { logAgain = false; loadLog(); }
+              else logTimer = setTimeout(loadLog, connected ? 1500 : 4000);
             }
           }
         }
@@ -42,7 +47,8 @@ extension AdminConsole {
               : entry.timer !== undefined ? "timer " + entry.timer : "";
             const line = node("tr", undefined, entry.crashed ? "crashed" : undefined);
             const noteCell = node("td", note, entry.crashed ? "error" : note ? "stubbed" : "");
-            line.append(node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), noteCell);
+            line.append(
+              node("td", String(entry.seq), "number"), at, node("td", JSON.stringify(entry.action)), noteCell);
             body.append(line);
             logCount += 1;
           }

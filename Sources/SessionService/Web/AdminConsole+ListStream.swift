@@ -10,7 +10,10 @@ extension AdminConsole {
     static let listStreamScript = #"""
         /** Splits an event stream into events (WHATWG rules: CR, LF or CRLF; comments; data lines joined; id kept). */
         class EventStreamParser {
-          constructor(onEvent) { this.onEvent = onEvent; this.pending = ""; this.type = ""; this.data = []; this.lastId = ""; this.started = false; this.afterCR = false; }
+          constructor(onEvent) {
+            this.onEvent = onEvent; this.pending = ""; this.type = ""; this.data = []; this.lastId = "";
+            this.started = false; this.afterCR = false;
+          }
 
           push(text) {
             if (!text.length) return;
@@ -26,7 +29,9 @@ extension AdminConsole {
 
           line(line) {
             if (line === "") {
-              if (this.data.length) this.onEvent({ type: this.type || "message", data: this.data.join("\n"), id: this.lastId });
+              if (this.data.length) {
+                this.onEvent({ type: this.type || "message", data: this.data.join("\n"), id: this.lastId });
+              }
               this.type = "";
               this.data = [];
               return;
@@ -91,7 +96,8 @@ extension AdminConsole {
             const headers = this.resumed ? { "Last-Event-ID": this.cursor } : {};
             let response;
             try {
-              // Patches: the list needs only each session's version, which a patch carries as a state does, in fewer bytes.
+              // Patches: the list needs only each session's version, which a patch carries as a state does,
+              // in fewer bytes.
               const path = "/events?delta=json-patch&sessions=" + this.ids.map(encodeURIComponent).join(",");
               response = await fetch(path, { headers, signal: controller.signal, cache: "no-store" });
             } catch (_) {
@@ -100,7 +106,10 @@ extension AdminConsole {
             if (this.controller !== controller) return;
             if (!response.ok) {
               let why = "HTTP " + response.status;
-              try { const body = await response.json(); why = body.error.code + ": " + body.error.message; } catch (_) { /* not the API's error body */ }
+              try {
+                const body = await response.json();
+                why = body.error.code + ": " + body.error.message;
+              } catch (_) { /* not the API's error body */ }
               return this.broke(controller, why);
             }
             this.state = "live";
@@ -130,7 +139,9 @@ extension AdminConsole {
             this.cursor = event.id;
             let data;
             try { data = JSON.parse(event.data); } catch (_) { return; }
-            if (event.type === "state" || event.type === "patch") return this.handlers.onState(data.session, data.version);
+            if (event.type === "state" || event.type === "patch") {
+              return this.handlers.onState(data.session, data.version);
+            }
             if (event.type === "end") this.ended.set(data.session, data.reason);
             else if (event.type === "error" && data.session) this.ended.set(data.session, data.code);
             else return;

@@ -4,13 +4,17 @@ extension AdminConsole {
     /// up to its last good version, and what an operator can do: release it (after deploying a fix),
     /// fork it at the last good version, or delete it. Nothing opens its event stream (it answers 409).
     static let quarantineScript = #"""
-        /** Shows the selected quarantined session: no stream, no actions; the log, past versions and the three ways out. */
+        /**
+         * Shows the selected quarantined session: no stream, no actions; the log, past versions and the three
+         * ways out.
+         */
         function showQuarantine(row) {
           selected.usable = false;
           selected.quarantined = true;
           setDetailControls(false);
           const crash = row.crash;
-          setStatus($("streamStatus"), "error", "quarantined: it answers 409 session_unavailable until released or deleted");
+          setStatus($("streamStatus"), "error",
+            "quarantined: it answers 409 session_unavailable until released or deleted");
           $("quarantine").hidden = false;
           $("quarantineReason").textContent = row.unavailable;
           $("crashFacts").replaceChildren();
@@ -19,7 +23,8 @@ extension AdminConsole {
           $("release").disabled = !releasable;
           $("forkGood").disabled = !releasable;
           if (crash) {
-            const facts = [["what ran", crash.phase], ["action seq", crash.seq || "—"], ["version", crash.version || "—"],
+            const facts = [["what ran", crash.phase], ["action seq", crash.seq || "—"],
+              ["version", crash.version || "—"],
               ["signal", crash.signal], ["when", crash.at], ["crashes", crash.crashes],
               ["last good version", crash.lastGoodVersion]];
             $("crashFacts").replaceChildren(...facts.map(([name, value]) => node("li", name + ": " + value)));
@@ -59,7 +64,11 @@ extension AdminConsole {
             const session = await adminAPI("POST", adminPath(id, "/release"));
             return "Released: it loads again at version " + session.version + "; its crash records are deleted.";
           },
-          (id, message) => { select(id); $("actionResult").className = "ok"; $("actionResult").textContent = message; }));
+          (id, message) => {
+            select(id);
+            $("actionResult").className = "ok";
+            $("actionResult").textContent = message;
+          }));
         $("forkGood").addEventListener("click", () => quarantineAction(
           async (id) => {
             const row = sessionRows.find((candidate) => candidate.id === id);
@@ -69,7 +78,11 @@ extension AdminConsole {
             const session = await adminAPI("POST", adminPath(id, "/fork"), body);
             return { id: session.id, text: "Forked from " + id + " at its last good version " + version + "." };
           },
-          (_id, fork) => { select(fork.id); $("forkResult").className = "ok"; $("forkResult").textContent = fork.text; }));
+          (_id, fork) => {
+            select(fork.id);
+            $("forkResult").className = "ok";
+            $("forkResult").textContent = fork.text;
+          }));
         $("deleteQuarantined").addEventListener("click", () => quarantineAction(
           async (id) => {
             await api("DELETE", "/sessions/" + encodeURIComponent(id), { headers: sessionCredentials(id) });

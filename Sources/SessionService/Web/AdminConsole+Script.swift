@@ -17,14 +17,17 @@ extension AdminConsole {
         let stubBusy = false;
         let logSince = 0, logBusy = false, logAgain = false, logTimer = null, logCount = 0;
         let pollTimer = null, pollFailures = 0, connected = false;
-        // What /openapi.json says: how many sessions one /events stream takes, and whether streams need a session credential.
+        // What /openapi.json says: how many sessions one /events stream takes, and whether streams need a
+        // session credential.
         let streamFacts = null;
         // Versions the stream delivered, by session: a list read just before a new state must not move a row back.
         const streamed = new Map();
         let streamBreaks = 0, renderTimer = null, filterTimer = null, listReadWhileLive = false;
         // The last change the stream told of that the table no longer shows (a session deleted).
         let listNews = "";
-        const listStream = new ListStream({ onLive: listLive, onState: listState, onEnd: listEnded, onBroken: listBroken });
+        const listStream = new ListStream({
+          onLive: listLive, onState: listState, onEnd: listEnded, onBroken: listBroken,
+        });
         const wanted = new URL(location.href).searchParams.get("session");
 
         function adminAPI(method, path, body) {
@@ -38,7 +41,12 @@ extension AdminConsole {
         /** Reads the session list, then follows the shown sessions over the one stream (or says why it cannot). */
         async function refreshList() {
           clearTimeout(pollTimer);
-          if (!adminToken) { connected = false; listStream.stop(); setConnection("idle", "not connected: type the admin token"); return; }
+          if (!adminToken) {
+            connected = false;
+            listStream.stop();
+            setConnection("idle", "not connected: type the admin token");
+            return;
+          }
           if (document.hidden) { listStream.stop(); setConnection("idle", "paused while this tab is hidden"); return; }
           let list, liveAtRead;
           try {
@@ -48,10 +56,14 @@ extension AdminConsole {
           } catch (error) {
             connected = false;
             listStream.stop();
-            if (error.status === 401) { setConnection("refused", "admin token refused: type the token the server printed at start"); return; }
+            if (error.status === 401) {
+              setConnection("refused", "admin token refused: type the token the server printed at start");
+              return;
+            }
             pollFailures += 1;
             const delay = Math.min(1000 * pollFailures, 5000);
-            setConnection("unreachable", (error.status === 0 ? "server unreachable" : error.message) + ": retrying in " + delay / 1000 + " s");
+            const why = error.status === 0 ? "server unreachable" : error.message;
+            setConnection("unreachable", why + ": retrying in " + delay / 1000 + " s");
             if (lastUpdated) $("sessionsNote").textContent = "As of " + lastUpdated + "; the list may be out of date.";
             clearTimeout(pollTimer);
             pollTimer = setTimeout(refreshList, delay);
@@ -76,7 +88,8 @@ extension AdminConsole {
           if (selected) { syncSelected(); if (reconnected) loadLog(); if (selected.polled) followByPolling(); }
           // Reads may overlap (a click, the stream opening): the last one to finish sets the one timer.
           clearTimeout(pollTimer);
-          pollTimer = setTimeout(refreshList, !streamFacts.streamable ? 2000 : sessionRows.length > 1000 ? 30000 : 10000);
+          const pollEvery = !streamFacts.streamable ? 2000 : sessionRows.length > 1000 ? 30000 : 10000;
+          pollTimer = setTimeout(refreshList, pollEvery);
         }
 
         async function loadReactorList() {

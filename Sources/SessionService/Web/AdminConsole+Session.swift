@@ -84,7 +84,8 @@ extension AdminConsole {
             // Token and jwt modes: the stream needs the session's own credential, which the console does not hold;
             // the admin routes still show every version, so the live state is followed through them.
             selected.polled = true;
-            setStatus($("streamStatus"), "polled", "following by polling the admin API every 2 s (in this access mode the event stream needs the session's own token)");
+            setStatus($("streamStatus"), "polled", "following by polling the admin API every 2 s "
+              + "(in this access mode the event stream needs the session's own token)");
             followByPolling();
             return;
           }
@@ -100,7 +101,9 @@ extension AdminConsole {
           if (row && row.version !== version) { row.version = version; renderSessions(); }
           $("liveVersion").textContent = "version " + version;
           $("liveState").textContent = JSON.stringify(state, null, 2);
-          if (!stateEditorDirty && document.activeElement !== $("stateEditor")) $("stateEditor").value = JSON.stringify(state, null, 2);
+          if (!stateEditorDirty && document.activeElement !== $("stateEditor")) {
+            $("stateEditor").value = JSON.stringify(state, null, 2);
+          }
           rememberVersion(version, state);
           liveVersionMoved();
           loadLog();
@@ -111,7 +114,11 @@ extension AdminConsole {
           const id = selected.id;
           const row = sessionRows.find((candidate) => candidate.id === id);
           if (!row) {
-            if (connected) { setStatus($("streamStatus"), "gone", "session " + id + " is no longer listed (deleted or expired)"); selected.usable = false; setDetailControls(false); }
+            if (connected) {
+              setStatus($("streamStatus"), "gone", "session " + id + " is no longer listed (deleted or expired)");
+              selected.usable = false;
+              setDetailControls(false);
+            }
             return;
           }
           if (row.version === liveVersion) return;
@@ -130,7 +137,8 @@ extension AdminConsole {
         function showUnreadableVersion(version) {
           liveVersion = version;
           $("liveVersion").textContent = "version " + version;
-          $("liveState").textContent = "(the state cannot be read here: the server keeps no history, storage.memoryOnly)";
+          $("liveState").textContent =
+            "(the state cannot be read here: the server keeps no history, storage.memoryOnly)";
           loadLog();
         }
 
@@ -140,9 +148,12 @@ extension AdminConsole {
           $("actionResult").className = "muted";
           $("actionResult").textContent = "sending …";
           try {
-            const answer = await api("POST", "/sessions/" + encodeURIComponent(id) + "/actions", { body: $("actionEditor").value, headers: sessionCredentials(id) });
+            const answer = await api("POST", "/sessions/" + encodeURIComponent(id) + "/actions", {
+              body: $("actionEditor").value, headers: sessionCredentials(id),
+            });
             if (!selected || selected.id !== id) return;
-            $("actionResult").textContent = "accepted as action " + answer.seq + (selected.stub ? " (stub mode: recorded, not run)" : "");
+            $("actionResult").textContent =
+              "accepted as action " + answer.seq + (selected.stub ? " (stub mode: recorded, not run)" : "");
             loadLog();
           } catch (error) {
             if (!selected || selected.id !== id) return;
@@ -161,7 +172,9 @@ extension AdminConsole {
             if (selected.id !== id) return;
             setStub(answer.stub);
             $("stubResult").className = "muted";
-            $("stubResult").textContent = answer.stub ? "Stub mode on: actions are recorded, not run; states can be forced." : "Stub mode off: actions run again.";
+            $("stubResult").textContent = answer.stub
+              ? "Stub mode on: actions are recorded, not run; states can be forced."
+              : "Stub mode off: actions run again.";
           } catch (error) {
             if (selected.id !== id) return;
             setStub(!enabled);

@@ -49,7 +49,9 @@ extension AdminConsole {
           }
           if (listStream.follow(ids)) listReadWhileLive = false;
           if (!ids.length) setConnection("connected", "connected: no session in memory to follow");
-          else if (listStream.state === "connecting") setConnection("connecting", "connected: opening the list's stream …");
+          else if (listStream.state === "connecting") {
+            setConnection("connecting", "connected: opening the list's stream …");
+          }
           renderSessions();
         }
 
@@ -57,7 +59,8 @@ extension AdminConsole {
           // Read once more with the stream open, so that every subscriber count includes this console's own.
           if (!listReadWhileLive) refreshList(); else renderSessions();
           const count = listStream.ids.length + (listStream.ids.length === 1 ? " session" : " sessions");
-          setConnection("connected", "connected: versions live over one stream (" + count + (listStream.resumed ? ", resumed where it was)" : ")"));
+          setConnection("connected", "connected: versions live over one stream ("
+            + count + (listStream.resumed ? ", resumed where it was)" : ")"));
         }
 
         function listState(id, version) {
@@ -90,7 +93,8 @@ extension AdminConsole {
           if (!connected) return;
           streamBreaks += 1;
           const delay = streamBreaks <= 1 ? 0 : Math.min(1000 * 2 ** (streamBreaks - 2), 10000);
-          setConnection("retrying", "list stream: " + why + (delay ? ": again in " + delay / 1000 + " s" : ": reconnecting …"));
+          setConnection("retrying",
+            "list stream: " + why + (delay ? ": again in " + delay / 1000 + " s" : ": reconnecting …"));
           clearTimeout(pollTimer);
           pollTimer = setTimeout(refreshList, delay);
         }
@@ -99,7 +103,10 @@ extension AdminConsole {
           if (renderTimer === null) renderTimer = setTimeout(() => { renderTimer = null; renderSessions(); }, 50);
         }
 
-        /** The table's row elements by session id: kept across renders, so a row being clicked or focused stays the same element. */
+        /**
+         * The table's row elements by session id: kept across renders, so a row being clicked or focused stays the
+         * same element.
+         */
         const rowElements = new Map();
 
         function renderSessions() {
@@ -120,20 +127,29 @@ extension AdminConsole {
           for (const id of rowElements.keys()) if (!kept.has(id)) rowElements.delete(id);
           // Moving a focused row would take the keyboard focus away: the rows move only when the list changed.
           if (lines.length !== body.rows.length || lines.some((line, index) => body.rows[index] !== line)) {
-            const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.session : undefined;
+            const active = document.activeElement;
+            const focused = active && active.dataset ? active.dataset.session : undefined;
             body.replaceChildren(...lines);
-            if (focused) { const again = body.querySelector("button[data-session=\"" + CSS.escape(focused) + "\"]"); if (again) again.focus(); }
+            if (focused) {
+              const again = body.querySelector("button[data-session=\"" + CSS.escape(focused) + "\"]");
+              if (again) again.focus();
+            }
           }
           let note = sessionRows.length + (sessionRows.length === 1 ? " session" : " sessions");
           if ($("filter").value.trim()) note += ", " + matching.length + " matching";
           if (shown.length < matching.length) note += ", showing the first " + shown.length;
-          if (streamFacts && !streamFacts.streamable) note += "; read every 2 s (in this access mode a stream needs each session's own credential)";
-          else if (liveShown) {
+          if (streamFacts && !streamFacts.streamable) {
+            note += "; read every 2 s (in this access mode a stream needs each session's own credential)";
+          } else if (liveShown) {
             note += "; " + liveShown + " live over one stream (counted among their subscribers)";
             const left = shown.filter(followable).length - liveShown;
-            if (left > 0) note += "; " + left + " more read every 10 s: a stream follows at most " + streamFacts.limit + " (sse.maxSessionsPerStream), filter to follow others";
+            if (left > 0) {
+              note += "; " + left + " more read every 10 s: a stream follows at most " + streamFacts.limit
+                + " (sse.maxSessionsPerStream), filter to follow others";
+            }
           }
-          $("sessionsNote").textContent = note + "; list read " + lastUpdated + "." + (listNews ? " " + listNews[0].toUpperCase() + listNews.slice(1) + "." : "");
+          const news = listNews ? " " + listNews[0].toUpperCase() + listNews.slice(1) + "." : "";
+          $("sessionsNote").textContent = note + "; list read " + lastUpdated + "." + news;
         }
 
         /** The row of one session, made once and updated in place; `ended`: why its part of the stream ended. */
@@ -155,16 +171,20 @@ extension AdminConsole {
           const [idCell, reactor, version, subscribers, stub] = line.cells;
           const isSelected = Boolean(selected && selected.id === row.id);
           line.className = isSelected ? "selected" : "";
-          if (isSelected) idCell.firstChild.setAttribute("aria-current", "true"); else idCell.firstChild.removeAttribute("aria-current");
+          if (isSelected) idCell.firstChild.setAttribute("aria-current", "true");
+          else idCell.firstChild.removeAttribute("aria-current");
           const note = idCell.lastChild;
           note.className = row.unavailable ? "error" : "muted";
-          note.textContent = row.unavailable ? "unavailable: " + row.unavailable : ended ? "not followed: " + ended : "";
+          note.textContent =
+            row.unavailable ? "unavailable: " + row.unavailable : ended ? "not followed: " + ended : "";
           reactor.textContent = row.reactor;
           version.textContent = String(row.version);
           version.dataset.via = row.via || "list";
           version.className = live ? "number" : "number stale";
           if (live) version.dataset.live = "true"; else delete version.dataset.live;
-          version.title = live ? "live over the console's stream" : row.resident === false ? "not in memory, so it cannot change until used: read with the list" : "read with the list";
+          version.title = live ? "live over the console's stream"
+            : row.resident === false ? "not in memory, so it cannot change until used: read with the list"
+            : "read with the list";
           subscribers.textContent = String(row.subscribers);
           stub.textContent = row.stub ? "on" : "";
           stub.className = row.stub ? "stubbed" : "";

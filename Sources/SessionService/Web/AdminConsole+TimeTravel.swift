@@ -78,24 +78,36 @@ extension AdminConsole {
             }
           } catch (error) {
             if (request !== versionRequest) return;
-            $("versionState").textContent = error.status === 410 ? "Version " + version + " is older than the history the server keeps (from version " + oldestKept + " on)." : error.message;
+            $("versionState").textContent = error.status === 410
+              ? "Version " + version + " is older than the history the server keeps "
+                + "(from version " + oldestKept + " on)."
+              : error.message;
             $("diff").replaceChildren();
             return;
           }
           if (request !== versionRequest) return;
           $("versionState").textContent = JSON.stringify(state, null, 2);
           if (version === 0) return $("diff").replaceChildren(node("li", "The initial state.", "note"));
-          if (beforeGone) return $("diff").replaceChildren(node("li", "Version " + (version - 1) + " is no longer kept: nothing to compare with.", "note"));
+          if (beforeGone) {
+            const gone = "Version " + (version - 1) + " is no longer kept: nothing to compare with.";
+            return $("diff").replaceChildren(node("li", gone, "note"));
+          }
           const changes = jsonDiff(before, state, "", []);
-          if (!changes.length) return $("diff").replaceChildren(node("li", "Nothing changed since version " + (version - 1) + ".", "note"));
+          if (!changes.length) {
+            const same = "Nothing changed since version " + (version - 1) + ".";
+            return $("diff").replaceChildren(node("li", same, "note"));
+          }
           $("diff").replaceChildren(...changes.slice(0, 200).map(describeChange));
         }
 
         function describeChange(change) {
           const where = change.path || "(the whole state)";
           if (change.kind === "added") return node("li", "+ " + where + ": " + JSON.stringify(change.after), "added");
-          if (change.kind === "removed") return node("li", "− " + where + ": " + JSON.stringify(change.before), "removed");
-          return node("li", where + ": " + JSON.stringify(change.before) + " → " + JSON.stringify(change.after), "changed");
+          if (change.kind === "removed") {
+            return node("li", "− " + where + ": " + JSON.stringify(change.before), "removed");
+          }
+          const text = where + ": " + JSON.stringify(change.before) + " → " + JSON.stringify(change.after);
+          return node("li", text, "changed");
         }
 
         /** The differences between two JSON values, as changes at JSON pointers (RFC 6901). */
@@ -107,7 +119,8 @@ extension AdminConsole {
               : Array.from(new Set(Object.keys(before).concat(Object.keys(after))));
             for (const key of keys) {
               const child = path + "/" + key.replace(/~/g, "~0").replace(/\//g, "~1");
-              const had = Object.prototype.hasOwnProperty.call(before, key), has = Object.prototype.hasOwnProperty.call(after, key);
+              const had = Object.prototype.hasOwnProperty.call(before, key);
+              const has = Object.prototype.hasOwnProperty.call(after, key);
               if (!has) out.push({ kind: "removed", path: child, before: before[key] });
               else if (!had) out.push({ kind: "added", path: child, after: after[key] });
               else jsonDiff(before[key], after[key], child, out);

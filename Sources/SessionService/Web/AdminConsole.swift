@@ -20,7 +20,8 @@ enum AdminConsole {
         th { font-size: .8rem; color: var(--muted); font-weight: 600; position: sticky; top: 0; background: #fff; }
         td.number, th.number { text-align: right; font-variant-numeric: tabular-nums; }
         #sessionsBox { max-height: 13.5rem; overflow: auto; }
-        #sessions button.pick { border: none; background: none; padding: 0; margin: 0; color: var(--accent); text-decoration: underline; font: 13px ui-monospace, monospace; word-break: break-all; text-align: left; }
+        #sessions button.pick { border: none; background: none; padding: 0; margin: 0; color: var(--accent);
+          text-decoration: underline; font: 13px ui-monospace, monospace; word-break: break-all; text-align: left; }
         #sessions tr.selected { background: #e8f0fd; }
         #sessions tr.selected button.pick { font-weight: 700; }
         #tokenForm { margin-bottom: 1rem; }
@@ -61,16 +62,19 @@ enum AdminConsole {
             <body>
             <header class="bar">
               <h1><img src="/favicon.ico" alt=""> reactor-server · admin console</h1>
-              <span id="connection" class="status" data-kind="idle" role="status" aria-live="polite">not connected</span>
+              <span id="connection" class="status" data-kind="idle" role="status"
+                aria-live="polite">not connected</span>
               <nav aria-label="Elsewhere"><a href="/">Try the service</a><a href="/openapi.json">API (OpenAPI)</a></nav>
             </header>
             <main>
               <form id="tokenForm" class="row" aria-label="Admin token">
                 <label for="token">Admin token</label>
-                <input id="token" type="password" autocomplete="off" spellcheck="false" required autofocus aria-describedby="tokenNote">
+                <input id="token" type="password" autocomplete="off" spellcheck="false" required autofocus
+                  aria-describedby="tokenNote">
                 <button class="primary" type="submit" id="connect">Connect</button>
                 <button type="button" id="forget">Forget token</button>
-                <span id="tokenNote" class="muted">Printed by the server at start. Kept in this tab only, never put in a URL.</span>
+                <span id="tokenNote" class="muted">Printed by the server at start.
+                  Kept in this tab only, never put in a URL.</span>
               </form>
               <section class="card" aria-labelledby="sessionsHeading">
                 <div id="sessionsHead">
@@ -82,7 +86,12 @@ enum AdminConsole {
                 </div>
                 <div id="sessionsBox">
                   <table id="sessions" aria-labelledby="sessionsHeading">
-                    <thead><tr><th scope="col">id</th><th scope="col">reactor</th><th scope="col" class="number">version</th><th scope="col" class="number" title="Streams following the session, this console's own included">subscribers</th><th scope="col">stub</th></tr></thead>
+                    <thead><tr>
+                      <th scope="col">id</th><th scope="col">reactor</th><th scope="col" class="number">version</th>
+                      <th scope="col" class="number"
+                        title="Streams following the session, this console's own included">subscribers</th>
+                      <th scope="col">stub</th>
+                    </tr></thead>
                     <tbody></tbody>
                   </table>
                 </div>
@@ -90,15 +99,16 @@ enum AdminConsole {
               <section id="detail" aria-labelledby="detailTitle">
                 <div id="detailHead">
                   <h2 id="detailTitle">No session selected</h2>
-                  <span id="streamStatus" class="status" data-kind="idle" role="status" aria-live="polite">Connect, then pick a session from the list.</span>
+                  <span id="streamStatus" class="status" data-kind="idle" role="status"
+                    aria-live="polite">Connect, then pick a session from the list.</span>
                 </div>
                 <section id="quarantine" class="card" aria-labelledby="quarantineHeading" hidden>
                   <h3 id="quarantineHeading">Quarantined: its reactor crashed the server</h3>
                   <p id="quarantineReason"></p>
                   <ul id="crashFacts" aria-label="The latest crash"></ul>
-                  <p class="muted">The action that was running is marked <strong>crashed</strong> in the action log. Deploy a fixed
-                    reactor, then release it; or fork it at its last good version (the new id below, under time travel, is used
-                    if given); or delete it.</p>
+                  <p class="muted">The action that was running is marked <strong>crashed</strong> in the action log.
+                    Deploy a fixed reactor, then release it; or fork it at its last good version (the new id below,
+                    under time travel, is used if given); or delete it.</p>
                   <div class="row" role="group" aria-labelledby="quarantineHeading">
                     <button type="button" class="primary" id="release">Release (load it again)</button>
                     <button type="button" id="forkGood">Fork at the last good version</button>
@@ -133,7 +143,8 @@ enum AdminConsole {
                   </section>
                   <section class="card half" aria-labelledby="travelHeading">
                     <h3 id="travelHeading">Time travel</h3>
-                    <label class="block" for="versionSlider">Version <output id="versionLabel" for="versionSlider"></output></label>
+                    <label class="block" for="versionSlider">Version
+                      <output id="versionLabel" for="versionSlider"></output></label>
                     <input type="range" id="versionSlider" min="0" max="0" value="0" step="1">
                     <label><input type="checkbox" id="followLive" checked> follow the live version</label>
                     <pre id="versionState" aria-live="polite">—</pre>
@@ -150,7 +161,10 @@ enum AdminConsole {
                     <h3 id="logHeading">Action log</h3>
                     <div id="actionLogBox">
                       <table id="actionLog" aria-labelledby="logHeading">
-                        <thead><tr><th scope="col" class="number">seq</th><th scope="col">accepted at</th><th scope="col">action</th><th scope="col">note</th></tr></thead>
+                        <thead><tr>
+                          <th scope="col" class="number">seq</th><th scope="col">accepted at</th>
+                          <th scope="col">action</th><th scope="col">note</th>
+                        </tr></thead>
                         <tbody></tbody>
                       </table>
                     </div>
@@ -160,7 +174,8 @@ enum AdminConsole {
                     <h3 id="timersHeading">Pending timers</h3>
                     <table id="timers" aria-labelledby="timersHeading">
                       <thead><tr>
-                        <th scope="col">name</th><th scope="col">due at</th><th scope="col">action</th><th scope="col"></th>
+                        <th scope="col">name</th><th scope="col">due at</th><th scope="col">action</th>
+                        <th scope="col"></th>
                       </tr></thead>
                       <tbody></tbody>
                     </table>

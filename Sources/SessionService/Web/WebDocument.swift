@@ -43,8 +43,8 @@ struct WebDocument: Sendable {
 
     /// Scripts and styles only with this response's nonce; requests only to this origin; the icon from here.
     static func contentSecurityPolicy(nonce: String) -> String {
-        "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; connect-src 'self'; img-src 'self'; "
-            + "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+        "default-src 'none'; script-src 'nonce-\(nonce)'; style-src 'nonce-\(nonce)'; "
+            + "connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
     }
 
     /// 128 random bits as hex (hex digits are base64 characters, as CSP wants).

@@ -10,7 +10,10 @@ extension WebPage {
         let shownVersion = -1;
         let streamKind = "";
 
-        /** Credentials for a session in the token access mode (its token, remembered at creation); none in open mode. */
+        /**
+         * Credentials for a session in the token access mode (its token, remembered at creation); none in open
+         * mode.
+         */
         function sessionHeaders(id) {
           const entry = remembered.find(id);
           return entry && entry.token ? { Authorization: "Bearer " + entry.token } : {};
@@ -36,7 +39,11 @@ extension WebPage {
             return;
           }
           const select = $("reactor");
-          select.replaceChildren(...reactors.map((reactor) => { const option = node("option", reactor.name); option.value = reactor.name; return option; }));
+          select.replaceChildren(...reactors.map((reactor) => {
+            const option = node("option", reactor.name);
+            option.value = reactor.name;
+            return option;
+          }));
           select.disabled = false;
           $("create").disabled = false;
           if (current) select.value = current.reactor;
@@ -47,7 +54,10 @@ extension WebPage {
         function describeReactor() {
           const reactor = reactors.find((candidate) => candidate.name === $("reactor").value);
           $("reactorInfo").className = "muted";
-          $("reactorInfo").textContent = reactor ? (reactor.description ? reactor.description + " " : "") + "Initial state: " + JSON.stringify(reactor.initialState) : "";
+          $("reactorInfo").textContent = reactor
+            ? (reactor.description ? reactor.description + " " : "")
+              + "Initial state: " + JSON.stringify(reactor.initialState)
+            : "";
           const takesParams = Boolean(reactor && reactor.params);
           $("paramsField").hidden = !takesParams;
           $("params").value = takesParams ? JSON.stringify(reactor.params) : "";
@@ -83,7 +93,8 @@ extension WebPage {
           $("state").textContent = JSON.stringify(state, null, 2);
           const loading = state !== null && typeof state === "object" && state.isLoading === true;
           $("spinner").classList.toggle("hidden", !loading);
-          const failure = state !== null && typeof state === "object" && typeof state.error === "string" ? state.error : "";
+          const failure =
+            state !== null && typeof state === "object" && typeof state.error === "string" ? state.error : "";
           $("stateError").textContent = failure ? "Error in the state: " + failure : "";
           $("stateError").classList.toggle("hidden", !failure);
         }
@@ -133,7 +144,10 @@ extension WebPage {
           if (kind === "ended") logLine("session deleted: the stream ended");
         }
 
-        /** Opens a session by id: shows it, puts it in the URL (a new history entry when `push`) and follows its states. */
+        /**
+         * Opens a session by id: shows it, puts it in the URL (a new history entry when `push`) and follows its
+         * states.
+         */
         async function openSession(id, push) {
           const attempt = ++opening;
           clearSession("Session " + id);
@@ -147,13 +161,17 @@ extension WebPage {
           } catch (error) {
             if (attempt !== opening) return;
             if (error.status === 404) {
-              setStatus($("streamStatus"), "gone", "session " + id + " does not exist (deleted, expired, or never created on this server)");
+              setStatus($("streamStatus"), "gone",
+                "session " + id + " does not exist (deleted, expired, or never created on this server)");
               if (remembered.find(id)) { remembered.mark(id, true); renderList(); }
               return;
             }
             const why = error.status === 0 ? "server unreachable" : error.message;
-            setStatus($("streamStatus"), error.status === 401 || error.status === 403 ? "denied" : "retrying", why + (error.status === 0 ? ": retrying in 2 s" : ""));
-            if (error.status === 0) retryTimer = setTimeout(() => { if (attempt === opening) openSession(id, false); }, 2000);
+            const kind = error.status === 401 || error.status === 403 ? "denied" : "retrying";
+            setStatus($("streamStatus"), kind, why + (error.status === 0 ? ": retrying in 2 s" : ""));
+            if (error.status === 0) {
+              retryTimer = setTimeout(() => { if (attempt === opening) openSession(id, false); }, 2000);
+            }
             return;
           }
           if (attempt !== opening) return;
@@ -162,7 +180,10 @@ extension WebPage {
           remembered.mark(session.id, false);
           renderList();
           $("sessionTitle").replaceChildren("Session ", node("code", session.id), " (" + session.reactor + ")");
-          if (reactors.some((reactor) => reactor.name === session.reactor)) { $("reactor").value = session.reactor; describeReactor(); }
+          if (reactors.some((reactor) => reactor.name === session.reactor)) {
+            $("reactor").value = session.reactor;
+            describeReactor();
+          }
           renderButtons();
           showState(session.version, session.state);
           logLine("opened at version " + session.version + "  " + JSON.stringify(session.state));
@@ -173,7 +194,9 @@ extension WebPage {
               if (version !== shownVersion) logLine("state v" + version + "  " + JSON.stringify(state));
               showState(version, state);
             },
-            onPulse(pulse) { logLine("pulse " + pulse.name + " = " + JSON.stringify(pulse.value) + " (#" + pulse.count + ")", "pulse"); },
+            onPulse(pulse) {
+              logLine("pulse " + pulse.name + " = " + JSON.stringify(pulse.value) + " (#" + pulse.count + ")", "pulse");
+            },
             onStatus: streamStatus,
             probe: () => api("GET", sessionPath(session.id), { headers: sessionHeaders(session.id) }),
             accessToken: () => (remembered.find(session.id) || {}).token,
@@ -190,7 +213,9 @@ extension WebPage {
           try {
             const result = await api("POST", path, { body: $("actionJson").value, headers: sessionHeaders(id) });
             if (!current || current.id !== id) return;
-            $("sendResult").textContent = result.version === undefined ? "accepted as action " + result.seq : "action " + result.seq + " gave version " + result.version;
+            $("sendResult").textContent = result.version === undefined
+              ? "accepted as action " + result.seq
+              : "action " + result.seq + " gave version " + result.version;
           } catch (error) {
             if (!current || current.id !== id) return;
             $("sendResult").className = "error";
@@ -246,7 +271,13 @@ extension WebPage {
         });
         window.addEventListener("popstate", () => {
           const id = urlSession();
-          if (id) openSession(id, false); else { clearSession("No session open"); setStatus($("streamStatus"), "idle", "Create a session or open one."); renderList(); }
+          if (id) {
+            openSession(id, false);
+          } else {
+            clearSession("No session open");
+            setStatus($("streamStatus"), "idle", "Create a session or open one.");
+            renderList();
+          }
         });
         // Another tab opened or forgot a session: show the same list here.
         window.addEventListener("storage", (event) => { if (event.key === remembered.key) renderList(); });

@@ -6,17 +6,24 @@ extension WebPage {
         const remembered = {
           key: "reactor-server.sessions",
           all() {
-            try { const list = JSON.parse(localStorage.getItem(this.key) || "[]"); return Array.isArray(list) ? list : []; }
+            try {
+              const list = JSON.parse(localStorage.getItem(this.key) || "[]");
+              return Array.isArray(list) ? list : [];
+            }
             catch (_) { return []; }
           },
           save(list) { localStorage.setItem(this.key, JSON.stringify(list.slice(0, 50))); },
           find(id) { return this.all().find((entry) => entry.id === id); },
           remember(session) {
             const earlier = this.find(session.id) || {};
-            const entry = { id: session.id, reactor: session.reactor, token: session.token || earlier.token, opened: Date.now() };
+            const entry = {
+              id: session.id, reactor: session.reactor, token: session.token || earlier.token, opened: Date.now(),
+            };
             this.save([entry].concat(this.all().filter((other) => other.id !== session.id)));
           },
-          mark(id, gone) { this.save(this.all().map((entry) => entry.id === id ? Object.assign({}, entry, { gone }) : entry)); },
+          mark(id, gone) {
+            this.save(this.all().map((entry) => entry.id === id ? Object.assign({}, entry, { gone }) : entry));
+          },
           forget(id) { this.save(this.all().filter((entry) => entry.id !== id)); },
         };
 

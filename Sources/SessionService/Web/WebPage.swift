@@ -15,8 +15,10 @@ enum WebPage {
         .play { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; align-items: start; }
         @media (max-width: 64rem) { .play { grid-template-columns: 1fr; } }
         #sessionList { list-style: none; padding: 0; margin: .3rem 0; }
-        #sessionList li { display: flex; align-items: center; gap: .4rem; padding: .25rem 0; border-bottom: 1px solid #eee; }
-        #sessionList li a { font: 13px ui-monospace, monospace; flex: 1 1 0; min-width: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+        #sessionList li { display: flex; align-items: center; gap: .4rem; padding: .25rem 0;
+          border-bottom: 1px solid #eee; }
+        #sessionList li a { font: 13px ui-monospace, monospace; flex: 1 1 0; min-width: 0; overflow: hidden;
+          text-overflow: ellipsis; white-space: nowrap; }
         #sessionList li a[aria-current="page"] { font-weight: 700; }
         #sessionList li button { padding: .05rem .5rem; font-size: .8rem; margin: 0; }
         .badge { font-size: .75rem; padding: 0 .4rem; border-radius: 4px; background: #eee; color: var(--muted); }
@@ -45,8 +47,11 @@ enum WebPage {
             <body>
             <header class="bar">
               <h1><img src="/favicon.ico" alt=""> reactor-server</h1>
-              <span class="muted">One reactor per session: send actions, watch states arrive over Server-Sent Events.</span>
-              <nav aria-label="Elsewhere"><a href="/openapi.json">API (OpenAPI)</a><a href="/admin/console">Admin console</a></nav>
+              <span class="muted">One reactor per session: send actions,
+                watch states arrive over Server-Sent Events.</span>
+              <nav aria-label="Elsewhere">
+                <a href="/openapi.json">API (OpenAPI)</a><a href="/admin/console">Admin console</a>
+              </nav>
             </header>
             <main class="layout">
               <div>
@@ -55,8 +60,10 @@ enum WebPage {
                   <form id="createForm">
                     <label class="block" for="reactor">Reactor</label>
                     <select id="reactor" disabled><option>loading …</option></select>
-                    <label class="block" for="sessionId">Id <span class="muted">(optional: the server picks one)</span></label>
-                    <input id="sessionId" size="22" autocomplete="off" spellcheck="false" pattern="[A-Za-z0-9_\-]{1,64}">
+                    <label class="block" for="sessionId">Id
+                      <span class="muted">(optional: the server picks one)</span></label>
+                    <input id="sessionId" size="22" autocomplete="off" spellcheck="false"
+                      pattern="[A-Za-z0-9_\-]{1,64}">
                     <div id="paramsField" hidden>
                       <label class="block" for="params">Params
                         <span class="muted">(JSON: this reactor's sessions take them)</span></label>
@@ -70,18 +77,21 @@ enum WebPage {
                   <h2 id="openHeading">Open a session</h2>
                   <form id="openForm" class="row">
                     <label for="openId" class="sr-only">Session id</label>
-                    <input id="openId" placeholder="session id" size="18" autocomplete="off" spellcheck="false" required>
+                    <input id="openId" placeholder="session id" size="18" autocomplete="off" spellcheck="false"
+                      required>
                     <button type="submit" id="open">Open</button>
                   </form>
                   <h3>Opened in this browser</h3>
-                  <p class="muted">Kept in this browser only; the server does not list sessions to anyone without the admin token.</p>
+                  <p class="muted">Kept in this browser only;
+                    the server does not list sessions to anyone without the admin token.</p>
                   <ul id="sessionList" aria-label="Sessions opened in this browser"></ul>
                   <p id="noSessions" class="muted">None yet.</p>
                 </section>
               </div>
               <section class="card" id="sessionPanel" aria-labelledby="sessionTitle">
                 <h2 id="sessionTitle">No session open</h2>
-                <p><span id="streamStatus" class="status" data-kind="idle" role="status" aria-live="polite">Create a session or open one.</span></p>
+                <p><span id="streamStatus" class="status" data-kind="idle" role="status"
+                  aria-live="polite">Create a session or open one.</span></p>
                 <div id="sessionBody" hidden>
                 <div class="play">
                   <div>
@@ -92,11 +102,14 @@ enum WebPage {
                       <textarea id="actionJson" spellcheck="false" disabled></textarea>
                       <div class="row">
                         <button class="primary" id="send" type="submit" disabled>Send action</button>
-                        <label><input type="checkbox" id="wait"><span>wait for its state (<code>?wait=true</code>)</span></label>
+                        <label><input type="checkbox" id="wait"><span>wait for its state
+                          (<code>?wait=true</code>)</span></label>
                       </div>
                     </form>
                     <p id="sendResult" class="muted" aria-live="polite"></p>
-                    <div class="row"><button class="danger" id="delete" type="button" disabled>Delete session</button></div>
+                    <div class="row">
+                      <button class="danger" id="delete" type="button" disabled>Delete session</button>
+                    </div>
                   </div>
                   <div id="stateBox" aria-labelledby="stateHeading">
                     <div id="stateHead">

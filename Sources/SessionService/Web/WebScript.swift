@@ -31,8 +31,11 @@ enum WebScript {
           let json = null;
           try { json = text ? JSON.parse(text) : null; } catch (_) { json = null; }
           if (!response.ok) {
-            if (json && json.error) throw new APIError(response.status, json.error.code, json.error.code + ": " + json.error.message);
-            throw new APIError(response.status, "http_" + response.status, "HTTP " + response.status + (text ? ": " + text.trim().slice(0, 200) : ""));
+            if (json && json.error) {
+              throw new APIError(response.status, json.error.code, json.error.code + ": " + json.error.message);
+            }
+            const detail = text ? ": " + text.trim().slice(0, 200) : "";
+            throw new APIError(response.status, "http_" + response.status, "HTTP " + response.status + detail);
           }
           return json;
         }
@@ -67,9 +70,13 @@ enum WebScript {
         function pointerTokens(text) {
           if (typeof text !== "string") throw new Error("a path is a JSON pointer string, not " + JSON.stringify(text));
           if (text === "") return [];
-          if (text[0] !== "/") throw new Error("JSON pointer " + JSON.stringify(text) + " must be empty or start with /");
+          if (text[0] !== "/") {
+            throw new Error("JSON pointer " + JSON.stringify(text) + " must be empty or start with /");
+          }
           return text.slice(1).split("/").map((token) => {
-            if (/~([^01]|$)/.test(token)) throw new Error("JSON pointer " + JSON.stringify(text) + " has a bad ~ escape");
+            if (/~([^01]|$)/.test(token)) {
+              throw new Error("JSON pointer " + JSON.stringify(text) + " has a bad ~ escape");
+            }
             return token.replace(/~1/g, "/").replace(/~0/g, "~");
           });
         }
@@ -120,11 +127,13 @@ enum WebScript {
         /** JSON equality: arrays element by element, objects member by member in any order. */
         function sameJSON(a, b) {
           if (Array.isArray(a) || Array.isArray(b)) {
-            return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameJSON(item, b[i]));
+            return Array.isArray(a) && Array.isArray(b) && a.length === b.length
+              && a.every((item, i) => sameJSON(item, b[i]));
           }
           if (isContainer(a) && isContainer(b)) {
             const keys = Object.keys(a);
-            return keys.length === Object.keys(b).length && keys.every((key) => hasMember(b, key) && sameJSON(a[key], b[key]));
+            return keys.length === Object.keys(b).length
+              && keys.every((key) => hasMember(b, key) && sameJSON(a[key], b[key]));
           }
           return a === b;
         }
@@ -168,7 +177,8 @@ enum WebScript {
             case "add": return addAt(document, tokens, text, value());
             case "remove": return removeAt(document, tokens, text);
             case "replace": return replaceAt(document, tokens, text, value());
-            case "copy": return addAt(document, tokens, text, valueAt(document, pointerTokens(operation.from), operation.from));
+            case "copy":
+              return addAt(document, tokens, text, valueAt(document, pointerTokens(operation.from), operation.from));
             case "move": {
               const from = pointerTokens(operation.from);
               if (tokens.length > from.length && from.every((token, index) => token === tokens[index])) {
@@ -262,7 +272,8 @@ enum WebScript {
                 if (this.document === undefined) throw new Error("no state to apply it to");
                 this.document = applyJSONPatch(this.document, JSON.parse(event.data));
               } catch (error) {
-                return this.resync(source, "the patch to version " + version + " did not apply (" + error.message + ")");
+                return this.resync(source,
+                  "the patch to version " + version + " did not apply (" + error.message + ")");
               }
               this.patchFailures = 0;
               this.version = version;
@@ -289,7 +300,10 @@ enum WebScript {
             });
           }
 
-          /** A patch did not apply: a new stream starts with the whole state (at once the first time, then backing off). */
+          /**
+           * A patch did not apply: a new stream starts with the whole state (at once the first time, then backing
+           * off).
+           */
           resync(source, why) {
             source.close();
             this.source = null;
@@ -306,8 +320,12 @@ enum WebScript {
               await this.handlers.probe();
             } catch (error) {
               if (this.stopped) return;
-              if (error.status === 404) return this.status("gone", "session " + this.id + " no longer exists (deleted or expired)");
-              if (error.status === 401 || error.status === 403) return this.status("denied", "no access to this session: " + error.message);
+              if (error.status === 404) {
+                return this.status("gone", "session " + this.id + " no longer exists (deleted or expired)");
+              }
+              if (error.status === 401 || error.status === 403) {
+                return this.status("denied", "no access to this session: " + error.message);
+              }
               this.failures += 1;
               const delay = Math.min(500 * 2 ** (this.failures - 1), 5000);
               const why = error.status === 0 ? "server unreachable" : error.message;
@@ -319,7 +337,8 @@ enum WebScript {
             // The session is there: reopen at once, but back off if the stream keeps breaking without a state.
             const delay = this.breaks <= 1 ? 0 : Math.min(500 * 2 ** (this.breaks - 2), 5000);
             if (delay === 0) return this.open();
-            const why = reason && reason.code ? "the server ended the stream (" + reason.code + ")" : "the stream broke";
+            const why =
+              reason && reason.code ? "the server ended the stream (" + reason.code + ")" : "the stream broke";
             this.status("retrying", why + ": reconnecting in " + (delay / 1000).toFixed(1) + " s");
             this.timer = setTimeout(() => this.open(), delay);
           }

@@ -19,12 +19,17 @@ func describe(_ event: MultiplexedEvent) -> String {
     }
 }
 
+/// A duration in whole milliseconds, rounded down.
+func milliseconds(_ duration: Duration) -> Int64 {
+    duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+}
+
 func describe(_ connection: ConnectionState) -> String {
     switch connection {
     case .connecting: "connecting"
     case .connected: "connected"
     case .reconnecting(let delay, let cause):
-        "reconnecting after \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms (\(describe(cause)))"
+        "reconnecting after \(milliseconds(delay)) ms (\(describe(cause)))"
     case .ended(.finished(let reason)): "ended: \(reason)"
     case .ended(.stopped): "ended: stopped"
     case .ended(.failed(let error)): "failed: \(describe(error))"

@@ -31,7 +31,9 @@ extension Browser {
               if (finished) return;
               finished = true;
               observer.disconnect(); clearInterval(timer); clearTimeout(limit);
-              const statuses = Array.from(document.querySelectorAll('[role=status], [role=alert], .error')).map((e) => (e.id || e.className) + ': ' + e.textContent.trim()).filter((t) => !t.endsWith(': '));
+              const statuses = Array.from(document.querySelectorAll('[role=status], [role=alert], .error'))
+                .map((e) => (e.id || e.className) + ': ' + e.textContent.trim())
+                .filter((t) => !t.endsWith(': '));
               done({ ok, statuses, url: location.href });
             };
             observer = new MutationObserver(() => { if (check()) finish(true); });
@@ -46,7 +48,8 @@ extension Browser {
         throw TestFailure(
             """
             timed out after \(timeout) waiting for \(what) (\(predicate)) at \(answer?["url"] as? String ?? "?"); \
-            the page's status lines: \(statuses.isEmpty ? "none" : statuses)\(shot.map { "; screenshot \($0.path)" } ?? "")
+            the page's status lines: \(statuses.isEmpty ? "none" : statuses)\
+            \(shot.map { "; screenshot \($0.path)" } ?? "")
             """)
     }
 

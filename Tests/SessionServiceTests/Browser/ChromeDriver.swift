@@ -77,7 +77,8 @@ final class ChromeDriver: Sendable {
             process.signal(SIGKILL)
             if attempt >= 5 {
                 throw TestFailure(
-                    "chromedriver found no free port in \(attempt) starts; it printed: \(process.standardOutput)\(process.standardError)"
+                    "chromedriver found no free port in \(attempt) starts; "
+                        + "it printed: \(process.standardOutput)\(process.standardError)"
                 )
             }
         }

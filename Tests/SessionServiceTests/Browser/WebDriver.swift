@@ -139,7 +139,8 @@ final class Browser: @unchecked Sendable {
                 (error?["message"] as? String ?? String(decoding: data, as: UTF8.self)).split(separator: "\n").first
                 .map(String.init) ?? ""
             throw TestFailure(
-                "WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): \(name): \(message)"
+                "WebDriver \(method) \(path.split(separator: "/").dropFirst(2).joined(separator: "/")): "
+                    + "\(name): \(message)"
             )
         }
         return value is NSNull ? nil : value

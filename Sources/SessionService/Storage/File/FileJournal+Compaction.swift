@@ -221,7 +221,8 @@ extension FileJournal {
             let message = "the journal record at \(path) offset \(offset) \(reason)"
             quarantine(key: key, reason: message)
             logger.error(
-                "a stored session is quarantined: compaction found a damaged record; its segments stay until it is deleted",
+                "a stored session is quarantined: compaction found a damaged record; "
+                    + "its segments stay until it is deleted",
                 ["session": .string(plan.entry.id), "path": .string(path), "offset": .int(offset)])
         } catch {
             logger.error(

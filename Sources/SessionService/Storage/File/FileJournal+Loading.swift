@@ -46,7 +46,8 @@ extension FileJournal {
         case .failure(.storage(let reason)):
             readFailures.withLock { $0[id] = reason }
             logger.error(
-                "a stored session cannot be read from the journal now; it is not quarantined, the next request tries again",
+                "a stored session cannot be read from the journal now; "
+                    + "it is not quarantined, the next request tries again",
                 ["session": .string(id), "error": .string(reason)])
             return .storageUnavailable(reason)
         case .success(let records):

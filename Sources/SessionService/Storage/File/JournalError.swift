@@ -17,7 +17,8 @@ public enum JournalError: Error, Sendable, CustomStringConvertible {
             return error.description
         case .locked(let directory, let lockFile):
             return
-                "another reactor-server holds the data directory \(directory) (\(lockFile) is locked); use a different --data-dir or stop the other process"
+                "another reactor-server holds the data directory \(directory) (\(lockFile) is locked); "
+                + "use a different --data-dir or stop the other process"
         case .corrupt(let path, let offset, let reason):
             return "the journal record at \(path) offset \(offset) \(reason)"
         }

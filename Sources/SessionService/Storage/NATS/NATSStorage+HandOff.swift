@@ -125,7 +125,8 @@ extension NATSStorage {
         let started = OwnershipLease.now()
         if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.silenceMemory.nanoseconds {
             return .silent(
-                "it did not answer a hand-off request just now; its claim expires \(options.claimTTL) after its last heartbeat"
+                "it did not answer a hand-off request just now; "
+                    + "its claim expires \(options.claimTTL) after its last heartbeat"
             )
         }
         let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))]))

@@ -86,7 +86,9 @@ extension NATSStorage {
             case .failure(.jetStream(let error))
             where error.errorCode == JetStreamAPIError.replicasNotSupported && replicas > 1:
                 logger.notice(
-                    "the NATS server is not part of a cluster: its streams keep 1 copy, not storage.nats.replicas=\(replicas); a restart of that server keeps what it acknowledged, a lost disk does not",
+                    "the NATS server is not part of a cluster: "
+                        + "its streams keep 1 copy, not storage.nats.replicas=\(replicas); "
+                        + "a restart of that server keeps what it acknowledged, a lost disk does not",
                     [:])
                 replicas = 1
             case .failure(let error):
@@ -181,7 +183,8 @@ extension NATSStorage {
                     if case .success(let found?) = current { owner = found.claim.instance }
                     log.stop(
                         because:
-                            "session \(id) was taken over by instance \(owner ?? "another instance") while this one was not heard from",
+                            "session \(id) was taken over by instance \(owner ?? "another instance") "
+                            + "while this one was not heard from",
                         fenced: true)
                 }
             case .failure(let error):

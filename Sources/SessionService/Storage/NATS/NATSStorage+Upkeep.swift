@@ -50,7 +50,8 @@ extension NATSStorage {
         metrics.lostRecords.increment(by: positions.count)
         if shown {
             logger.warning(
-                "records clients may be waiting for can never be stored; what shows them is refused, nothing of it is sent",
+                "records clients may be waiting for can never be stored; "
+                    + "what shows them is refused, nothing of it is sent",
                 ["session": .string(id), "records": .int(positions.count), "reason": .string(reason)])
         }
     }

@@ -61,7 +61,8 @@ final class NATSStorageMetrics: Sendable {
         text.family(
             "reactor_storage_lost_records_total", type: "counter",
             help:
-                "Records appended here that can never be stored because another instance took their session over (or it was deleted); answers and events showing them were refused."
+                "Records appended here that can never be stored because another instance took their session over "
+                + "(or it was deleted); answers and events showing them were refused."
         )
         text.sample("reactor_storage_lost_records_total", value: lostRecords.value)
     }
