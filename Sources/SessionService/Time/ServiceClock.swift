@@ -43,7 +43,7 @@ public final class ScheduledWork: Sendable {
     public func claim() -> Bool { !cancelled.exchange(true, ordering: .acquiringAndReleasing) }
 }
 
-/// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and one Dispatch timer for all its work (``DeadlineTimers``).
+/// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and one Dispatch timer for all its work (`DeadlineTimers`).
 public struct SystemServiceClock: ServiceClock {
     public init() {}
 
