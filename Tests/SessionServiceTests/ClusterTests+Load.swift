@@ -109,7 +109,8 @@ final class ClusterLoad: Sendable {
         } catch {
             let counts = zip(ids, before).map { "\($0): \($1) → \(ledger.count($0, instance: 0))" }
             let streams = ids.map { id in
-                "\(id): \(single[id].map(String.init) ?? "-") → \(subscribers.newestSingle[id].map(String.init) ?? "-")"
+                "\(id): \(single[id].map(String.init) ?? "-") → "
+                    + "\(subscribers.newestSingle[id].map(String.init) ?? "-")"
                     + ", multiplexed \(multiplexed[id].map(String.init) ?? "-") → "
                     + "\(subscribers.newestMultiplexed[id].map(String.init) ?? "-")"
             }

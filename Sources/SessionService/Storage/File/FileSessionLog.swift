@@ -94,13 +94,7 @@ final class FileSessionLog: SessionLog {
         guard let position else { return false }
         // An accept (on a request's thread) and a mutation (on the runtime's) may note their
         // positions in either order: keep the higher.
-        var current = last.load(ordering: .relaxed)
-        while current < position {
-            let (exchanged, original) = last.compareExchange(
-                expected: current, desired: position, ordering: .acquiringAndReleasing)
-            if exchanged { break }
-            current = original
-        }
+        last.max(position, ordering: .acquiringAndReleasing)
         return true
     }
 }

@@ -121,13 +121,7 @@ final class NATSSessionLog: SessionLog {
         // the write waiting, so output showing that record waits for it too (``acknowledged(_:sequence:)``).
         state.withLock { _ in
             let position = storage.watermark.allocate()
-            var current = last.load(ordering: .relaxed)
-            while current < position {
-                let (exchanged, original) = last.compareExchange(
-                    expected: current, desired: position, ordering: .acquiringAndReleasing)
-                if exchanged { break }
-                current = original
-            }
+            last.max(position, ordering: .acquiringAndReleasing)
             storage.noteTimer(id, at: at, position: position)
         }
     }
