@@ -80,6 +80,51 @@ struct JetStreamClusterTests {
         }
     }
 
+    /// Instances of a cluster start together and each creates the same streams: a server that learns of a
+    /// stream another connection just created may answer "stream not found" (10059) until its copy exists.
+    /// Every creator must end with the stream, none with that error (it once stopped a cluster's start).
+    @Test func theSameStreamsCreatedAtOnceThroughEveryNodeAllSucceed() async throws {
+        try await withCluster { cluster, js, logs in
+            _ = try await createR3Stream(js, logs: logs)
+            var creators: [JetStream] = []
+            var connections: [NATSConnection] = []
+            defer { for connection in connections { connection.close() } }
+            for node in cluster.nodes {
+                for _ in 0..<2 {
+                    let connection = try await connect(node.url)
+                    connections.append(connection)
+                    creators.append(JetStream(connection: connection, timeout: .seconds(10)))
+                }
+            }
+            let logger = Logger(label: "test", level: .info, handler: logs)
+            for round in 0..<8 {
+                let config = StreamConfig(name: "RACE\(round)", subjects: ["race\(round).>"], replicas: 3)
+                let outcomes = await withTaskGroup(of: String?.self) { group in
+                    for creator in creators {
+                        group.addTask {
+                            do {
+                                _ = try await creator.retrying(
+                                    "creating \(config.name)", timeout: .seconds(60), logger: logger
+                                ) {
+                                    () async throws(NATSError) in
+                                    try await creator.createOrUpdateStream(config)
+                                }
+                                return nil
+                            } catch {
+                                return "\(error)"
+                            }
+                        }
+                    }
+                    var failures: [String] = []
+                    for await failure in group { if let failure { failures.append(failure) } }
+                    return failures
+                }
+                #expect(outcomes.isEmpty, "round \(round): \(outcomes)")
+                #expect(try await js.streamInfo(config.name)?.replicas == 3)
+            }
+        }
+    }
+
     @Test func anR3StreamKeepsEveryAcknowledgedPublishWhenItsLeaderIsKilled() async throws {
         try await withCluster { cluster, js, logs in
             _ = try await createR3Stream(js, logs: logs)

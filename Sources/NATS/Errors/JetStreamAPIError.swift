@@ -58,6 +58,10 @@ public struct JetStreamAPIError: Error, Sendable, Equatable, CustomStringConvert
     /// Whether the same call may succeed later, once the cluster has settled.
     public var isTransient: Bool {
         if errorCode == Self.notEnabled || errorCode == Self.notEnabledForAccount { return false }
+        // A create of a stream that another client has just created with the same configuration is answered
+        // by that stream's copies, and one not made yet says "not found" (seen on 2.9 when a cluster's
+        // instances start together): the stream exists, and the same create succeeds once its copy does.
+        if errorCode == Self.streamNotFound && subject.contains(".STREAM.CREATE.") { return true }
         return code == 503
             || [Self.temporarilyUnavailable, Self.insufficientResources, Self.noSuitablePeers, Self.clusterNotLeader]
                 .contains(errorCode)
