@@ -19,84 +19,22 @@ extension OpenAPIDocument.Schemas {
     /// The schema of a body a route takes or answers with (JSON bodies; pages and streams by media type).
     func payload(_ payload: RoutePayload) -> JSONSchema {
         let version = JSONSchema.unsigned().described("The session's version: 0 at creation, one more for every state.")
-        let seq = JSONSchema.unsigned().adding("minimum", 1).described("The action's number in the session, from 1.")
+        let seq = Self.seq
         let state = Self.ref("State")
         switch payload {
         case .html, .svg, .metrics: return .string()
         case .empty: return .any
         case .openAPI: return .object(["openapi": .constant("3.1.0"), "info": .object([:]), "paths": .object([:])])
         case .health: return .object(["status": .constant("ok")])
-        case .reactors:
-            let reactor = JSONSchema.object(
-                [
-                    "name": .enumeration(hosted.map(JSONValue.string)), "description": .string(), "initialState": .any,
-                    "actions": JSONSchema.array(.any).described(
-                        "Example actions, one per case, as the reactor's author wrote them."),
-                    "params": JSONSchema.object([:]).described(
-                        "Example parameters, for a reactor whose sessions take them."),
-                ], optional: ["params"])
-            return .object(["reactors": .array(reactor)])
+        case .reactors: return reactorsSchema
         case .session: return Self.ref("Session")
         case .createdSession: return Self.ref("CreatedSession")
         case .actionAccepted: return .object(["seq": seq])
         case .actionReduced: return .object(["seq": seq, "version": version, "state": state])
         case .eventStream: return Self.ref("Event")
         case .sessionsEventStream: return Self.sessionsEvent
-        case .adminSessions:
-            let subscriber = JSONSchema.object([
-                "queuedBytes": .unsigned(), "lastEventId": JSONSchema.unsigned().orNull, "drops": .unsigned(),
-                "select": JSONSchema.string().orNull,
-            ])
-            let session = JSONSchema.object(
-                [
-                    "id": Self.id, "reactor": .string(), "version": .unsigned(), "subscribers": .unsigned(),
-                    "stub": .boolean,
-                    "idleSeconds": .unsigned(),
-                    "resident": JSONSchema.boolean.described(
-                        "False for a session only on disk (passivated, or not used since creation)."),
-                    "unavailable": JSONSchema.string().described(
-                        "Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
-                    "subscriberDetails": .array(subscriber),
-                    "instance": JSONSchema.string().described(
-                        "With storage.backend=nats: the instance the session runs on (present for resident sessions)."),
-                    "crash": Self.crash,
-                ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance", "crash"])
-            let unreachable = JSONSchema.array(.string()).described(
-                "With storage.backend=nats: instances that did not answer; "
-                    + "their sessions are listed from storage, as not resident."
-            )
-            return .object(
-                ["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
-        case .actionLog:
-            let entry = JSONSchema.object(
-                [
-                    "seq": seq,
-                    "at": JSONSchema.string().adding("format", "date-time").described(
-                        "When the action was accepted (RFC 3339, UTC)."),
-                    "action": Self.ref("Action").orNull.described(
-                        "The action as it decoded, encoded again (members the reactor does not read are not kept); "
-                            + "null only for a crashed action the crash record could not keep."),
-                    "stubbed": JSONSchema.boolean.described(
-                        "Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
-                    "interrupted": JSONSchema.constant(true).described(
-                        "Present when the server stopped before the action's effects finished; it is never re-run."),
-                    "from": JSONSchema.constant("effect").described(
-                        "Present when one of the session's own effects sent the action (ReactorContext.send); left "
-                            + "out for a client's."),
-                    "crashed": JSONSchema.constant(true).described(
-                        "Present on the action that was running when the session's reactor crashed the server "
-                            + "(it was never acknowledged); only while the session is quarantined."),
-                    "timer": JSONSchema.string().described(
-                        "Present when the session's own timer sent the action: the timer's name."),
-                    "error": JSONSchema.object(["code": .string(), "message": .string()]).described(
-                        "Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
-                ], optional: ["interrupted", "from", "crashed", "error", "timer"])
-            return .object(
-                [
-                    "actions": .array(entry),
-                    "next": JSONSchema.unsigned().described(
-                        "Present when more entries remain: pass it as the next since."),
-                ], optional: ["next"])
+        case .adminSessions: return adminSessionsSchema
+        case .actionLog: return actionLogSchema
         case .timers:
             let timer = JSONSchema.object([
                 "name": .string(),
@@ -108,20 +46,7 @@ extension OpenAPIDocument.Schemas {
         case .forcedState: return .object(["version": version, "state": state])
         case .stateAtVersion: return .object(["id": Self.id, "version": version, "state": state])
         case .sessionToken: return .object(["token": .string(pattern: "^[A-Za-z0-9_-]{43}$")])
-        case .newSession:
-            let id =
-                settings.serverChosenIDsOnly
-                ? JSONSchema.null.described("This server picks every id (auth.clientChosenIDs is false): leave it out.")
-                : JSONSchema.string(pattern: Self.idPattern).orNull.described(
-                    "The id to give the session; left out or null: the server picks one with 128 random bits.")
-            return .object(
-                [
-                    "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
-                    "id": id,
-                    "params": Self.ref("Params").described(
-                        "The session's parameters, for a reactor that takes them (422 invalid_params when they do not "
-                            + "decode); left out, or {}, for one that takes none. Kept for the session's life."),
-                ], optional: ["id", "params"])
+        case .newSession: return newSessionSchema
         case .action: return Self.ref("Action")
         case .stubRequest: return .object(["enabled": .boolean])
         case .state: return state
@@ -133,6 +58,103 @@ extension OpenAPIDocument.Schemas {
                         "The new session's id; left out or null: the server picks one."),
                 ], optional: ["id"])
         }
+    }
+
+    /// An action's seq in a session.
+    static var seq: JSONSchema {
+        JSONSchema.unsigned().adding("minimum", 1).described("The action's number in the session, from 1.")
+    }
+
+    /// `GET /reactors`: every hosted reactor with its initial state and example actions.
+    var reactorsSchema: JSONSchema {
+        let reactor = JSONSchema.object(
+            [
+                "name": .enumeration(hosted.map(JSONValue.string)), "description": .string(), "initialState": .any,
+                "actions": JSONSchema.array(.any).described(
+                    "Example actions, one per case, as the reactor's author wrote them."),
+                "params": JSONSchema.object([:]).described(
+                    "Example parameters, for a reactor whose sessions take them."),
+            ], optional: ["params"])
+        return .object(["reactors": .array(reactor)])
+    }
+
+    /// `GET /admin/sessions`: every session with its reactor, version, subscribers and where it runs.
+    var adminSessionsSchema: JSONSchema {
+        let subscriber = JSONSchema.object([
+            "queuedBytes": .unsigned(), "lastEventId": JSONSchema.unsigned().orNull, "drops": .unsigned(),
+            "select": JSONSchema.string().orNull,
+        ])
+        let session = JSONSchema.object(
+            [
+                "id": Self.id, "reactor": .string(), "version": .unsigned(), "subscribers": .unsigned(),
+                "stub": .boolean,
+                "idleSeconds": .unsigned(),
+                "resident": JSONSchema.boolean.described(
+                    "False for a session only on disk (passivated, or not used since creation)."),
+                "unavailable": JSONSchema.string().described(
+                    "Why the session cannot be served (quarantined); its requests answer 409 session_unavailable."),
+                "subscriberDetails": .array(subscriber),
+                "instance": JSONSchema.string().described(
+                    "With storage.backend=nats: the instance the session runs on (present for resident sessions)."),
+                "crash": Self.crash,
+            ], optional: ["idleSeconds", "resident", "unavailable", "subscriberDetails", "instance", "crash"])
+        let unreachable = JSONSchema.array(.string()).described(
+            "With storage.backend=nats: instances that did not answer; "
+                + "their sessions are listed from storage, as not resident."
+        )
+        return .object(
+            ["sessions": .array(session), "unreachableInstances": unreachable], optional: ["unreachableInstances"])
+    }
+
+    /// `GET /admin/sessions/{id}/actions`: the entries of a session's action log, a page at a time.
+    var actionLogSchema: JSONSchema {
+        let seq = Self.seq
+        let entry = JSONSchema.object(
+            [
+                "seq": seq,
+                "at": JSONSchema.string().adding("format", "date-time").described(
+                    "When the action was accepted (RFC 3339, UTC)."),
+                "action": Self.ref("Action").orNull.described(
+                    "The action as it decoded, encoded again (members the reactor does not read are not kept); "
+                        + "null only for a crashed action the crash record could not keep."),
+                "stubbed": JSONSchema.boolean.described(
+                    "Whether stub mode took the action: recorded, neither mutate nor reduce ran."),
+                "interrupted": JSONSchema.constant(true).described(
+                    "Present when the server stopped before the action's effects finished; it is never re-run."),
+                "from": JSONSchema.constant("effect").described(
+                    "Present when one of the session's own effects sent the action (ReactorContext.send); left "
+                        + "out for a client's."),
+                "crashed": JSONSchema.constant(true).described(
+                    "Present on the action that was running when the session's reactor crashed the server "
+                        + "(it was never acknowledged); only while the session is quarantined."),
+                "timer": JSONSchema.string().described(
+                    "Present when the session's own timer sent the action: the timer's name."),
+                "error": JSONSchema.object(["code": .string(), "message": .string()]).described(
+                    "Present when a state the action produced was refused (state_too_large, state_not_encodable)."),
+            ], optional: ["interrupted", "from", "crashed", "error", "timer"])
+        return .object(
+            [
+                "actions": .array(entry),
+                "next": JSONSchema.unsigned().described(
+                    "Present when more entries remain: pass it as the next since."),
+            ], optional: ["next"])
+    }
+
+    /// `POST /sessions`: the reactor, the id and the parameters of a new session.
+    var newSessionSchema: JSONSchema {
+        let id =
+            settings.serverChosenIDsOnly
+            ? JSONSchema.null.described("This server picks every id (auth.clientChosenIDs is false): leave it out.")
+            : JSONSchema.string(pattern: Self.idPattern).orNull.described(
+                "The id to give the session; left out or null: the server picks one with 128 random bits.")
+        return .object(
+            [
+                "reactor": JSONSchema.enumeration(names).described("The reactor type (GET /reactors lists them)."),
+                "id": id,
+                "params": Self.ref("Params").described(
+                    "The session's parameters, for a reactor that takes them (422 invalid_params when they do not "
+                        + "decode); left out, or {}, for one that takes none. Kept for the session's life."),
+            ], optional: ["id", "params"])
     }
 
     /// The media type a payload is sent as.
@@ -214,136 +236,5 @@ extension OpenAPIDocument.Schemas {
         default: break
         }
         return links
-    }
-
-    /// The parameters operations refer to, each with its exact schema.
-    func parameters() -> JSONObject {
-        func parameter(
-            _ name: String, in location: String, _ schema: JSONSchema, _ description: String, required: Bool = false
-        ) -> JSONValue {
-            .members([
-                ("name", .string(name)), ("in", .string(location)),
-                ("required", required || location == "path" ? true : nil), ("description", .string(description)),
-                ("schema", schema.json),
-            ])
-        }
-        return JSONObject([
-            ("id", parameter("id", in: "path", Self.id, "The session's id.")),
-            ("version", parameter("version", in: "path", .unsigned(), "A version of the session.")),
-            (
-                "name",
-                parameter(
-                    "name", in: "path", .string(),
-                    "A pending timer's name, as the reactor scheduled it (percent-encoded in the path).")
-            ),
-            // The server reads the words and their one-digit and bare (`?wait`) forms;
-            // anything else is 400 invalid_query.
-            (
-                RouteParameter.wait.rawValue,
-                parameter(
-                    "wait", in: "query", JSONSchema.enumeration(["true", "false", "1", "0", ""]),
-                    "true (or 1, or a bare wait): answer once every mutation of the action is reduced "
-                        + "(504 timeout after sessions.waitTimeoutSeconds); "
-                        + "false (or 0) or left out: answer 202 once queued."
-                )
-            ),
-            (
-                RouteParameter.select.rawValue,
-                parameter(
-                    "select", in: "query", Self.jsonPointer,
-                    """
-                    An RFC 6901 JSON pointer: stream only that part of the state, sent when it changes (data is the \
-                    selected value; absent: null). Pulses only of that part: pulse p (editor.alert for one of a nested \
-                    struct) when the pointer is /p (/editor/alert), encloses it (/editor) or lies inside it.
-                    """)
-            ),
-            (
-                RouteParameter.delta.rawValue,
-                parameter(
-                    "delta", in: "query", JSONSchema.enumeration(["json-patch"]),
-                    "json-patch: after the first state (and after a skipped version or a resume, "
-                        + "which are whole states again) each new version comes as event: patch, "
-                        + "its data the RFC 6902 JSON Patch that turns the state "
-                        + "(with select, the selected value) of the stream's event before into this version's.")
-            ),
-            (
-                RouteParameter.lastEventID.rawValue,
-                parameter(
-                    "Last-Event-ID", in: "header", .string(),
-                    "Resume: the current state is sent only if its version is above this one, or below it "
-                        + "(a version the session never showed: an earlier session with this id was deleted); "
-                        + "anything that is not a version is ignored.")
-            ),
-            (
-                RouteParameter.sessions.rawValue,
-                .members([
-                    ("name", "sessions"), ("in", "query"), ("required", true), ("style", "form"), ("explode", false),
-                    (
-                        "description",
-                        .string(
-                            "The sessions to follow, comma-separated: 1 to sse.maxSessionsPerStream ids, none twice.")
-                    ),
-                    (
-                        "schema",
-                        JSONSchema.array(Self.id, minItems: 1, maxItems: settings.maxSessionsPerStream).adding(
-                            "uniqueItems", true
-                        ).json
-                    ),
-                ])
-            ),
-            (
-                RouteParameter.streamCursor.rawValue,
-                parameter(
-                    "Last-Event-ID", in: "header", .string(),
-                    "Resume: a cursor this stream sent; every session resumes after it, except one created again under "
-                        + "its id since (it starts from its current state); anything else is ignored.")
-            ),
-            (
-                RouteParameter.since.rawValue,
-                parameter("since", in: "query", .unsigned(), "Only entries with a seq above this (default 0).")
-            ),
-            (
-                RouteParameter.limit.rawValue,
-                parameter(
-                    "limit", in: "query", JSONSchema.integer(minimum: 1, maximum: 100_000).adding("default", 1000),
-                    "At most this many entries.")
-            ),
-            (
-                RouteParameter.session.rawValue,
-                parameter(
-                    "session", in: "query", .string(), "A session id for the page to open (read by the page's script).")
-            ),
-            (
-                RouteParameter.reactor.rawValue,
-                parameter(
-                    "reactor", in: "query", .enumeration(hosted.map(JSONValue.string)),
-                    "Describe sessions of this reactor only.")
-            ),
-            (
-                RouteParameter.sessionTokens.rawValue,
-                .members([
-                    ("name", "access_token"), ("in", "query"), ("required", false), ("style", "form"),
-                    ("explode", false),
-                    (
-                        "description",
-                        .string(
-                            "auth.sessions=token: one token per session of sessions=, in the same order, "
-                                + "comma-separated (or the same list as Authorization: Bearer t1,t2,…). "
-                                + "Any text is taken: a part whose token is missing or wrong ends as unauthorized, "
-                                + "exactly as an unknown session's does."
-                        )
-                    ),
-                    ("schema", JSONSchema.array(.string()).json),
-                ])
-            ),
-            (
-                RouteParameter.scope.rawValue,
-                parameter(
-                    "scope", in: "query", .enumeration(["local"]),
-                    "local: only the sessions resident on this instance "
-                        + "(with storage.backend=nats, the list otherwise covers every instance)."
-                )
-            ),
-        ])
     }
 }
