@@ -27,7 +27,7 @@ import Testing
 
     /// The quota of `server` (set whenever the cap is on).
     static func quota(_ server: TestServer) throws -> AddressQuota {
-        try #require(server.server.service.subscriberQuota)
+        try #require(server.server.service.clients.subscriberQuota)
     }
 
     /// The value of one sample line of `/metrics`.
@@ -271,7 +271,7 @@ import Testing
 
     @Test func zeroTurnsTheCapOff() throws {
         let server = try Self.server(cap: 0)
-        #expect(server.server.service.subscriberQuota == nil)
+        #expect(server.server.service.clients.subscriberQuota == nil)
         let id = try server.createSession("counter")
         let streams = try (0..<3).map { _ in try server.subscribe("/sessions/\(id)/events") }
         for stream in streams { #expect(try stream.nextEvent().event == "state") }

@@ -44,45 +44,14 @@ extension ReactorService {
     /// `GET /openapi.json[?reactor=NAME]`: the API description, built once (whole, and for each reactor).
     func serveOpenAPI(_ exchange: Exchange) {
         guard let reactor = exchange.request.queryValue("reactor") else {
-            return exchange.reply(200, json: openAPIDocument)
+            return exchange.reply(200, json: documents.openAPI)
         }
-        guard let document = openAPIDocuments[reactor] else {
+        guard let document = documents.openAPIByReactor[reactor] else {
             return exchange.fail(.unknownReactor(reactor, known: catalog.definitions.map(\.name)))
         }
         exchange.reply(200, json: document)
     }
 
     /// `GET /reactors`: the hosted reactors, built once.
-    func listReactors(_ exchange: Exchange) { exchange.reply(200, json: reactorsDocument) }
-
-    /// `GET /reactors`: every hosted reactor with its initial state and example actions.
-    static func reactorsJSON(_ catalog: ReactorCatalog) -> [UInt8] {
-        var out = JSONWriter(capacity: 1024)
-        out.raw("{\"reactors\":[")
-        for (index, definition) in catalog.definitions.enumerated() {
-            if index > 0 { out.raw(",") }
-            out.raw("{\"name\":")
-            out.string(definition.name)
-            out.raw(",\"description\":")
-            out.string(definition.summary)
-            out.raw(",\"initialState\":")
-            out.raw(definition.initialState)
-            if let example = definition.exampleParams {
-                out.raw(",\"params\":")
-                out.raw(example)
-            }
-            out.raw(",\"actions\":[")
-            var first = true
-            for example in definition.exampleActions {
-                // Examples are the registrant's text: include only those that are JSON.
-                guard let value = try? JSONParser().parse(Array(example.utf8)) else { continue }
-                if !first { out.raw(",") }
-                first = false
-                out.raw(value.serialized())
-            }
-            out.raw("]}")
-        }
-        out.raw("]}")
-        return out.bytes
-    }
+    func listReactors(_ exchange: Exchange) { exchange.reply(200, json: documents.reactors) }
 }

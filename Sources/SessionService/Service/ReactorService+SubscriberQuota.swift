@@ -5,8 +5,8 @@ extension ReactorService {
     /// or unknown (a request another instance forwarded: that instance counted it). Throws 503
     /// `too_many_subscribers` when the address would hold more than its cap; the global limit is separate.
     func holdSubscribers(_ count: Int, for exchange: Exchange) throws(APIError) -> [AddressQuota.Hold] {
-        guard let quota = subscriberQuota, count > 0,
-            let client = exchange.limitedClient(resolvedBy: clientResolver, exempt: exemptClients)
+        guard let quota = clients.subscriberQuota, count > 0,
+            let client = exchange.limitedClient(resolvedBy: clients.resolver, exempt: clients.exempt)
         else { return [] }
         if let holds = quota.take(count, for: client) { return holds }
         metrics.subscribersRefusedPerAddress.increment()

@@ -28,22 +28,16 @@ public final class ReactorService: HTTPResponder {
     nonisolated(unsafe) private(set) var preflightChain: MiddlewareChain!
     /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
     let senders: [String: ReactorDefinition.SendAction]
-    /// `/openapi.json`: the whole document, and one narrowed to each reactor (`?reactor=`), built once.
-    let openAPIDocument: [UInt8]
-    let openAPIDocuments: [String: [UInt8]]
-    let reactorsDocument: [UInt8]
+    /// `/openapi.json` and `/reactors`, built once.
+    let documents: ServiceDocuments
     /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
     let bodyParser: JSONParser
     let sweep = Mutex<ScheduledWork?>(nil)
     /// The sessions a crash of their reactor quarantined, and what crashed them.
     let crashes: CrashQuarantine
     let accepting = Atomic<Bool>(true)
-    /// Who a request comes from, for the per-client limits (`limits.trustedProxies`).
-    let clientResolver: ClientAddressResolver
-    /// Clients no per-client limit applies to (`limits.exemptAddresses`).
-    let exemptClients: [IPNetwork]
-    /// Subscribers held by each client address (`sse.maxSubscribersPerAddress`); nil when unlimited.
-    let subscriberQuota: AddressQuota?
+    /// Who a request comes from and which clients the per-client limits spare.
+    let clients: ClientLimits
 
     var metrics: ServiceMetrics { context.metrics }
     var logger: Logger { context.logger }
@@ -101,18 +95,10 @@ public final class ReactorService: HTTPResponder {
         let folder = storage == nil ? nil : CrashFolder(path: configuration.storage.dataDir + "/crashes")
         crashes = CrashQuarantine(
             folder: folder, storage: storage, logger: logger, gauge: context.metrics.sessionsQuarantined)
-        let openAPI = OpenAPIDocument(
-            definitions: catalog.definitions, settings: .init(configuration, access: access.kind))
-        openAPIDocument = openAPI.json(reactor: nil)
-        openAPIDocuments = Dictionary(
-            catalog.definitions.map { ($0.name, openAPI.json(reactor: $0.name)) }, uniquingKeysWith: { _, last in last }
-        )
-        reactorsDocument = Self.reactorsJSON(catalog)
-        let trustedProxies = configuration.limits.trustedProxies.compactMap(IPNetwork.init)
-        clientResolver = ClientAddressResolver(trustedProxies: trustedProxies)
-        exemptClients = configuration.limits.exemptAddresses.compactMap(IPNetwork.init)
-        let perAddress = configuration.sse.maxSubscribersPerAddress
-        subscriberQuota = perAddress > 0 ? AddressQuota(limit: perAddress) : nil
+        documents = ServiceDocuments(catalog: catalog, settings: .init(configuration, access: access.kind))
+        clients = ClientLimits(
+            trustedProxies: configuration.limits.trustedProxies, exemptAddresses: configuration.limits.exemptAddresses,
+            subscribersPerAddress: configuration.sse.maxSubscribersPerAddress)
         // Set before the service is handed to a server, and never again: requests read them unlocked.
         (chains, unroutedChain, preflightChain) = buildChains(
             configuration, adminToken: adminToken, access: access,
@@ -172,8 +158,8 @@ public final class ReactorService: HTTPResponder {
         let cors = CORSMiddleware(allowedOrigins: configuration.cors.allowedOrigins)
         if cors.isEnabled { outer.append(cors) }
         let limits = configuration.limits
-        let resolver = clientResolver
-        let exempt = exemptClients
+        let resolver = clients.resolver
+        let exempt = clients.exempt
         if limits.requestsPerSecond > 0 {
             let buckets = TokenBuckets(rate: Double(limits.requestsPerSecond), burst: limits.requestBurst, clock: clock)
             outer.append(
