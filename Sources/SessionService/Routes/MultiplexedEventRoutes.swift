@@ -4,8 +4,7 @@ import Tokens
 
 extension ReactorService {
     /// `GET /events?sessions=a,b,c[&select=/pointer][&delta=json-patch]`: the events of several sessions over one
-    /// stream
-    /// (API.md "Many sessions over one stream"). The request is refused as a whole only for what is wrong
+    /// stream (API.md "Many sessions over one stream"). The request is refused as a whole only for what is wrong
     /// with it (400), with its JWT (401, in jwt mode) or for the subscriber limits (503); a session that
     /// cannot be followed ends its own part: `unauthorized` (no or a wrong token, or not covered by the JWT;
     /// in token mode also an unknown id, so ids cannot be probed), `unknown_session`, `session_unavailable`.
@@ -23,8 +22,29 @@ extension ReactorService {
         } catch {
             return exchange.fail(error)
         }
-        let now = context.clock.monotonicNanoseconds()
         let granted = grantedParts(ids, exchange)
+        let starts = partStarts(ids, granted: granted)
+        // One per part that subscribes, in order; given back as each part leaves its session.
+        let holds: [AddressQuota.Hold]
+        do {
+            let subscribing = try subscribersAdded(ids, starts)
+            holds = try holdSubscribers(subscribing, for: exchange)
+        } catch {
+            return exchange.fail(error)
+        }
+        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
+        guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
+        let stream = openStream(ids, starts, select: select, patches: patches, exchange: exchange, writer: writer)
+        startParts(of: stream, ids, starts, holds: holds)
+        let tokens = zip(ids, granted).compactMap { id, part in part.matched.map { (id: id, matched: $0) } }
+        endWhenCredentialLapses(stream, tokens: tokens, exchange)
+        exchange.finished(200)
+    }
+
+    /// How each part starts: following its session, ended at once (no access, an unknown or quarantined session),
+    /// or failed (a session whose first state could not be stored). Touches each session followed.
+    func partStarts(_ ids: [String], granted: [(granted: Bool, matched: SessionTokenHash?)]) -> [PartStart] {
+        let now = context.clock.monotonicNanoseconds()
         var starts: [PartStart] = []
         starts.reserveCapacity(ids.count)
         for (id, allowed) in zip(ids, granted) {
@@ -44,37 +64,38 @@ extension ReactorService {
             }
             starts.append(.subscribe(session))
         }
-        // Counted without a lock, as for one session's stream.
+        return starts
+    }
+
+    /// How many subscribers the stream adds, one per part that follows its session; 503 when a session or the
+    /// server would pass its limit (`sse.maxSubscribersPerSession`, `sse.maxSubscribers`). Counted without a lock,
+    /// as for one session's stream.
+    func subscribersAdded(_ ids: [String], _ starts: [PartStart]) throws(APIError) -> Int {
         let limits = configuration.sse
         var subscribing = 0
         for (id, start) in zip(ids, starts) {
             guard case .subscribe(let session) = start else { continue }
             subscribing += 1
             if session.subscriberCount >= limits.maxSubscribersPerSession {
-                return exchange.fail(
-                    .tooManySubscribers(
-                        "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) "
-                            + "subscribers (sse.maxSubscribersPerSession)"
-                    ))
+                throw .tooManySubscribers(
+                    "session \(JSONWriter.quoted(id)) has its limit of \(limits.maxSubscribersPerSession) "
+                        + "subscribers (sse.maxSubscribersPerSession)")
             }
         }
         if subscribing > 0, metrics.subscribers.value + subscribing > limits.maxSubscribers {
-            return exchange.fail(
-                .tooManySubscribers(
-                    "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); "
-                        + "this stream would add \(subscribing)"
-                ))
+            throw .tooManySubscribers(
+                "the server has its limit of \(limits.maxSubscribers) subscribers (sse.maxSubscribers); "
+                    + "this stream would add \(subscribing)")
         }
-        // One per part that subscribes, in order; given back as each part leaves its session.
-        var holds: [AddressQuota.Hold]
-        do {
-            holds = try holdSubscribers(subscribing, for: exchange)
-        } catch {
-            return exchange.fail(error)
-        }
-        if exchange.request.method == .HEAD { return Self.answerHead(exchange) }
+        return subscribing
+    }
+
+    /// The stream, resuming from the request's cursor, attached to the connection.
+    func openStream(
+        _ ids: [String], _ starts: [PartStart], select: (pointer: JSONPointer, text: String)?, patches: Bool,
+        exchange: Exchange, writer: HTTPResponseWriter
+    ) -> MultiplexedEventStream {
         let cursor = exchange.request.headers["Last-Event-ID"].flatMap { StreamCursor($0.trimmed, sessions: ids) }
-        guard let writer = exchange.writer else { return exchange.fail(.notFound(exchange.request.path)) }
         // Only of the parts that follow their session: the cursor must not tell a refused id exists.
         let incarnations = zip(ids, starts).map { id, start -> UInt64 in
             guard case .subscribe = start else { return 0 }
@@ -84,6 +105,14 @@ extension ReactorService {
             sessions: ids, incarnations: incarnations, resumingFrom: cursor, select: select?.pointer,
             selectText: select?.text, patches: patches)
         stream.attach(writer.startEventStream(headers: exchange.eventStreamHeaders) { stream.handle($0) })
+        return stream
+    }
+
+    /// Subscribes each following part to its session (loaded again if it was passivated meanwhile) with its
+    /// subscriber hold; ends or fails the others.
+    func startParts(
+        of stream: MultiplexedEventStream, _ ids: [String], _ starts: [PartStart], holds: consuming [AddressQuota.Hold]
+    ) {
         for (index, start) in starts.enumerated() {
             switch start {
             case .subscribe(let session):
@@ -96,9 +125,6 @@ extension ReactorService {
                 stream.fail(index, code: error.code, message: error.message)
             }
         }
-        let tokens = zip(ids, granted).compactMap { id, part in part.matched.map { (id: id, matched: $0) } }
-        endWhenCredentialLapses(stream, tokens: tokens, exchange)
-        exchange.finished(200)
     }
 
     /// The ids of `sessions=`: 1 to `sse.maxSessionsPerStream` valid ids, none twice (else 400).
