@@ -6,47 +6,15 @@ extension ReactorService {
     /// `POST /sessions` `{"reactor": "counter", "id": "optional", "params": {…}}` → 201.
     func createSession(_ exchange: Exchange) {
         guard let body = exchange.jsonObject(parsingWith: bodyParser) else { return }
-        guard case .string(let name)? = body["reactor"] else {
-            return exchange.fail(
-                APIError(
-                    .bodyNotObject,
-                    #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#))
-        }
-        guard let definition = catalog.definition(named: name) else {
-            return exchange.fail(.unknownReactor(name, known: catalog.definitions.map(\.name)))
-        }
-        guard mayCreate(name) else {
-            return exchange.fail(
-                APIError(
-                    .forbidden,
-                    "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows "
-                        + "\(configuration.auth.reactors.joined(separator: ", ")))"))
-        }
+        let definition: ReactorDefinition
         let id: String
-        switch body["id"] {
-        case nil, .null?:
-            id = SessionID.random()
-        case .string(let chosen)?:
-            // Before anything about the id is looked at: the same answer whether it exists or not.
-            guard configuration.auth.clientChosenIDs else {
-                return exchange.fail(
-                    APIError(
-                        .forbidden,
-                        #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#))
-            }
-            guard SessionID.isValid(chosen) else {
-                return exchange.fail(
-                    APIError(
-                        .invalidID,
-                        "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got "
-                            + "\(JSONWriter.quoted(String(chosen.prefix(80))))"))
-            }
-            id = chosen
-        case let other?:
-            return exchange.fail(
-                APIError(
-                    .invalidID, "\"id\" must be a string, got \(other.serializedString().prefix(80))"))
+        do {
+            definition = try creatableReactor(body)
+            id = try newSessionID(body)
+        } catch {
+            return exchange.fail(error)
         }
+        let name = definition.name
         if let claims = exchange.claims,
             let refusal = claims.refusal(right: .create, sessionID: body["id"] == nil || body["id"] == .null ? nil : id)
         {
@@ -82,6 +50,49 @@ extension ReactorService {
         exchange.dependsOn = session.storedPosition
         exchange.reply(
             201, json: Self.sessionJSON(session, snapshot, token: token), headers: [("Location", "/sessions/\(id)")])
+    }
+
+    /// The reactor `body` names, if it is hosted and `auth.reactors` lets sessions of it be created here.
+    func creatableReactor(_ body: JSONObject) throws(APIError) -> ReactorDefinition {
+        guard case .string(let name)? = body["reactor"] else {
+            throw APIError(
+                .bodyNotObject, #"the body must name a reactor: {"reactor": "counter"}; GET /reactors lists them"#)
+        }
+        guard let definition = catalog.definition(named: name) else {
+            throw .unknownReactor(name, known: catalog.definitions.map(\.name))
+        }
+        guard mayCreate(name) else {
+            throw APIError(
+                .forbidden,
+                "sessions of reactor \(JSONWriter.quoted(name)) may not be created here (auth.reactors allows "
+                    + "\(configuration.auth.reactors.joined(separator: ", ")))")
+        }
+        return definition
+    }
+
+    /// The new session's id: the one `body` chooses (when `auth.clientChosenIDs` allows and it is valid), or a
+    /// random one.
+    func newSessionID(_ body: JSONObject) throws(APIError) -> String {
+        switch body["id"] {
+        case nil, .null?:
+            return SessionID.random()
+        case .string(let chosen)?:
+            // Before anything about the id is looked at: the same answer whether it exists or not.
+            guard configuration.auth.clientChosenIDs else {
+                throw APIError(
+                    .forbidden, #"this server picks session ids itself (auth.clientChosenIDs is false): leave "id" out"#
+                )
+            }
+            guard SessionID.isValid(chosen) else {
+                throw APIError(
+                    .invalidID,
+                    "a session id is 1 to 64 characters from A-Z, a-z, 0-9, _ and -; got "
+                        + "\(JSONWriter.quoted(String(chosen.prefix(80))))")
+            }
+            return chosen
+        case let other?:
+            throw APIError(.invalidID, "\"id\" must be a string, got \(other.serializedString().prefix(80))")
+        }
     }
 
     /// Whether `auth.reactors` lets `POST /sessions` create sessions of this reactor.
