@@ -60,7 +60,7 @@ extension NATSStorage {
         guard let records = try? records(of: id) else { return }
         let newest = records.filter { $0.kind == .snapshot || $0.kind == .mutation || $0.kind == .forced }.map(\.number)
             .max()
-        if let newest { catalog.withLock { $0.raiseVersion(of: id, to: newest) } }
+        if let newest { catalog.raiseVersion(of: id, to: newest) }
     }
 
     /// Why session `id` is quarantined by crash records, unless an operator is releasing it here.

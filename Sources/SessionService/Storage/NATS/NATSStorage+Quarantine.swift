@@ -5,13 +5,8 @@ import NATS
 extension NATSStorage {
     func liftQuarantine(_ id: String) {
         _ = releasing.withLock { $0.insert(id) }
-        _ = quarantinedHere.withLock { $0.removeValue(forKey: id) }
-        catalog.withLock { catalog in
-            guard var meta = catalog[id], meta.unavailable != nil else { return }
-            meta.unavailable = nil
-            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
-        }
-        switch updateMeta(id, { $0.unavailable = nil }) {
+        catalog.clearMarks(id)
+        switch catalog.update(id, { $0.unavailable = nil }) {
         case .success: break
         case .failure(let error):
             logger.error(

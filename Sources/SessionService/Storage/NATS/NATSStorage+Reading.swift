@@ -88,10 +88,10 @@ extension NATSStorage {
     /// Reads session `id`'s subject back without claiming it or writing a fence: what its owner (if any)
     /// has stored so far.
     func peek(_ id: String) -> Result<StoredHistory, StorageReadError> {
-        guard let meta = catalog.withLock({ $0[id] }) else {
+        guard let meta = catalog.meta(id) else {
             return .failure(StorageReadError(reason: "it is no longer stored"))
         }
-        if let reason = meta.unavailable ?? quarantinedHere.withLock({ $0[id] }) {
+        if let reason = catalog.quarantineReason(id, meta) {
             return .failure(StorageReadError(reason: reason))
         }
         var replay = RecordReplay(limits: options.actionLogLimits)
@@ -122,13 +122,6 @@ extension NATSStorage {
 
 // Waiting for JetStream: the storage protocol's calls that return results.
 extension NATSStorage {
-    /// The latest entry of `key`, read from the bucket's leader.
-    func consistentEntry(_ bucket: KeyValue, _ key: String) -> Result<KeyValueEntry?, NATSError> {
-        waitFor("a read of \(key) in the bucket \(bucket.bucket)") { completion in
-            try bucket.consistentEntry(key, completion: completion)
-        }
-    }
-
     /// Waits for a JetStream call of this backend (its request timeout, and a margin); `what` names
     /// the call in a timeout's error.
     func waitFor<T: Sendable>(

@@ -5,20 +5,20 @@ import Tokens
 
 // Sessions: the catalog, creating, loading (claim, read back, fence), deleting, quarantine, tokens.
 extension NATSStorage {
-    var count: Int { catalog.withLock { $0.count } }
+    var count: Int { catalog.count }
 
-    func contains(_ id: String) -> Bool { catalog.withLock { $0[id] != nil } }
+    func contains(_ id: String) -> Bool { catalog.contains(id) }
 
     func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
 
     func storedSession(_ id: String) -> StoredSessionInfo? {
-        guard let meta = catalog.withLock({ $0[id] }) else { return nil }
+        guard let meta = catalog.meta(id) else { return nil }
         return info(id, meta, log: logs.withLock { $0[id] })
     }
 
     func storedSessions() -> [StoredSessionInfo] {
-        let (entries, open) = (catalog.withLock { $0.entries }, logs.withLock { $0 })
-        return entries.compactMap { id, entry in entry.meta.map { info(id, $0, log: open[id]) } }
+        let (metas, open) = (catalog.metas(), logs.withLock { $0 })
+        return metas.map { id, meta in info(id, meta, log: open[id]) }
     }
 
     /// A session as the admin listing shows it: resident when this instance runs it, at the version
@@ -33,7 +33,7 @@ extension NATSStorage {
     /// Why session `id` must not be loaded here: its entry's quarantine, a crash record naming it, or this
     /// instance's reactor failing to read it; nil when it may load.
     func unavailable(_ id: String, _ meta: SessionMeta) -> String? {
-        meta.unavailable ?? crashReason(id) ?? quarantinedHere.withLock { $0[id] }
+        catalog.unavailable(id, meta, crashReason: crashReason)
     }
 
     // MARK: Creating
@@ -48,13 +48,9 @@ extension NATSStorage {
         }
         var meta = SessionMeta(reactor: snapshot.reactor, version: snapshot.version, tokenHash: accessTokenHash)
         meta.incarnation = UInt64.random(in: 1...UInt64.max)
-        let sessionsBucket = self.sessionsBucket
-        switch waitFor(
-            "the creation of session \(id)",
-            { completion in try sessionsBucket.create(id, value: meta.json, completion: completion) })
-        {
-        case .success(let revision):
-            catalog.withLock { _ = $0.apply(id, meta, revision: revision) }
+        switch catalog.create(id, meta) {
+        case .success:
+            break
         case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
             return nil
         case .failure(let error):
@@ -71,7 +67,7 @@ extension NATSStorage {
             logger.error(
                 "a new session cannot be claimed; it is not stored",
                 ["session": .string(id), "error": .string(error.description)])
-            try? sessionsBucket.delete(id) { _ in }
+            catalog.removeLater(id)
             return nil
         }
         let log = NATSSessionLog(
@@ -87,7 +83,7 @@ extension NATSStorage {
     /// Claims the session, reads its records back, and appends a fence: from then on only this
     /// instance's publishes land on the subject. A session a live instance runs is refused (503).
     func load(_ id: String) -> StorageLoad {
-        guard let meta = knownMeta(id) else { return .missing }
+        guard let meta = catalog.known(id) else { return .missing }
         if let reason = unavailable(id, meta) { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
@@ -171,19 +167,6 @@ extension NATSStorage {
                 return .loaded(history, log)
             }
         }
-    }
-
-    /// The session's entry: from the mirror, or (when the mirror has not seen it yet) from the bucket.
-    func knownMeta(_ id: String) -> SessionMeta? {
-        if let meta = catalog.withLock({ $0[id] }) { return meta }
-        guard case .success(let entry?) = consistentEntry(sessionsBucket, id), entry.operation == .put else {
-            return nil
-        }
-        let meta =
-            SessionMeta(json: entry.value)
-            ?? SessionMeta(reactor: "", version: 0, unavailable: "its entry in the sessions bucket is not readable")
-        catalog.withLock { _ = $0.apply(id, meta, revision: entry.revision) }
-        return meta
     }
 
     /// A load that may succeed later: noted for the error answers, nothing quarantined.
@@ -297,7 +280,7 @@ extension NATSStorage {
     /// Deletes the session's entry (everyone stops seeing it), then purges its records once its log
     /// has sent what it had. A session a live instance runs is left alone (false).
     func delete(_ id: String) -> Bool {
-        guard knownMeta(id) != nil else { return false }
+        guard catalog.known(id) != nil else { return false }
         var claimRevision: UInt64?
         let open = logs.withLock { $0[id] }
         if open == nil {
@@ -320,20 +303,13 @@ extension NATSStorage {
                 return false
             }
         }
-        let sessionsBucket = self.sessionsBucket
-        switch waitFor(
-            "the deletion of session \(id)", { completion in try sessionsBucket.delete(id, completion: completion) })
-        {
-        case .success(let revision):
-            catalog.withLock { _ = $0.apply(id, nil, revision: revision) }
-        case .failure(let error):
+        if case .failure(let error) = catalog.delete(id) {
             logger.error(
                 "a session's entry cannot be deleted from the sessions bucket",
                 ["session": .string(id), "error": .string(error.description)])
             return false
         }
         _ = readFailures.withLock { $0.removeValue(forKey: id) }
-        _ = quarantinedHere.withLock { $0.removeValue(forKey: id) }
         if let open {
             open.whenDrained { [self] in
                 let (last, revision) = open.state.withLock { ($0.lastSequence, $0.claimRevision) }
@@ -348,17 +324,11 @@ extension NATSStorage {
 
     func quarantine(_ id: String, reason: String) {
         _ = releasing.withLock { $0.remove(id) }
-        // This instance's mirror says so at once (its next request is refused with this reason, not an older
-        // mark's); the entry's write, which the other instances see, follows.
-        catalog.withLock { catalog in
-            guard var meta = catalog[id] else { return }
-            meta.unavailable = reason
-            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
-        }
-        // With the version the catalog knows: the entry's is as of the last release, behind when an instance died.
-        let version = catalog.withLock { $0[id]?.version } ?? 0
+        // This instance's mirror says so at once; the entry's write, which the other instances see, follows, with
+        // the version the mirror knows: the entry's is as of the last release, behind when an instance died.
+        let version = catalog.markUnavailable(id, reason: reason)
         DispatchQueue.global().async { [self] in
-            _ = updateMeta(id) { meta in
+            _ = catalog.update(id) { meta in
                 meta.unavailable = reason
                 meta.version = max(meta.version, version)
             }
@@ -369,17 +339,17 @@ extension NATSStorage {
     /// (running another version of its reactor) and a restart of this one read it again.
     func quarantineHere(_ id: String, reason: String) {
         _ = releasing.withLock { $0.remove(id) }
-        quarantinedHere.withLock { $0[id] = reason }
+        catalog.quarantineHere(id, reason: reason)
     }
 
     // MARK: Access tokens
 
     func accessTokenHash(of id: String) -> SessionTokenHash? {
-        catalog.withLock { $0[id]?.tokenHash }
+        catalog.meta(id)?.tokenHash
     }
 
     func replaceAccessTokenHash(_ hash: SessionTokenHash, of id: String) -> Bool {
-        switch updateMeta(id, { $0.tokenHash = hash }) {
+        switch catalog.update(id, { $0.tokenHash = hash }) {
         case .success(let meta): return meta != nil
         case .failure(let error):
             logger.error(
@@ -387,38 +357,5 @@ extension NATSStorage {
                 ["session": .string(id), "error": .string(error.description)])
             return false
         }
-    }
-
-    /// Changes the session's entry with a compare-and-set on its revision (read again on a
-    /// conflict); the entry as written, nil when the session has none.
-    func updateMeta(_ id: String, _ change: (inout SessionMeta) -> Void) -> Result<SessionMeta?, NATSError> {
-        var lastError = NATSError.timedOut(subject: "updating session \(id)", server: "", after: options.requestTimeout)
-        let sessionsBucket = self.sessionsBucket
-        for _ in 0..<5 {
-            let entry: KeyValueEntry
-            switch consistentEntry(sessionsBucket, id) {
-            case .failure(let error): return .failure(error)
-            case .success(let found?) where found.operation == .put: entry = found
-            case .success: return .success(nil)
-            }
-            guard var meta = SessionMeta(json: entry.value) else { return .success(nil) }
-            change(&meta)
-            let written = meta
-            switch waitFor(
-                "an update of session \(id)'s entry",
-                { completion in
-                    try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion)
-                })
-            {
-            case .success(let revision):
-                catalog.withLock { _ = $0.apply(id, written, revision: revision) }
-                return .success(written)
-            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-                lastError = error
-            case .failure(let error):
-                return .failure(error)
-            }
-        }
-        return .failure(lastError)
     }
 }

@@ -32,19 +32,8 @@ extension NATSStorage {
                     description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
             }
         }
-        watcher.start()
-        let started = ContinuousClock.now
-        var logged = started
-        while !watcher.hasCaughtUp {
-            if ContinuousClock.now - started > wait {
-                throw NATSStorageError(
-                    description: "the sessions bucket could not be read from JetStream on \(servers)")
-            }
-            if ContinuousClock.now - logged > .seconds(5) {
-                logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(names.sessionsBucket)])
-                logged = .now
-            }
-            usleep(5_000)
+        guard catalog.follow(waiting: wait, logger: logger) else {
+            throw NATSStorageError(description: "the sessions bucket could not be read from JetStream on \(servers)")
         }
         if options.readOnly {
             logger.info(

@@ -24,20 +24,13 @@ struct TimerWrite: Sendable {
 // so every instance's timer index knows it (the watcher tells them) and fires it if its owner is gone by then.
 extension NATSStorage {
     /// The sessions whose entry names a pending timer (start-up), with when it falls due.
-    func timerHints() -> [(id: String, at: Int64)] {
-        catalog.withLock { catalog in
-            catalog.entries.compactMap { id, entry in
-                guard let meta = entry.meta, meta.unavailable == nil, let at = meta.timer else { return nil }
-                return (id, at)
-            }
-        }
-    }
+    func timerHints() -> [(id: String, at: Int64)] { catalog.timerHints() }
 
     /// Whether writing `at` as session `id`'s soonest timer tells the other instances of a sooner one than its
     /// entry names (a later or no time only costs them a look that finds nothing due).
     func timerIsSooner(_ id: String, at: Int64?) -> Bool {
         guard let at else { return false }
-        return catalog.withLock { $0[id]?.timer }.map { at < $0 } ?? true
+        return catalog.meta(id)?.timer.map { at < $0 } ?? true
     }
 
     /// Session `id`'s soonest timer is now `at` (nil: none): written to its entry in the background, one
@@ -64,7 +57,7 @@ extension NATSStorage {
     /// a late write of the previous owner (read before it) fail its compare-and-set. A session without timers
     /// whose entry names none (every counter) costs nothing.
     func noteLoadedTimers(_ id: String, at: Int64?) {
-        guard at != nil || catalog.withLock({ $0[id]?.timer }) != nil else { return }
+        guard at != nil || catalog.meta(id)?.timer != nil else { return }
         noteTimer(id, at: at, force: true)
     }
 
@@ -110,7 +103,7 @@ extension NATSStorage {
                 return (write.wanted, write.positions, write.force)
             }
             guard let next else { break }
-            if !next.force, catalog.withLock({ $0[id] }).map({ $0.timer == next.wanted }) ?? true {
+            if !next.force, catalog.meta(id).map({ $0.timer == next.wanted }) ?? true {
                 // Written already, or the session is gone (deleted: nothing of it is shown any more).
                 watermark.resolve(next.positions)
                 continue
@@ -139,41 +132,17 @@ extension NATSStorage {
     /// (version, incarnation, token, unavailable) is written back as read. Success without a write when the
     /// session is not this instance's (or gone).
     private func writeTimer(_ id: String, _ at: Int64?) -> Result<Void, NATSError> {
-        var lastError = NATSError.timedOut(subject: "updating session \(id)", server: "", after: options.requestTimeout)
-        let sessionsBucket = self.sessionsBucket
-        for _ in 0..<5 {
-            let entry: KeyValueEntry
-            switch consistentEntry(sessionsBucket, id) {
-            case .failure(let error): return .failure(error)
-            case .success(let found?) where found.operation == .put: entry = found
-            case .success: return .success(())
-            }
-            guard var meta = SessionMeta(json: entry.value) else { return .success(()) }
-            switch claims.read(id) {
-            case .failure(let error): return .failure(error)
-            case .success(let found):
+        let proceed = { [self] () -> Result<Bool, NATSError> in
+            claims.read(id).map { found in
                 guard found?.claim == claims.own else {
                     logger.debug(
                         "a timer time of a session this instance no longer runs is not written",
                         ["session": .string(id), "owner": .string(found?.claim.instance ?? "nobody")])
-                    return .success(())
+                    return false
                 }
-            }
-            meta.timer = at
-            let written = meta
-            let update = waitFor("an update of session \(id)'s timer") { completion in
-                try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion)
-            }
-            switch update {
-            case .success(let revision):
-                catalog.withLock { _ = $0.apply(id, written, revision: revision) }
-                return .success(())
-            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-                lastError = error
-            case .failure(let error):
-                return .failure(error)
+                return true
             }
         }
-        return .failure(lastError)
+        return catalog.update(id, what: "timer", proceed: proceed) { $0.timer = at }.map { _ in () }
     }
 }

@@ -8,7 +8,7 @@ extension NATSStorage {
     /// goes, so any instance may load it at once.
     func released(_ log: NATSSessionLog) {
         let (version, revision, stopped) = log.state.withLock { ($0.version, $0.claimRevision, $0.stop != nil) }
-        if !stopped { catalog.withLock { $0.raiseVersion(of: log.id, to: version) } }
+        if !stopped { catalog.raiseVersion(of: log.id, to: version) }
         let current = logs.withLock { logs -> Bool in
             guard logs[log.id] === log else { return false }
             logs.removeValue(forKey: log.id)
@@ -17,8 +17,8 @@ extension NATSStorage {
         guard current, !stopped else { return }
         let id = log.id
         DispatchQueue.global().async { [self] in
-            if let meta = catalog.withLock({ $0[id] }), meta.version < version {
-                _ = updateMeta(id) { $0.version = max($0.version, version) }
+            if let meta = catalog.meta(id), meta.version < version {
+                _ = catalog.update(id) { $0.version = max($0.version, version) }
             }
             // Its last timer time is written first: a later owner's writes then come after it.
             _ = waitForTimerWrites(id, limit: options.requestTimeout)

@@ -65,14 +65,13 @@ final class NATSStorage: StorageBackend {
     let logger: Logger
     let connection: NATSConnection
     let jetStream: JetStream
-    let sessionsBucket: KeyValue
     /// This process's identity among the instance's starts: claims name it with the instance.
     let incarnation: String
     let watermark = DurabilityWatermark()
     let lease: OwnershipLease
     let metrics = NATSStorageMetrics()
-    /// Every session stored, as the sessions bucket says (mirrored by ``watcher``).
-    let catalog = CatalogMirror()
+    /// Every session stored, as the sessions bucket says, and the quarantine marks.
+    let catalog: NATSSessionCatalog
     /// Logs of the sessions this process runs (and of those it released, while their last records go out).
     let logs = Mutex<[String: NATSSessionLog]>([:])
     let readFailures = Mutex<[String: String]>([:])
@@ -84,7 +83,6 @@ final class NATSStorage: StorageBackend {
     let maxMessageBytes = Atomic<Int>(1 << 20)
     /// Retries and timers.
     let queue = DispatchQueue(label: "reactor.storage.nats")
-    let watcher: OrderedConsumer
     /// Who runs each session, and which instances are alive.
     let claims: NATSClaims
     /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
@@ -92,10 +90,6 @@ final class NATSStorage: StorageBackend {
     let crashesWatcher: OrderedConsumer
     /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
     let releasing = Mutex<Set<String>>([])
-    /// Sessions this instance's reactor cannot read (a newer or older version of it stored them), and why: kept
-    /// apart from the catalog, which every write of the session's entry replaces, so that none of them makes this
-    /// instance try (claim, fence, fail) again; other instances and a restart of this one read them as usual.
-    let quarantinedHere = Mutex<[String: String]>([:])
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
@@ -125,19 +119,12 @@ final class NATSStorage: StorageBackend {
         natsOptions.logger = logger.labeled("nats")
         connection = NATSConnection(options: natsOptions)
         jetStream = JetStream(connection: connection, timeout: options.requestTimeout)
-        sessionsBucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
+        catalog = NATSSessionCatalog(jetStream: jetStream, names: names, timeout: options.requestTimeout)
         claims = NATSClaims(
             jetStream: jetStream, names: names,
             own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
             timeout: options.requestTimeout)
         lease = OwnershipLease(ttl: options.claimTTL)
-        let catalog = self.catalog
-        watcher = OrderedConsumer(
-            jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>",
-            start: .lastPerSubject
-        ) { message in
-            catalog.apply(message)
-        }
         let crashRecords = self.crashRecords
         let crashSubjectPrefix = names.crashSubjectPrefix
         crashesWatcher = OrderedConsumer(
@@ -149,7 +136,7 @@ final class NATSStorage: StorageBackend {
         do {
             try setUp()
         } catch {
-            watcher.stop()
+            catalog.stop()
             claims.watcher.stop()
             crashesWatcher.stop()
             connection.close()
@@ -210,8 +197,8 @@ final class NATSStorage: StorageBackend {
 
     func attach(_ resident: any ResidentSessions) {
         self.resident.withLock { $0 = resident }
-        catalog.onTokenReplaced { id in resident.accessTokenReplaced(id) }
-        catalog.onTimerChanged { id, at in resident.timerChanged(id, at: at) }
+        catalog.onChanges(
+            token: { id in resident.accessTokenReplaced(id) }, timer: { id, at in resident.timerChanged(id, at: at) })
     }
 
     func maintain(_ resident: any ResidentSessions) {
@@ -226,7 +213,7 @@ final class NATSStorage: StorageBackend {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if options.readOnly {
-            watcher.stop()
+            catalog.stop()
             connection.close()
             return
         }
@@ -244,7 +231,7 @@ final class NATSStorage: StorageBackend {
         let open = logs.withLock { logs in Array(logs.values) }
         for log in open { log.giveUpClaim() }
         claims.stopBeating()
-        watcher.stop()
+        catalog.stop()
         claims.watcher.stop()
         crashesWatcher.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) {
