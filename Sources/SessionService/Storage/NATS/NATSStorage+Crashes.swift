@@ -75,7 +75,7 @@ extension NATSStorage {
     /// leader (the mirror may lag a record the dead owner's handler stored an instant ago); then the
     /// owner's claim: it said it was loading the session (replaying its history) when it went.
     func crashedOwner(_ id: String, _ owner: OwnershipClaim) -> String? {
-        switch readSubject(names.crashes(id), from: 1, stream: names.crashesStream) {
+        switch reader.messages(on: names.crashes(id), from: 1, stream: names.crashesStream) {
         case .success(let messages):
             for message in messages { crashRecords.apply(message, prefix: names.crashSubjectPrefix) }
         case .failure(let error):

@@ -19,7 +19,7 @@ extension NATSStorage {
     func storedActionLog(of id: String) throws(StorageReadError) -> [ActionLogEntry]? {
         guard contains(id) else { return nil }
         let messages: [StoredMessage]
-        switch readSubject(names.records(id), from: 1) {
+        switch reader.messages(on: names.records(id), from: 1) {
         case .success(let found): messages = found
         case .failure(let error): throw StorageReadError(reason: "its records cannot be read from JetStream: \(error)")
         }

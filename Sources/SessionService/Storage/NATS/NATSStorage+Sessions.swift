@@ -3,13 +3,13 @@ import Logs
 import NATS
 import Tokens
 
-// Sessions: the catalog, creating, loading (claim, read back, fence), deleting, quarantine, tokens.
+// Sessions: the catalog, creating, loading (what may load, and the log of one loaded), deleting, quarantine, tokens.
 extension NATSStorage {
     var count: Int { catalog.count }
 
     func contains(_ id: String) -> Bool { catalog.contains(id) }
 
-    func readFailure(_ id: String) -> String? { readFailures.withLock { $0[id] } }
+    func readFailure(_ id: String) -> String? { loader.failure(of: id) }
 
     func storedSession(_ id: String) -> StoredSessionInfo? {
         guard let meta = catalog.meta(id) else { return nil }
@@ -80,76 +80,47 @@ extension NATSStorage {
 
     // MARK: Loading
 
-    /// Claims the session, reads its records back, and appends a fence: from then on only this
-    /// instance's publishes land on the subject. A session a live instance runs is refused (503).
+    /// Claims the session, reads its records back, and appends a fence (``NATSSessionLoader``): from then on only
+    /// this instance's publishes land on the subject. A session a live instance runs is refused (503).
     func load(_ id: String) -> StorageLoad {
         guard let meta = catalog.known(id) else { return .missing }
         if let reason = unavailable(id, meta) { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
         if let successor = recentlyHandedOff(id) {
-            return transientFailure(id, "it moved to instance \(successor) just now, which runs it")
+            return loader.transientFailure(id, "it moved to instance \(successor) just now, which runs it")
         }
         let revision: UInt64
-        var askedOwner = false
-        var goneOwner: String?
-        claiming: while true {
-            switch claims.take(id, ownerGone: goneOwner, loading: true) {
-            case .failed(let error):
-                return transientFailure(id, "its claim cannot be read or written: \(error)")
-            case .overwritten(let other):
-                return transientFailure(
-                    id, "instance \(other ?? "(none: the claim is gone)") claimed it at the same moment as this one")
-            case .owned(let owner):
-                // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
-                guard !askedOwner else { return transientFailure(id, "instance \(owner) runs it") }
-                askedOwner = true
-                switch requestHandOff(id, from: owner) {
-                case .released:
-                    break
-                case .refused(let reason), .silent(let reason):
-                    return transientFailure(id, "instance \(owner) runs it and did not hand it off: \(reason)")
-                case .ownerGone:
-                    // Its heartbeat has not expired yet, but nothing of it is on the cluster: taken over
-                    // now. Safe even if it is only cut off: whatever it still sends is fenced.
-                    goneOwner = owner
-                }
-            case .taken(let value, let from):
-                revision = value
-                if let from {
-                    // Gone without handing it off: if it crashed on this session, loading it would crash here too.
-                    if !releasing.withLock({ $0.contains(id) }), let reason = crashedOwner(id, from) {
-                        refreshStoredVersion(of: id)
-                        quarantine(id, reason: reason)
-                        logger.critical(
-                            "a session is quarantined: the instance that ran it died of it",
-                            ["session": .string(id), "reason": .string(reason)])
-                        giveUpClaim(id, revision: revision)
-                        return .unavailable(reason)
-                    }
-                    metrics.takeovers.increment()
-                    logger.notice(
-                        "took a session over from an instance that is gone",
-                        ["session": .string(id), "from": .string(from.instance)])
-                } else if askedOwner {
-                    logger.info("took a session over from the instance that handed it off", ["session": .string(id)])
-                }
-                break claiming
+        switch loader.claim(id) {
+        case .refused(let reason):
+            return loader.transientFailure(id, reason)
+        case .claimed(let value, let from?, _):
+            revision = value
+            // Gone without handing it off: if it crashed on this session, loading it would crash here too.
+            if !releasing.withLock({ $0.contains(id) }), let reason = crashedOwner(id, from) {
+                refreshStoredVersion(of: id)
+                quarantine(id, reason: reason)
+                logger.critical(
+                    "a session is quarantined: the instance that ran it died of it",
+                    ["session": .string(id), "reason": .string(reason)])
+                giveUpClaim(id, revision: revision)
+                return .unavailable(reason)
+            }
+            metrics.takeovers.increment()
+            logger.notice(
+                "took a session over from an instance that is gone",
+                ["session": .string(id), "from": .string(from.instance)])
+        case .claimed(let value, nil, let handedOff):
+            revision = value
+            if handedOff {
+                logger.info("took a session over from the instance that handed it off", ["session": .string(id)])
             }
         }
-        switch readAndFence(id) {
-        case .failure(let failure):
-            if let rival = failure.rival {
-                // The rival's claim was overwritten by this one's (both accepted): it is put back, so the claim
-                // names the instance that runs the session, nobody takes it from that one unasked, and that one
-                // writes on after this one's fence (``NATSSessionLog``'s refused publishes).
-                claims.handOver(id, revision: revision, to: rival)
-                return transientFailure(id, failure.error.description)
-            }
-            giveUpClaim(id, revision: revision)
-            return transientFailure(id, "its records cannot be read back: \(failure.error)")
-        case .success(let (replay, fenceSequence)):
-            _ = readFailures.withLock { $0.removeValue(forKey: id) }
+        switch loader.fence(id, claimRevision: revision) {
+        case .refused(let reason):
+            return loader.transientFailure(id, reason)
+        case .fenced(let replay, let fenceSequence):
+            loader.forgetFailure(of: id)
             switch replay.history() {
             case .failure(let failure):
                 quarantine(id, reason: failure.reason)
@@ -169,105 +140,12 @@ extension NATSStorage {
         }
     }
 
-    /// A load that may succeed later: noted for the error answers, nothing quarantined.
-    func transientFailure(_ id: String, _ reason: String) -> StorageLoad {
-        // Logged when it starts or its reason changes, not for every request that meets it.
-        let repeated = readFailures.withLock { failures in
-            defer { failures[id] = reason }
-            return failures[id] == reason
-        }
-        if !repeated {
-            logger.warning(
-                "a stored session cannot be loaded now; the next request tries again",
-                ["session": .string(id), "reason": .string(reason)])
-        }
-        return .storageUnavailable(reason)
-    }
-
     /// Waits (bounded) while this instance's previous log of `id` still sends its last records.
     func waitForRelease(_ id: String) {
         guard let previous = logs.withLock({ $0[id] }) else { return }
         let done = DispatchSemaphore(value: 0)
         previous.whenDrained { done.signal() }
         _ = done.wait(timeout: .now() + options.requestTimeout.timeInterval)
-    }
-
-    /// Reads the subject back and appends this instance's fence after the last message read; when
-    /// another write came in between, reads on from there and tries again.
-    func readAndFence(_ id: String) -> Result<(RecordReplay, UInt64), FenceFailure> {
-        let subject = names.records(id)
-        var replay = RecordReplay(limits: options.actionLogLimits)
-        var next: UInt64 = 1
-        var fence: [UInt8] = []
-        RecordFrame.append(kind: .fence, number: 0, continues: false, body: claims.own.json[...], to: &fence)
-        let interference = claims.interference.withLock { $0 }
-        for _ in 0..<8 {
-            switch readSubject(subject, from: next) {
-            case .failure(let error): return .failure(FenceFailure(error: error))
-            case .success(let messages):
-                for message in messages {
-                    if case .failure(let damage) = replay.add(message) {
-                        return .success((replay.damaged(damage), next))
-                    }
-                    next = message.sequence + 1
-                }
-            }
-            interference?.at(id, .subjectRead)
-            let expected = interference?.dropsChecks == true ? nil : replay.lastSequence
-            let options = PublishOptions(messageID: nextMessageID(), expectedLastSubjectSequence: expected)
-            let jetStream = self.jetStream
-            switch waitFor(
-                "a publish to \(subject)",
-                { completion in try jetStream.publish(subject, payload: fence, options: options, completion: completion)
-                })
-            {
-            case .success(let ack):
-                interference?.at(id, .fenceAcknowledged)
-                if let rival = rivalWrite(on: subject, after: replay.lastSequence, before: ack.sequence) {
-                    return .failure(rival)
-                }
-                return .success((replay, ack.sequence))
-            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence: continue
-            case .failure(let error): return .failure(FenceFailure(error: error))
-            }
-        }
-        return .failure(
-            FenceFailure(
-                error: .invalidResponse(
-                    subject: subject, server: connection.serverName,
-                    detail: "another instance keeps writing on the session's subject")))
-    }
-
-    /// Why a load's fence does not stand: the error, and the instance that fenced the session first when that
-    /// is why (``rivalWrite(on:after:before:)``).
-    struct FenceFailure: Error {
-        var error: NATSError
-        var rival: OwnershipClaim?
-    }
-
-    /// Why this instance must not run the session it just fenced: a message other than its fence landed on the
-    /// subject after the last one it read. nats-server 2.9 can acknowledge two publishes that expect the same last
-    /// subject sequence in a clustered stream under load (nats-server#4320), and its key-value compare-and-set with
-    /// them, so two instances loading one session at once may both see their claim and fence accepted. The first
-    /// message after what was read decides: only the instance whose fence it is runs the session; the other gives
-    /// up (503, asked again). Nil when the fence came first, or when that cannot be read (the publish's own check
-    /// stands then).
-    func rivalWrite(on subject: String, after lastRead: UInt64, before fence: UInt64) -> FenceFailure? {
-        let jetStream = self.jetStream
-        let stream = names.recordsStream
-        let first = waitFor("a read of the first message of \(subject) after \(lastRead)") { completion in
-            try jetStream.getMessage(
-                stream: stream, .nextBySubject(subject, from: lastRead + 1), completion: completion)
-        }
-        guard case .success(let message?) = first, message.sequence < fence else { return nil }
-        metrics.fencingRejections.increment()
-        let rival = fencer(of: message)
-        let error = NATSError.invalidResponse(
-            subject: subject, server: connection.serverName,
-            detail: "another instance (\(rival?.instance ?? "unknown")) fenced the session at the same moment (its "
-                + "record at stream sequence \(message.sequence) came before this instance's fence at \(fence)); it "
-                + "runs the session")
-        return FenceFailure(error: error, rival: rival)
     }
 
     /// Gives a claim up (best effort: an unused claim of a live instance only delays a take-over).
@@ -309,7 +187,7 @@ extension NATSStorage {
                 ["session": .string(id), "error": .string(error.description)])
             return false
         }
-        _ = readFailures.withLock { $0.removeValue(forKey: id) }
+        loader.forgetFailure(of: id)
         if let open {
             open.whenDrained { [self] in
                 let (last, revision) = open.state.withLock { ($0.lastSequence, $0.claimRevision) }

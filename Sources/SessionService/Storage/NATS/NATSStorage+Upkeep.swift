@@ -98,38 +98,6 @@ extension NATSStorage {
         }
     }
 
-    /// Why a publish was refused, from the subject's last message (a fence names its writer).
-    func takenOverReason(_ message: StoredMessage?) -> String {
-        if let claim = message.flatMap(fencer) { return "instance \(claim.instance) took the session over" }
-        return "another instance wrote to the session's records"
-    }
-
-    /// When every message on session `id`'s subject after `sequence` is a fence of another instance's load while
-    /// the claim (read from the bucket's leader) still names this start of this instance, the claim's revision:
-    /// those were loads that lost to this one's, whose instances put its claim back
-    /// (``NATSClaims/handOver(_:revision:to:)``). An instance that took the session over writes its claim before
-    /// its fence, so its fence never passes this. Nil otherwise.
-    func fencedOnlyByLosers(_ id: String, after sequence: UInt64) -> UInt64? {
-        guard case .success(let found?) = claims.read(id), found.claim == claims.own,
-            case .success(let messages) = readSubject(names.records(id), from: sequence + 1), !messages.isEmpty
-        else { return nil }
-        let onlyFences = messages.allSatisfy { message in
-            guard case .success(let frames) = RecordFrame.frames(of: message.payload),
-                frames.allSatisfy({ $0.kind == .fence }), let fencer = fencer(of: message)
-            else { return false }
-            return fencer != claims.own
-        }
-        return onlyFences ? found.revision : nil
-    }
-
-    /// The claim of the instance whose fence `message` carries; nil when it carries none.
-    func fencer(of message: StoredMessage) -> OwnershipClaim? {
-        guard case .success(let frames) = RecordFrame.frames(of: message.payload),
-            let fence = frames.last(where: { $0.kind == .fence })
-        else { return nil }
-        return OwnershipClaim(json: Array(fence.body))
-    }
-
     /// A new session's subject holds a deleted session's leftovers: they are purged (up to the last
     /// one seen) and the first publish is sent again.
     func purgeLeftovers(_ log: NATSSessionLog, messageID: String, through sequence: UInt64) {

@@ -65,8 +65,8 @@ final class NATSStorage: StorageBackend {
     let logger: Logger
     let connection: NATSConnection
     let jetStream: JetStream
-    /// This process's identity among the instance's starts: claims name it with the instance.
-    let incarnation: String
+    /// The `Nats-Msg-Id`s of this process's publishes.
+    let messageIDs: NATSMessageIDs
     let watermark = DurabilityWatermark()
     let lease: OwnershipLease
     let metrics = NATSStorageMetrics()
@@ -74,7 +74,6 @@ final class NATSStorage: StorageBackend {
     let catalog: NATSSessionCatalog
     /// Logs of the sessions this process runs (and of those it released, while their last records go out).
     let logs = Mutex<[String: NATSSessionLog]>([:])
-    let readFailures = Mutex<[String: String]>([:])
     /// Deleted sessions whose records are still to be purged.
     let erasures = Mutex<Set<String>>([])
     /// Sessions in memory, told when another instance took one over.
@@ -85,6 +84,10 @@ final class NATSStorage: StorageBackend {
     let queue = DispatchQueue(label: "reactor.storage.nats")
     /// Who runs each session, and which instances are alive.
     let claims: NATSClaims
+    /// Reads sessions' subjects back.
+    let reader: NATSSubjectReader
+    /// Claims, reads back and fences the sessions this instance loads.
+    let loader: NATSSessionLoader
     /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
     let crashRecords = CrashMirror()
     let crashesWatcher: OrderedConsumer
@@ -93,11 +96,8 @@ final class NATSStorage: StorageBackend {
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
-    let msgIDs = Atomic<UInt64>(0)
     /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
-    /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
-    let silentOwners = Mutex<[String: Int64]>([:])
     /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
     let timerWrites = Mutex<[String: TimerWrite]>([:])
     let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
@@ -108,7 +108,8 @@ final class NATSStorage: StorageBackend {
         self.options = options
         self.logger = logger
         names = try NATSStorageNames(prefix: options.prefix)
-        incarnation = OrderedConsumer.randomToken()
+        let incarnation = OrderedConsumer.randomToken()
+        messageIDs = NATSMessageIDs(incarnation: incarnation)
         var natsOptions = NATSOptions(servers: options.servers)
         natsOptions.user = options.user
         natsOptions.password = options.password
@@ -124,6 +125,11 @@ final class NATSStorage: StorageBackend {
             jetStream: jetStream, names: names,
             own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
             timeout: options.requestTimeout)
+        reader = NATSSubjectReader(
+            jetStream: jetStream, connection: connection, stream: names.recordsStream, timeout: options.requestTimeout)
+        loader = NATSSessionLoader(
+            claims: claims, reader: reader, messageIDs: messageIDs, names: names, options: options, metrics: metrics,
+            logger: logger)
         lease = OwnershipLease(ttl: options.claimTTL)
         let crashRecords = self.crashRecords
         let crashSubjectPrefix = names.crashSubjectPrefix
@@ -185,9 +191,7 @@ final class NATSStorage: StorageBackend {
     func lossReason(_ position: UInt64) -> String? { watermark.lossReason(position) }
 
     /// A `Nats-Msg-Id` no other publish of any instance uses.
-    func nextMessageID() -> String {
-        "\(incarnation).\(msgIDs.wrappingAdd(1, ordering: .relaxed).newValue)"
-    }
+    func nextMessageID() -> String { messageIDs.next() }
 
     func renderMetrics(into text: inout PrometheusText) {
         metrics.render(into: &text, requests: connection.sentRequests)
