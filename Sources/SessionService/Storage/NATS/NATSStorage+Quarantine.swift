@@ -4,7 +4,7 @@ import NATS
 // A quarantined session on the cluster: lifting the quarantine, and its action log read without claiming it.
 extension NATSStorage {
     func liftQuarantine(_ id: String) {
-        _ = releasing.withLock { $0.insert(id) }
+        crashes.beginRelease(id)
         catalog.clearMarks(id)
         switch catalog.update(id, { $0.unavailable = nil }) {
         case .success: break

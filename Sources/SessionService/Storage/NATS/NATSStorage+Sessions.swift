@@ -33,7 +33,7 @@ extension NATSStorage {
     /// Why session `id` must not be loaded here: its entry's quarantine, a crash record naming it, or this
     /// instance's reactor failing to read it; nil when it may load.
     func unavailable(_ id: String, _ meta: SessionMeta) -> String? {
-        catalog.unavailable(id, meta, crashReason: crashReason)
+        catalog.unavailable(id, meta, crashReason: crashes.reason)
     }
 
     // MARK: Creating
@@ -97,7 +97,7 @@ extension NATSStorage {
         case .claimed(let value, let from?, _):
             revision = value
             // Gone without handing it off: if it crashed on this session, loading it would crash here too.
-            if !releasing.withLock({ $0.contains(id) }), let reason = crashedOwner(id, from) {
+            if !crashes.isReleasing(id), let reason = crashes.crashedOwner(id, from) {
                 refreshStoredVersion(of: id)
                 quarantine(id, reason: reason)
                 logger.critical(
@@ -201,7 +201,7 @@ extension NATSStorage {
     }
 
     func quarantine(_ id: String, reason: String) {
-        _ = releasing.withLock { $0.remove(id) }
+        crashes.endRelease(id)
         // This instance's mirror says so at once; the entry's write, which the other instances see, follows, with
         // the version the mirror knows: the entry's is as of the last release, behind when an instance died.
         let version = catalog.markUnavailable(id, reason: reason)
@@ -216,7 +216,7 @@ extension NATSStorage {
     /// Marks the session unavailable in this instance's mirror of the sessions bucket only: other instances
     /// (running another version of its reactor) and a restart of this one read it again.
     func quarantineHere(_ id: String, reason: String) {
-        _ = releasing.withLock { $0.remove(id) }
+        crashes.endRelease(id)
         catalog.quarantineHere(id, reason: reason)
     }
 

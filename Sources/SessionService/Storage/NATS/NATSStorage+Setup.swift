@@ -43,7 +43,7 @@ extension NATSStorage {
         }
         try serveHandOffs()
         claims.watcher.start()
-        try followCrashes(waiting: wait)
+        try crashes.follow(waiting: wait)
         logger.notice(
             "storage on NATS JetStream ready",
             [

@@ -88,11 +88,8 @@ final class NATSStorage: StorageBackend {
     let reader: NATSSubjectReader
     /// Claims, reads back and fences the sessions this instance loads.
     let loader: NATSSessionLoader
-    /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
-    let crashRecords = CrashMirror()
-    let crashesWatcher: OrderedConsumer
-    /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
-    let releasing = Mutex<Set<String>>([])
+    /// Every crash record of the cluster, and the sessions an operator is releasing here.
+    let crashes: NATSCrashRecords
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
@@ -131,20 +128,15 @@ final class NATSStorage: StorageBackend {
             claims: claims, reader: reader, messageIDs: messageIDs, names: names, options: options, metrics: metrics,
             logger: logger)
         lease = OwnershipLease(ttl: options.claimTTL)
-        let crashRecords = self.crashRecords
-        let crashSubjectPrefix = names.crashSubjectPrefix
-        crashesWatcher = OrderedConsumer(
-            jetStream: jetStream, stream: names.crashesStream, filter: "\(crashSubjectPrefix)>", start: .lastPerSubject
-        ) { message in
-            crashRecords.apply(message, prefix: crashSubjectPrefix)
-        }
+        crashes = NATSCrashRecords(
+            jetStream: jetStream, names: names, options: options, reader: reader, logger: logger)
         connection.start()
         do {
             try setUp()
         } catch {
             catalog.stop()
             claims.watcher.stop()
-            crashesWatcher.stop()
+            crashes.stop()
             connection.close()
             throw error
         }
@@ -237,7 +229,7 @@ final class NATSStorage: StorageBackend {
         claims.stopBeating()
         catalog.stop()
         claims.watcher.stop()
-        crashesWatcher.stop()
+        crashes.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) {
             (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)
