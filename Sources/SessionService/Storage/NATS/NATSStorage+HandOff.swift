@@ -100,7 +100,7 @@ extension NATSStorage {
             }
         }
         // The next owner's writes of the entry come after this one's last timer time.
-        guard waitForTimerWrites(id, limit: options.handOffBudget / 4) else {
+        guard timers.waitUntilWritten(id, limit: options.handOffBudget / 4) else {
             return .refused("its timer time is not written yet")
         }
         if let reason = claims.giveUp(id) { return .refused(reason) }

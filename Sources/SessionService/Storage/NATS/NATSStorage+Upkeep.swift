@@ -21,7 +21,7 @@ extension NATSStorage {
                 _ = catalog.update(id) { $0.version = max($0.version, version) }
             }
             // Its last timer time is written first: a later owner's writes then come after it.
-            _ = waitForTimerWrites(id, limit: options.requestTimeout)
+            _ = timers.waitUntilWritten(id, limit: options.requestTimeout)
             giveUpReleasedClaim(id, revision: revision)
         }
     }
@@ -45,6 +45,15 @@ extension NATSStorage {
     /// them for ever, and output that shows them (it names the session's positions) is refused: an
     /// answer becomes a 503, a stream closes. The rest of this instance goes on.
     func lost(_ positions: [UInt64], shown: Bool, id: String, reason: String) {
+        Self.lost(
+            positions, shown: shown, id: id, reason: reason, watermark: watermark, metrics: metrics, logger: logger)
+    }
+
+    /// ``lost(_:shown:id:reason:)`` with what it needs of the storage (the timer writes call it too).
+    static func lost(
+        _ positions: [UInt64], shown: Bool, id: String, reason: String, watermark: DurabilityWatermark,
+        metrics: NATSStorageMetrics, logger: Logger
+    ) {
         let why = "session \(id)'s records can never be stored: \(reason)"
         watermark.markLost(positions, reason: why)
         metrics.lostRecords.increment(by: positions.count)

@@ -95,9 +95,8 @@ final class NATSStorage: StorageBackend {
     let heartbeatWake = DispatchSemaphore(value: 0)
     /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
-    /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
-    let timerWrites = Mutex<[String: TimerWrite]>([:])
-    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
+    /// Each session's soonest timer, written to its entry in the sessions bucket.
+    let timers: NATSTimerWrites
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
@@ -128,6 +127,12 @@ final class NATSStorage: StorageBackend {
             claims: claims, reader: reader, messageIDs: messageIDs, names: names, options: options, metrics: metrics,
             logger: logger)
         lease = OwnershipLease(ttl: options.claimTTL)
+        let (watermark, metrics) = (self.watermark, self.metrics)
+        timers = NATSTimerWrites(catalog: catalog, claims: claims, watermark: watermark, logger: logger) {
+            positions, id, reason in
+            Self.lost(
+                positions, shown: true, id: id, reason: reason, watermark: watermark, metrics: metrics, logger: logger)
+        }
         crashes = NATSCrashRecords(
             jetStream: jetStream, names: names, options: options, reader: reader, logger: logger)
         connection.start()
