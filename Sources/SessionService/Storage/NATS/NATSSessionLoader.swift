@@ -1,13 +1,13 @@
-import JSONCodec
 import Logs
 import NATS
 import Synchronization
 
 /// Loading a stored session on the NATS backend, up to the point where only this instance writes it: claim it
-/// (asking a live owner to hand it off once), read the claim back, read its records, append a fence after the last
-/// one read and check that no rival's write came first; and the refusals that follow from fences (a publish refused
-/// after a loser's fence, the reason a taken-over session gives). ``NATSStorage`` decides what a load may do before
-/// and after: quarantine, crash records, the session's log.
+/// (not one this instance just handed off; asking a live owner to hand it off once, ``NATSHandOffRequests``), read
+/// the claim back, read its records, append a fence after the last one read and check that no rival's write came
+/// first; and the refusals that follow from fences (a publish refused after a loser's fence, the reason a
+/// taken-over session gives). ``NATSStorage`` decides what a load may do before and after: quarantine, crash
+/// records, the session's log.
 ///
 /// ```swift
 /// guard case .claimed(let revision, _, _) = loader.claim("s1") else { return }
@@ -33,12 +33,9 @@ final class NATSSessionLoader: Sendable {
         case refused(String)
     }
 
-    /// How long an owner that did not answer a hand-off request is not asked again: requests for its
-    /// sessions are refused at once (503) meanwhile, instead of each waiting out the budget while
-    /// its claim expires.
-    static let silenceMemory: Duration = .seconds(1)
-
     let claims: NATSClaims
+    /// Asks owners for their sessions, and remembers those this instance just handed off.
+    let handOffs: NATSHandOffRequests
     let reader: NATSSubjectReader
     let messageIDs: NATSMessageIDs
     let names: NATSStorageNames
@@ -47,14 +44,14 @@ final class NATSSessionLoader: Sendable {
     let logger: Logger
     /// Why each session that could not be loaded lately could not (for the error answers); gone once it loads.
     private let failures = Mutex<[String: String]>([:])
-    /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
-    private let silentOwners = Mutex<[String: Int64]>([:])
 
     init(
         claims: NATSClaims, reader: NATSSubjectReader, messageIDs: NATSMessageIDs, names: NATSStorageNames,
         options: NATSStorage.Options, metrics: NATSStorageMetrics, logger: Logger
     ) {
         self.claims = claims
+        handOffs = NATSHandOffRequests(
+            connection: reader.connection, names: names, options: options, metrics: metrics)
         self.reader = reader
         self.messageIDs = messageIDs
         self.names = names
@@ -93,6 +90,9 @@ final class NATSSessionLoader: Sendable {
     /// Claims session `id` for a load; a live owner is asked once to let it go (it settles, stores and gives its
     /// claim up), and one that nothing of is left on the cluster is taken over.
     func claim(_ id: String) -> Claim {
+        if let successor = handOffs.recentlyHandedOff(id) {
+            return .refused("it moved to instance \(successor) just now, which runs it")
+        }
         var askedOwner = false
         var goneOwner: String?
         while true {
@@ -105,7 +105,7 @@ final class NATSSessionLoader: Sendable {
             case .owned(let owner):
                 guard !askedOwner else { return .refused("instance \(owner) runs it") }
                 askedOwner = true
-                switch requestHandOff(id, from: owner) {
+                switch handOffs.request(id, from: owner) {
                 case .released:
                     break
                 case .refused(let reason), .silent(let reason):
@@ -118,43 +118,6 @@ final class NATSSessionLoader: Sendable {
             case .taken(let revision, let from):
                 return .claimed(revision: revision, from: from, handedOff: askedOwner)
             }
-        }
-    }
-
-    /// Asks `owner` to let session `id` go, and waits for its answer (its own budget, and a margin).
-    func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
-        let started = OwnershipLease.now()
-        if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.silenceMemory.nanoseconds {
-            return .silent(
-                "it did not answer a hand-off request just now; "
-                    + "its claim expires \(options.claimTTL) after its last heartbeat"
-            )
-        }
-        let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))]))
-            .serialized()
-        let subject = names.handOff(owner)
-        let timeout = options.handOffBudget + .milliseconds(250)
-        let connection = reader.connection
-        let result = Blocking.call("the hand-off request to \(subject)", timeout: timeout) {
-            (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
-            try connection.request(subject, payload: request, timeout: timeout, completion: completion)
-        }
-        switch result {
-        case .failure(.noResponders):
-            return .ownerGone
-        case .failure(let error):
-            silentOwners.withLock { $0[owner] = OwnershipLease.now() }
-            return .silent("it did not answer the hand-off request: \(error)")
-        case .success(let message):
-            guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload),
-                let outcome = reply["outcome"]?.stringValue
-            else {
-                return .refused("its answer to the hand-off request is not JSON: \(message.text.prefix(200))")
-            }
-            silentOwners.withLock { _ = $0.removeValue(forKey: owner) }
-            guard outcome == "released" else { return .refused(reply["reason"]?.stringValue ?? outcome) }
-            metrics.handOffLatency.observe(nanoseconds: UInt64(max(0, OwnershipLease.now() - started)))
-            return .released
         }
     }
 

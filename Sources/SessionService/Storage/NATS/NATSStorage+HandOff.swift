@@ -6,7 +6,7 @@ import NATS
 // for it (request/reply on `<prefix>.handoff.<instance>`). The owner journals a final snapshot, sends
 // its subscribers to reconnect (`session_moved`), waits for its last records and gives the claim up;
 // only then does it answer, so the asking instance's claim and fence come after everything it wrote.
-// This file is the owner's side; the asking side is ``NATSSessionLoader/requestHandOff(_:from:)``.
+// This file is the owner's side; the asking side is ``NATSHandOffRequests``.
 
 /// What a hand-off request came to, as the asking instance sees it (the owner answers the first two).
 enum HandOffReply: Equatable {
@@ -71,7 +71,7 @@ extension NATSStorage {
         switch outcome {
         case .left:
             metrics.handOffsServed.increment()
-            handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + options.handOffQuarantine.nanoseconds) }
+            loader.handOffs.noteHandedOff(id, to: instance)
             logger.info(
                 "handed a session off to the instance that asked for it",
                 ["session": .string(id), "to": .string(instance)])
@@ -116,21 +116,5 @@ extension NATSStorage {
         case .ownerGone, .silent: return
         }
         try? connection.publish(replyTo, payload: body.serialized())
-    }
-
-    // MARK: Refusing to load it back
-
-    /// The instance this one handed session `id` to moments ago, while it refuses to load it back.
-    func recentlyHandedOff(_ id: String) -> String? {
-        handedOff.withLock { handedOff in
-            let now = OwnershipLease.now()
-            if handedOff.count > 1024 { handedOff = handedOff.filter { $0.value.until > now } }
-            guard let entry = handedOff[id] else { return nil }
-            guard entry.until > now else {
-                handedOff.removeValue(forKey: id)
-                return nil
-            }
-            return entry.to
-        }
     }
 }

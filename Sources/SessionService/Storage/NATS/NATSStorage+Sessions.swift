@@ -87,9 +87,6 @@ extension NATSStorage {
         if let reason = unavailable(id, meta) { return .unavailable(reason) }
         if let reason = unavailableReason { return .storageUnavailable(reason) }
         waitForRelease(id)
-        if let successor = recentlyHandedOff(id) {
-            return loader.transientFailure(id, "it moved to instance \(successor) just now, which runs it")
-        }
         let revision: UInt64
         switch loader.claim(id) {
         case .refused(let reason):

@@ -93,8 +93,6 @@ final class NATSStorage: StorageBackend {
     let closed = Atomic<Bool>(false)
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
-    /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
-    let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
     /// Each session's soonest timer, written to its entry in the sessions bucket.
     let timers: NATSTimerWrites
 
