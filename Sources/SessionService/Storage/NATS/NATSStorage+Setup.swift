@@ -109,7 +109,7 @@ extension NATSStorage {
                 let started = ContinuousClock.now
                 heartbeat()
                 let pause = lease.interval - (ContinuousClock.now - started)
-                _ = heartbeatWake.wait(timeout: .now() + max(pause, .milliseconds(10)).timeInterval)
+                lease.pause(max(pause, .milliseconds(10)))
             }
         }
         thread.name = "reactor.storage.heartbeat"

@@ -91,8 +91,6 @@ final class NATSStorage: StorageBackend {
     /// Every crash record of the cluster, and the sessions an operator is releasing here.
     let crashes: NATSCrashRecords
     let closed = Atomic<Bool>(false)
-    /// Wakes the heartbeat thread early (at shutdown).
-    let heartbeatWake = DispatchSemaphore(value: 0)
     /// Each session's soonest timer, written to its entry in the sessions bucket.
     let timers: NATSTimerWrites
 
@@ -226,7 +224,6 @@ final class NATSStorage: StorageBackend {
             )
         }
         lease.stop()
-        heartbeatWake.signal()
         let open = logs.withLock { logs in Array(logs.values) }
         for log in open { log.giveUpClaim() }
         claims.stopBeating()
