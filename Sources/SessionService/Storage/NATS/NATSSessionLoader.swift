@@ -103,6 +103,7 @@ final class NATSSessionLoader: Sendable {
                 return .refused(
                     "instance \(other ?? "(none: the claim is gone)") claimed it at the same moment as this one")
             case .owned(let owner):
+                // A live instance runs it: asked once to let it go (it settles, stores and gives its claim up).
                 guard !askedOwner else { return .refused("instance \(owner) runs it") }
                 askedOwner = true
                 switch handOffs.request(id, from: owner) {
