@@ -160,8 +160,8 @@ struct NATSConcurrentLoadTests {
     /// The instances whose fences are on session `id`'s records, oldest first.
     static func fencers(_ id: String, in server: TestServer) throws -> [String] {
         let storage = try storage(server)
-        switch storage.readSubject(storage.names.records(id), from: 1) {
-        case .success(let messages): return messages.compactMap { storage.fencer(of: $0)?.instance }
+        switch storage.reader.messages(on: storage.names.records(id), from: 1) {
+        case .success(let messages): return messages.compactMap { NATSSessionLoader.fencer(of: $0)?.instance }
         case .failure(let error): throw TestFailure("the records of \(id) cannot be read: \(error)")
         }
     }

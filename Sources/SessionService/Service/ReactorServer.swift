@@ -205,7 +205,7 @@ public final class ReactorServer: Sendable {
             // With several instances, the handler also stores the record where every instance sees it.
             let seconds = configuration.storage.nats.crashRecordSeconds
             if let nats = storage as? NATSStorage, seconds > 0 {
-                let target = nats.crashRecordTarget()
+                let target = nats.crashes.target()
                 let ready = CrashFolder.publish(
                     to: target.servers, connectLine: target.connectLine, subjectPrefix: target.subjectPrefix,
                     timeout: .milliseconds(Int64(seconds * 1000)))

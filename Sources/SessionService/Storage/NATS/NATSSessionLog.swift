@@ -364,7 +364,7 @@ final class NATSSessionLog: SessionLog {
                     let fresh = state.withLock { $0.fresh && $0.inFlight?.messageID == messageID }
                     if fresh, let message {
                         storage.purgeLeftovers(self, messageID: messageID, through: message.sequence)
-                    } else if let message, storage.fencer(of: message) != nil {
+                    } else if let message, NATSSessionLoader.fencer(of: message) != nil {
                         // Perhaps the fence of a load that lost to this instance's (nats-server#4320): reads
                         // that wait, so off the connection's thread.
                         DispatchQueue.global().async { [self] in
@@ -372,7 +372,7 @@ final class NATSSessionLog: SessionLog {
                         }
                     } else {
                         storage.metrics.fencingRejections.increment()
-                        stop(because: storage.takenOverReason(message), fenced: true)
+                        stop(because: NATSSessionLoader.takenOverReason(message), fenced: true)
                     }
                 case .failure(let error):
                     retry(messageID, after: error, attempt: attempt)
@@ -388,9 +388,9 @@ final class NATSSessionLog: SessionLog {
     /// the loser put it back); otherwise another instance took the session over, and the log stops.
     private func refusedAfterFence(_ messageID: String, last message: StoredMessage, attempt: Int) {
         let after = state.withLock { $0.lastSequence }
-        guard let claimRevision = storage.fencedOnlyByLosers(id, after: after) else {
+        guard let claimRevision = storage.loader.fencedOnlyByLosers(id, after: after) else {
             storage.metrics.fencingRejections.increment()
-            return stop(because: storage.takenOverReason(message), fenced: true)
+            return stop(because: NATSSessionLoader.takenOverReason(message), fenced: true)
         }
         let again = state.withLock { outbox -> Bool in
             guard outbox.inFlight?.messageID == messageID, outbox.stop == nil, outbox.lastSequence == after else {

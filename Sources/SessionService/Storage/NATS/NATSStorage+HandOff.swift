@@ -6,35 +6,34 @@ import NATS
 // for it (request/reply on `<prefix>.handoff.<instance>`). The owner journals a final snapshot, sends
 // its subscribers to reconnect (`session_moved`), waits for its last records and gives the claim up;
 // only then does it answer, so the asking instance's claim and fence come after everything it wrote.
-extension NATSStorage {
-    /// What a hand-off request came to, as the asking instance sees it.
-    enum HandOffReply: Equatable {
-        /// The owner let the session go (or did not have it): claim it again.
-        case released
-        /// The owner keeps it for now; why.
-        case refused(String)
-        /// Nothing listens for the owner's hand-off requests on the cluster: its connection is gone
-        /// (the process died, or it is cut off from NATS and so can store nothing).
-        case ownerGone
-        /// The owner did not answer in time (paused, overloaded): not asked again for a moment.
-        case silent(String)
-    }
+// This file is the owner's side; the asking side is ``NATSHandOffRequests``.
 
+/// What a hand-off request came to, as the asking instance sees it (the owner answers the first two).
+enum HandOffReply: Equatable {
+    /// The owner let the session go (or did not have it): claim it again.
+    case released
+    /// The owner keeps it for now; why.
+    case refused(String)
+    /// Nothing listens for the owner's hand-off requests on the cluster: its connection is gone
+    /// (the process died, or it is cut off from NATS and so can store nothing).
+    case ownerGone
+    /// The owner did not answer in time (paused, overloaded): not asked again for a moment.
+    case silent(String)
+}
+
+extension NATSStorage.Options {
     /// How long an instance that just handed a session off refuses to load it back: requests that
     /// were on their way to it when the session moved are sent on (503) instead of pulling it back.
-    var handOffQuarantine: Duration { min(options.claimTTL, .seconds(2)) }
+    var handOffQuarantine: Duration { min(claimTTL, .seconds(2)) }
 
     /// What the owner may spend letting a session go: settling its effects takes at most half, its
     /// last records the rest. The asking instance waits this long (and a margin) while loading the
     /// session, so it is short: a live owner answers within milliseconds, a busy one is asked again
     /// by the next request.
-    var handOffBudget: Duration { min(options.requestTimeout, .seconds(1)) }
+    var handOffBudget: Duration { min(requestTimeout, .seconds(1)) }
+}
 
-    /// How long an owner that did not answer a hand-off request is not asked again: requests for its
-    /// sessions are refused at once (503) meanwhile, instead of each waiting out the budget while
-    /// its claim expires.
-    static let silenceMemory: Duration = .seconds(1)
-
+extension NATSStorage {
     // MARK: Serving
 
     /// Answers hand-off requests for the sessions this instance runs (at start, once attached).
@@ -61,7 +60,8 @@ extension NATSStorage {
         else {
             return answer(replyTo, .refused("the hand-off request is not {\"session\": id, \"from\": instance}"))
         }
-        attemptHandOff(id, to: from, replyTo: replyTo, deadline: OwnershipLease.now() + (handOffBudget / 2).nanoseconds)
+        let deadline = OwnershipLease.now() + (options.handOffBudget / 2).nanoseconds
+        attemptHandOff(id, to: from, replyTo: replyTo, deadline: deadline)
     }
 
     /// Asks the sessions in memory to let `id` go; while one of its effects runs (or a load holds the
@@ -71,7 +71,7 @@ extension NATSStorage {
         switch outcome {
         case .left:
             metrics.handOffsServed.increment()
-            handedOff.withLock { $0[id] = (instance, OwnershipLease.now() + handOffQuarantine.nanoseconds) }
+            loader.handOffs.noteHandedOff(id, to: instance)
             logger.info(
                 "handed a session off to the instance that asked for it",
                 ["session": .string(id), "to": .string(instance)])
@@ -95,12 +95,12 @@ extension NATSStorage {
             }
             let done = DispatchSemaphore(value: 0)
             log.whenDrained { done.signal() }
-            if done.wait(timeout: .now() + (handOffBudget / 2).timeInterval) == .timedOut {
+            if done.wait(timeout: .now() + (options.handOffBudget / 2).timeInterval) == .timedOut {
                 return .refused("its last records are not stored yet")
             }
         }
         // The next owner's writes of the entry come after this one's last timer time.
-        guard waitForTimerWrites(id, limit: handOffBudget / 4) else {
+        guard timers.waitUntilWritten(id, limit: options.handOffBudget / 4) else {
             return .refused("its timer time is not written yet")
         }
         if let reason = claims.giveUp(id) { return .refused(reason) }
@@ -117,58 +117,4 @@ extension NATSStorage {
         }
         try? connection.publish(replyTo, payload: body.serialized())
     }
-
-    // MARK: Asking
-
-    /// Asks `owner` to let session `id` go, and waits for its answer (its own budget, and a margin).
-    func requestHandOff(_ id: String, from owner: String) -> HandOffReply {
-        let started = OwnershipLease.now()
-        if let since = silentOwners.withLock({ $0[owner] }), started - since < Self.silenceMemory.nanoseconds {
-            return .silent(
-                "it did not answer a hand-off request just now; "
-                    + "its claim expires \(options.claimTTL) after its last heartbeat"
-            )
-        }
-        let request = JSONValue.object(JSONObject([("session", .string(id)), ("from", .string(options.instance))]))
-            .serialized()
-        let subject = names.handOff(owner)
-        let timeout = handOffBudget + .milliseconds(250)
-        let connection = self.connection
-        let result = Blocking.call("the hand-off request to \(subject)", timeout: timeout) {
-            (completion: @escaping @Sendable (Result<NATSMessage, NATSError>) -> Void) throws(NATSError) in
-            try connection.request(subject, payload: request, timeout: timeout, completion: completion)
-        }
-        switch result {
-        case .failure(.noResponders):
-            return .ownerGone
-        case .failure(let error):
-            silentOwners.withLock { $0[owner] = OwnershipLease.now() }
-            return .silent("it did not answer the hand-off request: \(error)")
-        case .success(let message):
-            guard let reply = try? JSONParser(maxDepth: 4, maxBytes: 64 << 10).parse(message.payload),
-                let outcome = reply["outcome"]?.stringValue
-            else {
-                return .refused("its answer to the hand-off request is not JSON: \(message.text.prefix(200))")
-            }
-            silentOwners.withLock { _ = $0.removeValue(forKey: owner) }
-            guard outcome == "released" else { return .refused(reply["reason"]?.stringValue ?? outcome) }
-            metrics.handOffLatency.observe(nanoseconds: UInt64(max(0, OwnershipLease.now() - started)))
-            return .released
-        }
-    }
-
-    /// The instance this one handed session `id` to moments ago, while it refuses to load it back.
-    func recentlyHandedOff(_ id: String) -> String? {
-        handedOff.withLock { handedOff in
-            let now = OwnershipLease.now()
-            if handedOff.count > 1024 { handedOff = handedOff.filter { $0.value.until > now } }
-            guard let entry = handedOff[id] else { return nil }
-            guard entry.until > now else {
-                handedOff.removeValue(forKey: id)
-                return nil
-            }
-            return entry.to
-        }
-    }
-
 }

@@ -4,14 +4,9 @@ import NATS
 // A quarantined session on the cluster: lifting the quarantine, and its action log read without claiming it.
 extension NATSStorage {
     func liftQuarantine(_ id: String) {
-        _ = releasing.withLock { $0.insert(id) }
-        _ = quarantinedHere.withLock { $0.removeValue(forKey: id) }
-        catalog.withLock { catalog in
-            guard var meta = catalog[id], meta.unavailable != nil else { return }
-            meta.unavailable = nil
-            catalog.apply(id, meta, revision: catalog.revision(of: id) + 1)
-        }
-        switch updateMeta(id, { $0.unavailable = nil }) {
+        crashes.beginRelease(id)
+        catalog.clearMarks(id)
+        switch catalog.update(id, { $0.unavailable = nil }) {
         case .success: break
         case .failure(let error):
             logger.error(
@@ -24,7 +19,7 @@ extension NATSStorage {
     func storedActionLog(of id: String) throws(StorageReadError) -> [ActionLogEntry]? {
         guard contains(id) else { return nil }
         let messages: [StoredMessage]
-        switch readSubject(names.records(id), from: 1) {
+        switch reader.messages(on: names.records(id), from: 1) {
         case .success(let found): messages = found
         case .failure(let error): throw StorageReadError(reason: "its records cannot be read from JetStream: \(error)")
         }

@@ -32,19 +32,8 @@ extension NATSStorage {
                     description: "this instance's heartbeat is not acknowledged by JetStream on \(servers)")
             }
         }
-        watcher.start()
-        let started = ContinuousClock.now
-        var logged = started
-        while !watcher.hasCaughtUp {
-            if ContinuousClock.now - started > wait {
-                throw NATSStorageError(
-                    description: "the sessions bucket could not be read from JetStream on \(servers)")
-            }
-            if ContinuousClock.now - logged > .seconds(5) {
-                logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(names.sessionsBucket)])
-                logged = .now
-            }
-            usleep(5_000)
+        guard catalog.follow(waiting: wait, logger: logger) else {
+            throw NATSStorageError(description: "the sessions bucket could not be read from JetStream on \(servers)")
         }
         if options.readOnly {
             logger.info(
@@ -54,7 +43,7 @@ extension NATSStorage {
         }
         try serveHandOffs()
         claims.watcher.start()
-        try followCrashes(waiting: wait)
+        try crashes.follow(waiting: wait)
         logger.notice(
             "storage on NATS JetStream ready",
             [
@@ -120,7 +109,7 @@ extension NATSStorage {
                 let started = ContinuousClock.now
                 heartbeat()
                 let pause = lease.interval - (ContinuousClock.now - started)
-                _ = heartbeatWake.wait(timeout: .now() + max(pause, .milliseconds(10)).timeInterval)
+                lease.pause(max(pause, .milliseconds(10)))
             }
         }
         thread.name = "reactor.storage.heartbeat"

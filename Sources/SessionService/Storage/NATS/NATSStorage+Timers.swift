@@ -1,179 +1,19 @@
-import Dispatch
-import Logs
 import NATS
-import Synchronization
 
-/// One session's timer time waiting to be written to its entry in the sessions bucket.
-struct TimerWrite: Sendable {
-    /// The soonest timer to write (nil: none).
-    var wanted: Int64?
-    /// Whether `wanted` changed since the writer last took it.
-    var dirty = false
-    /// Whether a writer runs for the session (one at a time, so the entry ends up with the latest time).
-    var running = false
-    /// Watermark positions that wait for this write: output that acknowledges a sooner timer waits until
-    /// the other instances can know it.
-    var positions: [UInt64] = []
-    /// Write even when the entry already says `wanted` (a load: see ``NATSStorage/noteLoadedTimers(_:at:)``).
-    var force = false
-    /// Told once no write of the session waits or runs (the claim is given up only then).
-    var waiters: [@Sendable () -> Void] = []
-}
-
-// Timers in the cluster: each session's soonest pending timer is written to its entry in the sessions bucket,
-// so every instance's timer index knows it (the watcher tells them) and fires it if its owner is gone by then.
+// Timers in the cluster (``NATSTimerWrites``), as the storage protocol and the session logs ask for them.
 extension NATSStorage {
     /// The sessions whose entry names a pending timer (start-up), with when it falls due.
-    func timerHints() -> [(id: String, at: Int64)] {
-        catalog.withLock { catalog in
-            catalog.entries.compactMap { id, entry in
-                guard let meta = entry.meta, meta.unavailable == nil, let at = meta.timer else { return nil }
-                return (id, at)
-            }
-        }
-    }
+    func timerHints() -> [(id: String, at: Int64)] { catalog.timerHints() }
 
-    /// Whether writing `at` as session `id`'s soonest timer tells the other instances of a sooner one than its
-    /// entry names (a later or no time only costs them a look that finds nothing due).
-    func timerIsSooner(_ id: String, at: Int64?) -> Bool {
-        guard let at else { return false }
-        return catalog.withLock { $0[id]?.timer }.map { at < $0 } ?? true
-    }
+    /// Whether writing `at` as session `id`'s soonest timer tells the other instances of a sooner one.
+    func timerIsSooner(_ id: String, at: Int64?) -> Bool { timers.isSooner(id, at: at) }
 
-    /// Session `id`'s soonest timer is now `at` (nil: none): written to its entry in the background, one
-    /// writer per session taking the latest time each round, so the entry ends up saying what is so. With a
-    /// `position`, output that acknowledges the change waits for the write (lost when it fails).
-    func noteTimer(_ id: String, at: Int64?, position: UInt64? = nil, force: Bool = false) {
-        let start = timerWrites.withLock { writes -> Bool in
-            var write = writes[id] ?? TimerWrite()
-            write.wanted = at
-            write.dirty = true
-            write.force = write.force || force
-            if let position { write.positions.append(position) }
-            defer {
-                write.running = true
-                writes[id] = write
-            }
-            return !write.running
-        }
-        if start { timerQueue.async { [self] in writeTimers(of: id) } }
-    }
+    /// Session `id`'s soonest timer is now `at` (nil: none), written in the background.
+    func noteTimer(_ id: String, at: Int64?, position: UInt64? = nil) { timers.note(id, at: at, position: position) }
 
-    /// Session `id` was just loaded here with `at` as its soonest timer: the entry is written again when the
-    /// session has a timer or the entry names one. Always written, even with the same time: a new revision makes
-    /// a late write of the previous owner (read before it) fail its compare-and-set. A session without timers
-    /// whose entry names none (every counter) costs nothing.
-    func noteLoadedTimers(_ id: String, at: Int64?) {
-        guard at != nil || catalog.withLock({ $0[id]?.timer }) != nil else { return }
-        noteTimer(id, at: at, force: true)
-    }
+    /// Session `id` was just loaded here with `at` as its soonest timer.
+    func noteLoadedTimers(_ id: String, at: Int64?) { timers.noteLoaded(id, at: at) }
 
-    /// Whether a timer write of session `id` waits or runs (its entry is removed after it resolved its positions).
-    func timerWritesPending(_ id: String) -> Bool {
-        timerWrites.withLock { $0[id] != nil }
-    }
-
-    /// Calls `body` once no timer write of session `id` waits or runs (at once if none does).
-    func whenTimersWritten(_ id: String, _ body: @escaping @Sendable () -> Void) {
-        let now = timerWrites.withLock { writes -> Bool in
-            guard writes[id] != nil else { return true }
-            writes[id]?.waiters.append(body)
-            return false
-        }
-        if now { body() }
-    }
-
-    /// Waits (at most `limit`) until no timer write of session `id` waits or runs: before this instance gives up
-    /// the session's claim, so every write of it comes before anything the next owner writes.
-    func waitForTimerWrites(_ id: String, limit: Duration) -> Bool {
-        let done = DispatchSemaphore(value: 0)
-        whenTimersWritten(id) { done.signal() }
-        return done.wait(timeout: .now() + limit.timeInterval) == .success
-    }
-
-    /// Writes session `id`'s timer time until no newer one waits, then tells the waiters.
-    private func writeTimers(of id: String) {
-        var waiters: [@Sendable () -> Void] = []
-        while true {
-            let next = timerWrites.withLock { writes -> (wanted: Int64?, positions: [UInt64], force: Bool)? in
-                guard var write = writes[id], write.dirty else {
-                    // Done under the lock a new time is noted under: that one starts a writer of its own.
-                    waiters = writes.removeValue(forKey: id)?.waiters ?? []
-                    return nil
-                }
-                defer {
-                    write.dirty = false
-                    write.force = false
-                    write.positions = []
-                    writes[id] = write
-                }
-                return (write.wanted, write.positions, write.force)
-            }
-            guard let next else { break }
-            if !next.force, catalog.withLock({ $0[id] }).map({ $0.timer == next.wanted }) ?? true {
-                // Written already, or the session is gone (deleted: nothing of it is shown any more).
-                watermark.resolve(next.positions)
-                continue
-            }
-            switch writeTimer(id, next.wanted) {
-            case .success:
-                // Written, or the session is no longer this instance's: its owner wrote its own time at its load.
-                watermark.resolve(next.positions)
-            case .failure(let error):
-                let reason = "its timer cannot be written to the sessions bucket (\(error.description))"
-                if !next.positions.isEmpty { lost(next.positions, shown: true, id: id, reason: reason) }
-                logger.warning(
-                    "a session's timer cannot be written to the sessions bucket; other instances will not fire it "
-                        + "if this one stops first",
-                    ["session": .string(id), "error": .string(error.description)])
-            }
-        }
-        for waiter in waiters { waiter() }
-    }
-
-    /// Writes `at` into session `id`'s entry while this instance holds the session's claim: a compare-and-set on
-    /// the entry's revision, with the claim read (from the bucket's leader) between reading the entry and
-    /// writing it. An owner that claims the session after that read writes the entry at its load, so this write
-    /// then fails its compare-and-set and, read again, finds the claim gone: a previous owner's time, late or
-    /// stale, never replaces what the session's owner wrote. Only `timer` changes; the rest of the entry
-    /// (version, incarnation, token, unavailable) is written back as read. Success without a write when the
-    /// session is not this instance's (or gone).
-    private func writeTimer(_ id: String, _ at: Int64?) -> Result<Void, NATSError> {
-        var lastError = NATSError.timedOut(subject: "updating session \(id)", server: "", after: options.requestTimeout)
-        let sessionsBucket = self.sessionsBucket
-        for _ in 0..<5 {
-            let entry: KeyValueEntry
-            switch consistentEntry(sessionsBucket, id) {
-            case .failure(let error): return .failure(error)
-            case .success(let found?) where found.operation == .put: entry = found
-            case .success: return .success(())
-            }
-            guard var meta = SessionMeta(json: entry.value) else { return .success(()) }
-            switch claims.read(id) {
-            case .failure(let error): return .failure(error)
-            case .success(let found):
-                guard found?.claim == claims.own else {
-                    logger.debug(
-                        "a timer time of a session this instance no longer runs is not written",
-                        ["session": .string(id), "owner": .string(found?.claim.instance ?? "nobody")])
-                    return .success(())
-                }
-            }
-            meta.timer = at
-            let written = meta
-            let update = waitFor("an update of session \(id)'s timer") { completion in
-                try sessionsBucket.update(id, value: written.json, revision: entry.revision, completion: completion)
-            }
-            switch update {
-            case .success(let revision):
-                catalog.withLock { _ = $0.apply(id, written, revision: revision) }
-                return .success(())
-            case .failure(let error) where error.jetStreamErrorCode == JetStreamAPIError.wrongLastSequence:
-                lastError = error
-            case .failure(let error):
-                return .failure(error)
-            }
-        }
-        return .failure(lastError)
-    }
+    /// Whether a timer write of session `id` waits or runs.
+    func timerWritesPending(_ id: String) -> Bool { timers.pending(id) }
 }

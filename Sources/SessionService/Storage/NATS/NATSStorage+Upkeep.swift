@@ -8,7 +8,7 @@ extension NATSStorage {
     /// goes, so any instance may load it at once.
     func released(_ log: NATSSessionLog) {
         let (version, revision, stopped) = log.state.withLock { ($0.version, $0.claimRevision, $0.stop != nil) }
-        if !stopped { catalog.withLock { $0.raiseVersion(of: log.id, to: version) } }
+        if !stopped { catalog.raiseVersion(of: log.id, to: version) }
         let current = logs.withLock { logs -> Bool in
             guard logs[log.id] === log else { return false }
             logs.removeValue(forKey: log.id)
@@ -17,11 +17,11 @@ extension NATSStorage {
         guard current, !stopped else { return }
         let id = log.id
         DispatchQueue.global().async { [self] in
-            if let meta = catalog.withLock({ $0[id] }), meta.version < version {
-                _ = updateMeta(id) { $0.version = max($0.version, version) }
+            if let meta = catalog.meta(id), meta.version < version {
+                _ = catalog.update(id) { $0.version = max($0.version, version) }
             }
             // Its last timer time is written first: a later owner's writes then come after it.
-            _ = waitForTimerWrites(id, limit: options.requestTimeout)
+            _ = timers.waitUntilWritten(id, limit: options.requestTimeout)
             giveUpReleasedClaim(id, revision: revision)
         }
     }
@@ -45,6 +45,15 @@ extension NATSStorage {
     /// them for ever, and output that shows them (it names the session's positions) is refused: an
     /// answer becomes a 503, a stream closes. The rest of this instance goes on.
     func lost(_ positions: [UInt64], shown: Bool, id: String, reason: String) {
+        Self.lost(
+            positions, shown: shown, id: id, reason: reason, watermark: watermark, metrics: metrics, logger: logger)
+    }
+
+    /// ``lost(_:shown:id:reason:)`` with what it needs of the storage (the timer writes call it too).
+    static func lost(
+        _ positions: [UInt64], shown: Bool, id: String, reason: String, watermark: DurabilityWatermark,
+        metrics: NATSStorageMetrics, logger: Logger
+    ) {
         let why = "session \(id)'s records can never be stored: \(reason)"
         watermark.markLost(positions, reason: why)
         metrics.lostRecords.increment(by: positions.count)
@@ -96,38 +105,6 @@ extension NATSStorage {
                 resident.sessionMoved(id, reason: reason)
             }
         }
-    }
-
-    /// Why a publish was refused, from the subject's last message (a fence names its writer).
-    func takenOverReason(_ message: StoredMessage?) -> String {
-        if let claim = message.flatMap(fencer) { return "instance \(claim.instance) took the session over" }
-        return "another instance wrote to the session's records"
-    }
-
-    /// When every message on session `id`'s subject after `sequence` is a fence of another instance's load while
-    /// the claim (read from the bucket's leader) still names this start of this instance, the claim's revision:
-    /// those were loads that lost to this one's, whose instances put its claim back
-    /// (``NATSClaims/handOver(_:revision:to:)``). An instance that took the session over writes its claim before
-    /// its fence, so its fence never passes this. Nil otherwise.
-    func fencedOnlyByLosers(_ id: String, after sequence: UInt64) -> UInt64? {
-        guard case .success(let found?) = claims.read(id), found.claim == claims.own,
-            case .success(let messages) = readSubject(names.records(id), from: sequence + 1), !messages.isEmpty
-        else { return nil }
-        let onlyFences = messages.allSatisfy { message in
-            guard case .success(let frames) = RecordFrame.frames(of: message.payload),
-                frames.allSatisfy({ $0.kind == .fence }), let fencer = fencer(of: message)
-            else { return false }
-            return fencer != claims.own
-        }
-        return onlyFences ? found.revision : nil
-    }
-
-    /// The claim of the instance whose fence `message` carries; nil when it carries none.
-    func fencer(of message: StoredMessage) -> OwnershipClaim? {
-        guard case .success(let frames) = RecordFrame.frames(of: message.payload),
-            let fence = frames.last(where: { $0.kind == .fence })
-        else { return nil }
-        return OwnershipClaim(json: Array(fence.body))
     }
 
     /// A new session's subject holds a deleted session's leftovers: they are purged (up to the last

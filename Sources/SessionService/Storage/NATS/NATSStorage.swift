@@ -65,17 +65,15 @@ final class NATSStorage: StorageBackend {
     let logger: Logger
     let connection: NATSConnection
     let jetStream: JetStream
-    let sessionsBucket: KeyValue
-    /// This process's identity among the instance's starts: claims name it with the instance.
-    let incarnation: String
+    /// The `Nats-Msg-Id`s of this process's publishes.
+    let messageIDs: NATSMessageIDs
     let watermark = DurabilityWatermark()
     let lease: OwnershipLease
     let metrics = NATSStorageMetrics()
-    /// Every session stored, as the sessions bucket says (mirrored by ``watcher``).
-    let catalog = CatalogMirror()
+    /// Every session stored, as the sessions bucket says, and the quarantine marks.
+    let catalog: NATSSessionCatalog
     /// Logs of the sessions this process runs (and of those it released, while their last records go out).
     let logs = Mutex<[String: NATSSessionLog]>([:])
-    let readFailures = Mutex<[String: String]>([:])
     /// Deleted sessions whose records are still to be purged.
     let erasures = Mutex<Set<String>>([])
     /// Sessions in memory, told when another instance took one over.
@@ -84,29 +82,17 @@ final class NATSStorage: StorageBackend {
     let maxMessageBytes = Atomic<Int>(1 << 20)
     /// Retries and timers.
     let queue = DispatchQueue(label: "reactor.storage.nats")
-    let watcher: OrderedConsumer
     /// Who runs each session, and which instances are alive.
     let claims: NATSClaims
-    /// Every crash record of the cluster, as the crashes bucket says (mirrored by ``crashesWatcher``).
-    let crashRecords = CrashMirror()
-    let crashesWatcher: OrderedConsumer
-    /// Sessions an operator is releasing here: their crash records do not refuse the load that tries.
-    let releasing = Mutex<Set<String>>([])
-    /// Sessions this instance's reactor cannot read (a newer or older version of it stored them), and why: kept
-    /// apart from the catalog, which every write of the session's entry replaces, so that none of them makes this
-    /// instance try (claim, fence, fail) again; other instances and a restart of this one read them as usual.
-    let quarantinedHere = Mutex<[String: String]>([:])
+    /// Reads sessions' subjects back.
+    let reader: NATSSubjectReader
+    /// Claims, reads back and fences the sessions this instance loads.
+    let loader: NATSSessionLoader
+    /// Every crash record of the cluster, and the sessions an operator is releasing here.
+    let crashes: NATSCrashRecords
     let closed = Atomic<Bool>(false)
-    /// Wakes the heartbeat thread early (at shutdown).
-    let heartbeatWake = DispatchSemaphore(value: 0)
-    let msgIDs = Atomic<UInt64>(0)
-    /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
-    let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
-    /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
-    let silentOwners = Mutex<[String: Int64]>([:])
-    /// Timer times waiting to be written to session entries (``noteTimer(_:at:)``), and the queue writing them.
-    let timerWrites = Mutex<[String: TimerWrite]>([:])
-    let timerQueue = DispatchQueue(label: "reactor.storage.nats.timers", attributes: .concurrent)
+    /// Each session's soonest timer, written to its entry in the sessions bucket.
+    let timers: NATSTimerWrites
 
     /// Connects, waits for JetStream (logging while it is not ready), creates the stream and buckets
     /// (idempotently), renews this instance's heartbeat and mirrors the sessions bucket.
@@ -114,7 +100,8 @@ final class NATSStorage: StorageBackend {
         self.options = options
         self.logger = logger
         names = try NATSStorageNames(prefix: options.prefix)
-        incarnation = OrderedConsumer.randomToken()
+        let incarnation = OrderedConsumer.randomToken()
+        messageIDs = NATSMessageIDs(incarnation: incarnation)
         var natsOptions = NATSOptions(servers: options.servers)
         natsOptions.user = options.user
         natsOptions.password = options.password
@@ -125,33 +112,32 @@ final class NATSStorage: StorageBackend {
         natsOptions.logger = logger.labeled("nats")
         connection = NATSConnection(options: natsOptions)
         jetStream = JetStream(connection: connection, timeout: options.requestTimeout)
-        sessionsBucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
+        catalog = NATSSessionCatalog(jetStream: jetStream, names: names, timeout: options.requestTimeout)
         claims = NATSClaims(
             jetStream: jetStream, names: names,
             own: OwnershipClaim(instance: options.instance, incarnation: incarnation),
             timeout: options.requestTimeout)
+        reader = NATSSubjectReader(
+            jetStream: jetStream, connection: connection, stream: names.recordsStream, timeout: options.requestTimeout)
+        loader = NATSSessionLoader(
+            claims: claims, reader: reader, messageIDs: messageIDs, names: names, options: options, metrics: metrics,
+            logger: logger)
         lease = OwnershipLease(ttl: options.claimTTL)
-        let catalog = self.catalog
-        watcher = OrderedConsumer(
-            jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>",
-            start: .lastPerSubject
-        ) { message in
-            catalog.apply(message)
+        let (watermark, metrics) = (self.watermark, self.metrics)
+        timers = NATSTimerWrites(catalog: catalog, claims: claims, watermark: watermark, logger: logger) {
+            positions, id, reason in
+            Self.lost(
+                positions, shown: true, id: id, reason: reason, watermark: watermark, metrics: metrics, logger: logger)
         }
-        let crashRecords = self.crashRecords
-        let crashSubjectPrefix = names.crashSubjectPrefix
-        crashesWatcher = OrderedConsumer(
-            jetStream: jetStream, stream: names.crashesStream, filter: "\(crashSubjectPrefix)>", start: .lastPerSubject
-        ) { message in
-            crashRecords.apply(message, prefix: crashSubjectPrefix)
-        }
+        crashes = NATSCrashRecords(
+            jetStream: jetStream, names: names, options: options, reader: reader, logger: logger)
         connection.start()
         do {
             try setUp()
         } catch {
-            watcher.stop()
+            catalog.stop()
             claims.watcher.stop()
-            crashesWatcher.stop()
+            crashes.stop()
             connection.close()
             throw error
         }
@@ -198,9 +184,7 @@ final class NATSStorage: StorageBackend {
     func lossReason(_ position: UInt64) -> String? { watermark.lossReason(position) }
 
     /// A `Nats-Msg-Id` no other publish of any instance uses.
-    func nextMessageID() -> String {
-        "\(incarnation).\(msgIDs.wrappingAdd(1, ordering: .relaxed).newValue)"
-    }
+    func nextMessageID() -> String { messageIDs.next() }
 
     func renderMetrics(into text: inout PrometheusText) {
         metrics.render(into: &text, requests: connection.sentRequests)
@@ -210,8 +194,8 @@ final class NATSStorage: StorageBackend {
 
     func attach(_ resident: any ResidentSessions) {
         self.resident.withLock { $0 = resident }
-        catalog.onTokenReplaced { id in resident.accessTokenReplaced(id) }
-        catalog.onTimerChanged { id, at in resident.timerChanged(id, at: at) }
+        catalog.onChanges(
+            token: { id in resident.accessTokenReplaced(id) }, timer: { id, at in resident.timerChanged(id, at: at) })
     }
 
     func maintain(_ resident: any ResidentSessions) {
@@ -226,7 +210,7 @@ final class NATSStorage: StorageBackend {
     func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if options.readOnly {
-            watcher.stop()
+            catalog.stop()
             connection.close()
             return
         }
@@ -240,13 +224,12 @@ final class NATSStorage: StorageBackend {
             )
         }
         lease.stop()
-        heartbeatWake.signal()
         let open = logs.withLock { logs in Array(logs.values) }
         for log in open { log.giveUpClaim() }
         claims.stopBeating()
-        watcher.stop()
+        catalog.stop()
         claims.watcher.stop()
-        crashesWatcher.stop()
+        crashes.stop()
         _ = Blocking.call("the flush before closing", timeout: .seconds(2)) {
             (completion: @escaping @Sendable (Result<Void, NATSError>) -> Void) throws(NATSError) in
             try connection.flush(completion: completion)

@@ -1,3 +1,4 @@
+import Dispatch
 import NATS
 import Synchronization
 
@@ -25,6 +26,8 @@ final class OwnershipLease: Sendable {
     /// Why the latest heartbeat failed, while it does.
     private let failure = Mutex<String?>("no heartbeat acknowledged yet")
     private let running = Atomic<Bool>(true)
+    /// Wakes the heartbeat's pause early (at shutdown).
+    private let wake = DispatchSemaphore(value: 0)
 
     init(ttl: Duration) {
         self.ttl = ttl
@@ -61,11 +64,17 @@ final class OwnershipLease: Sendable {
         failure.withLock { $0 = reason }
     }
 
-    /// Ends the lease (at shutdown).
+    /// Ends the lease (at shutdown), and wakes the heartbeat from its pause so it sees that.
     func stop() {
         running.store(false, ordering: .relaxed)
         validUntil.store(0, ordering: .releasing)
         failure.withLock { $0 = "the storage is closing" }
+        wake.signal()
+    }
+
+    /// The heartbeat's pause between two renewals: `duration`, or less when the lease stops meanwhile.
+    func pause(_ duration: Duration) {
+        _ = wake.wait(timeout: .now() + duration.timeInterval)
     }
 
     var isRunning: Bool { running.load(ordering: .relaxed) }
