@@ -51,7 +51,7 @@ final class NATSClaims: Sendable {
     /// Claims session `id`: at once when nobody claims it or this instance (an earlier start of it included)
     /// does; from another instance only when its heartbeat is gone or belongs to a later start of it, or it is
     /// `ownerGone` (nothing of it answers on the cluster). `loading` marks the claim until the load succeeds
-    /// (``markLoaded(_:revision:)``; see ``OwnershipClaim/loading``).
+    /// (``NATSStorage/markLoaded(_:)`` clears it; see ``OwnershipClaim/loading``).
     func take(_ id: String, ownerGone: String? = nil, loading: Bool = false) -> Outcome {
         var mine = own
         mine.loading = loading
