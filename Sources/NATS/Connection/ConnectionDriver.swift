@@ -42,6 +42,7 @@ final class ConnectionDriver: @unchecked Sendable {
                 var driver: ConnectionDriver? = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
                 let finished = driver!.connection.finished
                 driver!.connection.state.withLock { $0.driverThread = pthread_self() }
+                driver!.connection.driverThreadID.store(UInt(pthread_self()), ordering: .relaxed)
                 driver!.run()
                 // Let go of the connection before saying so: once close() returns, a connection
                 // nobody else holds is gone.
