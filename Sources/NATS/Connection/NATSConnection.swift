@@ -119,6 +119,25 @@ public final class NATSConnection: Sendable {
     /// The servers the connection may try: the configured ones, then those learned from `INFO`.
     public var knownServers: [NATSServerAddress] { state.withLock { $0.servers } }
 
+    /// Prefers the server whose `INFO` names it `name` (JetStream's `server_name`), e.g. a stream's leader, so
+    /// requests to it do not cross a cluster route: from now on each connection attempt looks for it among the known
+    /// servers first (any other will do if none is it). When the preference changes while the connection is on
+    /// another server, it moves at once: requests in flight fail with ``NATSError/connectionLost(server:reason:)``,
+    /// as on any reconnect. A preference already set does not move the connection again. Nil: no preference.
+    public func prefer(serverNamed name: String?) {
+        let wake = state.withLock { state -> Bool in
+            guard state.preferredServer != name else { return false }
+            state.preferredServer = name
+            guard let name, case .connected = state.status, state.info.serverName != name else { return false }
+            state.moveRequested = true
+            return true
+        }
+        wakeDriver(if: wake)
+    }
+
+    /// The preferred server's name (``prefer(serverNamed:)``), if any.
+    public var preferredServer: String? { state.withLock { $0.preferredServer } }
+
     /// Calls `observer` (on the connection's thread) at every status change from now on.
     public func observeStatus(_ observer: @escaping @Sendable (Status) -> Void) {
         state.withLock { $0.observers.append(observer) }

@@ -53,6 +53,7 @@ extension NATSStorage {
             return
         }
         try serveHandOffs()
+        followRecordsLeader()
         claims.watcher.start()
         try followCrashes(waiting: wait)
         logger.notice(
