@@ -42,8 +42,9 @@ public struct PublishOptions: Sendable, Equatable {
         {
             return try apply(to: headers)?.encoded()
         }
-        guard !given.isEmpty || messageID != nil || expectedStream != nil || expectedLastSequence != nil
-            || expectedLastSubjectSequence != nil || expectedLastMessageID != nil
+        guard
+            !given.isEmpty || messageID != nil || expectedStream != nil || expectedLastSequence != nil
+                || expectedLastSubjectSequence != nil || expectedLastMessageID != nil
         else { return nil }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(160)
