@@ -13,9 +13,12 @@ import Synchronization
 /// its connection is sent again, unchanged: the expected sequence stores it at most once (see ``batchHeader``).
 final class NATSSessionLog: SessionLog {
     /// The header naming a batch (``Batch/messageID``), so that a batch stored by an attempt whose acknowledgement
-    /// was lost is recognised when its retry is refused. Not `Nats-Msg-Id`: the expected sequence already stores a
-    /// batch at most once (a second copy expects the sequence the first one moved past), and a `Nats-Msg-Id` costs
-    /// the server a duplicate-window entry per publish (about a fifth of its CPU per publish, measured).
+    /// was lost is recognised when its retry is refused. Not `Nats-Msg-Id` where the server holds the expected
+    /// sequence across proposals in flight (2.9.21 on, or one server): that stores a batch at most once (a retry
+    /// expects the sequence the first copy moved past, or is refused while the first is in flight), and a
+    /// `Nats-Msg-Id` costs the server a duplicate-window entry per publish (~10 µs of CPU, measured). Before
+    /// 2.9.21 a clustered stream could store a retry racing its first attempt (nats-server#4320): there batches
+    /// keep carrying `Nats-Msg-Id`, as they did before (``NATSStorage/batchesCarryMessageID``).
     static let batchHeader = "Reactor-Batch"
 
     unowned let storage: NATSStorage
@@ -297,8 +300,10 @@ final class NATSSessionLog: SessionLog {
             return outbox.inFlight?.attempts
         }
         guard let attempt else { return }
-        let options = PublishOptions(expectedLastSubjectSequence: batch.expected)
-        let headers: NATSHeaders = [Self.batchHeader: batch.messageID]
+        let byMessageID = storage.batchesCarryMessageID.load(ordering: .relaxed)
+        let options = PublishOptions(
+            messageID: byMessageID ? batch.messageID : nil, expectedLastSubjectSequence: batch.expected)
+        let headers: NATSHeaders? = byMessageID ? nil : [Self.batchHeader: batch.messageID]
         do throws(NATSError) {
             try storage.jetStream.publish(subject, payload: batch.payload, headers: headers, options: options) {
                 [self] result in
@@ -366,7 +371,8 @@ final class NATSSessionLog: SessionLog {
             try storage.jetStream.getMessage(stream: storage.names.recordsStream, .lastBySubject(subject)) {
                 [self] result in
                 switch result {
-                case .success(let message?) where message.headers[Self.batchHeader] == messageID:
+                case .success(let message?)
+                where message.headers[Self.batchHeader] == messageID || message.headers["Nats-Msg-Id"] == messageID:
                     acknowledged(messageID, sequence: message.sequence)
                 case .success(let message):
                     let fresh = state.withLock { $0.fresh && $0.inFlight?.messageID == messageID }

@@ -8,9 +8,20 @@ extension NATSStorage {
     /// have been the leader). Nothing moves when it is on the leader already, nor twice for the same leader.
     func followRecordsLeader() {
         connection.observeStatus { [weak self] status in
-            if case .connected = status { self?.preferRecordsLeader() }
+            guard case .connected = status, let self else { return }
+            noteServerVersion()
+            preferRecordsLeader()
         }
+        noteServerVersion()
         preferRecordsLeader()
+    }
+
+    /// Whether batches need `Nats-Msg-Id` on the server now connected to (``NATSSessionLog/batchHeader``).
+    func noteServerVersion() {
+        let version = connection.serverInfo.version
+        let affected =
+            options.replicas > 1 && NATSServerIssues.acceptsConcurrentExpectedSequences(version: version)
+        batchesCarryMessageID.store(affected, ordering: .relaxed)
     }
 
     /// Reads the records stream's leader (`STREAM.INFO`) and makes it the connection's preferred server.

@@ -100,6 +100,9 @@ final class NATSStorage: StorageBackend {
     /// Wakes the heartbeat thread early (at shutdown).
     let heartbeatWake = DispatchSemaphore(value: 0)
     let msgIDs = Atomic<UInt64>(0)
+    /// Whether session logs' batches carry `Nats-Msg-Id` (see ``NATSSessionLog/batchHeader``): until the connected
+    /// server is known to hold expected sequences across proposals in flight.
+    let batchesCarryMessageID = Atomic<Bool>(true)
     /// Sessions this instance just handed off, to whom, and until when it refuses to load them back.
     let handedOff = Mutex<[String: (to: String, until: Int64)]>([:])
     /// Owners that did not answer a hand-off request, and when (monotonic nanoseconds).
