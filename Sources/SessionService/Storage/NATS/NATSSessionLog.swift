@@ -16,7 +16,7 @@ final class NATSSessionLog: SessionLog {
     /// was lost is recognised when its retry is refused. Not `Nats-Msg-Id` where the server holds the expected
     /// sequence across proposals in flight (2.9.21 on, or one server): that stores a batch at most once (a retry
     /// expects the sequence the first copy moved past, or is refused while the first is in flight), and a
-    /// `Nats-Msg-Id` costs the server a duplicate-window entry per publish (~10 µs of CPU, measured). Before
+    /// `Nats-Msg-Id` costs the server a duplicate-window entry per publish (5–10 µs of CPU, measured). Before
     /// 2.9.21 a clustered stream could store a retry racing its first attempt (nats-server#4320): there batches
     /// keep carrying `Nats-Msg-Id`, as they did before (``NATSStorage/batchesCarryMessageID``).
     static let batchHeader = "Reactor-Batch"
