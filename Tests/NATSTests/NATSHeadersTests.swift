@@ -87,5 +87,44 @@ func parsedHeaders(_ block: String) -> String {
     func refusesHeadersThatCannotBeSent(_ name: String, _ value: String) {
         let headers: NATSHeaders = [name: value]
         #expect(throws: NATSError.self) { try headers.encoded() }
+        #expect(throws: NATSError.self) { try PublishOptions(expectedLastSubjectSequence: 1).encodedHeaders(headers) }
+    }
+
+    static let publishCases: [(PublishOptions, NATSHeaders?)] = [
+        (PublishOptions(), nil),
+        (PublishOptions(), ["Reactor-Batch": "i.7"]),
+        (PublishOptions(expectedLastSubjectSequence: 0), ["Reactor-Batch": "i.7"]),
+        (PublishOptions(messageID: "m", expectedLastSubjectSequence: 18_446_744_073_709_551), nil),
+        (
+            PublishOptions(
+                messageID: "m", expectedStream: "S", expectedLastSequence: 3, expectedLastSubjectSequence: 4,
+                expectedLastMessageID: "p"), ["A": "1", "B": "2"]
+        ),
+        (PublishOptions(messageID: "new"), ["nats-msg-id": "old", "C": "3"]),
+    ]
+
+    /// The publish path's one-pass encoding gives the bytes the general one gives, options replacing given fields.
+    @Test(arguments: publishCases)
+    func publishHeadersEncodeInOnePassAsTheFieldsWould(_ options: PublishOptions, _ headers: NATSHeaders?) throws {
+        #expect(try options.encodedHeaders(headers) == options.apply(to: headers)?.encoded())
+    }
+
+    static let acknowledgements: [(String, PubAck?)] = [
+        (#"{"stream":"bench-records","seq":41}"#, PubAck(stream: "bench-records", sequence: 41, duplicate: false)),
+        (#"{"stream":"S","seq":18446744073709551615}"#, nil),
+        (#"{"stream":"S","seq":1,"duplicate":true}"#, nil),
+        (#"{"stream":"S","domain":"d","seq":1}"#, nil),
+        (#"{"stream":"S\"x","seq":1}"#, nil),
+        (#"{"stream":"","seq":1}"#, nil),
+        (#"{"stream":"S","seq":}"#, nil),
+        (#"{"stream":"S","seq":-1}"#, nil),
+        (#"{"error":{"code":400,"err_code":10071}}"#, nil),
+        (#"{"stream":"S","seq":1} "#, nil),
+    ]
+
+    /// Only the plain acknowledgement is read without the JSON parser; anything else is left to it.
+    @Test(arguments: acknowledgements)
+    func readsThePlainAcknowledgementWithoutAJSONTree(_ text: String, _ expected: PubAck?) {
+        #expect(PubAck(plain: Array(text.utf8)) == expected)
     }
 }

@@ -45,6 +45,52 @@ struct NATSReconnectTests {
         }
     }
 
+    /// A preferred server (a stream's leader) is moved to at once, the same preference again moves nothing, and
+    /// while the preferred server is down any other one serves.
+    @Test func movesToThePreferredServerAndFailsOverWhileItIsDown() async throws {
+        let first = try await NATSServerProcess.start(name: "first", jetStream: false)
+        let second: NATSServerProcess
+        do {
+            second = try await NATSServerProcess.start(name: "second", jetStream: false)
+        } catch {
+            await first.shutdown()
+            throw error
+        }
+        do {
+            let connection = try await connect("\(first.url),\(second.url)") {
+                $0.maxReconnectWait = .milliseconds(200)
+                $0.discoverServers = false
+            }
+            defer { connection.close() }
+            #expect(connection.serverInfo.serverName == "first")
+            let statuses = statusRecorder(connection)
+            let echoes = Recorder<String>()
+            _ = try connection.subscribe(to: "echo") { echoes.record($0.text) }
+
+            connection.prefer(serverNamed: "second")
+            #expect(try await statuses.waitForConnected() == second.url)
+            #expect(connection.serverInfo.serverName == "second")
+            try connection.publish("echo", payload: "on second".bytes)
+            try await echoes.waitForCount(1, "the subscription renewed on the preferred server")
+            connection.prefer(serverNamed: "second")
+            try await connection.flush()
+            #expect(statuses.values.count == 2, "the same preference again moved the connection: \(statuses.values)")
+
+            // The preferred server dies: the other serves; once it is back and the other dies, it serves again.
+            try await second.kill()
+            #expect(try await statuses.waitForConnected(after: 2) == first.url)
+            try await second.restart()
+            try await first.kill()
+            #expect(try await statuses.waitForConnected(after: 4) == second.url)
+        } catch {
+            await first.shutdown()
+            await second.shutdown()
+            throw error
+        }
+        await first.shutdown()
+        await second.shutdown()
+    }
+
     @Test func failsOverToAnotherNodeLearnedFromTheCluster() async throws {
         try await NATSTestCluster.with { cluster in
             // Configured with the first node only: the others come from INFO's connect_urls.

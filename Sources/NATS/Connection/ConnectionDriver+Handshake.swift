@@ -9,8 +9,9 @@ import Posix
 /// ``NATSOptions/connectTimeout``.
 extension ConnectionDriver {
     /// Connects to `server`; on success the connection is live and its first output (the
-    /// subscriptions, then whatever was queued meanwhile) is ready to write.
-    func establish(_ server: NATSServerAddress) throws(NATSError) {
+    /// subscriptions, then whatever was queued meanwhile) is ready to write. With `wanted`, a server whose `INFO`
+    /// gives another name is left at once (false).
+    func establish(_ server: NATSServerAddress, named wanted: String? = nil) throws(NATSError) -> Bool {
         self.server = server
         let deadline = ContinuousClock.now + options.connectTimeout
         try openSocket(to: server, until: deadline)
@@ -21,6 +22,10 @@ extension ConnectionDriver {
             throw NATSError.protocolViolation(
                 server: server.description,
                 violation: NATSProtocolViolation(.unknownOperation, "the server did not start with INFO"))
+        }
+        if let wanted, info.serverName != wanted {
+            closeSocket()
+            return false
         }
         guard !info.tlsRequired else { throw NATSError.tlsRequired(server: server.description) }
         parser.limits.maxPayloadBytes = info.maxPayload
@@ -52,6 +57,7 @@ extension ConnectionDriver {
                 "version": .string(info.version), "jetstream": .bool(info.jetStream),
             ])
         writing = connection.didConnect(to: server, info: info)
+        return true
     }
 
     /// Tries each address of `server` until a TCP connection is made.

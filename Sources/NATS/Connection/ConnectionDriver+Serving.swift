@@ -28,6 +28,10 @@ extension ConnectionDriver {
                 return "closed by the client"
             }
             if let failure = writePending() { return failure }
+            if connection.takeMoveRequest() {
+                moving = true
+                return "moving to the preferred server"
+            }
             var fds = [
                 pollfd(fd: socket, events: Int16(POLLIN) | (written < writing.count ? Int16(POLLOUT) : 0), revents: 0),
                 pollfd(fd: connection.wakeFD, events: Int16(POLLIN), revents: 0),

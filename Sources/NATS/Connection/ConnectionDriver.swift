@@ -22,6 +22,8 @@ final class ConnectionDriver: @unchecked Sendable {
     var written = 0
     /// Keep-alive `PING`s sent since the last `PONG`.
     var pingsOutstanding = 0
+    /// Whether the connection being torn down left for the preferred server (nothing went wrong).
+    var moving = false
 
     init(connection: NATSConnection) {
         self.connection = connection
@@ -42,6 +44,7 @@ final class ConnectionDriver: @unchecked Sendable {
                 var driver: ConnectionDriver? = Unmanaged<ConnectionDriver>.fromOpaque(raw!).takeRetainedValue()
                 let finished = driver!.connection.finished
                 driver!.connection.state.withLock { $0.driverThread = pthread_self() }
+                driver!.connection.driverThreadID.store(UInt(pthread_self()), ordering: .relaxed)
                 driver!.run()
                 // Let go of the connection before saying so: once close() returns, a connection
                 // nobody else holds is gone.
@@ -62,28 +65,35 @@ final class ConnectionDriver: @unchecked Sendable {
         var start = 0
         var failedPasses = 0
         passes: while !connection.isClosing {
-            let servers = connection.state.withLock { $0.servers }
+            let (servers, preferred) = connection.state.withLock { ($0.servers, $0.preferredServer) }
             var attempts: [String] = []
             var refusal: NATSError?
-            for offset in 0..<servers.count {
-                guard !connection.isClosing else { break passes }
-                let index = (start + offset) % servers.count
-                do {
-                    try establish(servers[index])
-                } catch {
-                    closeSocket()
-                    if error == .closed { break passes }
-                    attempts.append("\(servers[index]): \(error)")
-                    if case .authorizationViolation = error { refusal = error }
-                    if case .tlsRequired = error { refusal = error }
-                    continue
+            // With a preferred server, a first round takes only it (known by name once its INFO is read); when
+            // no server is it, or it cannot be reached, the second takes any. Failures count in the last round.
+            let rounds: [String?] = preferred == nil ? [nil] : [preferred, nil]
+            for (round, wanted) in rounds.enumerated() {
+                let last = round == rounds.count - 1
+                for offset in 0..<servers.count {
+                    guard !connection.isClosing else { break passes }
+                    let index = (start + offset) % servers.count
+                    do {
+                        guard try establish(servers[index], named: wanted) else { continue }
+                    } catch {
+                        closeSocket()
+                        if error == .closed { break passes }
+                        guard last else { continue }
+                        attempts.append("\(servers[index]): \(error)")
+                        if case .authorizationViolation = error { refusal = error }
+                        if case .tlsRequired = error { refusal = error }
+                        continue
+                    }
+                    failedPasses = 0
+                    let reason = serve()
+                    guard !connection.isClosing else { break passes }
+                    teardown(reason)
+                    start = index + 1
+                    continue passes
                 }
-                failedPasses = 0
-                let reason = serve()
-                guard !connection.isClosing else { break passes }
-                teardown(reason)
-                start = index + 1
-                continue passes
             }
             failedPasses += 1
             guard connection.passFailed(attempts: attempts, refusal: refusal, failedPasses: failedPasses) else { break }
@@ -133,9 +143,22 @@ final class ConnectionDriver: @unchecked Sendable {
             state.pings.removeAll { $0.epoch <= ended }
             return (replies, pings)
         }
-        logger.warning(
-            "NATS connection lost; reconnecting",
-            ["server": .string(lost.description), "reason": .string(reason), "failed_requests": .int(replies.count)])
+        if moving {
+            moving = false
+            logger.notice(
+                "NATS connection moves to the preferred server",
+                [
+                    "server": .string(lost.description), "preferred": .string(connection.preferredServer ?? ""),
+                    "failed_requests": .int(replies.count),
+                ])
+        } else {
+            logger.warning(
+                "NATS connection lost; reconnecting",
+                [
+                    "server": .string(lost.description), "reason": .string(reason),
+                    "failed_requests": .int(replies.count),
+                ])
+        }
         connection.setStatus(.reconnecting)
         let error = NATSError.connectionLost(server: lost.description, reason: reason)
         for reply in replies { reply.fail(error) }

@@ -80,6 +80,10 @@ struct ConnectionState: Sendable {
     var connectWaiters: [UInt64: @Sendable (Result<Void, NATSError>) -> Void] = [:]
     var nextWaiterID: UInt64 = 1
     var observers: [@Sendable (NATSConnection.Status) -> Void] = []
+    /// The `server_name` to connect to when it is among the servers (``NATSConnection/prefer(serverNamed:)``).
+    var preferredServer: String?
+    /// Whether the connection's thread should leave the current server for the preferred one.
+    var moveRequested = false
     var driverThread: pthread_t?
 
     init(servers: [NATSServerAddress]) {

@@ -3,6 +3,14 @@
 extension NATSConnection {
     var isClosing: Bool { state.withLock { $0.closing } }
 
+    /// Whether the connection should move to the preferred server now (asked once per change of preference).
+    func takeMoveRequest() -> Bool {
+        state.withLock { state in
+            defer { state.moveRequested = false }
+            return state.moveRequested
+        }
+    }
+
     /// The earliest pending deadline (request, flush or connect waiter).
     func nextDeadline() -> ContinuousClock.Instant? { state.withLock { $0.deadlines.earliest } }
 
@@ -22,6 +30,8 @@ extension NATSConnection {
         let (output, observers, waiters) = state.withLock { state in
             state.server = server
             state.status = status
+            // A move asked for on the connection that ended is done by this one (it looked for the preferred first).
+            state.moveRequested = false
             state.lastAttempts = []
             learn(info, from: server, into: &state)
             var output: [UInt8] = []

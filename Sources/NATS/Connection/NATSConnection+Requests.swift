@@ -57,8 +57,16 @@ extension NATSConnection {
         _ subject: String, payload: some Collection<UInt8> & Sendable, headers: NATSHeaders?, timeout: Duration?,
         handler: PendingReply.Handler
     ) throws(NATSError) -> UInt64 {
-        try validate(subject: subject)
         let headerBytes = try headers.map { headers throws(NATSError) in try headers.encoded() }
+        return try sendRequest(subject, payload: payload, headerBytes: headerBytes, timeout: timeout, handler: handler)
+    }
+
+    /// Queues a request whose header block is already encoded (the JetStream publish path's); see above.
+    func sendRequest(
+        _ subject: String, payload: some Collection<UInt8> & Sendable, headerBytes: [UInt8]?, timeout: Duration?,
+        handler: PendingReply.Handler
+    ) throws(NATSError) -> UInt64 {
+        try validate(subject: subject)
         let size = ClientCommand.messageSize(headers: headerBytes, payload: payload.count)
         let wait = timeout ?? options.requestTimeout
         let limit = options.maxOutboundBytes

@@ -69,6 +69,8 @@ public final class NATSConnection: Sendable {
     let wakeFD: Int32
     /// `_INBOX.<random>.`: replies to this connection's requests arrive under it, one token each.
     let inboxPrefix: String
+    /// The connection's thread (`pthread_self()`), 0 before it starts: work it queues itself needs no wake-up.
+    let driverThreadID = Atomic<UInt>(0)
     /// Signalled when the connection's thread has finished.
     let finished = DispatchSemaphore(value: 0)
     /// Why the connection was closed from the start, if it could not be set up.
@@ -116,6 +118,25 @@ public final class NATSConnection: Sendable {
 
     /// The servers the connection may try: the configured ones, then those learned from `INFO`.
     public var knownServers: [NATSServerAddress] { state.withLock { $0.servers } }
+
+    /// Prefers the server whose `INFO` names it `name` (JetStream's `server_name`), e.g. a stream's leader, so
+    /// requests to it do not cross a cluster route: from now on each connection attempt looks for it among the known
+    /// servers first (any other will do if none is it). When the preference changes while the connection is on
+    /// another server, it moves at once: requests in flight fail with ``NATSError/connectionLost(server:reason:)``,
+    /// as on any reconnect. A preference already set does not move the connection again. Nil: no preference.
+    public func prefer(serverNamed name: String?) {
+        let wake = state.withLock { state -> Bool in
+            guard state.preferredServer != name else { return false }
+            state.preferredServer = name
+            guard let name, case .connected = state.status, state.info.serverName != name else { return false }
+            state.moveRequested = true
+            return true
+        }
+        wakeDriver(if: wake)
+    }
+
+    /// The preferred server's name (``prefer(serverNamed:)``), if any.
+    public var preferredServer: String? { state.withLock { $0.preferredServer } }
 
     /// Calls `observer` (on the connection's thread) at every status change from now on.
     public func observeStatus(_ observer: @escaping @Sendable (Status) -> Void) {
@@ -225,9 +246,14 @@ public final class NATSConnection: Sendable {
         for observer in observers { observer(status) }
     }
 
-    /// Wakes the connection's thread if `needed`.
+    /// Wakes the connection's thread if `needed`, unless this is that thread: it queues work only from callbacks,
+    /// and takes the queue before it next waits (an `eventfd` write and a wasted `poll` round saved per publish an
+    /// acknowledgement's callback makes).
     @inline(__always)
     func wakeDriver(if needed: Bool) {
-        if needed && wakeFD >= 0 { Posix.signal(eventfd: wakeFD) }
+        guard needed, wakeFD >= 0, driverThreadID.load(ordering: .relaxed) != UInt(pthread_self()) else {
+            return
+        }
+        Posix.signal(eventfd: wakeFD)
     }
 }

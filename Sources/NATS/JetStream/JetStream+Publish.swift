@@ -28,6 +28,37 @@ public struct PublishOptions: Sendable, Equatable {
         self.timeout = timeout
     }
 
+    /// The header block of `headers` with these options' headers set, nil when empty. Written in one pass, without
+    /// the intermediate fields of ``apply(to:)`` (a publish's hot path), unless `headers` names an option's header
+    /// or carries a status.
+    func encodedHeaders(_ headers: NATSHeaders?) throws(NATSError) -> [UInt8]? {
+        let given = headers?.fields ?? []
+        let names = [
+            "Nats-Msg-Id", "Nats-Expected-Stream", "Nats-Expected-Last-Sequence",
+            "Nats-Expected-Last-Subject-Sequence", "Nats-Expected-Last-Msg-Id",
+        ]
+        if headers?.status != nil || headers?.statusDescription != nil
+            || given.contains(where: { field in names.contains { field.name.equalsIgnoringASCIICase($0) } })
+        {
+            return try apply(to: headers)?.encoded()
+        }
+        guard
+            !given.isEmpty || messageID != nil || expectedStream != nil || expectedLastSequence != nil
+                || expectedLastSubjectSequence != nil || expectedLastMessageID != nil
+        else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(160)
+        bytes += "NATS/1.0\r\n".utf8
+        for field in given { try NATSHeaders.append(field.name, field.value, to: &bytes) }
+        if let messageID { try NATSHeaders.append(names[0], messageID, to: &bytes) }
+        if let expectedStream { try NATSHeaders.append(names[1], expectedStream, to: &bytes) }
+        if let expectedLastSequence { NATSHeaders.append(names[2], expectedLastSequence, to: &bytes) }
+        if let expectedLastSubjectSequence { NATSHeaders.append(names[3], expectedLastSubjectSequence, to: &bytes) }
+        if let expectedLastMessageID { try NATSHeaders.append(names[4], expectedLastMessageID, to: &bytes) }
+        bytes += "\r\n".utf8
+        return bytes
+    }
+
     /// `headers` with these options' headers set.
     func apply(to headers: NATSHeaders?) -> NATSHeaders? {
         var result = headers ?? NATSHeaders()
@@ -57,6 +88,35 @@ public struct PubAck: Sendable, Equatable {
         self.sequence = sequence
         self.duplicate = duplicate
     }
+
+    /// The common acknowledgement read without a JSON tree: exactly `{"stream":"<name>","seq":<n>}`, the name
+    /// without escapes. Nil for anything else (a duplicate, a domain, an error), which the JSON parser reads.
+    init?(plain bytes: [UInt8]) {
+        let head = Array(#"{"stream":""#.utf8)
+        let middle = Array(#"","seq":"#.utf8)
+        guard bytes.count > head.count + middle.count + 2, bytes.starts(with: head), bytes.last == UInt8(ascii: "}")
+        else { return nil }
+        var index = head.count
+        while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
+            bytes[index] >= 0x20
+        {
+            index += 1
+        }
+        let nameEnd = index
+        guard nameEnd > head.count, bytes[nameEnd...].starts(with: middle) else { return nil }
+        index += middle.count
+        var sequence: UInt64 = 0
+        let digitsStart = index
+        while index < bytes.count - 1 {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10, index - digitsStart < 19 else { return nil }
+            sequence = sequence * 10 + UInt64(digit)
+            index += 1
+        }
+        guard index > digitsStart, index == bytes.count - 1 else { return nil }
+        self.init(
+            stream: String(decoding: bytes[head.count..<nameEnd], as: UTF8.self), sequence: sequence, duplicate: false)
+    }
 }
 
 /// Publishing into streams with acknowledgement.
@@ -72,9 +132,11 @@ extension JetStream {
         completion: @escaping @Sendable (Result<PubAck, NATSError>) -> Void
     ) throws(NATSError) {
         let connection = self.connection
-        try connection.request(
-            subject, payload: payload, headers: options.apply(to: headers), timeout: options.timeout ?? timeout
-        ) { result in
+        let headerBytes = try options.encodedHeaders(headers)
+        let handler = PendingReply.Handler.single { result in
+            if case .success(let message) = result, message.headers.isEmpty, let ack = PubAck(plain: message.payload) {
+                return completion(.success(ack))
+            }
             completion(
                 Self.decode(result, subject: subject, connection: connection).flatMap { reply in
                     guard let stream = reply["stream"]?.stringValue, let sequence = reply.uint64("seq") else {
@@ -87,6 +149,8 @@ extension JetStream {
                         PubAck(stream: stream, sequence: sequence, duplicate: reply["duplicate"]?.boolValue ?? false))
                 })
         }
+        _ = try connection.sendRequest(
+            subject, payload: payload, headerBytes: headerBytes, timeout: options.timeout ?? timeout, handler: handler)
     }
 
     /// Publishes and returns the acknowledgement; see ``publish(_:payload:headers:options:completion:)``.

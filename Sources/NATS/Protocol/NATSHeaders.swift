@@ -86,6 +86,30 @@ public struct NATSHeaders: Sendable, Equatable, ExpressibleByDictionaryLiteral {
     }
 }
 
+extension NATSHeaders {
+    /// Appends one `name: value` line to a header block, or says why it cannot be sent (see ``encoded()``).
+    static func append(_ name: String, _ value: String, to bytes: inout [UInt8]) throws(NATSError) {
+        guard !name.isEmpty, name.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != .colon }) else {
+            throw NATSError.invalidArgument("header name \"\(name)\" must be printable ASCII without ':' or blanks")
+        }
+        guard !value.utf8.contains(where: { $0 == .cr || $0 == .lf }) else {
+            throw NATSError.invalidArgument("the value of header \(name) contains a line break")
+        }
+        bytes += name.utf8
+        bytes += [.colon, .space]
+        bytes += value.utf8
+        bytes += [.cr, .lf]
+    }
+
+    /// Appends one `name: <decimal>` line (a name known to be valid) without making a String of the number.
+    static func append(_ name: String, _ value: UInt64, to bytes: inout [UInt8]) {
+        bytes += name.utf8
+        bytes += [.colon, .space]
+        ClientCommand.appendDecimal(Int(clamping: value), to: &bytes)
+        bytes += [.cr, .lf]
+    }
+}
+
 extension String {
     /// Equality where ASCII letters match regardless of case (header names).
     func equalsIgnoringASCIICase(_ other: String) -> Bool {

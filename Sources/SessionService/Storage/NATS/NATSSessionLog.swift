@@ -10,8 +10,17 @@ import Synchronization
 ///
 /// Appends return at once with a position (``DurabilityWatermark``); the position is resolved when
 /// JetStream acknowledges the publish that completes the record. A publish that times out or loses
-/// its connection is sent again, unchanged (same `Nats-Msg-Id`: stored once).
+/// its connection is sent again, unchanged: the expected sequence stores it at most once (see ``batchHeader``).
 final class NATSSessionLog: SessionLog {
+    /// The header naming a batch (``Batch/messageID``), so that a batch stored by an attempt whose acknowledgement
+    /// was lost is recognised when its retry is refused. Not `Nats-Msg-Id` where the server holds the expected
+    /// sequence across proposals in flight (2.9.21 on, or one server): that stores a batch at most once (a retry
+    /// expects the sequence the first copy moved past, or is refused while the first is in flight), and a
+    /// `Nats-Msg-Id` costs the server a duplicate-window entry per publish (5–10 µs of CPU, measured). Before
+    /// 2.9.21 a clustered stream could store a retry racing its first attempt (nats-server#4320): there batches
+    /// keep carrying `Nats-Msg-Id`, as they did before (``NATSMessageIDs/carriedByBatches``).
+    static let batchHeader = "Reactor-Batch"
+
     unowned let storage: NATSStorage
     let id: String
     let reactor: String
@@ -291,9 +300,13 @@ final class NATSSessionLog: SessionLog {
             return outbox.inFlight?.attempts
         }
         guard let attempt else { return }
-        let options = PublishOptions(messageID: batch.messageID, expectedLastSubjectSequence: batch.expected)
+        let byMessageID = storage.messageIDs.carriedByBatches.load(ordering: .relaxed)
+        let options = PublishOptions(
+            messageID: byMessageID ? batch.messageID : nil, expectedLastSubjectSequence: batch.expected)
+        let headers: NATSHeaders? = byMessageID ? nil : [Self.batchHeader: batch.messageID]
         do throws(NATSError) {
-            try storage.jetStream.publish(subject, payload: batch.payload, options: options) { [self] result in
+            try storage.jetStream.publish(subject, payload: batch.payload, headers: headers, options: options) {
+                [self] result in
                 switch result {
                 case .success(let ack): acknowledged(batch.messageID, sequence: ack.sequence)
                 case .failure(let error): failed(batch.messageID, error, attempt: attempt)
@@ -358,7 +371,8 @@ final class NATSSessionLog: SessionLog {
             try storage.jetStream.getMessage(stream: storage.names.recordsStream, .lastBySubject(subject)) {
                 [self] result in
                 switch result {
-                case .success(let message?) where message.headers["Nats-Msg-Id"] == messageID:
+                case .success(let message?)
+                where message.headers[Self.batchHeader] == messageID || message.headers["Nats-Msg-Id"] == messageID:
                     acknowledged(messageID, sequence: message.sequence)
                 case .success(let message):
                     let fresh = state.withLock { $0.fresh && $0.inFlight?.messageID == messageID }

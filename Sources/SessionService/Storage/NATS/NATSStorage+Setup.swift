@@ -42,6 +42,7 @@ extension NATSStorage {
             return
         }
         try serveHandOffs()
+        followRecordsLeader()
         claims.watcher.start()
         try crashes.follow(waiting: wait)
         logger.notice(

@@ -14,7 +14,7 @@ import Tokens
 /// - the stream `<prefix>-records`, one subject per session (`<prefix>.records.<id>`): every record of
 ///   the session in order (snapshots, mutations, forced states, accepted actions, completions,
 ///   action-log checkpoints, fences), in batches of ``RecordFrame``s, each publish carrying
-///   `Nats-Expected-Last-Subject-Sequence` (the single-writer check) and a `Nats-Msg-Id` (safe retries);
+///   `Nats-Expected-Last-Subject-Sequence` (the single-writer check) and a batch id (safe retries);
 /// - the bucket `<prefix>-sessions`: each session's metadata (`SessionMeta`: reactor, version as of
 ///   its last release, access token hash, quarantine), mirrored in every instance's memory;
 /// - the bucket `<prefix>-claims`: which instance runs each session (``OwnershipClaim``);
@@ -183,7 +183,7 @@ final class NATSStorage: StorageBackend {
 
     func lossReason(_ position: UInt64) -> String? { watermark.lossReason(position) }
 
-    /// A `Nats-Msg-Id` no other publish of any instance uses.
+    /// A publish id (`Nats-Msg-Id` of a fence, a session log's batch header) no other publish of any instance uses.
     func nextMessageID() -> String { messageIDs.next() }
 
     func renderMetrics(into text: inout PrometheusText) {
