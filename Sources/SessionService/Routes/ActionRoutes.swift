@@ -6,7 +6,7 @@ extension ReactorService {
     /// `POST /sessions/{id}/actions` → 202 `{"seq"}`, or with `?wait=true` 200 `{"seq","version","state"}`.
     func postAction(_ exchange: Exchange) {
         let id = exchange.id
-        guard let session = store.session(id), let sendAction = senders[session.reactorName] else {
+        guard let session = store.session(id), let sendAction = senders.sender(for: session) else {
             return exchange.fail(store.absence(id))
         }
         session.touch(at: context.clock.monotonicNanoseconds())
@@ -64,7 +64,7 @@ extension ReactorService {
         } catch .passivated {
             // Held in memory while sending, so the retry cannot race another passivation.
             let sent = try store.withSessionHeld(id) { reloaded throws(SessionError) -> (UInt64, any HostedSession) in
-                guard let sendAction = senders[reloaded.reactorName] else { throw store.absence(id) }
+                guard let sendAction = senders.sender(for: reloaded) else { throw store.absence(id) }
                 return (try sendAction(reloaded, body, completion), reloaded)
             }
             guard let sent else { throw store.absence(id) }
