@@ -74,9 +74,9 @@ struct RuntimeCore<R: Reactor> {
 /// read (three per action, callgrind).
 @usableFromInline
 final class RuntimeExtras<R: Reactor> {
-    @exclusivity(unchecked) @usableFromInline var middlewares: [any ReactorMiddleware<R>] = []
+    @exclusivity(unchecked) @usableFromInline var middlewares: [AnyMiddleware<R>] = []
     /// The middlewares whose `intercept` does something (`interceptsActions`), in order.
-    @exclusivity(unchecked) @usableFromInline var interceptors: [any ReactorMiddleware<R>] = []
+    @exclusivity(unchecked) @usableFromInline var interceptors: [AnyMiddleware<R>] = []
     /// Which of `middlewares` vet states (`vetsStates`): bit i for middleware i (the 64th and later
     /// share bit 63 and are asked). A mask, not a second array: the drain state copies it on every action.
     @exclusivity(unchecked) @usableFromInline var vetters: UInt64 = 0
@@ -103,7 +103,7 @@ struct DrainState<R: Reactor>: Sendable {
     @usableFromInline var version: UInt64
     @usableFromInline var isStubbed: Bool
     @usableFromInline var isStopped: Bool
-    @usableFromInline var middlewares: [any ReactorMiddleware<R>]
+    @usableFromInline var middlewares: [AnyMiddleware<R>]
     /// Which middlewares vet states (see `RuntimeExtras.vetters`).
     @usableFromInline var vetters: UInt64
     /// The action whose mutations are being reduced (nil for a merged source's mutation or a forced state).
@@ -114,7 +114,7 @@ struct DrainState<R: Reactor>: Sendable {
 
     @inlinable init(
         state: R.State, shown: R.State, version: UInt64, isStubbed: Bool, isStopped: Bool,
-        middlewares: [any ReactorMiddleware<R>], vetters: UInt64
+        middlewares: [AnyMiddleware<R>], vetters: UInt64
     ) {
         self.state = state
         self.shown = shown
