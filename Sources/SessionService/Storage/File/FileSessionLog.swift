@@ -35,7 +35,8 @@ final class FileSessionLog: SessionLog {
         note(
             journal.append(kind: .accept, key: key, number: seq) {
                 StoredAccept.encode(
-                    at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer, into: &$0)
+                    at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer,
+                    into: &$0)
             })
     }
 
