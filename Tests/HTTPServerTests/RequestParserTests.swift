@@ -350,6 +350,39 @@ let get = "GET / HTTP/1.1 keepAlive=true [Host=a] body="
         }
     }
 
+    /// Field values are scanned a word at a time up to their first control byte: every byte class at every
+    /// position of a value longer than two words, before another field, is judged as byte by byte.
+    @Test func everyByteAtEveryPositionOfALongValueIsJudgedAsItsClassSays() {
+        let length = 20
+        for byte: UInt8 in [0x00, 0x01, 0x09, 0x0D, 0x1F, 0x20, 0x7E, 0x7F, 0x80, 0xFF] {
+            for position in 0..<length {
+                var value = [UInt8](repeating: UInt8(ascii: "x"), count: length)
+                value[position] = byte
+                let input =
+                    Array("GET / HTTP/1.1\r\nHost: a\r\nX-Long: ".utf8) + value + Array("\r\nAccept: */*\r\n\r\n".utf8)
+                let refused = byte < 0x20 && byte != 0x09 || byte == 0x7F
+                var parser = RequestParser(limits: Self.limits)
+                let (_, step) = input.withUnsafeBufferPointer { parser.parse($0) }
+                switch step {
+                case .request(let request):
+                    #expect(!refused, "byte \(byte) at \(position) was taken")
+                    // Leading and trailing whitespace is not part of the value.
+                    var expected = value[...]
+                    while let first = expected.first, first == 0x20 || first == 0x09 { expected.removeFirst() }
+                    while let last = expected.last, last == 0x20 || last == 0x09 { expected.removeLast() }
+                    let matches = request.headers.firstValue("X-Long") { Array($0) == Array(expected) }
+                    #expect(matches, "byte \(byte) at \(position)")
+                    #expect(request.headers["Accept"] == "*/*")
+                case .rejected(let rejection):
+                    #expect(refused, "byte \(byte) at \(position) was refused: \(rejection.kind)")
+                    #expect(rejection.kind == .invalidCharacter)
+                case .needMore:
+                    Issue.record("byte \(byte) at \(position): the complete head asked for more")
+                }
+            }
+        }
+    }
+
     @Test func expectContinueIsReportedUntilTheBodyStarts() {
         var parser = RequestParser()
         let head = Array("POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n".utf8)

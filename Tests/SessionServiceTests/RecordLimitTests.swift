@@ -46,7 +46,7 @@ import Testing
                 let log = try #require(storage.create(snapshot, accessTokenHash: nil))
                 let journal = SessionJournal(
                     log: log, id: "big", reactor: "notes", storageVersion: 1, snapshotEvery: 1000, logger: .disabled)
-                let ticket = ActionTicket()
+                let ticket = ActionTicket(journal: journal)
                 ticket.done = true
                 journal.accepted(ticket, seq: 1, at: 7, stubbed: false, body: action)
                 #expect(

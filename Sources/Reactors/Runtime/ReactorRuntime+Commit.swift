@@ -31,11 +31,7 @@ extension ReactorRuntime {
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
         let version = drain.version
-        drain.middlewares.withUnsafeBufferPointer { middlewares in
-            for index in middlewares.indices {
-                middlewares[index].didReduce(mutation: mutation, state: state, version: version)
-            }
-        }
+        for middleware in drain.middlewares { middleware.didReduce(mutation: mutation, state: state, version: version) }
         notify(observers, previous: previous, drain)
     }
 
@@ -48,16 +44,12 @@ extension ReactorRuntime {
         if drain.vetters != 0, isRefused(state, &drain) { return }
         let (observers, previous) = commit(state, &drain)
         let version = drain.version
-        drain.middlewares.withUnsafeBufferPointer { middlewares in
-            for index in middlewares.indices { middlewares[index].didForce(state: state, version: version) }
-        }
+        for middleware in drain.middlewares { middleware.didForce(state: state, version: version) }
         notify(observers, previous: previous, drain)
     }
 
     /// Asks each vetter about `state`; on the first refusal tells every middleware, notes it in the drain
     /// for the action's completion, and returns true.
-    /// The middlewares are called in place in their array: iterated by value, each was copied and
-    /// destroyed as an existential, ~90 instructions per middleware per loop on every action.
     @inlinable
     func isRefused(_ state: R.State, _ drain: inout DrainState<R>) -> Bool {
         let vetters = drain.vetters

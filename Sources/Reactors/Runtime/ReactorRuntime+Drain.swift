@@ -151,11 +151,7 @@ extension ReactorRuntime {
             completion?(.failure(.stopped))
             return
         }
-        drain.middlewares.withUnsafeBufferPointer { middlewares in
-            for index in middlewares.indices {
-                middlewares[index].didAccept(action: action, seq: seq, isStubbed: isStubbed)
-            }
-        }
+        for middleware in drain.middlewares { middleware.didAccept(action: action, seq: seq, isStubbed: isStubbed) }
         if isStubbed {
             recordStubbed(action)
             completion?(.success(drain.snapshot))

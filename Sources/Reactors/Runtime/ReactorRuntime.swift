@@ -158,7 +158,7 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
 
     /// Runs every middleware's `intercept` with the current state.
     @usableFromInline func intercept(_ action: R.Action) throws(ReactorError) {
-        let interceptors = core.withLock { core -> ([any ReactorMiddleware<R>], R.State)? in
+        let interceptors = core.withLock { core -> ([AnyMiddleware<R>], R.State)? in
             guard let extras = core.extras, !extras.interceptors.isEmpty else { return nil }
             return (extras.interceptors, core.shown)
         }
@@ -199,9 +199,10 @@ public final class ReactorRuntime<R: Reactor>: Sendable {
     public func addMiddleware(_ middleware: some ReactorMiddleware<R>) {
         core.withLock { core in
             let extras = core.ensureExtras()
-            extras.middlewares.append(middleware)
-            if middleware.interceptsActions { extras.interceptors.append(middleware) }
-            if middleware.vetsStates { extras.vetters |= 1 << min(extras.middlewares.count - 1, 63) }
+            let box = MiddlewareBox(middleware)
+            extras.middlewares.append(box)
+            if box.interceptsActions { extras.interceptors.append(box) }
+            if box.vetsStates { extras.vetters |= 1 << min(extras.middlewares.count - 1, 63) }
         }
     }
 

@@ -26,8 +26,9 @@ public final class ReactorService: HTTPResponder {
     nonisolated(unsafe) private(set) var unroutedChain: MiddlewareChain!
     /// For `OPTIONS` (CORS preflight).
     nonisolated(unsafe) private(set) var preflightChain: MiddlewareChain!
-    /// Each reactor's specialized `sendAction` by name: the action route copies one closure, not a definition.
-    let senders: [String: ReactorDefinition.SendAction]
+    /// Each reactor's specialized `sendAction`, by session class: the action route copies one closure, not a
+    /// definition.
+    let senders: ActionSenders
     /// `/openapi.json` and `/reactors`, built once.
     let documents: ServiceDocuments
     /// Reads request bodies; its limit is `http.maxBodyBytes`, so one limit gives one answer (413).
@@ -67,8 +68,7 @@ public final class ReactorService: HTTPResponder {
         self.access = access
         self.peers = peers
         self.catalog = catalog
-        senders = Dictionary(
-            catalog.definitions.map { ($0.name, $0.sendAction) }, uniquingKeysWith: { _, last in last })
+        senders = ActionSenders(catalog.definitions)
         self.configuration = configuration
         var limits = SessionContext.Limits()
         limits.actionLogLimit = configuration.sessions.actionLogLimit

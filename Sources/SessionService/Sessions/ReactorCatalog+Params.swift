@@ -109,6 +109,7 @@ extension ReactorCatalog {
                 return Session<R>.check(
                     reactor: reactor, id: id, name: name, template: template, history: history, reducing: reducing)
             },
+            sessionType: ObjectIdentifier(Session<R>.self),
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self)
                     .send(actionBody: body, completion: completion, encodeAction: encodeAction)

@@ -33,6 +33,8 @@ public struct ReactorDefinition: Sendable {
     /// code specialized for the concrete reactor; going through the protocol would run the generic,
     /// many times slower code.
     @usableFromInline let sendAction: SendAction
+    /// The class of its sessions (`Session<R>`): the action route finds `sendAction` by it, without hashing a name.
+    @usableFromInline let sessionType: ObjectIdentifier
 
     @usableFromInline
     typealias SendAction =
@@ -68,7 +70,7 @@ public struct ReactorDefinition: Sendable {
             any PersistentSession,
         replay: @escaping @Sendable (String, StoredVersionHistory, Bool) throws(RestoreError) -> [UInt8],
         check: @escaping @Sendable (String, StoredHistory, Bool) -> Result<LoadReport, RestoreError>,
-        sendAction: @escaping SendAction
+        sessionType: ObjectIdentifier, sendAction: @escaping SendAction
     ) {
         self.name = name
         self.takesParams = takesParams
@@ -85,6 +87,7 @@ public struct ReactorDefinition: Sendable {
         self.restoreSession = restoreSession
         self.replay = replay
         self.sendAction = sendAction
+        self.sessionType = sessionType
     }
 }
 
@@ -176,6 +179,7 @@ public struct ReactorCatalog: Sendable {
                 Session<R>.check(
                     reactor: make(), id: id, name: name, template: template, history: history, reducing: reducing)
             },
+            sessionType: ObjectIdentifier(Session<R>.self),
             sendAction: { session, body, completion throws(SessionError) in
                 try unsafeDowncast(session as AnyObject, to: Session<R>.self).send(
                     actionBody: body, completion: completion, encodeAction: encodeAction)

@@ -181,7 +181,7 @@ final class Session<R: Reactor>: PersistentSession {
                         // it and the accept go to the backend together.
                         journal.holdPublishes()
                         defer { journal.releasePublishes() }
-                        let ticket = ActionTicket()
+                        let ticket = ActionTicket(journal: journal)
                         if let completion {
                             receipt = try runtime.submit(action) { [weak self] result in
                                 journal.ended(ticket, result)
@@ -190,7 +190,7 @@ final class Session<R: Reactor>: PersistentSession {
                             }
                         } else {
                             // No caller waits: no weak reference to take and load on every action.
-                            receipt = try runtime.submit(action) { result in journal.ended(ticket, result) }
+                            receipt = try runtime.submit(action) { result in ticket.ended(result) }
                         }
                         log.append(
                             ActionLogEntry(

@@ -220,6 +220,14 @@ final class SessionJournal: Sendable {
 final class ActionTicket: @unchecked Sendable {
     var done = false
     var seq: UInt64?
+    /// The journal the action is accepted in. Held here so that the runtime's completion captures the
+    /// ticket alone: a closure capturing one reference needs no context of its own, one capturing the
+    /// journal and the ticket allocated a second block per action.
+    @usableFromInline let journal: SessionJournal
 
-    @usableFromInline init() {}
+    @usableFromInline init(journal: SessionJournal) { self.journal = journal }
+
+    /// The action ended with `result`: see ``SessionJournal/ended(_:_:)``.
+    @inlinable
+    func ended<S>(_ result: Result<S, ReactorError>) { journal.ended(self, result) }
 }

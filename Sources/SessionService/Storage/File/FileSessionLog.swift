@@ -32,9 +32,12 @@ final class FileSessionLog: SessionLog {
     func appendAccept(
         seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
     ) {
-        let accept = StoredAccept(
-            at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer)
-        note(journal.append(kind: .accept, key: key, number: seq) { accept.encode(into: &$0) })
+        note(
+            journal.append(kind: .accept, key: key, number: seq) {
+                StoredAccept.encode(
+                    at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer,
+                    into: &$0)
+            })
     }
 
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
