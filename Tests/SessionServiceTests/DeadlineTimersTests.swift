@@ -41,4 +41,24 @@ import Testing
         try await eventually("scheduled work to run") { ran.load(ordering: .relaxed) >= 1 }
         #expect(ran.load(ordering: .relaxed) == 1)
     }
+
+    /// Cancelled `?wait=true` timeouts came due one by one and each re-armed the timer: one wake-up per action.
+    @Test func cancelledDeadlinesWakeNothingAndTheTimerIsArmedOnlyForTheEarliestLiveOne() async throws {
+        let timers = DeadlineTimers()
+        let ran = Mutex<[Int]>([])
+        let handles = (0..<50).map { _ in ScheduledWork() }
+        for (index, handle) in handles.enumerated() {
+            timers.schedule(handle, at: Self.inMilliseconds(30 + 2 * UInt64(index))) {
+                ran.withLock { $0.append(index) }
+            }
+        }
+        for handle in handles { handle.cancel() }
+        let live = ScheduledWork()
+        timers.schedule(live, at: Self.inMilliseconds(300)) { ran.withLock { $0.append(-1) } }
+        try await eventually("the live work due in 300 ms to run") { ran.withLock { $0 } == [-1] }
+        // One wake-up for the deadline armed before the cancellations (30 ms), one for the live work; none
+        // for the 49 cancelled deadlines between them.
+        #expect(timers.wakeUps == 2)
+        #expect(ran.withLock { $0 } == [-1])
+    }
 }

@@ -5,7 +5,9 @@ import Synchronization
 /// `asyncAfter` per piece of work. Every `?wait=true` action schedules its timeout, nearly always cancelled
 /// a few milliseconds later; registering each with Dispatch cost a wake-up of its manager thread (an
 /// `eventfd` write and an `epoll` round) per action, and one more of a worker thread when it came due. Work
-/// scheduled later than the armed deadline (every timeout of the same length) only joins a heap.
+/// scheduled later than the armed deadline (every timeout of the same length) only joins a heap. Cancelled
+/// entries are dropped from the heap's top without a wake-up (when work is scheduled and when the timer
+/// fires), and the timer is re-armed only for the earliest live deadline: a cancelled timeout wakes nothing.
 ///
 /// ```swift
 /// let handle = ScheduledWork()
@@ -27,6 +29,13 @@ final class DeadlineTimers: Sendable {
         var heap: [Entry] = []
         /// The deadline the pending Dispatch timer fires at; nil when none is pending.
         var armed: UInt64?
+        /// How often the Dispatch timer has fired (tests: cancelled deadlines must not add to it).
+        var wakeUps = 0
+
+        /// Drops cancelled entries from the top, so that `heap.first` is the earliest live deadline.
+        mutating func dropSettledTop() {
+            while let first = heap.first, first.handle.isSettled { _ = DeadlineTimers.popFirst(&heap) }
+        }
     }
 
     private let state = Mutex(State())
@@ -35,6 +44,9 @@ final class DeadlineTimers: Sendable {
     /// cancelled first.
     func schedule(_ handle: ScheduledWork, at deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         let arm = state.withLock { state -> Bool in
+            // Amortised: each entry is popped once, here or when due; equal timeouts leave the heap in
+            // deadline order, so the top is nearly always long cancelled and the heap stays near the live count.
+            state.dropSettledTop()
             state.heap.append(Entry(deadline: deadline, handle: handle, work: work))
             Self.siftUp(&state.heap, from: state.heap.count - 1)
             guard state.armed.map({ deadline < $0 }) ?? true else { return false }
@@ -55,10 +67,13 @@ final class DeadlineTimers: Sendable {
         let now = DispatchTime.now().uptimeNanoseconds
         let (due, next) = state.withLock { state -> ([Entry], UInt64?) in
             if state.armed == deadline { state.armed = nil }
+            state.wakeUps += 1
             var due: [Entry] = []
             while let first = state.heap.first, first.deadline <= now {
-                due.append(Self.popFirst(&state.heap))
+                let entry = Self.popFirst(&state.heap)
+                if !entry.handle.isSettled { due.append(entry) }
             }
+            state.dropSettledTop()
             guard let earliest = state.heap.first?.deadline, state.armed.map({ earliest < $0 }) ?? true else {
                 return (due, nil)
             }
@@ -69,6 +84,9 @@ final class DeadlineTimers: Sendable {
         // Each on a queue of its own, as before: one that takes long (storage upkeep) delays no other.
         for entry in due where entry.handle.claim() { DispatchQueue.global().async(execute: entry.work) }
     }
+
+    /// How often the Dispatch timer has fired so far.
+    var wakeUps: Int { state.withLock { $0.wakeUps } }
 
     private static func siftUp(_ heap: inout [Entry], from index: Int) {
         var child = index

@@ -41,6 +41,9 @@ public final class ScheduledWork: Sendable {
 
     /// Claims the right to run, for a clock about to run the work: false when cancelled (or already run).
     public func claim() -> Bool { !cancelled.exchange(true, ordering: .acquiringAndReleasing) }
+
+    /// True once cancelled (or run): a clock may drop the entry without waking for it.
+    var isSettled: Bool { cancelled.load(ordering: .acquiring) }
 }
 
 /// The real clock: `CLOCK_MONOTONIC`, `CLOCK_REALTIME`, and one Dispatch timer for all its work (`DeadlineTimers`).
