@@ -1,4 +1,5 @@
 import Dispatch
+import Heaps
 import Synchronization
 
 /// The real clock's scheduled work: one Dispatch timer armed for the earliest deadline, instead of one
@@ -19,14 +20,13 @@ final class DeadlineTimers: Sendable {
     static let shared = DeadlineTimers()
 
     private struct Entry {
-        var deadline: UInt64
         var handle: ScheduledWork
         var work: @Sendable () -> Void
     }
 
     private struct State {
-        /// A binary min-heap on `deadline`.
-        var heap: [Entry] = []
+        /// The work by deadline (`DispatchTime` uptime nanoseconds).
+        var heap = MinHeap<UInt64, Entry>()
         /// The deadline the pending Dispatch timer fires at; nil when none is pending.
         var armed: UInt64?
         /// How often the Dispatch timer has fired (tests: cancelled deadlines must not add to it).
@@ -34,7 +34,7 @@ final class DeadlineTimers: Sendable {
 
         /// Drops cancelled entries from the top, so that `heap.first` is the earliest live deadline.
         mutating func dropSettledTop() {
-            while let first = heap.first, first.handle.isSettled { _ = DeadlineTimers.popFirst(&heap) }
+            while let first = heap.first, first.value.handle.isSettled { heap.removeFirst() }
         }
     }
 
@@ -47,8 +47,7 @@ final class DeadlineTimers: Sendable {
             // Amortised: each entry is popped once, here or when due; equal timeouts leave the heap in
             // deadline order, so the top is nearly always long cancelled and the heap stays near the live count.
             state.dropSettledTop()
-            state.heap.append(Entry(deadline: deadline, handle: handle, work: work))
-            Self.siftUp(&state.heap, from: state.heap.count - 1)
+            state.heap.push(deadline, Entry(handle: handle, work: work))
             guard state.armed.map({ deadline < $0 }) ?? true else { return false }
             state.armed = deadline
             return true
@@ -69,12 +68,11 @@ final class DeadlineTimers: Sendable {
             if state.armed == deadline { state.armed = nil }
             state.wakeUps += 1
             var due: [Entry] = []
-            while let first = state.heap.first, first.deadline <= now {
-                let entry = Self.popFirst(&state.heap)
+            while let entry = state.heap.removeFirst(ifAtMost: now)?.value {
                 if !entry.handle.isSettled { due.append(entry) }
             }
             state.dropSettledTop()
-            guard let earliest = state.heap.first?.deadline, state.armed.map({ earliest < $0 }) ?? true else {
+            guard let earliest = state.heap.first?.key, state.armed.map({ earliest < $0 }) ?? true else {
                 return (due, nil)
             }
             state.armed = earliest
@@ -87,30 +85,4 @@ final class DeadlineTimers: Sendable {
 
     /// How often the Dispatch timer has fired so far.
     var wakeUps: Int { state.withLock { $0.wakeUps } }
-
-    private static func siftUp(_ heap: inout [Entry], from index: Int) {
-        var child = index
-        while child > 0 {
-            let parent = (child - 1) / 2
-            guard heap[child].deadline < heap[parent].deadline else { return }
-            heap.swapAt(child, parent)
-            child = parent
-        }
-    }
-
-    private static func popFirst(_ heap: inout [Entry]) -> Entry {
-        heap.swapAt(0, heap.count - 1)
-        let first = heap.removeLast()
-        var parent = 0
-        while true {
-            let left = 2 * parent + 1
-            let right = left + 1
-            var smallest = parent
-            if left < heap.count && heap[left].deadline < heap[smallest].deadline { smallest = left }
-            if right < heap.count && heap[right].deadline < heap[smallest].deadline { smallest = right }
-            if smallest == parent { return first }
-            heap.swapAt(parent, smallest)
-            parent = smallest
-        }
-    }
 }
