@@ -55,18 +55,24 @@ extension FileJournal {
             switch Self.history(records) {
             case .success(let history):
                 // Resident from here on: the live session tracks its records, and the index no longer keeps a tail.
-                let position = state.withLock { state -> UInt64 in
-                    state.index.entries[records.key]?.resident = true
-                    state.index.entries[records.key]?.tail = []
+                let found = state.withLock { state -> (entry: IndexEntry, position: UInt64)? in
+                    guard let entry = state.index.entries[records.key] else { return nil }
+                    entry.resident = true
+                    entry.tail = []
                     // Its records are all written: while writes fail, what it shows must not wait for
                     // other sessions' records (everything appended), which may never be written.
-                    return writer.failing.load(ordering: .acquiring)
+                    let position =
+                        writer.failing.load(ordering: .acquiring)
                         ? writer.written.load(ordering: .acquiring) : state.buffer.appended
+                    return (entry, position)
                 }
+                // Deleted meanwhile: there is nothing left to serve.
+                guard let (entry, position) = found else { return .missing }
                 return .loaded(
                     history,
                     FileSessionLog(
-                        journal: self, key: records.key, id: id, reactor: history.snapshot.reactor, position: position))
+                        journal: self, key: records.key, entry: entry, id: id, reactor: history.snapshot.reactor,
+                        position: position))
             case .failure(let failure):
                 quarantine(key: records.key, reason: failure.reason)
                 logger.error(

@@ -51,11 +51,13 @@ extension FileJournal {
                     &state, kind: .snapshot, key: key, number: snapshot.version, identity: identity,
                     payload: { snapshot.encode(into: &$0) }) != nil
             else { return nil }
-            state.index.entries[key]?.incarnation = snapshot.incarnation
+            guard let entry = state.index.entries[key] else { return nil }
+            entry.incarnation = snapshot.incarnation
             if let accessTokenHash { appendAccessToken(&state, key: key, accessTokenHash) }
-            state.index.entries[key]?.resident = true
+            entry.resident = true
             return FileSessionLog(
-                journal: self, key: key, id: snapshot.id, reactor: snapshot.reactor, position: state.buffer.appended)
+                journal: self, key: key, entry: entry, id: snapshot.id, reactor: snapshot.reactor,
+                position: state.buffer.appended)
         }
     }
 

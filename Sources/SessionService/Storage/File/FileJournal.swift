@@ -163,6 +163,20 @@ final class FileJournal: StorageBackend {
         }
     }
 
+    /// Appends a session's own record (accept, state, completion, timer) to the entry of its key, held by its
+    /// session log, and returns the record's position; nil when it is larger than a record.
+    func append(
+        kind: RecordKind, to entry: IndexEntry, key: UInt32, number: UInt64, payload: (inout [UInt8]) -> Void
+    ) -> UInt64? {
+        state.withLock { state in
+            guard let location = writer.append(&state, kind: kind, key: key, number: number, payload: payload) else {
+                return nil
+            }
+            state.index.apply(kind: kind, to: entry, key: key, number: number, location: location)
+            return state.buffer.appended
+        }
+    }
+
     /// Appends one record and returns where it will lie; the caller holds the state lock. Its position
     /// is `state.buffer.appended` right after.
     @discardableResult

@@ -4,14 +4,17 @@ import Synchronization
 final class FileSessionLog: SessionLog {
     let journal: FileJournal
     let key: UInt32
+    /// The index's entry for `key`, so an action's records reach it without a lookup.
+    let entry: IndexEntry
     let id: String
     let reactor: String
     /// The position of this session's newest record.
     private let last: Atomic<UInt64>
 
-    init(journal: FileJournal, key: UInt32, id: String, reactor: String, position: UInt64) {
+    init(journal: FileJournal, key: UInt32, entry: IndexEntry, id: String, reactor: String, position: UInt64) {
         self.journal = journal
         self.key = key
+        self.entry = entry
         self.id = id
         self.reactor = reactor
         last = Atomic(position)
@@ -33,7 +36,7 @@ final class FileSessionLog: SessionLog {
         seq: UInt64, at: Int64, stubbed: Bool, completed: Bool, origin: ActionOrigin, action: [UInt8], timer: String?
     ) {
         note(
-            journal.append(kind: .accept, key: key, number: seq) {
+            journal.append(kind: .accept, to: entry, key: key, number: seq) {
                 StoredAccept.encode(
                     at: at, stubbed: stubbed, completed: completed, origin: origin, body: action, timer: timer,
                     into: &$0)
@@ -41,11 +44,11 @@ final class FileSessionLog: SessionLog {
     }
 
     func appendTimer(_ change: TimerChange, serial: UInt64) -> Bool {
-        note(journal.append(kind: .timer, key: key, number: serial) { change.encode(into: &$0) })
+        note(journal.append(kind: .timer, to: entry, key: key, number: serial) { change.encode(into: &$0) })
     }
 
     func appendCompletion(seq: UInt64) {
-        note(journal.append(kind: .complete, key: key, number: seq) { _ in })
+        note(journal.append(kind: .complete, to: entry, key: key, number: seq) { _ in })
     }
 
     func appendMutation(_ json: [UInt8], version: UInt64, storageVersion: Int) -> Bool {
@@ -63,7 +66,7 @@ final class FileSessionLog: SessionLog {
         let limit = JournalRecord.maxBodyBytes - JournalRecord.headerBytes - StoredState.versionBytes
         guard json.count <= limit else { return false }
         return note(
-            journal.append(kind: kind, key: key, number: version) {
+            journal.append(kind: kind, to: entry, key: key, number: version) {
                 StoredState.appendPayload(json, storageVersion: storageVersion, into: &$0)
             })
     }

@@ -66,6 +66,9 @@ final class IndexEntry: @unchecked Sendable {
     /// The oldest segment that may hold a record of this session (where it was created, or where the
     /// start-up scan first saw it): erasing it after its deletion looks no further back.
     let firstSegment: UInt32
+    /// True once the index dropped this entry (deletion, or a newer key for its id): a session log
+    /// holding it then changes nothing, as a lookup of its key would have found nothing.
+    @exclusivity(unchecked) var dropped = false
 
     init(
         id: String, reactor: String, snapshot: RecordLocation, snapshotVersion: UInt64, version: UInt64,
@@ -296,6 +299,7 @@ struct JournalIndex: Sendable {
         if kind == .delete {
             checkpointChunks.removeValue(forKey: key)
             guard let entry = entries.removeValue(forKey: key) else { return }
+            entry.dropped = true
             unpin(entry.pinned)
             if keys[entry.id] == key { keys.removeValue(forKey: entry.id) }
             return
@@ -304,6 +308,7 @@ struct JournalIndex: Sendable {
             // A snapshot of an unknown key starts a session (creation, or the scan's first sight of it).
             guard let identity else { return }
             if let previous = keys[identity.id], previous != key, let old = entries.removeValue(forKey: previous) {
+                old.dropped = true
                 unpin(old.pinned)
             }
             keys[identity.id] = key
@@ -318,6 +323,18 @@ struct JournalIndex: Sendable {
             return
         }
         guard let entry = entries[key],
+            entry.apply(kind: kind, number: number, location: location, limits: actionLogLimits, history: historyLimits)
+        else { return }
+        let oldest = entry.oldestSegment
+        repin(from: entry.pinned, to: oldest)
+        entry.pinned = oldest
+    }
+
+    /// `apply` for a session's own record (accept, state, completion, timer) when the caller holds the entry
+    /// of its key: the same effect without hashing the key (two lookups per action, ~115 instructions each).
+    mutating func apply(kind: RecordKind, to entry: IndexEntry, key: UInt32, number: UInt64, location: RecordLocation) {
+        nextKey = max(nextKey, key &+ 1)
+        guard !entry.dropped,
             entry.apply(kind: kind, number: number, location: location, limits: actionLogLimits, history: historyLimits)
         else { return }
         let oldest = entry.oldestSegment

@@ -55,7 +55,10 @@ final class JournalWriter: Sendable {
         /// Where the open segment ends, kept here so a failed write is cut back without asking the kernel first.
         var fdEnd = 0
         /// Segments written since the last fdatasync (their descriptors, kept open until synced).
-        var unsynced: [UInt32: Int32] = [:]
+        var unsynced: [UInt32: Int32] = [:] { didSet { openSegmentNoted = false } }
+        /// True once `unsynced` is known to hold the open segment: a group commit then skips that lookup.
+        /// Cleared whenever `unsynced` changes or another segment is opened.
+        var openSegmentNoted = false
     }
 
     /// Why the journal cannot be written, while it cannot: actions are refused meanwhile.
@@ -233,6 +236,7 @@ final class JournalWriter: Sendable {
                     let path = segmentPath(chunk.segment)
                     io.fd = try Posix.open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, mode: JournalFiles.fileMode)
                     io.fdSegment = chunk.segment
+                    io.openSegmentNoted = false
                     io.fdEnd = try Posix.size(io.fd)
                     // Best effort, as before: the segment's entry reaches the disk with the next sync of the
                     // folder at the latest.
@@ -248,7 +252,10 @@ final class JournalWriter: Sendable {
                 do { try result.get() } catch { throw error.about(segmentPath(chunk.segment)) }
                 io.fdEnd += chunk.bytes.count
                 metrics.writtenBytes.increment(by: chunk.bytes.count)
-                if options.fsync != .never, io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
+                if options.fsync != .never, !io.openSegmentNoted {
+                    if io.unsynced[chunk.segment] == nil { io.unsynced[chunk.segment] = -1 }
+                    io.openSegmentNoted = true
+                }
             } catch {
                 let unwritten = Array(chunks[position...])
                 state.withLock { $0.buffer.chunks.insert(contentsOf: unwritten, at: 0) }
