@@ -45,33 +45,6 @@ private struct Validator {
         _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
         _ violations: inout [String], _ depth: Int
     ) {
-        let check =
-            switch keyword {
-            case "type", "enum", "const": checkValue
-            case "properties", "required", "additionalProperties", "items": checkMembers
-            case "minItems", "maxItems", "minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum",
-                "exclusiveMaximum", "pattern":
-                checkBounds
-            case "oneOf", "anyOf", "allOf", "not", "$ref": checkComposition
-            default: Self.unchecked
-            }
-        check(keyword, argument, keywords, value, path, &violations, depth)
-    }
-
-    /// A keyword this validator does not know: a violation, so such a schema never passes silently.
-    private static func unchecked(
-        _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
-        _ violations: inout [String], _ depth: Int
-    ) {
-        let here = path.isEmpty ? "(the value)" : path
-        violations.append("\(here): the keyword \"\(keyword)\" is not checked by this validator")
-    }
-
-    /// `type`, `enum` and `const`: what the value is.
-    private func checkValue(
-        _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
-        _ violations: inout [String], _ depth: Int
-    ) {
         let here = path.isEmpty ? "(the value)" : path
         switch keyword {
         case "type":
@@ -88,17 +61,6 @@ private struct Validator {
             if value != argument {
                 violations.append("\(here): expected \(argument), got \(value.serializedString().prefix(60))")
             }
-        default: break
-        }
-    }
-
-    /// `properties`, `required`, `additionalProperties` and `items`: an object's members and an array's elements.
-    private func checkMembers(
-        _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
-        _ violations: inout [String], _ depth: Int
-    ) {
-        let here = path.isEmpty ? "(the value)" : path
-        switch keyword {
         case "properties":
             guard let object = value.objectValue, let properties = argument.objectValue else { return }
             for (name, subschema) in zip(properties.keys, properties.values) {
@@ -121,17 +83,6 @@ private struct Validator {
             for (index, element) in (value.arrayValue ?? []).enumerated() {
                 check(element, against: argument, at: path + "/\(index)", into: &violations, depth: depth + 1)
             }
-        default: break
-        }
-    }
-
-    /// The sizes, numeric bounds and patterns.
-    private func checkBounds(
-        _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
-        _ violations: inout [String], _ depth: Int
-    ) {
-        let here = path.isEmpty ? "(the value)" : path
-        switch keyword {
         case "minItems", "maxItems":
             guard let count = value.arrayValue?.count, let bound = argument.numberValue?.int64Value else { return }
             if keyword == "minItems" ? count < bound : count > bound {
@@ -162,17 +113,6 @@ private struct Validator {
             if (try? regex.firstMatch(in: string)) == nil {
                 violations.append("\(here): \"\(string.prefix(60))\" does not match \(pattern)")
             }
-        default: break
-        }
-    }
-
-    /// `oneOf`, `anyOf`, `allOf`, `not` and `$ref`: schemas made of schemas.
-    private func checkComposition(
-        _ keyword: String, _ argument: JSONValue, _ keywords: JSONObject, _ value: JSONValue, _ path: String,
-        _ violations: inout [String], _ depth: Int
-    ) {
-        let here = path.isEmpty ? "(the value)" : path
-        switch keyword {
         case "oneOf", "anyOf", "allOf":
             let branches = argument.arrayValue ?? []
             let failures = branches.map { branch -> [String] in
@@ -204,7 +144,8 @@ private struct Validator {
                 let pointer = try? JSONPointer(String(reference.dropFirst())), let target = root[pointer]
             else { return violations.append("\(here): cannot resolve \(argument)") }
             check(value, against: target, at: path, into: &violations, depth: depth + 1)
-        default: break
+        default:
+            violations.append("\(here): the keyword \"\(keyword)\" is not checked by this validator")
         }
     }
 
