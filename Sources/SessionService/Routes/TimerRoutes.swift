@@ -26,7 +26,7 @@ extension ReactorService {
         }
         // A session leaving memory between the lookup and the firing is looked up (loaded) again.
         for _ in 0..<3 {
-            guard let session = store.session(id) else { return }
+            guard let session = store.session(id) else { return lookAgainLater(id) }
             do {
                 let fired = try session.fireDueTimers()
                 if fired > 0 { logger.debug("fired due timers", ["session": .string(id), "count": .int(fired)]) }
@@ -38,6 +38,20 @@ extension ReactorService {
         logger.warning(
             "a session's due timers could not fire: it kept leaving memory; retrying", ["session": .string(id)])
         context.timers.note(id, at: context.clock.wallNanoseconds() + 1_000_000_000)
+    }
+
+    /// A due session that could not be loaded here (storage failed or was slow to answer, or the claim of an owner
+    /// that just died still looked live to the load): its timers are looked at again later, not forgotten. A
+    /// deleted session's are dropped, and so are a quarantined one's (a release loads it and notes them again).
+    func lookAgainLater(_ id: String) {
+        switch store.absence(id) {
+        case .unknown, .unavailable: return
+        case let absence:
+            logger.info(
+                "a session's due timers wait: it could not be loaded here; looking again in 5 s",
+                ["session": .string(id), "why": .string(APIError(absence).message)])
+            context.timers.note(id, at: context.clock.wallNanoseconds() + Self.ownerRecheckNanoseconds)
+        }
     }
 
     /// `GET /admin/sessions/{id}/timers`: the pending timers, soonest first.
