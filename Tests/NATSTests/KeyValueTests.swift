@@ -1,6 +1,7 @@
 import JSONCodec
 import NATS
 import ReactorServerTesting
+import Synchronization
 import Testing
 
 @Suite(
@@ -63,6 +64,31 @@ struct KeyValueTests {
             #expect(try await kv.get("nested/key.with=chars")?.key == "nested/key.with=chars")
             await #expect(throws: NATSError.self) { try await kv.put("bad key", value: []) }
             await #expect(throws: NATSError.self) { try await kv.put(".leading", value: []) }
+        }
+    }
+
+    @Test func aWatcherReadsTheLatestOfEveryKeyThenEveryWriteInOrder() async throws {
+        try await withBucket(KeyValueConfig(bucket: "owners", history: 5)) { kv, _, _ in
+            _ = try await kv.put("s1", value: "old".bytes)
+            _ = try await kv.put("s1", value: "a".bytes)
+            _ = try await kv.put("s2", value: "b".bytes)
+            _ = try await kv.delete("s2")
+            let seen = Mutex<[String]>([])
+            let watcher = kv.watcher { message in
+                let operation = message.headers["KV-Operation"] ?? "PUT"
+                seen.withLock {
+                    $0.append("\(message.subject) \(operation) \(String(decoding: message.payload, as: UTF8.self))")
+                }
+            }
+            defer { watcher.stop() }
+            let caughtUp = try await offPool { watcher.startAndWaitUntilCaughtUp(within: .seconds(20)) }
+            #expect(caughtUp)
+            // Only each key's latest message, the delete marker included; nothing of s1's history before it.
+            #expect(seen.withLock { $0 } == ["$KV.owners.s1 PUT a", "$KV.owners.s2 DEL "])
+            _ = try await kv.put("s3", value: "c".bytes)
+            _ = try await kv.put("s1", value: "d".bytes)
+            try await eventually("the watcher to see both writes") { seen.withLock { $0.count } == 4 }
+            #expect(seen.withLock { Array($0.suffix(2)) } == ["$KV.owners.s3 PUT c", "$KV.owners.s1 PUT d"])
         }
     }
 

@@ -202,3 +202,13 @@ extension JetStream {
         return KeyValue(jetStream: self, bucket: config.bucket)
     }
 }
+
+extension KeyValue {
+    /// A watcher of the whole bucket: the latest message of every key first (delete and purge markers included),
+    /// then every write as it is stored, in order, to `apply` on the connection's thread (it must not block).
+    /// Nothing is read until ``OrderedConsumer/start()``.
+    public func watcher(apply: @escaping @Sendable (StoredMessage) -> Void) -> OrderedConsumer {
+        OrderedConsumer(
+            jetStream: jetStream, stream: streamName, filter: "$KV.\(bucket).>", start: .lastPerSubject, handler: apply)
+    }
+}

@@ -1,4 +1,5 @@
 import Dispatch
+import Glibc
 import Logs
 import Synchronization
 
@@ -66,6 +67,27 @@ public final class OrderedConsumer: Sendable {
 
     /// Whether every message stored when it started has been delivered.
     public var hasCaughtUp: Bool { state.withLock { $0.hasCaughtUp } }
+
+    /// Starts following if it has not, then waits until ``hasCaughtUp`` (looking every 5 ms), calling `stillWaiting`
+    /// every `interval` meanwhile; false when it has not caught up within `limit`. Blocks the calling thread: for
+    /// start-up, never on the connection's thread.
+    public func startAndWaitUntilCaughtUp(
+        within limit: Duration, stillWaitingEvery interval: Duration = .seconds(5), stillWaiting: () -> Void = {}
+    ) -> Bool {
+        start()
+        let started = ContinuousClock.now
+        var reported = started
+        while !hasCaughtUp {
+            let now = ContinuousClock.now
+            if now - started > limit { return false }
+            if now - reported > interval {
+                stillWaiting()
+                reported = now
+            }
+            usleep(5_000)
+        }
+        return true
+    }
 
     /// Starts following; the first consumer is created at once.
     public func start() {

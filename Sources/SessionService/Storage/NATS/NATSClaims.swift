@@ -38,12 +38,7 @@ final class NATSClaims: Sendable {
         bucket = KeyValue(jetStream: jetStream, bucket: names.claimsBucket)
         heartbeats = KeyValue(jetStream: jetStream, bucket: names.instancesBucket)
         let mirror = self.mirror
-        watcher = OrderedConsumer(
-            jetStream: jetStream, stream: "KV_\(names.claimsBucket)", filter: "$KV.\(names.claimsBucket).>",
-            start: .lastPerSubject
-        ) { message in
-            mirror.apply(message)
-        }
+        watcher = bucket.watcher { mirror.apply($0) }
     }
 
     // MARK: Claims

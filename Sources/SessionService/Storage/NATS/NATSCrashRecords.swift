@@ -39,24 +39,15 @@ final class NATSCrashRecords: Sendable {
         bucket = KeyValue(jetStream: jetStream, bucket: names.crashesBucket)
         let mirror = self.mirror
         let prefix = names.crashSubjectPrefix
-        watcher = OrderedConsumer(
-            jetStream: jetStream, stream: names.crashesStream, filter: "\(prefix)>", start: .lastPerSubject
-        ) { message in
-            mirror.apply(message, prefix: prefix)
-        }
+        watcher = bucket.watcher { mirror.apply($0, prefix: prefix) }
     }
 
     /// Starts mirroring the crashes bucket and waits until it has caught up, so that the sessions it
     /// names are quarantined before this instance serves anything.
     func follow(waiting wait: Duration) throws(NATSStorageError) {
-        watcher.start()
-        let started = ContinuousClock.now
-        while !watcher.hasCaughtUp {
-            if ContinuousClock.now - started > wait {
-                throw NATSStorageError(
-                    description: "the crashes bucket \(names.crashesBucket) could not be read from JetStream")
-            }
-            usleep(5_000)
+        guard watcher.startAndWaitUntilCaughtUp(within: wait) else {
+            throw NATSStorageError(
+                description: "the crashes bucket \(names.crashesBucket) could not be read from JetStream")
         }
     }
 

@@ -32,12 +32,7 @@ final class NATSSessionCatalog: Sendable {
         self.timeout = timeout
         bucket = KeyValue(jetStream: jetStream, bucket: names.sessionsBucket)
         let mirror = self.mirror
-        watcher = OrderedConsumer(
-            jetStream: jetStream, stream: "KV_\(names.sessionsBucket)", filter: "$KV.\(names.sessionsBucket).>",
-            start: .lastPerSubject
-        ) { message in
-            mirror.apply(message)
-        }
+        watcher = bucket.watcher { mirror.apply($0) }
     }
 
     // MARK: The mirror
@@ -45,18 +40,9 @@ final class NATSSessionCatalog: Sendable {
     /// Starts the watcher and waits (at most `wait`, logging every few seconds) until it has read the bucket;
     /// false when it has not by then.
     func follow(waiting wait: Duration, logger: Logger) -> Bool {
-        watcher.start()
-        let started = ContinuousClock.now
-        var logged = started
-        while !watcher.hasCaughtUp {
-            if ContinuousClock.now - started > wait { return false }
-            if ContinuousClock.now - logged > .seconds(5) {
-                logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(bucket.bucket)])
-                logged = .now
-            }
-            usleep(5_000)
+        watcher.startAndWaitUntilCaughtUp(within: wait) {
+            logger.warning("reading the sessions bucket: not done yet", ["bucket": .string(bucket.bucket)])
         }
-        return true
     }
 
     /// Stops the watcher (at shutdown, or when start-up fails).
