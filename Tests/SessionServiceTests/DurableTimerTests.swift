@@ -113,6 +113,49 @@ import Testing
         }
     }
 
+    /// A session due while its storage does not answer (its nats-server stopped with SIGSTOP) cannot be loaded
+    /// then: its timer is kept and looked at again, and fires once the storage answers, without a restart.
+    @Test(.enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
+    func aDueTimerWhoseLoadFailsFiresOnceTheStorageAnswersAgain() async throws {
+        let nats = try await NATSServerProcess.start()
+        do {
+            try await withTemporaryDirectory("timers-load-fails") { local in
+                let place = StoragePlace(
+                    directory: nil,
+                    settings: [
+                        ("storage.backend", "nats"), ("storage.nats.servers", nats.url), ("storage.nats.replicas", "1"),
+                        ("storage.nats.timeoutSeconds", "1"), ("storage.dataDir", local),
+                    ])
+                let server = try TestServer(storage: place) { $0.sessions.passivateAfterSeconds = 30 }
+                let store = server.server.service.store
+                try server.createSession("reminders", id: "sleeper")
+                #expect(try Self.remind(server, "sleeper", "wake", after: 600).status == 200)
+                await server.clock.advance(by: .seconds(60))
+                #expect(store.residentCount == 0, "idle and still in memory")
+                nats.pause()
+                await server.clock.advance(by: .seconds(540))
+                _ = try await server.logs.waitForMessage(containing: "due timers wait: it could not be loaded here")
+                #expect(store.residentCount == 0)
+                nats.resume()
+                try await eventually("the server to reach its storage again") {
+                    try server.request("GET", "/healthz").status == 200
+                }
+                // Nothing but the kept timer loads the session: a request for it would, and would fire it itself.
+                await server.clock.advance(by: .seconds(5))
+                try await eventually("the kept timer to load the session 5 s later") { store.residentCount == 1 }
+                try await eventually("the kept timer to fire") {
+                    try Self.state(server, "sleeper")["fired"] as? [String] == ["wake"]
+                }
+                #expect(try Self.timerEntries(server, "sleeper") == ["wake:due:wake"])
+            }
+        } catch {
+            nats.resume()
+            await nats.shutdown()
+            throw error
+        }
+        await nats.shutdown()
+    }
+
     @Test(arguments: TestStorage.all)
     func aTimerDueDuringDowntimeFiresOnceAfterTheRestart(storage: TestStorage) async throws {
         try await storage.withPlace("timers") { place in
