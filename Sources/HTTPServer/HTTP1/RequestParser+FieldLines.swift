@@ -29,8 +29,33 @@ extension RequestParser {
     static func parseFieldLines(
         _ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, noting fields: inout FieldLines
     ) throws(HTTPRejection) -> HTTPHeaders {
-        var spans: [HTTPHeaders.Span] = []
-        spans.reserveCapacity(count)
+        // The spans are gathered on the stack (count is at most `maxHeaderCount`), then stored after the
+        // field lines in one array: the lines, then the table.
+        return try withUnsafeTemporaryAllocation(
+            byteCount: count * HTTPHeaders.spanBytes, alignment: 4
+        ) { table throws(HTTPRejection) -> HTTPHeaders in
+            let lineStart = try parseFieldLines(head, from: start, count: count, noting: &fields, into: table)
+            if count == 0 { return HTTPHeaders() }
+            // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
+            let lines = UnsafeBufferPointer(rebasing: head[start..<lineStart])
+            var raw: [UInt8] = []
+            raw.reserveCapacity(lines.count + table.count)
+            raw.append(contentsOf: lines)
+            raw.append(contentsOf: UnsafeRawBufferPointer(table))
+            return HTTPHeaders(raw: raw, fieldCount: count, tableStart: lines.count)
+        }
+    }
+
+    /// The pass of ``parseFieldLines(_:from:count:noting:)`` over the `count` lines from `start`, writing
+    /// each field's span into `table` (``HTTPHeaders/spanBytes`` each, in order); returns where the empty
+    /// line that ends the head starts.
+    @inline(__always)
+    static func parseFieldLines(
+        _ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, noting fields: inout FieldLines,
+        into table: UnsafeMutableRawBufferPointer
+    ) throws(HTTPRejection) -> Int {
+        var entry = table.baseAddress
+        var spansLeft = count
         var lineStart = start
         // Read once: the lazily made global behind it cost a `swift_once` call per line.
         let byteClasses = ByteClass.table
@@ -103,17 +128,22 @@ extension RequestParser {
             while valueEnd > valueStart && (head[valueEnd - 1] == .space || head[valueEnd - 1] == .tab) {
                 valueEnd -= 1
             }
-            spans.append(
+            // The scan that found the end of the head counted these lines; should the two ever disagree,
+            // the request is refused rather than the table overrun.
+            guard spansLeft > 0, let at = entry else {
+                throw HTTPRejection(.malformedHeader, "the header block's lines could not be read consistently")
+            }
+            spansLeft -= 1
+            HTTPHeaders.writeSpan(
                 HTTPHeaders.Span(
-                    name: (lineStart - start)..<(colon - start), value: (valueStart - start)..<(valueEnd - start)))
+                    name: (lineStart - start)..<(colon - start), value: (valueStart - start)..<(valueEnd - start)),
+                at: at)
+            entry = at + HTTPHeaders.spanBytes
             try fields.note(
                 name: UnsafeBufferPointer(rebasing: head[lineStart..<colon]), head: head, value: valueStart..<valueEnd)
             lineStart = next
         }
-        // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
-        return spans.isEmpty
-            ? HTTPHeaders()
-            : HTTPHeaders(raw: Array(UnsafeBufferPointer(rebasing: head[start..<lineStart])), spans: spans)
+        return lineStart
     }
 }
 
