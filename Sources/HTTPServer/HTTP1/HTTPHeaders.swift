@@ -239,7 +239,8 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
     @inline(__always)
     private func matches(_ span: Span, _ name: String, in bytes: UnsafeRawBufferPointer) -> Bool {
         guard span.name.count == name.utf8.count else { return false }
-        return Self.same(UnsafeBufferPointer(rebasing: bytes.assumingMemoryBound(to: UInt8.self)[span.name]), name: name)
+        let lines = bytes.assumingMemoryBound(to: UInt8.self)
+        return Self.same(UnsafeBufferPointer(rebasing: lines[span.name]), name: name)
     }
 
     /// ASCII case-insensitive equality of field-name bytes and a name.
