@@ -6,7 +6,7 @@ import Tokens
 /// not touched since a restart) are loaded back on their first lookup (rebuilt by their reactor in the
 /// catalog), and at most `maxResident` stay in memory (the least recently used leave first).
 public final class SessionStore: ResidentSessions {
-    private let sessions = Mutex<[String: any PersistentSession]>([:])
+    private let sessions = Mutex(SessionTable())
     /// Serializes loads, creations and deletions, so a session is never loaded twice.
     private let loading = Mutex<Void>(())
     /// Monotonic time of last activity of sessions that are stored but not resident (idle expiry).
@@ -79,7 +79,7 @@ public final class SessionStore: ResidentSessions {
     /// The session with this id, loading it from storage when it is not resident.
     public func session(_ id: String) -> (any PersistentSession)? {
         // A session leaving memory right now is passed over: under the loading lock it is gone.
-        if let session = sessions.withLock({ $0[id] }), !session.isPassivated { return session }
+        if let session = sessions.withLock({ $0.find(id) }), !session.isPassivated { return session }
         guard let storage else { return nil }
         let loaded = loading.withLock { _ in loadLocked(id, storage) }
         if loaded != nil { enforceResidentLimit(keeping: id) }
@@ -171,7 +171,7 @@ public final class SessionStore: ResidentSessions {
     ) throws(InsertError) -> any PersistentSession {
         let session = try loading.withLock { _ throws(InsertError) -> any PersistentSession in
             try sessions.withLock {
-                (sessions: inout [String: any PersistentSession]) throws(InsertError) -> any PersistentSession in
+                (sessions: inout SessionTable) throws(InsertError) -> any PersistentSession in
                 guard sessions[id] == nil, !(storage?.contains(id) ?? false) else { throw .exists }
                 guard (storage?.count ?? sessions.count) < limit else { throw .full }
                 guard let session = make(storage == nil ? nil : accessTokenHash) else { throw .notStored }
@@ -226,7 +226,7 @@ public final class SessionStore: ResidentSessions {
 
     /// Whether the session is in memory here (not passivated).
     func residentIDs() -> [String] {
-        sessions.withLock { $0.filter { !$0.value.isPassivated }.map(\.key) }
+        sessions.withLock { $0.ids { !$0.isPassivated } }
     }
 
     func isResident(_ id: String) -> Bool {

@@ -41,10 +41,17 @@ struct JournalRecord: Sendable, Equatable {
         kind: RecordKind, key: UInt32, number: UInt64, to buffer: inout [UInt8], payload: (inout [UInt8]) -> Void
     ) -> Bool {
         let start = buffer.count
-        buffer.appendLittleEndian(UInt64(0))  // length and checksum, stored below
-        buffer.append(kind.rawValue)
-        buffer.appendLittleEndian(key)
-        buffer.appendLittleEndian(number)
+        // The frame (length and checksum, stored below) and the header, made on the stack and appended in
+        // one go: 21 appends of a byte each cost ~300 instructions per record (two records per action).
+        var scratch: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &scratch) { header in
+            header.storeBytes(of: kind.rawValue, toByteOffset: frameBytes, as: UInt8.self)
+            header.storeBytes(of: key.littleEndian, toByteOffset: frameBytes + 1, as: UInt32.self)
+            header.storeBytes(of: number.littleEndian, toByteOffset: frameBytes + 5, as: UInt64.self)
+            buffer.append(
+                contentsOf: UnsafeBufferPointer(
+                    start: header.baseAddress!.assumingMemoryBound(to: UInt8.self), count: frameBytes + headerBytes))
+        }
         payload(&buffer)
         let length = buffer.count - start - frameBytes
         guard length <= maxBodyBytes else {
