@@ -166,7 +166,6 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
         }
         let tableStart = Int(tableStart)
         let nameCount = name.utf8CodeUnitCount
-        let nameBytes = name.utf8Start
         return raw.withUnsafeBytes { bytes in
             let base = bytes.baseAddress!
             var entry = base + tableStart
@@ -175,11 +174,12 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
                 // The name's length first: most fields differ in it, and their other offsets are not read.
                 let nameStart = Int(entry.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
                 let nameEnd = Int(entry.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
-                guard nameEnd &- nameStart == nameCount else { continue }
-                let candidate = base.assumingMemoryBound(to: UInt8.self) + nameStart
-                var i = 0
-                while i < nameCount, lowercased(candidate[i]) == lowercased(nameBytes[i]) { i &+= 1 }
-                guard i == nameCount else { continue }
+                guard nameEnd &- nameStart == nameCount,
+                    Self.same(
+                        UnsafeBufferPointer(
+                            start: base.assumingMemoryBound(to: UInt8.self) + nameStart, count: nameCount),
+                        name)
+                else { continue }
                 let valueStart = Int(entry.loadUnaligned(fromByteOffset: 8, as: UInt32.self))
                 let valueEnd = Int(entry.loadUnaligned(fromByteOffset: 12, as: UInt32.self))
                 return predicate(
