@@ -153,6 +153,7 @@ import Testing
             ("/events?sessions=a,a", "invalid_sessions"),
             ("/events?sessions=a,", "invalid_id"), ("/events?sessions=a%20b", "invalid_id"),
             ("/events?sessions=a&select=nope", "invalid_select"),
+            ("/events?sessions=a&select=/a&select=/b", "invalid_select"),
         ] {
             let refused = try server.request("GET", target)
             #expect(refused.status == 400, "\(target)")

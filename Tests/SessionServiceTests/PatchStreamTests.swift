@@ -144,6 +144,8 @@ import Testing
         let paths = [
             "/sessions/\(id)/events?delta=merge-patch", "/events?sessions=\(id)&delta=",
             "/sessions/\(id)/events?delta=JSON-PATCH",
+            // Given twice, each value counts: an unknown one beside json-patch is refused, not passed over.
+            "/sessions/\(id)/events?delta=json-patch&delta=x", "/events?sessions=\(id)&delta=json-patch&delta=",
         ]
         for path in paths {
             let response = try server.request("GET", path)

@@ -137,6 +137,13 @@ public struct HTTPRequest: Sendable {
         return query.first(where: { $0.0 == name })?.1
     }
 
+    /// Every query value named `name`, in order (empty when it is not given): for parameters that must not be
+    /// given twice with different values.
+    public func queryValues(_ name: String) -> [String] {
+        guard targetContains(UInt8(ascii: "?")) else { return [] }
+        return query.compactMap { $0.0 == name ? $0.1 : nil }
+    }
+
     /// Whether the target holds `byte`, searched over contiguous bytes (the generic search of a
     /// `UTF8View` costs several hundred instructions for a short target, on every request).
     func targetContains(_ byte: UInt8) -> Bool {

@@ -52,7 +52,11 @@ extension ReactorService {
 
     /// The `?select=` pointer of a stream request, if any (400 `invalid_select` when it is not one).
     static func select(_ exchange: Exchange) throws(APIError) -> (pointer: JSONPointer, text: String)? {
-        guard let text = exchange.request.queryValue("select") else { return nil }
+        let texts = exchange.request.queryValues("select")
+        guard let text = texts.first else { return nil }
+        guard texts.allSatisfy({ $0 == text }) else {
+            throw APIError(.invalidSelect, "select is given \(texts.count) times with different pointers: give one")
+        }
         do {
             return (try JSONPointer(text), text)
         } catch {
@@ -62,10 +66,11 @@ extension ReactorService {
     }
 
     /// Whether a stream request asks for patches after its first state (`?delta=json-patch`, API.md "Patches
-    /// instead of whole states"); 400 `invalid_delta` for any other value.
+    /// instead of whole states"); 400 `invalid_delta` for any other value, also one given beside it.
     static func patches(_ exchange: Exchange) throws(APIError) -> Bool {
-        guard let delta = exchange.request.queryValue("delta") else { return false }
-        guard delta == "json-patch" else {
+        let deltas = exchange.request.queryValues("delta")
+        guard !deltas.isEmpty else { return false }
+        if let delta = deltas.first(where: { $0 != "json-patch" }) {
             let message =
                 "delta=\(JSONWriter.quoted(String(delta.prefix(80)))) is not a delta this server makes: "
                 + "ask for json-patch (RFC 6902 patches after the first state), or leave delta out for whole states"
