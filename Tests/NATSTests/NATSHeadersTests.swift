@@ -111,6 +111,16 @@ func parsedHeaders(_ block: String) -> String {
 
     static let acknowledgements: [(String, PubAck?)] = [
         (#"{"stream":"bench-records","seq":41}"#, PubAck(stream: "bench-records", sequence: 41, duplicate: false)),
+        // nats-server's own spelling (2.9 and later): a space after the comma.
+        (#"{"stream":"bench-records", "seq":41}"#, PubAck(stream: "bench-records", sequence: 41, duplicate: false)),
+        (
+            #"{"stream":"S", "seq":1234567890123456789}"#,
+            PubAck(stream: "S", sequence: 1_234_567_890_123_456_789, duplicate: false)
+        ),
+        (#"{"stream":"S",  "seq":1}"#, nil),
+        (#"{"stream":"S", "seq":1, "duplicate":true}"#, nil),
+        (#"{"stream":"S", "domain":"d", "seq":1}"#, nil),
+        (#"{"stream":"S", "seq":}"#, nil),
         (#"{"stream":"S","seq":18446744073709551615}"#, nil),
         (#"{"stream":"S","seq":1,"duplicate":true}"#, nil),
         (#"{"stream":"S","domain":"d","seq":1}"#, nil),

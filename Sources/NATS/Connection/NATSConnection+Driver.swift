@@ -131,13 +131,15 @@ extension NATSConnection {
         var expired: [() -> Void] = []
         var wake = false
         state.withLock { state in
+            // Most entries popped belong to requests already answered: the server's name is formatted only
+            // for those still waiting, not once per request.
             while let kind = state.deadlines.popDue(now) {
-                let server = state.serverName
                 switch kind {
                 case .reply(let token):
                     let (removed, unsubscribe) = state.removeReply(token)
                     wake = wake || unsubscribe
                     guard let reply = removed else { continue }
+                    let server = state.serverName
                     expired.append {
                         reply.fail(.timedOut(subject: reply.subject, server: server, after: reply.timeout))
                     }
@@ -145,6 +147,7 @@ extension NATSConnection {
                     guard let index = state.pings.firstIndex(where: { $0.id == id }),
                         let completion = state.pings[index].completion
                     else { continue }
+                    let server = state.serverName
                     state.pings[index].completion = nil
                     let timeout = state.pings[index].timeout
                     expired.append { completion(.failure(.timedOut(subject: "PING", server: server, after: timeout))) }

@@ -138,13 +138,11 @@ extension NATSConnection {
     /// Hands a message that arrived on the shared inbox to its request (on the connection's thread).
     func deliverReply(_ message: NATSMessage) {
         guard let token = replyToken(message.subject) else { return }
-        let found = state.withLock { state -> (PendingReply, String)? in
-            guard let reply = state.replies.removeValue(forKey: token) else { return nil }
-            return (reply, state.serverName)
-        }
-        guard let (reply, server) = found, case .single(let completion) = reply.handler else { return }
+        // The server's name is formatted only for the failure that reports it, not for every reply.
+        let found = state.withLock { $0.replies.removeValue(forKey: token) }
+        guard let reply = found, case .single(let completion) = reply.handler else { return }
         if message.status == 503 && message.payload.isEmpty {
-            completion(.failure(.noResponders(subject: reply.subject, server: server)))
+            completion(.failure(.noResponders(subject: reply.subject, server: serverName)))
         } else {
             completion(.success(message))
         }

@@ -89,13 +89,17 @@ public struct PubAck: Sendable, Equatable {
         self.duplicate = duplicate
     }
 
-    /// The common acknowledgement read without a JSON tree: exactly `{"stream":"<name>","seq":<n>}`, the name
-    /// without escapes. Nil for anything else (a duplicate, a domain, an error), which the JSON parser reads.
+    /// What a plain acknowledgement starts with (built once, not per acknowledgement).
+    private static let plainHead = Array(#"{"stream":""#.utf8)
+    /// What may follow its stream name: with and without the space nats-server puts after the comma.
+    private static let plainMiddles = [Array(#"", "seq":"#.utf8), Array(#"","seq":"#.utf8)]
+
+    /// The common acknowledgement read without a JSON tree: exactly `{"stream":"<name>","seq":<n>}` or, as
+    /// nats-server writes it, `{"stream":"<name>", "seq":<n>}`, the name without escapes. Nil for anything else (a
+    /// duplicate, a domain, an error), which the JSON parser reads.
     init?(plain bytes: [UInt8]) {
-        let head = Array(#"{"stream":""#.utf8)
-        let middle = Array(#"","seq":"#.utf8)
-        guard bytes.count > head.count + middle.count + 2, bytes.starts(with: head), bytes.last == UInt8(ascii: "}")
-        else { return nil }
+        let head = Self.plainHead
+        guard bytes.starts(with: head), bytes.last == UInt8(ascii: "}") else { return nil }
         var index = head.count
         while index < bytes.count, bytes[index] != UInt8(ascii: "\""), bytes[index] != UInt8(ascii: "\\"),
             bytes[index] >= 0x20
@@ -103,7 +107,9 @@ public struct PubAck: Sendable, Equatable {
             index += 1
         }
         let nameEnd = index
-        guard nameEnd > head.count, bytes[nameEnd...].starts(with: middle) else { return nil }
+        guard nameEnd > head.count,
+            let middle = Self.plainMiddles.first(where: { bytes[nameEnd...].starts(with: $0) })
+        else { return nil }
         index += middle.count
         var sequence: UInt64 = 0
         let digitsStart = index
