@@ -162,10 +162,28 @@ struct ClusterTests {
             do {
                 try await Self.cutOff(cluster)
             } catch {
-                // Which instance did what: one CI run saw a connection closed unanswered here.
-                throw TestFailure("\(error)\n\(cluster.logs.suffix(12000))")
+                // Which instance did what: one CI run saw a connection closed unanswered here, another i3 whose
+                // heartbeats to its restarted node went unanswered for a minute (the node's own log says why).
+                throw TestFailure(
+                    "\(error)\n\(cluster.logs.suffix(12000))\n\(cluster.instances[2].name), whole:\n"
+                        + Self.squeezed(cluster.instances[2].log) + "\nNATS node \(cluster.nats.nodes[2].name):\n"
+                        + cluster.nats.nodes[2].log.suffix(8000))
             }
         }
+    }
+
+    /// `log` with each repeated warning kept three times and counted after that, for a failure message.
+    static func squeezed(_ log: String) -> String {
+        var seen: [Substring: Int] = [:]
+        var lines: [Substring] = []
+        for line in log.split(separator: "\n") {
+            let message = line.firstRange(of: #""msg":""#).map { line[$0.upperBound...].prefix(60) } ?? line
+            let count = (seen[message] ?? 0) + 1
+            seen[message] = count
+            if count <= 3 { lines.append(line) }
+        }
+        let repeated = seen.filter { $0.value > 3 }.map { "\($0.value) times: \($0.key)" }
+        return (lines.map(String.init) + repeated).joined(separator: "\n")
     }
 
     static func cutOff(_ cluster: ReactorCluster) async throws {
