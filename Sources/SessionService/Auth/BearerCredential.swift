@@ -5,11 +5,19 @@ import HTTPServer
 /// that cannot set headers (EventSource) the query parameter `access_token=<token>`. The header wins
 /// when both are sent. Never logged.
 enum BearerCredential {
-    /// The presented token, or nil when there is none.
-    static func presented(by request: HTTPRequest) -> String? {
+    /// The presented token, or nil when there is none. `access_token` given again with another token is a
+    /// credential that cannot be read: refused (401), not taken as the first of them.
+    static func presented(by request: HTTPRequest) throws(APIError) -> String? {
         if let header = request.headers["Authorization"], let token = bearer(header) { return token }
-        guard let query = request.queryValue("access_token"), !query.isEmpty else { return nil }
-        return query
+        let queries = request.queryValues("access_token")
+        guard let query = queries.first else { return nil }
+        guard queries.allSatisfy({ $0 == query }) else {
+            throw APIError(
+                .unauthorized,
+                "access_token is given \(queries.count) times with different tokens: give one",
+                headers: APIError.sessionChallenge)
+        }
+        return query.isEmpty ? nil : query
     }
 
     /// The token of an `Authorization` value with the `Bearer` scheme (case-insensitive, RFC 9110 §11.1).

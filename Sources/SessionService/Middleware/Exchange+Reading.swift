@@ -71,9 +71,27 @@ extension Exchange {
         return object
     }
 
+    /// The value of query parameter `name`, given once or repeated with the same value; nil when it is absent.
+    /// Given with different values it is refused (400 `kind`), not read as the first of them.
+    func soleQueryValue(_ name: String, _ kind: APIError.Kind = .invalidQuery) throws(APIError) -> String? {
+        let values = request.queryValues(name)
+        guard let value = values.first else { return nil }
+        guard values.allSatisfy({ $0 == value }) else {
+            throw APIError(kind, "\(name) is given \(values.count) times with different values: give it once")
+        }
+        return value
+    }
+
     /// A non-negative integer query parameter in `range`, its default when absent, or nil after a 400.
     func integerQuery(_ name: String, default value: UInt64, range: ClosedRange<UInt64>) -> UInt64? {
-        guard let text = request.queryValue(name) else { return value }
+        let given: String?
+        do {
+            given = try soleQueryValue(name)
+        } catch {
+            fail(error)
+            return nil
+        }
+        guard let text = given else { return value }
         guard let number = UInt64(text), range.contains(number) else {
             fail(
                 APIError(

@@ -17,13 +17,22 @@ struct SessionAccessMiddleware: ServiceMiddleware {
     let clock: any ServiceClock
 
     func handle(_ exchange: Exchange, next: MiddlewareNext) {
-        let presented = BearerCredential.presented(by: exchange.request)
+        switch mode {
+        case .open: return next(exchange)
+        // Creating a session needs no token in token mode: the answer carries the new session's.
+        case .token where right == nil: return next(exchange)
+        case .token, .jwt: break
+        }
+        let presented: String?
+        do {
+            presented = try BearerCredential.presented(by: exchange.request)
+        } catch {
+            return exchange.fail(error)
+        }
         switch mode {
         case .open:
             next(exchange)
         case .token:
-            // Creating a session needs no token: the answer carries the new session's.
-            guard right != nil else { return next(exchange) }
             let stored = tokenHash(exchange.id)
             guard SessionTokenHash.verify(presented: presented, against: stored) else {
                 return exchange.fail(.sessionUnauthorized(exchange.id, presented: presented != nil))

@@ -12,7 +12,13 @@ extension ReactorService {
         session.touch(at: context.clock.monotonicNanoseconds())
         guard let body = exchange.jsonBody() else { return }
         let wait: Bool
-        switch exchange.request.queryValue("wait") {
+        let waitText: String?
+        do {
+            waitText = try exchange.soleQueryValue("wait")
+        } catch {
+            return exchange.fail(error)
+        }
+        switch waitText {
         case nil, "false"?, "0"?: wait = false
         case "true"?, "1"?, ""?: wait = true
         case let other?:

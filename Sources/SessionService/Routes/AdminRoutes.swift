@@ -8,7 +8,12 @@ extension ReactorService {
     /// Instances sharing a storage list every instance's sessions (`"instance"` names where each
     /// resident one runs); `?scope=local` lists only those resident here.
     func adminSessions(_ exchange: Exchange) {
-        let scope = exchange.request.queryValue("scope")
+        let scope: String?
+        do {
+            scope = try exchange.soleQueryValue("scope")
+        } catch {
+            return exchange.fail(error)
+        }
         if let scope, scope != "local" {
             return exchange.fail(
                 APIError(

@@ -129,7 +129,7 @@ extension ReactorService {
 
     /// The ids of `sessions=`: 1 to `sse.maxSessionsPerStream` valid ids, none twice (else 400).
     func streamedSessions(_ exchange: Exchange) throws(APIError) -> [String] {
-        guard let list = exchange.request.queryValue("sessions"), !list.isEmpty else {
+        guard let list = try exchange.soleQueryValue("sessions", .invalidSessions), !list.isEmpty else {
             throw APIError(.invalidSessions, "name the sessions to follow: GET /events?sessions=a,b,c")
         }
         let ids = list.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
@@ -164,9 +164,9 @@ extension ReactorService {
         case .open:
             return ids.map { _ in (true, nil) }
         case .token:
-            let tokens =
-                BearerCredential.presented(by: exchange.request)?.split(
-                    separator: ",", omittingEmptySubsequences: false) ?? []
+            // Tokens that cannot be read (access_token given twice, differently) grant no part.
+            let presented = (try? BearerCredential.presented(by: exchange.request)) ?? nil
+            let tokens = presented?.split(separator: ",", omittingEmptySubsequences: false) ?? []
             return ids.enumerated().map { index, id in
                 let token = index < tokens.count && !tokens[index].isEmpty ? String(tokens[index]) : nil
                 let stored = store.accessTokenHash(for: id)

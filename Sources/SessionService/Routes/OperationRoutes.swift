@@ -43,9 +43,13 @@ extension ReactorService {
 
     /// `GET /openapi.json[?reactor=NAME]`: the API description, built once (whole, and for each reactor).
     func serveOpenAPI(_ exchange: Exchange) {
-        guard let reactor = exchange.request.queryValue("reactor") else {
-            return exchange.reply(200, json: documents.openAPI)
+        let named: String?
+        do {
+            named = try exchange.soleQueryValue("reactor")
+        } catch {
+            return exchange.fail(error)
         }
+        guard let reactor = named else { return exchange.reply(200, json: documents.openAPI) }
         guard let document = documents.openAPIByReactor[reactor] else {
             return exchange.fail(.unknownReactor(reactor, known: catalog.definitions.map(\.name)))
         }

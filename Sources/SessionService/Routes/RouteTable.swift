@@ -74,7 +74,7 @@ extension Route {
                 "This description of the API; ?reactor=NAME narrows it to one reactor's sessions "
                     + "(its actions, states and creation).",
                 parameters: [.reactor], answers: [.success(200, .openAPI, "An OpenAPI 3.1 document.")],
-                errors: [.unknownReactor])
+                errors: [.invalidQuery, .unknownReactor])
         ) { $0.serveOpenAPI($1) },
         Entry(
             "GET", "/reactors", .reactors, .open, .noSession,
