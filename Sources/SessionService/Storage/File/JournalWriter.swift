@@ -59,6 +59,8 @@ final class JournalWriter: Sendable {
         /// True once `unsynced` is known to hold the open segment: a group commit then skips that lookup.
         /// Cleared whenever `unsynced` changes or another segment is opened.
         var openSegmentNoted = false
+        /// Whether the background thread was asked for a turn since its last one began (``askForTurn(_:)``).
+        var turnAsked = false
     }
 
     /// Why the journal cannot be written, while it cannot: actions are refused meanwhile.
@@ -87,6 +89,12 @@ final class JournalWriter: Sendable {
     let failing = Atomic<Bool>(false)
     /// Output waiting for positions that are not written yet (while writes fail), woken once they are.
     let waiters = Mutex<[(position: UInt64, wake: @Sendable () -> Void)]>([])
+    /// Signalled when the background thread has work: something written to sync (`batch`), a failure to retry,
+    /// the close. An idle journal's thread waits here instead of waking every window.
+    let turns = DispatchSemaphore(value: 0)
+    /// The background thread's turns so far; whether it waits for work now (for tests).
+    let turnsTaken = Atomic<Int>(0)
+    let parked = Atomic<Bool>(false)
 
     /// A writer for the journal whose state is `state`; ``start()`` starts its background thread.
     init(options: FileJournal.Options, logger: Logger, metrics: FileJournalMetrics, state: JournalStateLock) {
@@ -95,6 +103,9 @@ final class JournalWriter: Sendable {
         self.metrics = metrics
         self.state = state
     }
+
+    // A writer dropped without ``close()`` lets its waiting thread end.
+    deinit { turns.signal() }
 
     /// The file of segment `segment`.
     func segmentPath(_ segment: UInt32) -> String {
@@ -109,6 +120,7 @@ final class JournalWriter: Sendable {
             return running
         }
         guard first else { return false }
+        turns.signal()
         flush()
         sync()
         io.withLock { io in
@@ -273,6 +285,7 @@ final class JournalWriter: Sendable {
                 return
             }
         }
+        if options.fsync == .batch, !io.turnAsked, !io.unsynced.isEmpty { askForTurn(&io) }
         // With `always`, a position is durable once synced: a failed sync leaves it not durable for good.
         if options.fsync == .always, !syncUnsynced(&io) { return }
         recovered()
@@ -335,6 +348,8 @@ final class JournalWriter: Sendable {
         }
         failing.store(true, ordering: .releasing)
         guard first else { return }
+        // The background thread retries the write every window from now on, until it succeeds.
+        turns.signal()
         // Output parked on records not written asks again: an answer acknowledging them becomes a 503.
         wakeWaiters(upTo: .max)
         logger.critical(
@@ -388,18 +403,37 @@ final class JournalWriter: Sendable {
         }
     }
 
-    /// Starts the background thread, every `storage.fsyncWindowMilliseconds`: retries a failed write (so
-    /// held output goes, and the journal accepts changes again, once it is writable, with no request to
-    /// trigger a flush), and with `batch` syncs what was written since the last turn.
+    /// Asks the background thread for a turn (once per turn: later writes find it asked); caller holds the io lock.
+    func askForTurn(_ io: inout IO) {
+        io.turnAsked = true
+        turns.signal()
+    }
+
+    /// Starts the background thread. It waits until there is work (``turns``), then one
+    /// `storage.fsyncWindowMilliseconds` more, so one sync covers the window's writes; with `batch` it syncs what
+    /// was written since its last turn, and while writes fail it retries them every window (so held output goes,
+    /// and the journal accepts changes again, once it is writable, with no request to trigger a flush). An idle
+    /// journal's thread does not wake.
     func start() {
         let window = max(1, options.fsyncWindowMilliseconds)
         let batch = options.fsync == .batch
+        let turns = self.turns
         let thread = Thread { [weak self] in
             while true {
-                usleep(useconds_t(window * 1000))
-                guard let self, self.running.withLock({ $0 }) else { return }
-                if self.failing.load(ordering: .acquiring) { self.flush() }
-                if batch { self.syncWritten() }
+                self?.parked.store(true, ordering: .releasing)
+                turns.wait()
+                self?.parked.store(false, ordering: .releasing)
+                var again = true
+                while again {
+                    usleep(useconds_t(window * 1000))
+                    guard let self, self.running.withLock({ $0 }) else { return }
+                    // Cleared before the sync: a write from here on asks for the next turn.
+                    self.io.withLock { $0.turnAsked = false }
+                    self.turnsTaken.add(1, ordering: .relaxed)
+                    if self.failing.load(ordering: .acquiring) { self.flush() }
+                    if batch { self.syncWritten() }
+                    again = self.failing.load(ordering: .acquiring)
+                }
             }
         }
         thread.start()
