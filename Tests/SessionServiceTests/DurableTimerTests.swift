@@ -98,14 +98,21 @@ import Testing
         #expect((left["timers"] as? [[String: Any]])?.map { $0["name"] as? String } == ["later"])
     }
 
+    /// A reminders session `sleeper` on `server` (passivating after 30 s) with a timer `wake` due in 600 s, passivated
+    /// 60 s on; its store.
+    static func sleepingReminder(on server: TestServer) async throws -> SessionStore {
+        let store = server.server.service.store
+        try server.createSession("reminders", id: "sleeper")
+        #expect(try Self.remind(server, "sleeper", "wake", after: 600).status == 200)
+        await server.clock.advance(by: .seconds(60))
+        #expect(store.residentCount == 0, "idle and still in memory")
+        return store
+    }
+
     @Test func aDueTimerLoadsItsPassivatedSession() async throws {
         try await withTemporaryDirectory("timers") { directory in
             let server = try TestServer(dataDirectory: directory) { $0.sessions.passivateAfterSeconds = 30 }
-            let store = server.server.service.store
-            try server.createSession("reminders", id: "sleeper")
-            #expect(try Self.remind(server, "sleeper", "wake", after: 600).status == 200)
-            await server.clock.advance(by: .seconds(60))
-            #expect(store.residentCount == 0, "idle and still in memory")
+            let store = try await Self.sleepingReminder(on: server)
             await server.clock.advance(by: .seconds(540))
             try await eventually("the due timer to load and fire") { store.residentCount == 1 }
             #expect(try Self.state(server, "sleeper")["fired"] as? [String] == ["wake"])
@@ -127,11 +134,7 @@ import Testing
                         ("storage.nats.timeoutSeconds", "1"), ("storage.dataDir", local),
                     ])
                 let server = try TestServer(storage: place) { $0.sessions.passivateAfterSeconds = 30 }
-                let store = server.server.service.store
-                try server.createSession("reminders", id: "sleeper")
-                #expect(try Self.remind(server, "sleeper", "wake", after: 600).status == 200)
-                await server.clock.advance(by: .seconds(60))
-                #expect(store.residentCount == 0, "idle and still in memory")
+                let store = try await Self.sleepingReminder(on: server)
                 nats.pause()
                 await server.clock.advance(by: .seconds(540))
                 _ = try await server.logs.waitForMessage(containing: "due timers wait: it could not be loaded here")
