@@ -13,14 +13,20 @@ import Foundation
 public struct GitHubSearchClient: Sendable {
     public let baseURL: String
     public let timeout: Double
+    /// The clock `timeout` is measured on (a test's own, to reach deadlines without waiting for them).
+    public let clock: any Clock<Duration>
     /// Longest query sent upstream, in UTF-8 bytes; longer ones fail without a request.
     public static let maxQueryBytes = 256
     private let limiter: UpstreamLimiter
 
-    public init(baseURL: String, timeout: Double = 10, maxConcurrent: Int = 4, maxQueued: Int = 64) {
+    public init(
+        baseURL: String, timeout: Double = 10, maxConcurrent: Int = 4, maxQueued: Int = 64,
+        clock: any Clock<Duration> = ContinuousClock()
+    ) {
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
         self.timeout = timeout
-        limiter = UpstreamLimiter(concurrency: maxConcurrent, queueLimit: maxQueued)
+        self.clock = clock
+        limiter = UpstreamLimiter(concurrency: maxConcurrent, queueLimit: maxQueued, clock: clock)
     }
 
     /// Requests running and waiting now.
@@ -66,10 +72,11 @@ public struct GitHubSearchClient: Sendable {
         do {
             // The wait for a turn counts against the same timeout: a search nobody waits for any more
             // never starts.
-            let started = DispatchTime.now()
-            (data, response) = try await limiter.run(waitingAtMost: timeout) {
-                let waited = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
-                return try await Self.fetch(request, within: max(0.001, timeout - waited), timeout: timeout)
+            let clock = self.clock
+            let waited: @Sendable () -> Duration = Self.stopwatch(clock)
+            (data, response) = try await limiter.run(waitingAtMost: timeout) { [clock, timeout] in
+                let left = max(.milliseconds(1), .seconds(timeout) - waited())
+                return try await Self.fetch(request, within: left, on: clock, timeout: timeout)
             }
         } catch let busy as UpstreamLimiter.Busy {
             throw Failure(description: "search upstream \(baseURL): \(busy.description); try again shortly")
@@ -89,18 +96,26 @@ public struct GitHubSearchClient: Sendable {
         return (items, items.isEmpty ? nil : page + 1)
     }
 
-    /// One request with a deadline for the whole exchange (URLRequest's own timeout only bounds
+    /// The time passed on `clock` since the call, each time it is called.
+    static func stopwatch<C: Clock<Duration>>(_ clock: C) -> @Sendable () -> Duration {
+        let start = clock.now
+        return { start.duration(to: clock.now) }
+    }
+
+    /// One request with a deadline on `clock` for the whole exchange (URLRequest's own timeout only bounds
     /// silences), cancelled with the calling task.
-    static func fetch(_ request: URLRequest, within seconds: Double, timeout: Double) async throws -> (
-        Data, URLResponse
-    ) {
+    static func fetch(
+        _ request: URLRequest, within limit: Duration, on clock: any Clock<Duration>, timeout: Double
+    ) async throws -> (Data, URLResponse) {
         let box = TaskBox()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation {
                 (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 let finished = OnceFlag()
+                let deadline = FetchDeadline()
                 let task = URLSession.shared.dataTask(with: request) { data, response, error in
                     guard finished.claim() else { return }
+                    deadline.cancel()
                     if let data, let response {
                         continuation.resume(returning: (data, response))
                     } else {
@@ -111,7 +126,7 @@ public struct GitHubSearchClient: Sendable {
                     }
                 }
                 box.set(task)
-                DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                deadline.start(after: limit, on: clock) {
                     guard finished.claim() else { return }
                     task.cancel()
                     continuation.resume(
@@ -149,6 +164,34 @@ private final class TaskBox: @unchecked Sendable {
             return self.task
         }
         task?.cancel()
+    }
+}
+
+/// A fetch's deadline: `work` runs once `clock` passed the limit, unless cancelled first.
+private final class FetchDeadline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var timer: Task<Void, Never>?
+    private var cancelled = false
+
+    func start(after limit: Duration, on clock: any Clock<Duration>, _ work: @escaping @Sendable () -> Void) {
+        let timer = Task {
+            // Cancelled: the answer came first.
+            guard (try? await clock.sleep(for: limit)) != nil else { return }
+            work()
+        }
+        let cancel = lock.withLock { () -> Bool in
+            self.timer = timer
+            return cancelled
+        }
+        if cancel { timer.cancel() }
+    }
+
+    func cancel() {
+        let timer = lock.withLock { () -> Task<Void, Never>? in
+            cancelled = true
+            return self.timer
+        }
+        timer?.cancel()
     }
 }
 

@@ -1,4 +1,3 @@
-import Dispatch
 import Synchronization
 
 /// Bounds the calls in flight to one upstream: at most `concurrency` run at once, at most `queueLimit`
@@ -32,11 +31,14 @@ public final class UpstreamLimiter: Sendable {
 
     public let concurrency: Int
     public let queueLimit: Int
+    /// The clock a wait's bound is measured on (a test's own, to end waits without waiting).
+    public let clock: any Clock<Duration>
     private let state = Mutex(State())
 
-    public init(concurrency: Int, queueLimit: Int) {
+    public init(concurrency: Int, queueLimit: Int, clock: any Clock<Duration> = ContinuousClock()) {
         self.concurrency = max(1, concurrency)
         self.queueLimit = max(0, queueLimit)
+        self.clock = clock
     }
 
     /// Calls running now and waiting now (tests, diagnostics).
@@ -77,7 +79,9 @@ public final class UpstreamLimiter: Sendable {
                 }
                 if cancelled { return continuation.resume(throwing: CancellationError()) }
                 if maxWait.isFinite {
-                    DispatchQueue.global().asyncAfter(deadline: .now() + maxWait) { [self] in
+                    // Ends the wait unless the turn came first (then it finds nothing to remove).
+                    Task { [self, clock] in
+                        try? await clock.sleep(for: .seconds(maxWait))
                         remove(id)?.continuation.resume(
                             throwing: Busy(
                                 description:

@@ -3,6 +3,7 @@ import Foundation
 import HTTPServer
 import Logs
 import ReactorServerTesting
+import ReactorsTesting
 import SessionService
 import Synchronization
 import Testing
@@ -86,27 +87,44 @@ extension SearchUpstreamTests {
             // Answered only at the end, so shutdown need not wait for them.
             defer { upstream.answerAll(status: 503) }
             let upstreamPort = address.port
-            // A deadline far longer than it takes to start 20 tasks on a loaded machine: no slot frees before every
-            // search has been asked for (with 0.5 s, and once with 5 s, a busy CI machine let a sixth search in).
+            // Deadlines on a test clock: none passes while the 20 searches start, however slowly (on the real clock
+            // a busy CI machine once took longer than the deadline to start them, and a sixth search got in).
+            let clock = TestClock()
             let client = GitHubSearchClient(
-                baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 20, maxConcurrent: 2, maxQueued: 3)
-            let outcomes = await withTaskGroup(of: String.self) { group in
-                for number in 0..<20 {
-                    group.addTask {
-                        do {
-                            _ = try await client.search(query: "q\(number)", page: 1)
-                            return "answered"
-                        } catch {
-                            return "\(error)"
+                baseURL: "http://127.0.0.1:\(upstreamPort)", timeout: 20, maxConcurrent: 2, maxQueued: 3, clock: clock)
+            let ended = Recorder<String>()
+            let searches = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for number in 0..<20 {
+                        group.addTask {
+                            let outcome: String
+                            do {
+                                _ = try await client.search(query: "q\(number)", page: 1)
+                                outcome = "answered"
+                            } catch {
+                                outcome = "\(error)"
+                            }
+                            ended.record(outcome)
                         }
                     }
                 }
-                return await group.reduce(into: []) { $0.append($1) }
             }
-            #expect(!outcomes.contains("answered"))
+            try await eventually("15 searches refused at once, 2 in flight and 3 waiting on their deadlines") {
+                ended.count == 15 && client.load == (2, 3) && clock.sleeperCount == 5
+            }
             #expect(
-                outcomes.filter { $0.contains("3 waiting") }.count == 15,
-                "beyond 2 in flight and 3 waiting, searches fail at once: \(outcomes)")
+                ended.values.allSatisfy { $0.contains("3 waiting") },
+                "beyond 2 in flight and 3 waiting, searches fail at once: \(ended.values)")
+            try await eventually("the upstream to see the 2 in flight") { upstream.requests.count == 2 }
+            await clock.advance(by: .seconds(20))
+            // A waiter whose turn came as the deadline passed has 1 ms left: the clock moves on until all end.
+            try await eventually("every search to end at its deadline") {
+                await clock.advance(by: .milliseconds(1))
+                return ended.count == 20
+            }
+            await searches.value
+            let outcomes = ended.values
+            #expect(!outcomes.contains("answered"))
             #expect(
                 outcomes.filter { $0.contains("within 20.0 s") }.count == 5,
                 "the rest end at their deadline: \(outcomes)")
