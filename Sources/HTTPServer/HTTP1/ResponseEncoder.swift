@@ -13,21 +13,45 @@ enum ResponseEncoder {
     ) -> [UInt8]? {
         let sendsBody = !isHead && !response.status.forbidsBody
         let inline = sendsBody && response.body.count <= inlineBodyLimit
-        out.reserveCapacity(out.count + 128 + response.headers.count * 40 + (inline ? response.body.count : 0))
-        appendStatusLine(response.status, to: &out)
+        let count = response.body.count
+        encodeHead(
+            response.status, response.headers, bodyCount: count, reserving: inline ? count : 0, date: date,
+            keepAlive: keepAlive, isHead: isHead, into: &out)
+        if inline { out.append(contentsOf: response.body) }
+        return sendsBody && !inline ? response.body : nil
+    }
+
+    /// As ``encode(_:date:keepAlive:isHead:into:)``, for an answer whose body is bytes the caller holds (a
+    /// 202's `{"seq":N}` on its stack): appended behind the head whatever its size, so no array is made for it.
+    static func encode(
+        status: HTTPStatus, headers: HTTPHeaders, body: UnsafeRawBufferPointer, date: [UInt8], keepAlive: Bool,
+        isHead: Bool, into out: inout [UInt8]
+    ) {
+        let sendsBody = !isHead && !status.forbidsBody
+        encodeHead(
+            status, headers, bodyCount: body.count, reserving: sendsBody ? body.count : 0, date: date,
+            keepAlive: keepAlive, isHead: isHead, into: &out)
+        if sendsBody { out.append(contentsOf: body) }
+    }
+
+    /// The head of an answer with a body of `bodyCount` bytes, with room reserved for `reserving` more.
+    @inline(__always)
+    static func encodeHead(
+        _ status: HTTPStatus, _ headers: HTTPHeaders, bodyCount: Int, reserving: Int, date: [UInt8], keepAlive: Bool,
+        isHead: Bool, into out: inout [UInt8]
+    ) {
+        out.reserveCapacity(out.count + 128 + headers.count * 40 + reserving)
+        appendStatusLine(status, to: &out)
         var hasDate = false
         var hasLength = false
-        if let wire = response.headers.wireForm {
+        if let wire = headers.wireForm {
             // Constant headers: encoded and sanitized once, and free of the fields handled below.
             out.append(contentsOf: wire)
         } else {
-            appendFields(response.headers, isHead: isHead, hasDate: &hasDate, hasLength: &hasLength, to: &out)
+            appendFields(headers, isHead: isHead, hasDate: &hasDate, hasLength: &hasLength, to: &out)
         }
         if !hasDate { out.append(contentsOf: date) }
-        appendHeadEnd(
-            length: !hasLength && !response.status.forbidsBody ? response.body.count : nil, close: !keepAlive, to: &out)
-        if inline { out.append(contentsOf: response.body) }
-        return sendsBody && !inline ? response.body : nil
+        appendHeadEnd(length: !hasLength && !status.forbidsBody ? bodyCount : nil, close: !keepAlive, to: &out)
     }
 
     /// Appends an application's header fields, dropping those the server decides (`Content-Length`
