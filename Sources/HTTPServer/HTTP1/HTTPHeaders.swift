@@ -55,11 +55,15 @@ public struct HTTPHeaders: Sendable, ExpressibleByDictionaryLiteral, RandomAcces
     /// `Content-Length`, `Transfer-Encoding`, `Connection` or `Date`), else nil.
     var wireForm: [UInt8]? { parsedCount == 0 && !raw.isEmpty ? raw : nil }
 
+    /// The array parsed headers keep (field lines, span table, then the request's target): the request shares it.
+    var storage: [UInt8] { raw }
+
     /// Whether these are constant headers with a wire form: then they hold no `Connection` field.
     var hasWireForm: Bool { parsedCount == 0 && !raw.isEmpty }
 
     /// Parsed headers: `raw` holds the field lines (`tableStart` bytes), then `fieldCount` spans, each as
-    /// four `UInt32` offsets into the lines (see ``writeSpan(_:at:)``). `fieldCount` is at least 1.
+    /// four `UInt32` offsets into the lines (see ``writeSpan(_:at:)``), then whatever the parser keeps beside
+    /// them (the request's target). `fieldCount` is at least 1.
     init(raw: [UInt8], fieldCount: Int, tableStart: Int) {
         built = []
         self.raw = raw

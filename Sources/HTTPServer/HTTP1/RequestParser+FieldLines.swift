@@ -27,7 +27,8 @@ extension RequestParser {
     /// the fields; what the parser acts on is noted in `fields`.
     @inline(__always)
     static func parseFieldLines(
-        _ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, noting fields: inout FieldLines
+        _ head: UnsafeBufferPointer<UInt8>, from start: Int, count: Int, keeping target: UnsafeBufferPointer<UInt8>,
+        noting fields: inout FieldLines
     ) throws(HTTPRejection) -> HTTPHeaders {
         if count == 0 {
             let noTable = UnsafeMutableRawBufferPointer(start: nil, count: 0)
@@ -36,13 +37,16 @@ extension RequestParser {
         }
         // The field lines (with the empty line that ends them) and their span table are laid out in a
         // temporary buffer (on the stack for a usual head), then copied into the one array the headers keep:
-        // an empty array reserved at the size and appended to cost ~180 instructions more, per request.
+        // an empty array reserved at the size and appended to cost ~180 instructions more, per request. The
+        // request's `target` goes behind the table, so the request needs no allocation of its own for it.
         let lineBytes = head.count - start
+        let tableBytes = count * HTTPHeaders.spanBytes
         return try withUnsafeTemporaryAllocation(
-            of: UInt8.self, capacity: lineBytes + count * HTTPHeaders.spanBytes
+            of: UInt8.self, capacity: lineBytes + tableBytes + target.count
         ) { scratch throws(HTTPRejection) -> HTTPHeaders in
             let base = scratch.baseAddress!
             base.update(from: head.baseAddress! + start, count: lineBytes)
+            (base + lineBytes + tableBytes).update(from: target.baseAddress!, count: target.count)
             let table = UnsafeMutableRawBufferPointer(UnsafeMutableBufferPointer(rebasing: scratch[lineBytes...]))
             _ = try parseFieldLines(head, from: start, count: count, noting: &fields, into: table)
             // The field lines are kept as bytes, once; a field's Strings are made only if it is read.
