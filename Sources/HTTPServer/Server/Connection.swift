@@ -305,8 +305,8 @@ final class Connection: @unchecked Sendable {
     /// As ``complete(_:number:dependingOn:refusable:)``, for an answer whose body is bytes the caller holds
     /// (on the loop, while the call lasts): encoded straight into the output queue, no array made for it.
     func complete(
-        status: HTTPStatus, headers: HTTPHeaders, body: UnsafeRawBufferPointer, number: UInt64,
-        dependingOn position: UInt64?, refusable: Bool
+        code: Int, headers: HTTPHeaders, body: UnsafeRawBufferPointer, number: UInt64, dependingOn position: UInt64?,
+        refusable: Bool
     ) {
         guard
             case .write(let keepAlive, let isHead) = machine.answered(
@@ -316,8 +316,7 @@ final class Connection: @unchecked Sendable {
         let date = loop.dateLine
         let count = output.appendEncoded { out in
             ResponseEncoder.encode(
-                status: status, headers: headers, body: body, date: date, keepAlive: keepAlive, isHead: isHead,
-                into: &out)
+                code: code, headers: headers, body: body, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
         }
         hold(count, dependingOn: position, refusable: refusable)
         markDirty()

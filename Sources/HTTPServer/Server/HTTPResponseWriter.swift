@@ -70,8 +70,9 @@ public final class HTTPResponseWriter: Sendable {
                 refusedUnlessStored: refusedUnlessStored)
         }
         guard claim("respond") else { return }
+        // The code alone: its standard phrase is written from the encoder's table, no `HTTPStatus` made.
         connection.complete(
-            status: HTTPStatus(code: status), headers: headers, body: bodyBytes, number: number, dependingOn: position,
+            code: status, headers: headers, body: bodyBytes, number: number, dependingOn: position,
             refusable: refusedUnlessStored)
     }
 
