@@ -28,7 +28,7 @@ public struct Router: Sendable {
         return target.withUTF8 { match(method: method, targetBytes: $0) }
     }
 
-    /// Resolves a request's target from its bytes (``HTTPRequest/withTargetBytes(_:)``: no `String` made).
+    /// Resolves a request's target from its bytes (`HTTPRequest.withTargetBytes(_:)`: no `String` made).
     public func match(method: String, targetBytes bytes: UnsafeBufferPointer<UInt8>) -> Match {
         // Origin-form (every usual request): the hot routes are read from the target in one pass.
         if bytes.first == UInt8(ascii: "/"), let hot = Self.hotRoute(method: method, target: bytes) { return hot }
