@@ -66,6 +66,42 @@ import Testing
         }
     }
 
+    /// The first `Content-Type` the parser noted, in any case, is what `contentTypeSatisfies` reads; names of the
+    /// same length are not taken for it, and headers changed after parsing are searched as before.
+    @Test(arguments: ["\r\n", "\n"])
+    func theNotedContentTypeIsTheFirstOfThatName(end: String) throws {
+        func value(_ headers: HTTPHeaders) -> String? {
+            var found: String?
+            let present = headers.contentTypeSatisfies {
+                found = String(decoding: $0, as: UTF8.self)
+                return true
+            }
+            return present ? found : nil
+        }
+        let lines = [
+            "POST /a HTTP/1.1", "Host: h", "X-Request-Id: 12", "Content-Typf: no", "cONTENT-tYPE:  text/plain  ",
+            "Content-Type: application/json", "",
+        ]
+        let headers = try Self.parse(lines.joined(separator: end) + end).headers
+        #expect(value(headers) == "text/plain")
+        #expect(headers.contentTypeSatisfies { $0.count == 10 })
+        #expect(!headers.contentTypeSatisfies { $0.count == 16 })
+        let none = try Self.parse(["GET /a HTTP/1.1", "Host: h", "Content_Type: x", "Content-Typ: y", ""]
+            .joined(separator: end) + end).headers
+        #expect(value(none) == nil)
+        var changed = headers
+        changed["Content-Type"] = "application/json"
+        #expect(value(changed) == "application/json")
+        let built: HTTPHeaders = ["content-type": "a/b"]
+        #expect(value(built) == "a/b")
+        #expect(value(HTTPHeaders()) == nil)
+        // The parsed head's target lies behind the field lines' table, in the same array.
+        let request = try Self.parse(Self.head(extra: 90, end: end))
+        #expect(request.target == "/sessions/s1/actions")
+        #expect(request.withTargetBytes { Array($0) } == Array("/sessions/s1/actions".utf8))
+        #expect(request.headers.storage.suffix(20) == Array("/sessions/s1/actions".utf8))
+    }
+
     @Test func aChangedParsedFieldMakesBuiltHeadersThatReadTheSame() throws {
         var headers = try Self.parse(Self.head(extra: 0, end: "\r\n")).headers
         headers["X-Twice"] = "only"

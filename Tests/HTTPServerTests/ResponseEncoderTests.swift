@@ -28,6 +28,33 @@ import Testing
         )
     }
 
+    /// An answer from a code and borrowed body bytes (the 202 of a POST) is byte for byte the answer the
+    /// `HTTPResponse` path encodes for the same status, headers and body: common and uncommon codes, codes
+    /// that forbid a body, HEAD, closing, constant and built headers.
+    @Test func anAnswerFromACodeAndBytesIsTheSameAsFromAResponse() {
+        let constant = HTTPHeaders(constant: [("Content-Type", "application/json; charset=utf-8")])
+        let built: HTTPHeaders = ["X-One": "1", "Content-Length": "99"]
+        for code in [200, 202, 204, 299, 304, 404, 503, 599] {
+            for headers in [constant, built, HTTPHeaders()] {
+                for (keepAlive, isHead) in [(true, false), (false, false), (true, true)] {
+                    let body = Array("{\"seq\":\(code)}\n".utf8)
+                    var fromBytes: [UInt8] = []
+                    body.withUnsafeBytes {
+                        ResponseEncoder.encode(
+                            code: code, headers: headers, body: $0, date: Self.date, keepAlive: keepAlive,
+                            isHead: isHead, into: &fromBytes)
+                    }
+                    let response = HTTPResponse(status: HTTPStatus(code: code), headers: headers, body: body)
+                    let (head, separate) = encode(response, keepAlive: keepAlive, isHead: isHead)
+                    #expect(separate == nil)
+                    #expect(
+                        String(decoding: fromBytes, as: UTF8.self) == String(decoding: head, as: UTF8.self),
+                        "code \(code), keep-alive \(keepAlive), HEAD \(isHead)")
+                }
+            }
+        }
+    }
+
     @Test func keepsACustomReasonAndMarksTheLastResponse() {
         let response = HTTPResponse(status: HTTPStatus(code: 200, reasonPhrase: "Fine"))
         #expect(

@@ -8,8 +8,13 @@ public struct HTTPRequest: Sendable {
     public var method: HTTPMethod
     /// The HTTP version the client spoke.
     public var version: HTTPVersion
-    /// The request target as sent (origin-form `/a/b?c=d`, or absolute-form `http://host/a`).
-    public var target: String
+    /// The request target as sent (origin-form `/a/b?c=d`, or absolute-form `http://host/a`). A parsed request
+    /// keeps it as bytes and makes the `String` on each read: the hot paths read it through ``withTargetBytes(_:)``.
+    public var target: String {
+        get { storedTarget.text }
+        set { storedTarget = Target(text: newValue) }
+    }
+    @usableFromInline var storedTarget: Target
     /// Header fields in order.
     public var headers: HTTPHeaders
     /// The body bytes (de-chunked for requests).
@@ -42,12 +47,33 @@ public struct HTTPRequest: Sendable {
     ) {
         self.method = method
         self.version = version
-        self.target = target
+        self.storedTarget = Target(text: target)
         self.headers = headers
         self.body = body
         self.hasPeer = peer != nil
         self.peerAddress = peer ?? SocketAddress(host: "", port: 0)
         self.keepAlive = keepAlive
+    }
+
+    /// A parsed request, its target as the parser kept it.
+    init(
+        method: HTTPMethod, version: HTTPVersion, target: Target, headers: HTTPHeaders, body: [UInt8] = [],
+        keepAlive: Bool
+    ) {
+        self.method = method
+        self.version = version
+        self.storedTarget = target
+        self.headers = headers
+        self.body = body
+        self.hasPeer = false
+        self.peerAddress = SocketAddress(host: "", port: 0)
+        self.keepAlive = keepAlive
+    }
+
+    /// Calls `body` with the target's bytes (valid for the call only): no `String` is made for a parsed request.
+    @inlinable
+    public func withTargetBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+        try storedTarget.withBytes(body)
     }
 
     /// Sets the client's address, text and number together (the server, for a request it parsed).
@@ -147,11 +173,57 @@ public struct HTTPRequest: Sendable {
     /// Whether the target holds `byte`, searched over contiguous bytes (the generic search of a
     /// `UTF8View` costs several hundred instructions for a short target, on every request).
     func targetContains(_ byte: UInt8) -> Bool {
-        var target = target
         // memchr: a byte loop over the buffer cost ~150 instructions for a 20-byte target.
-        return target.withUTF8 { bytes in
+        withTargetBytes { bytes in
             guard let base = bytes.baseAddress, !bytes.isEmpty else { return false }
             return memchr(base, Int32(byte), bytes.count) != nil
+        }
+    }
+}
+
+extension HTTPRequest {
+    /// Where a request's target is: its own text (built by hand, or set), or the last `count` bytes of the
+    /// array a parsed head's fields are kept in (shared with ``HTTPRequest/headers``: one allocation fewer per
+    /// request, and no `String` made unless `target` is read).
+    @usableFromInline
+    struct Target: Sendable {
+        /// The target when `parsed` is empty.
+        @usableFromInline var ownText: String
+        /// The parsed head's array, the target at its end; empty for a target given as text.
+        @usableFromInline var parsed: [UInt8]
+        /// How many bytes at the end of `parsed` the target takes.
+        @usableFromInline var count: Int
+
+        /// A target given as text.
+        init(text: String) {
+            ownText = text
+            parsed = []
+            count = 0
+        }
+
+        /// The last `count` bytes of `array` (never empty: a target has at least one byte).
+        init(parsedIn array: [UInt8], count: Int) {
+            ownText = ""
+            parsed = array
+            self.count = count
+        }
+
+        /// The target as text (made from the bytes each time, for a parsed one).
+        var text: String {
+            if parsed.isEmpty { return ownText }
+            return withBytes { String(decoding: $0, as: UTF8.self) }
+        }
+
+        /// Calls `body` with the target's bytes.
+        @inlinable
+        func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
+            if parsed.isEmpty {
+                var text = ownText
+                return try text.withUTF8(body)
+            }
+            return try parsed.withUnsafeBufferPointer { all in
+                try body(UnsafeBufferPointer(rebasing: all[(all.count - count)...]))
+            }
         }
     }
 }

@@ -21,7 +21,10 @@ public struct HTTPStatus: Sendable, Hashable, ExpressibleByIntegerLiteral, Custo
     public var description: String { "\(code) \(reasonPhrase)" }
 
     /// Whether a response with this status never has a body (1xx, 204, 304).
-    var forbidsBody: Bool { (100..<200).contains(code) || code == 204 || code == 304 }
+    var forbidsBody: Bool { Self.forbidsBody(code) }
+
+    /// Whether a response with status `code` never has a body.
+    static func forbidsBody(_ code: Int) -> Bool { (100..<200).contains(code) || code == 204 || code == 304 }
 
     /// 200 OK.
     public static let ok: HTTPStatus = 200

@@ -18,21 +18,28 @@ extension RequestParser {
             line = try Self.parseRequestLine(UnsafeBufferPointer(rebasing: head[0..<requestLineEnd]))
             // The request line ends in CRLF or LF.
             headers = try Self.parseFieldLines(
-                head, from: requestLineEnd + (head[requestLineEnd] == .cr ? 2 : 1), count: fieldLines, noting: &fields)
+                head, from: requestLineEnd + (head[requestLineEnd] == .cr ? 2 : 1), count: fieldLines,
+                keeping: UnsafeBufferPointer(rebasing: head[line.targetRange]), noting: &fields)
             if let host = try Self.checkHost(fields, in: head, version: line.version), line.isAbsoluteForm {
                 try Self.checkAuthority(
-                    of: line.target, agreesWith: host, UnsafeBufferPointer(rebasing: head[fields.host]))
+                    of: line.target(in: head), agreesWith: host, UnsafeBufferPointer(rebasing: head[fields.host]))
             }
             declaredLength = try Self.bodyLength(fields, in: head, version: line.version, limits: limits)
         } catch {
             return reject(error)
         }
         let version = line.version
+        // The target's bytes lie at the end of the headers' array (no `String` made per request); with no field
+        // lines (HTTP/1.0) there is no array, and the target is text.
+        let target =
+            fieldLines > 0
+            ? HTTPRequest.Target(parsedIn: headers.storage, count: line.targetRange.count)
+            : HTTPRequest.Target(text: line.target(in: head))
         let keepAlive =
             version.minor >= 1 ? !fields.connectionClose : (fields.connectionKeepAlive && !fields.connectionClose)
         guard let length = declaredLength else {
             pending = HTTPRequest(
-                method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
+                method: line.method, version: version, target: target, headers: headers, keepAlive: keepAlive)
             expectsContinue = fields.expectContinue
             phase = .chunked(.size(value: 0, digits: 0))
             return .needMore
@@ -43,7 +50,7 @@ extension RequestParser {
             expectsContinue = false
             return .request(
                 HTTPRequest(
-                    method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive))
+                    method: line.method, version: version, target: target, headers: headers, keepAlive: keepAlive))
         }
         if length <= following.count {
             // The whole body is here (the usual case): the request is handed out directly, not
@@ -54,11 +61,11 @@ extension RequestParser {
             let body = Array(UnsafeBufferPointer(rebasing: following[0..<length]))
             return .request(
                 HTTPRequest(
-                    method: line.method, version: version, target: line.target, headers: headers, body: body,
+                    method: line.method, version: version, target: target, headers: headers, body: body,
                     keepAlive: keepAlive))
         }
         var request = HTTPRequest(
-            method: line.method, version: version, target: line.target, headers: headers, keepAlive: keepAlive)
+            method: line.method, version: version, target: target, headers: headers, keepAlive: keepAlive)
         // Reserved up to 16 KiB: a declared length alone must not make the server allocate it (14,000
         // slow-body connections declaring 64 KiB and sending 16 bytes took 70 MiB); the rest grows as it arrives.
         request.body.reserveCapacity(min(length, Self.initialBodyCapacity))

@@ -1,10 +1,16 @@
 /// The three parts of a request line (RFC 9112 §3).
 struct RequestLine {
     var method: HTTPMethod
-    var target: String
+    /// Where the target lies in the line (and in the head it starts): no `String` is made for it while parsing.
+    var targetRange: Range<Int>
     var version: HTTPVersion
     /// The target is `http://…` or `https://…`, not `/…` or `*`.
     var isAbsoluteForm = false
+
+    /// The target as text, from `head` (the bytes the line was parsed from).
+    func target(in head: UnsafeBufferPointer<UInt8>) -> String {
+        String(decoding: UnsafeBufferPointer(rebasing: head[targetRange]), as: UTF8.self)
+    }
 }
 
 extension RequestParser {
@@ -50,9 +56,9 @@ extension RequestParser {
             throw HTTPRejection(
                 .malformedRequestLine, "the request target contains a byte that must be percent-encoded")
         }
-        let target = String(decoding: targetBytes, as: UTF8.self)
         var absolute = false
         if targetBytes[0] != UInt8(ascii: "/") {
+            let target = String(decoding: targetBytes, as: UTF8.self)
             let lower = target.lowercased()
             absolute = lower.hasPrefix("http://") || lower.hasPrefix("https://")
             guard absolute || (target == "*" && method == .OPTIONS) else {
@@ -61,6 +67,7 @@ extension RequestParser {
             }
         }
         return RequestLine(
-            method: method, target: target, version: HTTPVersion(major: 1, minor: Int(minor)), isAbsoluteForm: absolute)
+            method: method, targetRange: (firstSpace + 1)..<secondSpace,
+            version: HTTPVersion(major: 1, minor: Int(minor)), isAbsoluteForm: absolute)
     }
 }

@@ -13,21 +13,59 @@ enum ResponseEncoder {
     ) -> [UInt8]? {
         let sendsBody = !isHead && !response.status.forbidsBody
         let inline = sendsBody && response.body.count <= inlineBodyLimit
-        out.reserveCapacity(out.count + 128 + response.headers.count * 40 + (inline ? response.body.count : 0))
-        appendStatusLine(response.status, to: &out)
+        let count = response.body.count
+        encodeHead(
+            response.status, response.headers, bodyCount: count, reserving: inline ? count : 0, date: date,
+            keepAlive: keepAlive, isHead: isHead, into: &out)
+        if inline { out.append(contentsOf: response.body) }
+        return sendsBody && !inline ? response.body : nil
+    }
+
+    /// As ``encode(_:date:keepAlive:isHead:into:)``, for an answer whose body is bytes the caller holds (a
+    /// 202's `{"seq":N}` on its stack): appended behind the head whatever its size, so no array is made for it.
+    /// The status is a code with its standard reason phrase: no `HTTPStatus` is made or its phrase compared.
+    static func encode(
+        code: Int, headers: HTTPHeaders, body: UnsafeRawBufferPointer, date: [UInt8], keepAlive: Bool,
+        isHead: Bool, into out: inout [UInt8]
+    ) {
+        let forbidsBody = HTTPStatus.forbidsBody(code)
+        let sendsBody = !isHead && !forbidsBody
+        out.reserveCapacity(out.count + 128 + headers.count * 40 + (sendsBody ? body.count : 0))
+        appendStatusLine(code: code, to: &out)
+        encodeFields(headers, bodyCount: body.count, forbidsBody: forbidsBody, date: date, keepAlive: keepAlive,
+            isHead: isHead, into: &out)
+        if sendsBody { out.append(contentsOf: body) }
+    }
+
+    /// The head of an answer with a body of `bodyCount` bytes, with room reserved for `reserving` more.
+    @inline(__always)
+    static func encodeHead(
+        _ status: HTTPStatus, _ headers: HTTPHeaders, bodyCount: Int, reserving: Int, date: [UInt8], keepAlive: Bool,
+        isHead: Bool, into out: inout [UInt8]
+    ) {
+        out.reserveCapacity(out.count + 128 + headers.count * 40 + reserving)
+        appendStatusLine(status, to: &out)
+        encodeFields(
+            headers, bodyCount: bodyCount, forbidsBody: status.forbidsBody, date: date, keepAlive: keepAlive,
+            isHead: isHead, into: &out)
+    }
+
+    /// A head's fields after its status line, through the blank line.
+    @inline(__always)
+    static func encodeFields(
+        _ headers: HTTPHeaders, bodyCount: Int, forbidsBody: Bool, date: [UInt8], keepAlive: Bool, isHead: Bool,
+        into out: inout [UInt8]
+    ) {
         var hasDate = false
         var hasLength = false
-        if let wire = response.headers.wireForm {
+        if let wire = headers.wireForm {
             // Constant headers: encoded and sanitized once, and free of the fields handled below.
             out.append(contentsOf: wire)
         } else {
-            appendFields(response.headers, isHead: isHead, hasDate: &hasDate, hasLength: &hasLength, to: &out)
+            appendFields(headers, isHead: isHead, hasDate: &hasDate, hasLength: &hasLength, to: &out)
         }
         if !hasDate { out.append(contentsOf: date) }
-        appendHeadEnd(
-            length: !hasLength && !response.status.forbidsBody ? response.body.count : nil, close: !keepAlive, to: &out)
-        if inline { out.append(contentsOf: response.body) }
-        return sendsBody && !inline ? response.body : nil
+        appendHeadEnd(length: !hasLength && !forbidsBody ? bodyCount : nil, close: !keepAlive, to: &out)
     }
 
     /// Appends an application's header fields, dropping those the server decides (`Content-Length`
@@ -79,6 +117,15 @@ enum ResponseEncoder {
     private static let commonStatusLines: [[UInt8]] = (100..<600).map { code in
         [200, 201, 202, 204, 304, 400, 401, 403, 404, 409, 413, 422, 500, 503].contains(code)
             ? Array("HTTP/1.1 \(code) \(HTTPStatus.standardReason(code))\r\n".utf8) : []
+    }
+
+    /// The status line of `code` with its standard reason phrase.
+    static func appendStatusLine(code: Int, to out: inout [UInt8]) {
+        if (100..<600).contains(code) {
+            let line = commonStatusLines[code - 100]
+            if !line.isEmpty { return out.append(contentsOf: line) }
+        }
+        appendStatusLine(HTTPStatus(code: code), to: &out)
     }
 
     static func appendStatusLine(_ status: HTTPStatus, to out: inout [UInt8]) {

@@ -291,19 +291,46 @@ final class Connection: @unchecked Sendable {
     func complete(
         _ response: HTTPResponse, number: UInt64, dependingOn position: UInt64? = nil, refusable: Bool = false
     ) {
-        // Constant headers (most answers) hold no `Connection` field: no search by name.
-        let closeRequested =
-            !response.headers.hasWireForm
-            && (response.headers["Connection"].map { headerValue($0, contains: "close") } ?? false)
         guard
             case .write(let keepAlive, let isHead) = machine.answered(
-                number: number, closeRequested: closeRequested, at: loop.now)
+                number: number, closeRequested: Self.closeRequested(response.headers), at: loop.now)
         else { return }
         queue(response, keepAlive: keepAlive, isHead: isHead, dependingOn: position, refusable: refusable)
         if !isProcessing {
             if keepAlive { resume() }
             refreshDeadline()
         }
+    }
+
+    /// As ``complete(_:number:dependingOn:refusable:)``, for an answer whose body is bytes the caller holds
+    /// (on the loop, while the call lasts): encoded straight into the output queue, no array made for it.
+    func complete(
+        code: Int, headers: HTTPHeaders, body: UnsafeRawBufferPointer, number: UInt64, dependingOn position: UInt64?,
+        refusable: Bool
+    ) {
+        guard
+            case .write(let keepAlive, let isHead) = machine.answered(
+                number: number, closeRequested: Self.closeRequested(headers), at: loop.now)
+        else { return }
+        if output.isEmpty { machine.wrote(at: loop.now) }
+        let date = loop.dateLine
+        let count = output.appendEncoded { out in
+            ResponseEncoder.encode(
+                code: code, headers: headers, body: body, date: date, keepAlive: keepAlive, isHead: isHead, into: &out)
+        }
+        hold(count, dependingOn: position, refusable: refusable)
+        markDirty()
+        if !isProcessing {
+            if keepAlive { resume() }
+            refreshDeadline()
+        }
+    }
+
+    /// Whether an answer's headers ask to close the connection (`Connection: close`).
+    @inline(__always)
+    static func closeRequested(_ headers: HTTPHeaders) -> Bool {
+        // Constant headers (most answers) hold no `Connection` field: no search by name.
+        !headers.hasWireForm && (headers["Connection"].map { headerValue($0, contains: "close") } ?? false)
     }
 
     /// Continues with pipelined bytes and unread input after an asynchronous answer.

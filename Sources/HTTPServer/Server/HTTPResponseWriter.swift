@@ -57,6 +57,25 @@ public final class HTTPResponseWriter: Sendable {
             refusedUnlessStored: refusedUnlessStored)
     }
 
+    /// Sends an answer whose small body is bytes the caller holds for the call (a 202's `{"seq":N}` on its stack; see
+    /// ``respond(_:dependingOn:refusedUnlessStored:)``): on the connection's loop it is encoded straight into the
+    /// output, no array made for the body; from another thread the bytes are copied into one first.
+    public func respond(
+        status: Int, headers: HTTPHeaders, bodyBytes: UnsafeRawBufferPointer, dependingOn position: UInt64? = nil,
+        refusedUnlessStored: Bool = false
+    ) {
+        guard connection.loop.inLoop else {
+            return respond(
+                status: status, headers: headers, body: Array(bodyBytes), dependingOn: position,
+                refusedUnlessStored: refusedUnlessStored)
+        }
+        guard claim("respond") else { return }
+        // The code alone: its standard phrase is written from the encoder's table, no `HTTPStatus` made.
+        connection.complete(
+            code: status, headers: headers, body: bodyBytes, number: number, dependingOn: position,
+            refusable: refusedUnlessStored)
+    }
+
     /// Answers with `200 text/event-stream` and returns the stream to push events to. `onNotice`
     /// runs on the connection's loop when the stream drains after an overflow or ends.
     public func startEventStream(headers: HTTPHeaders = [:], onNotice: @escaping @Sendable (EventStreamNotice) -> Void)

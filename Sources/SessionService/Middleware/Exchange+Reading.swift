@@ -10,7 +10,7 @@ import JSONCodec
 extension Exchange {
     /// Whether the request says its body is JSON (`application/json`, any parameters, or `+json`).
     var hasJSONContentType: Bool {
-        request.headers.firstValue(named: "Content-Type", satisfies: Self.isJSONMediaType)
+        request.headers.contentTypeSatisfies(Self.isJSONMediaType)
     }
 
     /// Compared as bytes, case-insensitively, without allocating: this runs on every POST.

@@ -95,9 +95,7 @@ final class Exchange: Sendable {
             for (name, value) in answerHeaders { fields.append((name, value)) }
             headers = HTTPHeaders(fields)
         }
-        // A success acknowledging a change is refused (503) should its records fail to be stored.
-        let verb = request.method
-        let acknowledgesChange = status < 300 && verb != .GET && verb != .HEAD && verb != .OPTIONS
+        let acknowledgesChange = acknowledgesChange(status)
         if let writer {
             writer.respond(
                 status: status, headers: headers, body: body, dependingOn: dependsOn,
@@ -108,6 +106,26 @@ final class Exchange: Sendable {
                 refusedUnlessStored: acknowledgesChange)
         }
         finished(status)
+    }
+
+    /// Answers with a small JSON body (its newline included) the caller holds as bytes for the call: on the usual
+    /// path (the client's connection, no headers added by middleware) no array is made for it.
+    func reply(_ status: Int, jsonBytes body: UnsafeRawBufferPointer) {
+        guard let writer, answerHeaders.isEmpty else {
+            return reply(status, body: Array(body), contentType: Self.jsonContentType)
+        }
+        writer.respond(
+            status: status, headers: Self.jsonHeaders, bodyBytes: body, dependingOn: dependsOn,
+            refusedUnlessStored: acknowledgesChange(status))
+        finished(status)
+    }
+
+    /// Whether an answer with `status` acknowledges a change: a success refused (503) should the records it
+    /// shows fail to be stored.
+    @inline(__always)
+    func acknowledgesChange(_ status: Int) -> Bool {
+        let verb = request.method
+        return status < 300 && verb != .GET && verb != .HEAD && verb != .OPTIONS
     }
 
     /// The headers of an event stream opened for this exchange: `Cache-Control` and what middleware added.

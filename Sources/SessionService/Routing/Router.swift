@@ -25,23 +25,26 @@ public struct Router: Sendable {
     /// Resolves a request target (`/sessions/abc/actions?wait=true`); `HEAD` matches `GET` routes.
     public func match(method: String, target: String) -> Match {
         var target = target
-        return target.withUTF8 { bytes in
-            // Origin-form (every usual request): the hot routes are read from the target in one pass.
-            if bytes.first == UInt8(ascii: "/"), let hot = Self.hotRoute(method: method, target: bytes) { return hot }
-            let path = Self.path(of: bytes)
-            var allowed: [String] = []
-            for entry in Route.table {
-                guard let id = Self.matches(entry.segments, path) else { continue }
-                if entry.method == method || (method == "HEAD" && entry.method == "GET") {
-                    return .route(entry.route, id: id.map { Self.decode(path[$0]) })
-                }
-                allowed.append(entry.method)
+        return target.withUTF8 { match(method: method, targetBytes: $0) }
+    }
+
+    /// Resolves a request's target from its bytes (`HTTPRequest.withTargetBytes(_:)`: no `String` made).
+    public func match(method: String, targetBytes bytes: UnsafeBufferPointer<UInt8>) -> Match {
+        // Origin-form (every usual request): the hot routes are read from the target in one pass.
+        if bytes.first == UInt8(ascii: "/"), let hot = Self.hotRoute(method: method, target: bytes) { return hot }
+        let path = Self.path(of: bytes)
+        var allowed: [String] = []
+        for entry in Route.table {
+            guard let id = Self.matches(entry.segments, path) else { continue }
+            if entry.method == method || (method == "HEAD" && entry.method == "GET") {
+                return .route(entry.route, id: id.map { Self.decode(path[$0]) })
             }
-            if allowed.isEmpty { return Self.servedMethods.contains(method) ? .notFound : .notImplemented }
-            if allowed.contains("GET") { allowed.append("HEAD") }
-            allowed.append("OPTIONS")
-            return .methodNotAllowed(allowed: allowed)
+            allowed.append(entry.method)
         }
+        if allowed.isEmpty { return Self.servedMethods.contains(method) ? .notFound : .notImplemented }
+        if allowed.contains("GET") { allowed.append("HEAD") }
+        allowed.append("OPTIONS")
+        return .methodNotAllowed(allowed: allowed)
     }
 
     /// Every method some route serves, with `HEAD` (of `GET` routes) and `OPTIONS` (preflight).

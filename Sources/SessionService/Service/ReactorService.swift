@@ -130,7 +130,8 @@ public final class ReactorService: HTTPResponder {
         if exchange.method == "OPTIONS" {
             return preflightChain.run(exchange)
         }
-        switch router.match(method: exchange.method, target: exchange.request.target) {
+        let method = exchange.method
+        switch exchange.request.withTargetBytes({ router.match(method: method, targetBytes: $0) }) {
         case .route(let route, let id):
             exchange.route = route
             exchange.id = id ?? ""
