@@ -7,21 +7,6 @@ import Testing
 @Suite(
     .offThePool, .enabled(if: NATSServerProcess.canRun, "nats-server is not installed (apt-get install nats-server)"))
 struct JetStreamTests {
-    /// A JetStream server, a connection and a context; `body` runs with them, then all is torn down.
-    func withJetStream(_ body: (JetStream, NATSServerProcess) async throws -> Void) async throws {
-        let server = try await NATSServerProcess.start()
-        let connection = try await connect(server.url)
-        do {
-            try await body(JetStream(connection: connection, timeout: .seconds(30)), server)
-        } catch {
-            connection.close()
-            await server.shutdown()
-            throw error
-        }
-        connection.close()
-        await server.shutdown()
-    }
-
     static func sessions(replicas: Int = 1) -> StreamConfig {
         var config = StreamConfig(name: "SESSIONS", subjects: ["sessions.>"], replicas: replicas)
         config.allowDirect = true

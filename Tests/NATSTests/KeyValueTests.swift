@@ -11,18 +11,7 @@ struct KeyValueTests {
         _ config: KeyValueConfig = KeyValueConfig(bucket: "owners"),
         _ body: (KeyValue, JetStream, NATSServerProcess) async throws -> Void
     ) async throws {
-        let server = try await NATSServerProcess.start()
-        let connection = try await connect(server.url)
-        let js = JetStream(connection: connection, timeout: .seconds(30))
-        do {
-            try await body(try await js.keyValue(config), js, server)
-        } catch {
-            connection.close()
-            await server.shutdown()
-            throw error
-        }
-        connection.close()
-        await server.shutdown()
+        try await withJetStream { js, server in try await body(try await js.keyValue(config), js, server) }
     }
 
     @Test func aBucketIsAStreamWithTheSettingsOfTheKVSpecification() async throws {

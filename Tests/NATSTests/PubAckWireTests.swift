@@ -10,26 +10,17 @@ struct PubAckWireTests {
     /// A publish with a message id and an expected subject sequence, as the session log sends it: the server's
     /// acknowledgement bytes (whatever its spelling) are read by `PubAck(plain:)`: its stream and sequence.
     @Test func theServersAcknowledgementTakesThePlainPath() async throws {
-        let server = try await NATSServerProcess.start()
-        let connection = try await connect(server.url)
-        do {
-            let js = JetStream(connection: connection, timeout: .seconds(30))
+        try await withJetStream { js, _ in
             _ = try await js.createOrUpdateStream(StreamConfig(name: "ACKS", subjects: ["acks.>"]))
             for sequence: UInt64 in 1...3 {
                 let headers: NATSHeaders = [
                     "Nats-Msg-Id": "m\(sequence)", "Nats-Expected-Last-Subject-Sequence": "\(sequence - 1)",
                 ]
-                let reply = try await connection.request("acks.a", payload: "x".bytes, headers: headers)
+                let reply = try await js.connection.request("acks.a", payload: "x".bytes, headers: headers)
                 #expect(
                     PubAck(plain: reply.payload) == PubAck(stream: "ACKS", sequence: sequence, duplicate: false),
                     "not read by the plain path: \(reply.text)")
             }
-        } catch {
-            connection.close()
-            await server.shutdown()
-            throw error
         }
-        connection.close()
-        await server.shutdown()
     }
 }

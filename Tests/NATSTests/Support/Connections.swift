@@ -14,6 +14,21 @@ func connect(_ servers: String, _ configure: (inout NATSOptions) -> Void = { _ i
     return connection
 }
 
+/// A JetStream server, a connection and a context; `body` runs with them, then all is torn down.
+func withJetStream(_ body: (JetStream, NATSServerProcess) async throws -> Void) async throws {
+    let server = try await NATSServerProcess.start()
+    let connection = try await connect(server.url)
+    do {
+        try await body(JetStream(connection: connection, timeout: .seconds(30)), server)
+    } catch {
+        connection.close()
+        await server.shutdown()
+        throw error
+    }
+    connection.close()
+    await server.shutdown()
+}
+
 /// Records `connection`'s status changes from now on.
 func statusRecorder(_ connection: NATSConnection) -> Recorder<NATSConnection.Status> {
     let recorder = Recorder<NATSConnection.Status>()
