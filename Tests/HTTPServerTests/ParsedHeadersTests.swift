@@ -86,8 +86,10 @@ import Testing
         #expect(value(headers) == "text/plain")
         #expect(headers.contentTypeSatisfies { $0.count == 10 })
         #expect(!headers.contentTypeSatisfies { $0.count == 16 })
-        let none = try Self.parse(["GET /a HTTP/1.1", "Host: h", "Content_Type: x", "Content-Typ: y", ""]
-            .joined(separator: end) + end).headers
+        let none = try Self.parse(
+            ["GET /a HTTP/1.1", "Host: h", "Content_Type: x", "Content-Typ: y", ""]
+                .joined(separator: end) + end
+        ).headers
         #expect(value(none) == nil)
         var changed = headers
         changed["Content-Type"] = "application/json"

@@ -32,7 +32,8 @@ enum ResponseEncoder {
         let sendsBody = !isHead && !forbidsBody
         out.reserveCapacity(out.count + 128 + headers.count * 40 + (sendsBody ? body.count : 0))
         appendStatusLine(code: code, to: &out)
-        encodeFields(headers, bodyCount: body.count, forbidsBody: forbidsBody, date: date, keepAlive: keepAlive,
+        encodeFields(
+            headers, bodyCount: body.count, forbidsBody: forbidsBody, date: date, keepAlive: keepAlive,
             isHead: isHead, into: &out)
         if sendsBody { out.append(contentsOf: body) }
     }
