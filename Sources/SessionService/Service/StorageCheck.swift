@@ -48,24 +48,29 @@ struct StorageCheck: Sendable {
         let sessions = storage.storedSessions().sorted { $0.id < $1.id }
         check.stored = sessions.count
         for info in sessions.prefix(limit ?? .max) {
+            // Deleted since it was listed (a check beside a serving server): not a session that would not load.
+            guard let outcome = self.outcome(of: info, storage: storage, catalog: catalog, reducing: reducing) else {
+                check.stored -= 1
+                continue
+            }
             check.checked += 1
-            let outcome = self.outcome(of: info, storage: storage, catalog: catalog, reducing: reducing)
             check.note(info, outcome)
             if case .failure = outcome { failed(info.reactor, info.id) }
         }
         return check
     }
 
-    /// Whether one stored session loads, and what had to be made of it.
+    /// Whether one stored session loads, and what had to be made of it; nil when it is no longer stored.
     static func outcome(
         of info: StoredSessionInfo, storage: any StorageBackend, catalog: ReactorCatalog, reducing: Bool
-    ) -> Result<LoadReport, RestoreError> {
+    ) -> Result<LoadReport, RestoreError>? {
         if let reason = info.unavailable { return .failure(RestoreError(reason: reason)) }
         guard let definition = catalog.definition(named: info.reactor) else {
             return .failure(
                 RestoreError(reason: "its reactor \(JSONWriter.quoted(info.reactor)) is not hosted by this server"))
         }
         switch storage.peek(info.id) {
+        case .failure(let error) where error.isGone: return nil
         case .failure(let error): return .failure(RestoreError(reason: error.reason))
         case .success(let history): return definition.check(info.id, history, reducing)
         }

@@ -22,5 +22,10 @@ struct RestoreError: Error, Sendable, CustomStringConvertible {
 /// Why the storage could not be read.
 struct StorageReadError: Error, Sendable, CustomStringConvertible {
     var reason: String
+    /// Whether the session is simply not stored (any more): deleted, not damaged.
+    var isGone = false
     var description: String { reason }
+
+    /// A session that is not stored, e.g. deleted after it was listed.
+    static let gone = StorageReadError(reason: "it is no longer stored", isGone: true)
 }

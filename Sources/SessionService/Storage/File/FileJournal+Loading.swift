@@ -119,7 +119,7 @@ extension FileJournal {
         switch read {
         case .success(let records):
             return Self.history(records).mapError { StorageReadError(reason: $0.reason) }
-        case .failure(.missing): return .failure(StorageReadError(reason: "it is no longer stored"))
+        case .failure(.missing): return .failure(.gone)
         case .failure(.unavailable(let reason)), .failure(.corrupt(_, let reason)), .failure(.storage(let reason)):
             return .failure(StorageReadError(reason: reason))
         }

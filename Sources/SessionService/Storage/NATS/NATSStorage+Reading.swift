@@ -30,9 +30,7 @@ extension NATSStorage {
     /// Reads session `id`'s subject back without claiming it or writing a fence: what its owner (if any)
     /// has stored so far.
     func peek(_ id: String) -> Result<StoredHistory, StorageReadError> {
-        guard let meta = catalog.meta(id) else {
-            return .failure(StorageReadError(reason: "it is no longer stored"))
-        }
+        guard let meta = catalog.meta(id) else { return .failure(.gone) }
         if let reason = catalog.quarantineReason(id, meta) {
             return .failure(StorageReadError(reason: reason))
         }
