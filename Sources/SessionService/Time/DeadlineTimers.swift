@@ -7,8 +7,9 @@ import Synchronization
 /// a few milliseconds later; registering each with Dispatch cost a wake-up of its manager thread (an
 /// `eventfd` write and an `epoll` round) per action, and one more of a worker thread when it came due. Work
 /// scheduled later than the armed deadline (every timeout of the same length) only joins a heap. Cancelled
-/// entries are dropped from the heap's top without a wake-up (when work is scheduled and when the timer
-/// fires), and the timer is re-armed only for the earliest live deadline: a cancelled timeout wakes nothing.
+/// entries are dropped from the heap's top without a wake-up, a few at a time (two when work is scheduled, 256
+/// when the timer fires), and the timer is re-armed for the earliest deadline left on top: a cancelled timeout
+/// nearly never wakes anything, and no call holds the lock for long.
 ///
 /// ```swift
 /// let handle = ScheduledWork()
@@ -32,9 +33,15 @@ final class DeadlineTimers: Sendable {
         /// How often the Dispatch timer has fired (tests: cancelled deadlines must not add to it).
         var wakeUps = 0
 
-        /// Drops cancelled entries from the top, so that `heap.first` is the earliest live deadline.
-        mutating func dropSettledTop() {
-            while let first = heap.first, first.value.handle.isSettled { heap.removeFirst() }
+        /// Drops up to `limit` cancelled entries from the top. Bounded, because cancelled timeouts pile up under a
+        /// live entry (a periodic task's) and were all dropped at once when it fired: hundreds of thousands of
+        /// removals under the lock every `schedule` waits for, stalling `?wait=true` answers for up to 0.4 s.
+        mutating func dropSettledTop(limit: Int) {
+            var dropped = 0
+            while dropped < limit, let first = heap.first, first.value.handle.isSettled {
+                heap.removeFirst()
+                dropped += 1
+            }
         }
     }
 
@@ -45,8 +52,8 @@ final class DeadlineTimers: Sendable {
     func schedule(_ handle: ScheduledWork, at deadline: UInt64, _ work: @escaping @Sendable () -> Void) {
         let arm = state.withLock { state -> Bool in
             // Amortised: each entry is popped once, here or when due; equal timeouts leave the heap in
-            // deadline order, so the top is nearly always long cancelled and the heap stays near the live count.
-            state.dropSettledTop()
+            // deadline order, so the top is nearly always long cancelled, and two out per one in drain a backlog.
+            state.dropSettledTop(limit: 2)
             state.heap.push(deadline, Entry(handle: handle, work: work))
             guard state.armed.map({ deadline < $0 }) ?? true else { return false }
             state.armed = deadline
@@ -71,7 +78,8 @@ final class DeadlineTimers: Sendable {
             while let entry = state.heap.removeFirst(ifAtMost: now)?.value {
                 if !entry.handle.isSettled { due.append(entry) }
             }
-            state.dropSettledTop()
+            // A backlog left on top costs at most a wake-up at its deadline, which drops the next part of it.
+            state.dropSettledTop(limit: 256)
             guard let earliest = state.heap.first?.key, state.armed.map({ earliest < $0 }) ?? true else {
                 return (due, nil)
             }
@@ -85,4 +93,7 @@ final class DeadlineTimers: Sendable {
 
     /// How often the Dispatch timer has fired so far.
     var wakeUps: Int { state.withLock { $0.wakeUps } }
+
+    /// Entries in the heap, cancelled ones not yet dropped included (tests).
+    var pending: Int { state.withLock { $0.heap.count } }
 }
